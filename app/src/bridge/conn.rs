@@ -1,0 +1,54 @@
+//! One live worker: spawning it with handlers that route its messages and errors back to the
+//! [`Bridge`], and terminating it when the connection is dropped (replaced, refused or crashed).
+
+use super::{wire, Bridge, Shared};
+use std::rc::Weak;
+use wasm_bindgen::prelude::*;
+use web_sys::{Event, MessageEvent, Worker};
+
+/// Trunk's loader shim for the `worker` binary (worker files are not hashed by the build).
+const WORKER_URL: &str = "./worker_loader.js";
+
+/// A live worker and its handlers (removed and the worker terminated on drop).
+pub(super) struct Conn {
+    pub(super) worker: Worker,
+    _on_message: Closure<dyn Fn(MessageEvent)>,
+    _on_error: Closure<dyn Fn(Event)>,
+}
+
+impl Drop for Conn {
+    fn drop(&mut self) {
+        self.worker.set_onmessage(None);
+        self.worker.set_onerror(None);
+        self.worker.terminate();
+    }
+}
+
+/// Creates the worker; its handlers hold a weak reference so dropping the bridge frees it.
+pub(super) fn spawn_worker(shared: Weak<Shared>) -> Result<Conn, String> {
+    let worker = Worker::new(WORKER_URL).map_err(|e| wire::js_error(&e))?;
+    let weak = shared.clone();
+    let on_message = Closure::<dyn Fn(MessageEvent)>::new(move |ev: MessageEvent| {
+        if let Some(shared) = weak.upgrade() {
+            Bridge(shared).on_message(&ev.data());
+        }
+    });
+    // An `ErrorEvent` for an uncaught exception (a trap), a plain `Event` when the script
+    // could not be loaded: read `message` without assuming which.
+    let on_error = Closure::<dyn Fn(Event)>::new(move |ev: Event| {
+        let message = js_sys::Reflect::get(&ev, &"message".into())
+            .ok()
+            .and_then(|m| m.as_string());
+        if let Some(shared) = shared.upgrade() {
+            Bridge(shared)
+                .on_error(message.unwrap_or_else(|| "its script could not be loaded".into()));
+        }
+    });
+    worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+    worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+    Ok(Conn {
+        worker,
+        _on_message: on_message,
+        _on_error: on_error,
+    })
+}

@@ -1,0 +1,269 @@
+//! Worker client: spawns the engine worker, checks its protocol version, numbers requests and
+//! keeps only the latest load (latest wins).
+//!
+//! Inputs: `begin` / `open` / `chunk` / `finish` / `fail` calls from [`source`] (which streams a
+//! URL or a file), and the worker's messages. Output: the [`FromWorker`] replies that belong to the
+//! current load (plus `Ready`), handed to the `sink` given to [`Bridge::spawn`]; replies for
+//! cancelled ids are dropped here.
+//!
+//! Invariants: at most one load is current; starting one cancels the previous in the worker.
+//! Messages sent before the worker's `Ready` wait in a queue (a worker drops messages that arrive
+//! before its wasm has set `onmessage`). A worker announcing another `PROTOCOL_VERSION` (a stale
+//! cached worker: worker files are not content-hashed) is refused with a visible error; a worker
+//! that crashes is terminated and respawned by the next load, so the app stays usable.
+//! The sink is never called while the bridge's state is borrowed.
+//!
+//! Cost: one JSON string per control message; chunk bytes are transferred, never copied.
+//! References: issue 2, STYLE.md §3.
+
+mod conn;
+pub mod source;
+mod wire;
+
+use conn::{spawn_worker, Conn};
+use js_sys::ArrayBuffer;
+use protocol::{FromWorker, LoadError, ToWorker, PROTOCOL_VERSION};
+use std::cell::RefCell;
+use std::rc::Rc;
+use wasm_bindgen::JsValue;
+
+/// Handle to the worker client; clones share one worker.
+#[derive(Clone)]
+pub struct Bridge(Rc<Shared>);
+
+struct Shared {
+    inner: RefCell<Inner>,
+    sink: Box<dyn Fn(FromWorker)>,
+}
+
+struct Inner {
+    link: Link,
+    next_id: u32,
+    current: Option<u32>,
+}
+
+/// The connection's state.
+enum Link {
+    /// Spawned, `Ready` not received yet: outgoing messages wait in the queue.
+    Booting(Conn, Vec<(ToWorker, Option<ArrayBuffer>)>),
+    /// Handshake done.
+    Ready(Conn),
+    /// Crashed or could not start; the next load tries a new worker.
+    Dead(LoadError),
+    /// Speaks another protocol version; every load fails with this error.
+    Refused(LoadError),
+}
+
+impl Bridge {
+    /// Spawns the worker; `sink` receives `Ready` and the current load's replies.
+    pub fn spawn(sink: impl Fn(FromWorker) + 'static) -> Bridge {
+        let never = worker_error("not started".into());
+        let inner = Inner {
+            link: Link::Dead(never),
+            next_id: 1,
+            current: None,
+        };
+        let bridge = Bridge(Rc::new(Shared {
+            inner: RefCell::new(inner),
+            sink: Box::new(sink),
+        }));
+        bridge.connect();
+        bridge
+    }
+
+    /// Starts a new load and returns its id; the previous load is cancelled.
+    pub fn begin(&self) -> u32 {
+        if matches!(self.0.inner.borrow().link, Link::Dead(_)) {
+            self.connect();
+        }
+        let mut inner = self.0.inner.borrow_mut();
+        let id = inner.next_id;
+        inner.next_id = id.checked_add(1).unwrap_or(1);
+        let previous = inner.current.replace(id);
+        match &mut inner.link {
+            // Everything queued belongs to the load being replaced.
+            Link::Booting(_, queue) => queue.clear(),
+            Link::Ready(conn) => {
+                if let Some(prev) = previous {
+                    if let Err(e) = wire::post(&conn.worker, &ToWorker::Cancel { id: prev }, None) {
+                        web_sys::console::warn_1(&JsValue::from_str(&e));
+                    }
+                }
+            }
+            Link::Dead(_) | Link::Refused(_) => {}
+        }
+        id
+    }
+
+    /// True while `id` is the current load.
+    pub fn is_current(&self, id: u32) -> bool {
+        self.0.inner.borrow().current == Some(id)
+    }
+
+    /// Announces load `id`; false (and a `Failed` reply if the worker is unusable) when the load
+    /// should stop.
+    pub fn open(&self, id: u32, name: &str, size: Option<u64>) -> bool {
+        self.send(
+            id,
+            ToWorker::Open {
+                id,
+                name: name.to_owned(),
+                size,
+            },
+            None,
+        )
+    }
+
+    /// Transfers one chunk of load `id`; false when the load should stop.
+    pub fn chunk(&self, id: u32, buffer: ArrayBuffer) -> bool {
+        self.send(id, ToWorker::Chunk { id }, Some(buffer))
+    }
+
+    /// Tells the worker that load `id` has all its bytes.
+    pub fn finish(&self, id: u32) {
+        self.send(id, ToWorker::Finish { id }, None);
+    }
+
+    /// Ends load `id` with an error found on this side (fetch or file read), if still current.
+    pub fn fail(&self, id: u32, error: LoadError) {
+        let mut inner = self.0.inner.borrow_mut();
+        if inner.current != Some(id) {
+            return;
+        }
+        inner.current = None;
+        match &mut inner.link {
+            Link::Booting(_, queue) => queue.clear(),
+            Link::Ready(conn) => {
+                // Best effort: if this fails the worker is gone and holds nothing anyway.
+                let _ = wire::post(&conn.worker, &ToWorker::Cancel { id }, None);
+            }
+            Link::Dead(_) | Link::Refused(_) => {}
+        }
+        drop(inner);
+        (self.0.sink)(FromWorker::Failed { id, error });
+    }
+
+    /// Queues or posts `msg` for the current load `id`; false when the load should stop.
+    fn send(&self, id: u32, msg: ToWorker, buffer: Option<ArrayBuffer>) -> bool {
+        let mut inner = self.0.inner.borrow_mut();
+        if inner.current != Some(id) {
+            return false;
+        }
+        let outcome = match &mut inner.link {
+            Link::Booting(_, queue) => {
+                queue.push((msg, buffer));
+                Ok(())
+            }
+            Link::Ready(conn) => {
+                wire::post(&conn.worker, &msg, buffer.as_ref()).map_err(|e| LoadError {
+                    kind: "protocol".into(),
+                    ..worker_error(e)
+                })
+            }
+            Link::Dead(error) | Link::Refused(error) => Err(error.clone()),
+        };
+        drop(inner);
+        match outcome {
+            Ok(()) => true,
+            Err(error) => {
+                self.fail(id, error);
+                false
+            }
+        }
+    }
+
+    /// Spawns a worker and installs its handlers; on failure the link stays dead with the reason.
+    fn connect(&self) {
+        let link = match spawn_worker(Rc::downgrade(&self.0)) {
+            Ok(conn) => Link::Booting(conn, Vec::new()),
+            Err(e) => Link::Dead(worker_error(format!("cannot start the worker: {e}"))),
+        };
+        self.0.inner.borrow_mut().link = link;
+    }
+
+    fn on_message(&self, data: &JsValue) {
+        match wire::decode(data) {
+            Ok(msg) => {
+                let replies = self.0.inner.borrow_mut().receive(msg);
+                replies.into_iter().for_each(|m| (self.0.sink)(m));
+            }
+            Err(e) => web_sys::console::error_1(&JsValue::from_str(&e)),
+        }
+    }
+
+    fn on_error(&self, message: String) {
+        let mut inner = self.0.inner.borrow_mut();
+        let error = worker_error(format!("the worker stopped: {message}"));
+        // Dropping the connection terminates the crashed worker; the next load spawns a new one.
+        inner.link = Link::Dead(error.clone());
+        let id = inner.current.take().unwrap_or(0);
+        drop(inner);
+        (self.0.sink)(FromWorker::Failed { id, error });
+    }
+}
+
+impl Inner {
+    /// Updates the link for one worker message and returns the replies to hand to the sink.
+    fn receive(&mut self, msg: FromWorker) -> Vec<FromWorker> {
+        match msg {
+            FromWorker::Ready { protocol_version } => self.handshake(protocol_version),
+            FromWorker::Progress { id, .. } if self.current == Some(id) => vec![msg],
+            FromWorker::Loaded { id, .. } | FromWorker::Failed { id, .. }
+                if self.current == Some(id) =>
+            {
+                self.current = None;
+                vec![msg]
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    fn handshake(&mut self, version: u32) -> Vec<FromWorker> {
+        let ready = FromWorker::Ready {
+            protocol_version: version,
+        };
+        let link = std::mem::replace(&mut self.link, Link::Dead(worker_error("handshake".into())));
+        let Link::Booting(conn, queue) = link else {
+            self.link = link;
+            return vec![ready];
+        };
+        if version != PROTOCOL_VERSION {
+            let message = format!(
+                "the worker speaks protocol {version}, this page expects {PROTOCOL_VERSION}: \
+                 a stale cached worker? Reload the page without cache."
+            );
+            let error = LoadError {
+                kind: "protocol".into(),
+                ..worker_error(message)
+            };
+            self.link = Link::Refused(error.clone());
+            let id = self.current.take().unwrap_or(0);
+            return vec![ready, FromWorker::Failed { id, error }];
+        }
+        let mut replies = vec![ready];
+        for (msg, buffer) in queue {
+            if let Err(e) = wire::post(&conn.worker, &msg, buffer.as_ref()) {
+                let id = self.current.take().unwrap_or(0);
+                let error = LoadError {
+                    kind: "protocol".into(),
+                    ..worker_error(e)
+                };
+                replies.push(FromWorker::Failed { id, error });
+                break;
+            }
+        }
+        self.link = Link::Ready(conn);
+        replies
+    }
+}
+
+/// A `LoadError` of kind `worker` (the worker could not start or crashed) with no position.
+fn worker_error(message: String) -> LoadError {
+    LoadError {
+        kind: "worker".into(),
+        message,
+        offset: None,
+        line: None,
+        column: None,
+    }
+}

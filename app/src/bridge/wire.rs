@@ -1,0 +1,47 @@
+//! Message framing between the app and the worker: `[json, ArrayBuffer?]` arrays.
+//!
+//! Control messages are [`ToWorker`] / [`FromWorker`] JSON strings; a `Chunk`'s bytes travel as
+//! the array's second element and go in the transfer list, so they move to the worker without a
+//! copy and are detached here. See `worker/protocol` and `worker/src/bin/worker.rs`.
+
+use js_sys::{Array, ArrayBuffer};
+use protocol::{FromWorker, ToWorker};
+use wasm_bindgen::{JsCast, JsValue};
+use web_sys::Worker;
+
+/// Posts `msg`, transferring `buffer` if given.
+///
+/// # Errors
+/// The browser's message when posting fails (e.g. the buffer was already detached).
+pub fn post(worker: &Worker, msg: &ToWorker, buffer: Option<&ArrayBuffer>) -> Result<(), String> {
+    let json = serde_json::to_string(msg).map_err(|e| e.to_string())?;
+    let parts = Array::of1(&JsValue::from_str(&json));
+    match buffer {
+        Some(buffer) => {
+            parts.push(buffer);
+            worker.post_message_with_transfer(&parts, &Array::of1(buffer))
+        }
+        None => worker.post_message(&parts),
+    }
+    .map_err(|e| js_error(&e))
+}
+
+/// Decodes a worker message's `data`.
+///
+/// # Errors
+/// A description of what was wrong when the data is not a `[json]` array holding a `FromWorker`.
+pub fn decode(data: &JsValue) -> Result<FromWorker, String> {
+    let json = Array::from(data)
+        .get(0)
+        .as_string()
+        .ok_or("message without a JSON string")?;
+    serde_json::from_str(&json).map_err(|e| format!("bad message from worker: {e}: {json:?}"))
+}
+
+/// The message of a JS exception or rejection value, or its debug form.
+pub fn js_error(e: &JsValue) -> String {
+    if let Some(err) = e.dyn_ref::<js_sys::Error>() {
+        return String::from(err.message());
+    }
+    e.as_string().unwrap_or_else(|| format!("{e:?}"))
+}

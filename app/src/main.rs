@@ -1,0 +1,16 @@
+//! Kinetoscope front end: a Leptos CSR app that streams a trace into the engine worker and shows
+//! its summary. View code only; parsing happens in the worker (`worker/src/bin/worker.rs`).
+//!
+//! Layout: [`bridge`] talks to the worker, [`state`] holds plain view state, [`panels`] render it,
+//! [`testing`] publishes `window.kinetoscope`, [`app`] wires them together.
+
+mod app;
+mod bridge;
+mod panels;
+mod state;
+mod testing;
+
+fn main() {
+    console_error_panic_hook::set_once();
+    leptos::mount::mount_to_body(app::App);
+}

@@ -1,0 +1,10 @@
+//! Page panels: thin views over [`crate::state::LoadState`]. Trace text is always rendered as
+//! text nodes, never as HTML.
+
+mod error;
+mod loader;
+mod summary;
+
+pub use error::ErrorPanel;
+pub use loader::{DropZone, OpenButton, ProgressPanel};
+pub use summary::SummaryPanel;

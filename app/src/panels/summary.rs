@@ -1,0 +1,222 @@
+//! The trace summary after a successful load: facts in cards, counts in tables, and the lane
+//! list (processes with their threads and streams).
+//!
+//! Test ids: `summary` (the panel), `summary-file` (file name), `summary-events` and
+//! `summary-span` (formatted text, raw number in `data-value`: events, span in µs),
+//! `phase-counts` and `category-counts` (tables: key, count; largest first), `lane-list`.
+//! Rebuilt only when the summary changes (a memo), not on progress updates.
+
+use crate::state::{format, LoadState};
+use leptos::prelude::*;
+use protocol::{ProcessSummary, TraceSummary};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// Shows the last loaded trace's summary, if any.
+#[component]
+pub fn SummaryPanel(state: ReadSignal<LoadState>) -> impl IntoView {
+    let summary = Memo::new(move |_| state.with(|s| s.summary.clone()));
+    move || summary.get().map(|s| summary_view(&s))
+}
+
+fn summary_view(s: &Arc<TraceSummary>) -> impl IntoView {
+    let warnings = (!s.warnings.is_empty()).then(|| {
+        let items = s
+            .warnings
+            .iter()
+            .map(|w| view! { <li>{w.clone()}</li> })
+            .collect_view();
+        view! {
+            <section class="card warnings" data-testid="warnings">
+                <h2>"Warnings"</h2>
+                <ul>{items}</ul>
+            </section>
+        }
+    });
+    view! {
+        <section class="summary" data-testid="summary">
+            <div class="cards">
+                {file_card(s)}
+                {events_card(s)}
+                {links_card(s)}
+            </div>
+            {warnings}
+            <div class="tables">
+                {count_table("Event phases", "phase-counts", "ph", &s.phases, true)}
+                {count_table("Categories", "category-counts", "category", &s.categories, false)}
+            </div>
+            {lane_list(&s.processes, s.lanes)}
+        </section>
+    }
+}
+
+fn file_card(s: &TraceSummary) -> impl IntoView {
+    let json_rate = format::rate_mb_s(s.json_bytes, s.parse_ms);
+    let file_rate = format::rate_mb_s(s.file_bytes, s.parse_ms);
+    let rate = match (json_rate, file_rate) {
+        (Some(json), Some(file)) if s.json_bytes != s.file_bytes => format!("{json} ({file} file)"),
+        (Some(json), _) => json,
+        _ => "—".to_owned(),
+    };
+    view! {
+        <section class="card">
+            <h2>"File"</h2>
+            <dl>
+                <dt>"Name"</dt>
+                <dd data-testid="summary-file">{s.file_name.clone()}</dd>
+                <dt>"Size"</dt>
+                <dd>{format::bytes(s.file_bytes)}</dd>
+                <dt>"JSON"</dt>
+                <dd>{format::bytes(s.json_bytes)}</dd>
+                <dt>"Format"</dt>
+                <dd>{s.format.clone()}</dd>
+                <dt>"Parse time"</dt>
+                <dd data-testid="summary-parse" data-value=s.parse_ms.to_string()>
+                    {format::millis(s.parse_ms)}
+                </dd>
+                <dt>"Throughput"</dt>
+                <dd>{rate}</dd>
+            </dl>
+        </section>
+    }
+}
+
+fn events_card(s: &TraceSummary) -> impl IntoView {
+    let truncated = if s.truncated {
+        "yes: the input ended early"
+    } else {
+        "no"
+    };
+    view! {
+        <section class="card">
+            <h2>"Events"</h2>
+            <dl>
+                <dt>"Events"</dt>
+                <dd data-testid="summary-events" data-value=s.events.to_string()>
+                    {format::count(s.events)}
+                </dd>
+                <dt>"Time span"</dt>
+                <dd data-testid="summary-span" data-value=s.span_us.to_string()>
+                    {format::span_us(s.span_us)}
+                </dd>
+                <dt>"Processes"</dt>
+                <dd>{format::count(s.processes.len() as u64)}</dd>
+                <dt>"Lanes"</dt>
+                <dd>{format::count(s.lanes)}</dd>
+                <dt>"Truncated"</dt>
+                <dd data-testid="summary-truncated" class:bad=s.truncated>{truncated}</dd>
+            </dl>
+        </section>
+    }
+}
+
+fn links_card(s: &TraceSummary) -> impl IntoView {
+    let of = |n: u64| {
+        format!(
+            "{} of {}",
+            format::count(n),
+            format::count(s.links.device_activities)
+        )
+    };
+    view! {
+        <section class="card">
+            <h2>"Links"</h2>
+            <dl>
+                <dt>"Flows linked"</dt>
+                <dd>{format::count(s.flows.linked)}</dd>
+                <dt>"Flows unlinked"</dt>
+                <dd>{format::count(s.flows.unlinked)}</dd>
+                <dt>"Device activities"</dt>
+                <dd>{format::count(s.links.device_activities)}</dd>
+                <dt>"With launch"</dt>
+                <dd>{of(s.links.with_launch)}</dd>
+                <dt>"With op"</dt>
+                <dd>{of(s.links.with_op)}</dd>
+            </dl>
+        </section>
+    }
+}
+
+/// A two-column (three with `explain_ph`) table of counts, largest first.
+fn count_table(
+    title: &'static str,
+    testid: &'static str,
+    key_header: &'static str,
+    counts: &BTreeMap<String, u64>,
+    explain_ph: bool,
+) -> impl IntoView {
+    let rows = format::by_count_desc(counts)
+        .into_iter()
+        .map(|(key, n)| {
+            let meaning =
+                explain_ph.then(|| view! { <td class="muted">{format::ph_meaning(key)}</td> });
+            let shown = if key.is_empty() { "(none)" } else { key };
+            view! {
+                <tr data-key=key.to_owned()>
+                    <td><code>{shown.to_owned()}</code></td>
+                    {meaning}
+                    <td class="num">{format::count(n)}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    let meaning_header = explain_ph.then(|| view! { <th>"meaning"</th> });
+    view! {
+        <section class="card">
+            <h2>{title}</h2>
+            <table data-testid=testid>
+                <thead>
+                    <tr><th>{key_header}</th>{meaning_header}<th class="num">"events"</th></tr>
+                </thead>
+                <tbody>{rows}</tbody>
+            </table>
+        </section>
+    }
+}
+
+/// Processes in display order, each with a table of its lanes.
+fn lane_list(processes: &[ProcessSummary], lanes: u64) -> impl IntoView {
+    let blocks = processes
+        .iter()
+        .map(|p| {
+            let rows = p
+                .lanes
+                .iter()
+                .map(|l| {
+                    view! {
+                        <tr>
+                            <td><code>{l.tid.clone()}</code></td>
+                            <td>{l.name.clone()}</td>
+                            <td class="num">{format::count(l.slices)}</td>
+                            <td class="num">{l.depth}</td>
+                        </tr>
+                    }
+                })
+                .collect_view();
+            view! {
+                <div class="process" data-pid=p.pid.clone() data-kind=p.kind.clone()>
+                    <h3>
+                        {p.name.clone()}
+                        <span class="muted">{format!(" · pid {} · {}", p.pid, p.kind)}</span>
+                    </h3>
+                    <table>
+                        <thead>
+                            <tr>
+                                <th>"tid"</th><th>"lane"</th>
+                                <th class="num">"slices"</th><th class="num">"depth"</th>
+                            </tr>
+                        </thead>
+                        <tbody>{rows}</tbody>
+                    </table>
+                </div>
+            }
+        })
+        .collect_view();
+    let title = format!("Processes and lanes ({} lanes)", format::count(lanes));
+    view! {
+        <section class="card lanes" data-testid="lane-list">
+            <h2>{title}</h2>
+            {blocks}
+        </section>
+    }
+}

@@ -1,0 +1,179 @@
+//! Number formatting for the panels: byte sizes, counts, durations with adaptive units, rates.
+//!
+//! Inputs are raw protocol numbers (bytes, microseconds, milliseconds); outputs are short display
+//! strings. Sizes use decimal units (1 MB = 10^6 bytes) so they agree with the MB/s figures.
+
+use protocol::Phase;
+use std::collections::BTreeMap;
+
+/// `1234567` -> `"1,234,567"`.
+pub fn count(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    let mut until_comma = match digits.len() % 3 {
+        0 => 3,
+        r => r,
+    };
+    for c in digits.chars() {
+        if until_comma == 0 {
+            out.push(',');
+            until_comma = 3;
+        }
+        out.push(c);
+        until_comma -= 1;
+    }
+    out
+}
+
+/// A byte size with an adaptive unit: `"812 B"`, `"12.3 KB"`, `"45.6 MB"`, `"1.23 GB"`.
+pub fn bytes(n: u64) -> String {
+    // Display only: the precision lost above 2^53 bytes is invisible at 3 significant digits.
+    let x = n as f64;
+    if n < 1_000 {
+        format!("{n} B")
+    } else if x < 1e6 {
+        format!("{:.1} KB", x / 1e3)
+    } else if x < 1e9 {
+        format!("{:.1} MB", x / 1e6)
+    } else {
+        format!("{:.2} GB", x / 1e9)
+    }
+}
+
+/// Megabytes with one decimal and no unit, for "12.3 / 45.6 MB".
+pub fn mb(n: u64) -> String {
+    format!("{:.1}", n as f64 / 1e6)
+}
+
+/// A duration in microseconds with an adaptive unit: ns, µs, ms, s, or min + s.
+pub fn span_us(us: f64) -> String {
+    if !us.is_finite() || us < 0.0 {
+        return "—".into();
+    }
+    if us < 1.0 {
+        format!("{:.0} ns", us * 1e3)
+    } else if us < 1e3 {
+        format!("{} µs", sig3(us))
+    } else if us < 1e6 {
+        format!("{} ms", sig3(us / 1e3))
+    } else if us < 60e6 {
+        format!("{} s", sig3(us / 1e6))
+    } else {
+        let s = us / 1e6;
+        format!("{:.0} min {:.1} s", (s / 60.0).floor(), s % 60.0)
+    }
+}
+
+/// A duration in milliseconds: `"850 ms"`, `"1.25 s"`.
+pub fn millis(ms: f64) -> String {
+    span_us(ms * 1e3)
+}
+
+/// Throughput in MB/s of `n` bytes over `ms` milliseconds; `None` when `ms` is not positive.
+pub fn rate_mb_s(n: u64, ms: f64) -> Option<String> {
+    (ms > 0.0).then(|| format!("{} MB/s", sig3(n as f64 / 1e6 / (ms / 1e3))))
+}
+
+/// The protocol's name of a load phase (the `data-phase` values): `reading`, `decompressing`,
+/// `parsing`.
+pub fn phase_name(phase: Phase) -> &'static str {
+    match phase {
+        Phase::Reading => "reading",
+        Phase::Decompressing => "decompressing",
+        Phase::Parsing => "parsing",
+    }
+}
+
+/// What a Trace Event Format `ph` value means; empty for unknown values.
+pub fn ph_meaning(ph: &str) -> &'static str {
+    match ph {
+        "X" => "complete",
+        "B" => "begin",
+        "E" => "end",
+        "i" | "I" => "instant",
+        "C" => "counter",
+        "s" => "flow start",
+        "t" => "flow step",
+        "f" => "flow end",
+        "b" => "async begin",
+        "n" => "async instant",
+        "e" => "async end",
+        "M" => "metadata",
+        "P" => "sample",
+        "N" | "O" | "D" => "object",
+        "R" => "mark",
+        "" => "(no ph)",
+        _ => "",
+    }
+}
+
+/// The entries of `counts`, largest count first, ties by key.
+pub fn by_count_desc(counts: &BTreeMap<String, u64>) -> Vec<(&str, u64)> {
+    let mut rows: Vec<(&str, u64)> = counts.iter().map(|(k, &v)| (k.as_str(), v)).collect();
+    rows.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+    rows
+}
+
+/// Three significant digits without a trailing `.0` beyond them: 1.23, 12.3, 123, 1234.
+fn sig3(x: f64) -> String {
+    if x >= 100.0 {
+        format!("{x:.0}")
+    } else if x >= 10.0 {
+        format!("{x:.1}")
+    } else {
+        format!("{x:.2}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_group_thousands() {
+        assert_eq!(count(0), "0");
+        assert_eq!(count(999), "999");
+        assert_eq!(count(1000), "1,000");
+        assert_eq!(count(1_234_567), "1,234,567");
+    }
+
+    #[test]
+    fn bytes_pick_units() {
+        assert_eq!(bytes(812), "812 B");
+        assert_eq!(bytes(12_345), "12.3 KB");
+        assert_eq!(bytes(45_600_000), "45.6 MB");
+        assert_eq!(bytes(1_234_000_000), "1.23 GB");
+        assert_eq!(mb(12_345_678), "12.3");
+    }
+
+    #[test]
+    fn spans_pick_units() {
+        assert_eq!(span_us(0.25), "250 ns");
+        assert_eq!(span_us(12.5), "12.5 µs");
+        assert_eq!(span_us(3.0), "3.00 µs");
+        assert_eq!(span_us(1500.0), "1.50 ms");
+        assert_eq!(span_us(2_346_000.0), "2.35 s");
+        assert_eq!(span_us(125e6), "2 min 5.0 s");
+        assert_eq!(span_us(f64::NAN), "—");
+        assert_eq!(millis(850.0), "850 ms");
+    }
+
+    #[test]
+    fn counts_sort_largest_first() {
+        let map: BTreeMap<String, u64> = [("a", 1), ("b", 5), ("c", 5), ("d", 2)]
+            .map(|(k, v)| (k.to_owned(), v))
+            .into();
+        assert_eq!(
+            by_count_desc(&map),
+            vec![("b", 5), ("c", 5), ("d", 2), ("a", 1)]
+        );
+        assert_eq!(ph_meaning("X"), "complete");
+        assert_eq!(phase_name(Phase::Decompressing), "decompressing");
+    }
+
+    #[test]
+    fn rates() {
+        assert_eq!(rate_mb_s(100_000_000, 500.0).as_deref(), Some("200 MB/s"));
+        assert_eq!(rate_mb_s(1, 0.0), None);
+    }
+}

@@ -1,0 +1,86 @@
+// Page object for Kinetoscope's single screen. Locators by data-testid; state through the
+// read-only `window.kinetoscope` ({ status, summary, error, loads, protocolVersion, idle() }).
+// Waits are on `loads` and `idle()`, never on sleeps.
+const path = require('node:path');
+const { test: base, expect } = require('@playwright/test');
+const { RESULTS_DIR } = require('../support/fixtures');
+
+class AppPage {
+  /** @param {import('@playwright/test').Page} page */
+  constructor(page) {
+    this.page = page;
+    this.dropZone = page.getByTestId('drop-zone');
+    this.fileInput = page.getByTestId('file-input');
+    this.progress = page.getByTestId('progress');
+    this.error = page.getByTestId('error');
+    this.summary = page.getByTestId('summary');
+    this.summaryFile = page.getByTestId('summary-file');
+    this.summaryEvents = page.getByTestId('summary-events');
+    this.summarySpan = page.getByTestId('summary-span');
+    this.phaseCounts = page.getByTestId('phase-counts');
+    this.categoryCounts = page.getByTestId('category-counts');
+    this.laneList = page.getByTestId('lane-list');
+    /** Uncaught exceptions in the page; tests expect none. */
+    this.pageErrors = [];
+    page.on('pageerror', (err) => this.pageErrors.push(String(err)));
+  }
+
+  /** Opens the page (with an optional query such as `?url=…`) and waits for `loads` loads. */
+  async open(query = '', loads = 1) {
+    await this.page.goto(`/${query}`);
+    await this.waitForLoads(loads);
+  }
+
+  /** Waits until `window.kinetoscope.loads >= n`, then until the app is idle. */
+  async waitForLoads(n) {
+    await this.page.waitForFunction((want) => window.kinetoscope && window.kinetoscope.loads >= want, n);
+    await this.page.evaluate(() => window.kinetoscope.idle());
+  }
+
+  /** A snapshot of `window.kinetoscope`'s data fields. */
+  async state() {
+    return this.page.evaluate(() => {
+      const k = window.kinetoscope;
+      return { status: k.status, summary: k.summary, error: k.error, loads: k.loads, protocolVersion: k.protocolVersion };
+    });
+  }
+
+  /** Picks a file (path or `{ name, mimeType, buffer }`) with the file input; returns the state after it loaded. */
+  async upload(file) {
+    const before = await this.page.evaluate(() => window.kinetoscope.loads);
+    await this.fileInput.setInputFiles(file);
+    await this.waitForLoads(before + 1);
+    return this.state();
+  }
+
+  /** Drops a file (`{ name, buffer }`) on the drop zone; returns the state after it loaded. */
+  async drop({ name, buffer }) {
+    const before = await this.page.evaluate(() => window.kinetoscope.loads);
+    await this.dropZone.evaluate((el, { name: fileName, b64 }) => {
+      const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+      const dataTransfer = new DataTransfer();
+      dataTransfer.items.add(new File([bytes], fileName));
+      for (const type of ['dragenter', 'dragover', 'drop']) {
+        el.dispatchEvent(new DragEvent(type, { bubbles: true, cancelable: true, dataTransfer }));
+      }
+    }, { name, b64: buffer.toString('base64') });
+    await this.waitForLoads(before + 1);
+    return this.state();
+  }
+
+  /** Saves a full-page screenshot as e2e/test-results/NAME.png. */
+  async screenshot(name) {
+    await this.page.screenshot({ path: path.join(RESULTS_DIR, `${name}.png`), fullPage: true });
+  }
+}
+
+/** `test` with an `app` fixture: an AppPage whose page must end the test with no uncaught exception. */
+const test = base.extend({
+  app: async ({ page }, use) => {
+    const app = new AppPage(page);
+    await use(app);
+    expect(app.pageErrors, 'uncaught exceptions in the page').toEqual([]);
+  },
+});
+
+module.exports = { AppPage, test, expect };

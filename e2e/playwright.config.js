@@ -1,0 +1,38 @@
+// Playwright on Debian's /usr/bin/chromium (never `npx playwright install`), serving ../dist.
+// Fixed viewport, scale factor 1 and font flags so screenshots are stable. Run via scripts/test.
+const { defineConfig } = require('@playwright/test');
+
+const PORT = Number(process.env.E2E_PORT || 8787);
+
+module.exports = defineConfig({
+  testDir: './tests',
+  outputDir: './test-results',
+  timeout: 60_000,
+  expect: { timeout: 20_000 },
+  retries: 0,
+  workers: 1,
+  forbidOnly: !!process.env.CI,
+  reporter: [['list'], ['json', { outputFile: 'test-results/results.json' }]],
+  use: {
+    baseURL: `http://127.0.0.1:${PORT}/`,
+    browserName: 'chromium',
+    viewport: { width: 1280, height: 800 },
+    deviceScaleFactor: 1,
+    launchOptions: {
+      executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium',
+      args: [
+        '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+        '--disable-background-networking', '--disable-component-update', '--disable-sync',
+        '--font-render-hinting=none', '--disable-font-subpixel-positioning', '--disable-lcd-text',
+      ],
+    },
+  },
+  webServer: {
+    command: `python3 -m http.server ${PORT} --bind 127.0.0.1 --directory ../dist`,
+    url: `http://127.0.0.1:${PORT}/`,
+    reuseExistingServer: false,
+    stdout: 'ignore',
+    stderr: 'ignore', // http.server logs every request on stderr
+    timeout: 30_000,
+  },
+});

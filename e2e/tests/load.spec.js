@@ -1,0 +1,128 @@
+// Journey: open Kinetoscope, load a trace (demo by default, file picker, drop, ?url=), read its
+// summary; bad input shows an error and the next file still loads. The page must show the same
+// numbers as `kinetoscope info --json` on the same file. Screenshots: e2e/test-results/*.png.
+const fs = require('node:fs');
+const path = require('node:path');
+const { test, expect } = require('../pages/app');
+const {
+  DEMO_TRACE, realFixture, cliInfo, protocolVersion, expectSameSummary, numbersIn,
+} = require('../support/fixtures');
+
+/** Checks the summary panel shows `summary`'s file name and event count. */
+async function expectSummaryShown(app, summary) {
+  await expect(app.summary).toBeVisible();
+  await expect(app.summaryFile).toContainText(summary.file_name);
+  const shown = numbersIn(await app.summaryEvents.innerText());
+  expect(shown, `summary-events shows ${summary.events}`).toContain(summary.events);
+  await expect(app.error).toHaveCount(0);
+}
+
+test('the demo trace loads by default and its summary appears', async ({ app }) => {
+  await app.open();
+  const s = await app.state();
+  expect(s.status).toBe('ready');
+  expect(s.error).toBeNull();
+  expect(s.protocolVersion).toBe(protocolVersion());
+  expect(s.summary.file_name).toContain('demo');
+  expect(s.summary.events).toBeGreaterThan(0);
+  await expectSummaryShown(app, s.summary);
+  for (const part of [app.summarySpan, app.phaseCounts, app.categoryCounts, app.laneList]) {
+    await expect(part).toBeVisible();
+  }
+  await expect(app.phaseCounts).toContainText('X');
+  await app.screenshot('demo');
+  // The committed demo file is what the page loaded.
+  expectSameSummary(s.summary, cliInfo(DEMO_TRACE));
+});
+
+// One `.json.gz` object form, bare arrays (plain and gzip), and a large file (53 MB of JSON).
+const FIXTURES = [
+  { id: 'gzip', file: 'hta__benchmark_result_493459_1694039959_trace.json.gz' },
+  { id: 'bare-array', file: 'catapult__async_begin_end.json' },
+  { id: 'bare-array-gzip', file: 'kineto__resnet50_num_workers_4__worker0.pt.trace.json.gz' },
+  { id: 'large', file: 'hta__df_index_resolver.json.gz' },
+];
+
+test.describe('a real trace shows what `kinetoscope info --json` prints', () => {
+  const expected = {};
+  test.beforeAll(() => {
+    for (const { file } of FIXTURES) expected[file] = cliInfo(realFixture(file));
+  });
+
+  for (const { id, file } of FIXTURES) {
+    test(`${id}: ${file}`, async ({ app }) => {
+      test.setTimeout(120_000);
+      await app.open();
+      const s = await app.upload(realFixture(file));
+      expect(s.error).toBeNull();
+      expect(s.status).toBe('ready');
+      expect(s.summary.file_name).toBe(file);
+      expect(s.summary.file_bytes).toBe(fs.statSync(realFixture(file)).size);
+      expectSameSummary(s.summary, expected[file]);
+      await expectSummaryShown(app, s.summary);
+      await app.screenshot(`fixture-${id}`);
+    });
+  }
+});
+
+// A PNG signature and IHDR chunk start, then junk: binary, not gzip, not JSON.
+const PNG_BYTES = Buffer.concat([
+  Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52]),
+  Buffer.alloc(64, 0xab),
+]);
+const BAD_INPUTS = [
+  { step: 'error-text', kind: 'malformed', file: { name: 'hello.txt', mimeType: 'text/plain', buffer: Buffer.from('hello world\n') } },
+  { step: 'error-png', kind: 'malformed', file: { name: 'picture.png', mimeType: 'image/png', buffer: PNG_BYTES } },
+  { step: 'error-empty', kind: 'empty', file: { name: 'empty.json', mimeType: 'application/json', buffer: Buffer.alloc(0) } },
+];
+
+test('bad input shows an error and the next file still loads', async ({ app }) => {
+  await app.open();
+  for (const { step, kind, file } of BAD_INPUTS) {
+    await test.step(step, async () => {
+      const s = await app.upload(file);
+      expect(s.status).toBe('error');
+      expect(s.error, 'window.kinetoscope.error').not.toBeNull();
+      expect(s.error.kind).toBe(kind);
+      expect(s.error.message).toBeTruthy();
+      await expect(app.error).toBeVisible();
+      await expect(app.error).toContainText(s.error.message);
+      await app.screenshot(step);
+    });
+  }
+  await test.step('error-recovered', async () => {
+    const file = realFixture('catapult__async_begin_end.json');
+    const s = await app.upload(file);
+    expect(s.status).toBe('ready');
+    expect(s.error).toBeNull();
+    expectSameSummary(s.summary, cliInfo(file));
+    await expectSummaryShown(app, s.summary);
+    await app.screenshot('error-recovered');
+  });
+});
+
+test('a file dropped on the page loads', async ({ app }) => {
+  await app.open();
+  const file = realFixture('catapult__async_begin_end.json');
+  const s = await app.drop({ name: path.basename(file), buffer: fs.readFileSync(file) });
+  expect(s.status).toBe('ready');
+  expect(s.summary.file_name).toBe(path.basename(file));
+  expectSameSummary(s.summary, cliInfo(file));
+  await expectSummaryShown(app, s.summary);
+  await app.screenshot('dropped');
+});
+
+test('?url= loads that trace instead of the demo', async ({ app, page }) => {
+  const file = realFixture('hta__benchmark_result_493459_1694039959_trace.json.gz');
+  // Served by the test, not the network: the page only sees a same-origin URL.
+  await page.route('**/remote/trace.json.gz', (route) =>
+    route.fulfill({ status: 200, contentType: 'application/gzip', body: fs.readFileSync(file) }));
+  await app.open(`?url=${encodeURIComponent('/remote/trace.json.gz')}`);
+  const s = await app.state();
+  expect(s.status).toBe('ready');
+  expect(s.loads).toBe(1);
+  expect(s.summary.file_name).toContain('trace.json.gz');
+  expectSameSummary(s.summary, cliInfo(file));
+  await expectSummaryShown(app, s.summary);
+  await app.screenshot('url-param');
+});

@@ -1,0 +1,150 @@
+//! Wire types between the Kinetoscope app (main thread) and its engine worker.
+//!
+//! Control messages are JSON strings (serde); bulk bytes (file chunks) travel beside them as
+//! transferred `ArrayBuffer`s, never through serde. Names are from the boundary's point of view:
+//! [`ToWorker`] and [`FromWorker`]. Requests carry an `id` that replies echo.
+//!
+//! These are wire types, not engine structs: the engine converts its model into them, so engine
+//! refactors do not change the protocol.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Bumped on any incompatible change; the app refuses a worker that reports another version.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// A message from the app to the worker.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "type")]
+pub enum ToWorker {
+    /// Starts a load; chunks follow with the same id. `size` is the file size if known.
+    Open { id: u32, name: String, size: Option<u64> },
+    /// One chunk of file bytes; the bytes are the transferred buffer sent with this message.
+    Chunk { id: u32 },
+    /// All chunks were sent: decompress, parse and index.
+    Finish { id: u32 },
+    /// Drops a load in progress.
+    Cancel { id: u32 },
+}
+
+/// A message from the worker to the app.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "type")]
+pub enum FromWorker {
+    /// First message after the worker's wasm has started.
+    Ready { protocol_version: u32 },
+    /// Work in progress on load `id`.
+    Progress { id: u32, phase: Phase, done_bytes: u64, total_bytes: Option<u64> },
+    /// Load `id` finished; the trace is indexed and its summary is attached.
+    Loaded { id: u32, summary: Box<TraceSummary> },
+    /// Load `id` failed; nothing was kept.
+    Failed { id: u32, error: LoadError },
+}
+
+/// Stage of a load, for the progress bar.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// Receiving bytes from the app.
+    Reading,
+    /// Gunzipping.
+    Decompressing,
+    /// Tokenizing and building the model.
+    Parsing,
+}
+
+/// Why a load failed, with the position in the (decompressed) input when known.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct LoadError {
+    /// `malformed`, `empty`, `gzip`, `io` or `protocol`.
+    pub kind: String,
+    /// Full human message, ending with the position when known.
+    pub message: String,
+    /// Absolute byte offset in the decompressed input.
+    pub offset: Option<u64>,
+    /// 1-based line of `offset`.
+    pub line: Option<u64>,
+    /// 1-based column of `offset`.
+    pub column: Option<u64>,
+}
+
+/// What `kinetoscope info` prints and the page shows after a load.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct TraceSummary {
+    /// File name as given by the user.
+    pub file_name: String,
+    /// Size of the file as read (compressed if gzip).
+    pub file_bytes: u64,
+    /// Size of the JSON after decompression.
+    pub json_bytes: u64,
+    /// `json-object`, `json-array`, with `+gzip` when the input was gzip.
+    pub format: String,
+    /// Trace events read (every element of the event array that is an object).
+    pub events: u64,
+    /// Event counts by `ph` (missing `ph` counts as `""`).
+    pub phases: BTreeMap<String, u64>,
+    /// Event counts by `cat` (missing `cat` counts as `""`).
+    pub categories: BTreeMap<String, u64>,
+    /// Processes (CPU processes and GPU devices) in display order, each with its lanes.
+    pub processes: Vec<ProcessSummary>,
+    /// Total number of lanes (threads and streams).
+    pub lanes: u64,
+    /// Flow endpoints matched and unmatched.
+    pub flows: FlowSummary,
+    /// Device activities (kernels, memcpy, memset) with a launching call / an enclosing op.
+    pub links: LinkSummary,
+    /// Time from the first event start to the last event end, in microseconds.
+    pub span_us: f64,
+    /// One line per recoverable problem kind, with its count and first location.
+    pub warnings: Vec<String>,
+    /// True when the input ended before the event array was closed.
+    pub truncated: bool,
+    /// Decompress + parse + index wall time, measured by the caller; 0 when unmeasured.
+    pub parse_ms: f64,
+}
+
+/// One process or device and its lanes.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct ProcessSummary {
+    /// The `pid` as written in the trace (numbers as decimal text).
+    pub pid: String,
+    /// Display name (from metadata, or derived).
+    pub name: String,
+    /// `cpu` or `gpu`.
+    pub kind: String,
+    /// Threads or streams in display order.
+    pub lanes: Vec<LaneSummary>,
+}
+
+/// One thread or stream.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct LaneSummary {
+    /// The `tid` as written in the trace.
+    pub tid: String,
+    /// Display name.
+    pub name: String,
+    /// Slices on this lane.
+    pub slices: u64,
+    /// Nesting depth used (1 for flat lanes), overflow sub-lanes included.
+    pub depth: u32,
+}
+
+/// Flow matching counts.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct FlowSummary {
+    /// Flows with both a start and an end bound to slices.
+    pub linked: u64,
+    /// Flow starts or ends that found no partner or no slice.
+    pub unlinked: u64,
+}
+
+/// Device activity linking counts.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct LinkSummary {
+    /// Kernels, memcpys and memsets on GPU lanes.
+    pub device_activities: u64,
+    /// Of those, linked to a launching runtime/driver call by correlation.
+    pub with_launch: u64,
+    /// Of those, whose launch call sits inside a CPU op.
+    pub with_op: u64,
+}

@@ -1,0 +1,175 @@
+//! `kinetoscope` CLI: flags -> engine -> text or JSON, exit codes.
+//!
+//! ```text
+//! kinetoscope info TRACE [--json]          trace summary (same numbers as the page)
+//! kinetoscope bench TRACE [--runs N]       parse+index throughput, one JSON line per run
+//! kinetoscope demo OUT                     write the built-in demo trace (gzip)
+//! kinetoscope inflate IN OUT --target-mb N repeat a trace along time to N MB
+//! ```
+//! Exit codes: 0 ok, 1 the input could not be loaded, 2 usage error.
+
+use kinetoscope::engine::Engine;
+use protocol::TraceSummary;
+use std::process::ExitCode;
+use std::time::Instant;
+
+const USAGE: &str = "usage:
+  kinetoscope info TRACE [--json]
+  kinetoscope bench TRACE [--runs N]
+  kinetoscope demo OUT
+  kinetoscope inflate IN OUT --target-mb N";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("info") => info(&args[1..]),
+        Some("bench") => bench(&args[1..]),
+        Some("demo") => demo(&args[1..]),
+        Some("inflate") => inflate(&args[1..]),
+        Some("-h" | "--help") => {
+            println!("{USAGE}");
+            Ok(())
+        }
+        _ => Err(Failure::Usage(format!("unknown or missing command\n{USAGE}"))),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure::Usage(msg)) => {
+            eprintln!("kinetoscope: {msg}");
+            ExitCode::from(2)
+        }
+        Err(Failure::Input(msg)) => {
+            eprintln!("kinetoscope: {msg}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// What went wrong, mapped to an exit code.
+enum Failure {
+    Usage(String),
+    Input(String),
+}
+
+/// Splits `args` into positionals and the value of `--flag value` options.
+struct Args<'a> {
+    positional: Vec<&'a str>,
+    args: &'a [String],
+}
+
+impl<'a> Args<'a> {
+    fn new(args: &'a [String], flags_with_value: &[&str]) -> Self {
+        let mut positional = Vec::new();
+        let mut i = 0;
+        while i < args.len() {
+            if flags_with_value.contains(&args[i].as_str()) {
+                i += 2;
+                continue;
+            }
+            if !args[i].starts_with("--") {
+                positional.push(args[i].as_str());
+            }
+            i += 1;
+        }
+        Self { positional, args }
+    }
+
+    fn has(&self, flag: &str) -> bool {
+        self.args.iter().any(|a| a == flag)
+    }
+
+    fn value(&self, flag: &str) -> Option<&'a str> {
+        let i = self.args.iter().position(|a| a == flag)?;
+        self.args.get(i + 1).map(String::as_str)
+    }
+
+    fn positional(&self, i: usize, what: &str) -> Result<&'a str, Failure> {
+        self.positional.get(i).copied().ok_or_else(|| Failure::Usage(format!("missing {what}\n{USAGE}")))
+    }
+}
+
+fn read(path: &str) -> Result<Vec<u8>, Failure> {
+    std::fs::read(path).map_err(|e| Failure::Input(format!("cannot read {path:?}: {e}")))
+}
+
+fn load(path: &str) -> Result<(Engine, TraceSummary), Failure> {
+    let bytes = read(path)?;
+    let name = std::path::Path::new(path).file_name().map_or(path.into(), |n| n.to_string_lossy().into_owned());
+    let mut engine = Engine::new();
+    let started = Instant::now();
+    let mut summary = engine
+        .load(&name, bytes, &mut |_, _, _| {})
+        .map_err(|e| Failure::Input(format!("{path}: {}", e.message)))?;
+    summary.parse_ms = started.elapsed().as_secs_f64() * 1000.0;
+    Ok((engine, summary))
+}
+
+fn info(args: &[String]) -> Result<(), Failure> {
+    let a = Args::new(args, &[]);
+    let path = a.positional(0, "TRACE")?;
+    let (_, summary) = load(path)?;
+    if a.has("--json") {
+        let text = serde_json::to_string_pretty(&summary).map_err(|e| Failure::Input(e.to_string()))?;
+        println!("{text}");
+    } else {
+        print!("{}", kinetoscope::summary::text(&summary));
+    }
+    Ok(())
+}
+
+fn bench(args: &[String]) -> Result<(), Failure> {
+    let a = Args::new(args, &["--runs"]);
+    let path = a.positional(0, "TRACE")?;
+    let runs: u32 = a.value("--runs").unwrap_or("3").parse().map_err(|_| Failure::Usage("--runs takes a number".into()))?;
+    let bytes = read(path)?;
+    for run in 0..runs {
+        let mut engine = Engine::new();
+        let started = Instant::now();
+        let summary = engine.load(path, bytes.clone(), &mut |_, _, _| {}).map_err(|e| Failure::Input(e.message))?;
+        let secs = started.elapsed().as_secs_f64();
+        let index_bytes = engine.trace().map_or(0, |t| t.heap_bytes());
+        let line = serde_json::json!({
+            "bench": "parse_index", "target": "native", "file": path, "run": run,
+            "file_bytes": summary.file_bytes, "json_bytes": summary.json_bytes, "events": summary.events,
+            "seconds": secs, "mb_per_s": summary.json_bytes as f64 / 1e6 / secs,
+            "events_per_s": summary.events as f64 / secs,
+            "index_bytes": index_bytes, "index_ratio": index_bytes as f64 / summary.json_bytes.max(1) as f64,
+        });
+        println!("{line}");
+    }
+    Ok(())
+}
+
+fn demo(args: &[String]) -> Result<(), Failure> {
+    let out = Args::new(args, &[]).positional(0, "OUT")?;
+    let bytes = if out.ends_with(".gz") { kinetoscope::synth::demo::generate_gzip() } else { kinetoscope::synth::demo::generate() };
+    std::fs::write(out, &bytes).map_err(|e| Failure::Input(format!("cannot write {out:?}: {e}")))?;
+    eprintln!("wrote {out} ({} bytes)", bytes.len());
+    Ok(())
+}
+
+fn inflate(args: &[String]) -> Result<(), Failure> {
+    let a = Args::new(args, &["--target-mb"]);
+    let (input, out) = (a.positional(0, "IN")?, a.positional(1, "OUT")?);
+    let mb: u64 = a
+        .value("--target-mb")
+        .ok_or_else(|| Failure::Usage(format!("inflate needs --target-mb N\n{USAGE}")))?
+        .parse()
+        .map_err(|_| Failure::Usage("--target-mb takes a whole number".into()))?;
+    let raw = read(input)?;
+    let json = kinetoscope::input::decode(raw, &mut |_| {}).json;
+    let file = std::fs::File::create(out).map_err(|e| Failure::Input(format!("cannot create {out:?}: {e}")))?;
+    let mut writer = std::io::BufWriter::with_capacity(1 << 20, file);
+    let started = Instant::now();
+    let stats = kinetoscope::synth::inflate::inflate(&json, mb * 1_000_000, &mut writer).map_err(Failure::Input)?;
+    std::io::Write::flush(&mut writer).map_err(|e| Failure::Input(format!("cannot write {out:?}: {e}")))?;
+    let secs = started.elapsed().as_secs_f64();
+    eprintln!(
+        "wrote {out}: {} copies, {} events, {:.1} MB in {secs:.1} s ({:.0} MB/s)",
+        stats.copies,
+        stats.events_written,
+        stats.bytes_written as f64 / 1e6,
+        stats.bytes_written as f64 / 1e6 / secs
+    );
+    Ok(())
+}

@@ -1,0 +1,144 @@
+//! Diagnostics: recoverable problems found while loading, counted per kind with a few samples.
+//!
+//! Fatal problems are errors (`json::ParseError`, `engine::LoadError`); everything else is
+//! reported here and loading goes on. Each kind has a severity and a one-line description in
+//! one table ([`DiagKind::describe`]); names are prefixed by the stage that reports them.
+
+use std::fmt::Write as _;
+
+/// How bad a diagnostic is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Severity {
+    /// Worth knowing; nothing lost.
+    Info,
+    /// Some input could not be represented; the rest is intact.
+    DataLoss,
+    /// The input is wrong at this point; reading stopped or skipped it.
+    Error,
+}
+
+/// Every kind of recoverable problem.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum DiagKind {
+    /// Input ended inside the event array.
+    JsonTruncated,
+    /// Syntax error after some events were read; reading stopped there.
+    JsonSyntaxStop,
+    /// An element of the event array was not an object.
+    JsonNonObjectEvent,
+    /// `ts` or `dur` was not a number.
+    JsonBadTime,
+    /// A gzip stream ended early or was corrupt; the decompressed prefix was used.
+    InputGzipTruncated,
+    /// An event needing a timestamp had none.
+    ModelMissingTs,
+    /// An `X` event without `dur` (treated as zero length).
+    ModelMissingDur,
+    /// A negative duration (treated as zero length).
+    ModelNegativeDur,
+    /// An `E` with no open `B` on its lane.
+    ModelUnmatchedEnd,
+    /// A `B` never closed; it ends at the trace end.
+    ModelUnclosedBegin,
+    /// A slice partially overlaps another on its lane: placed on an overflow sub-lane.
+    ModelPartialOverlap,
+    /// An event phase the model does not use.
+    ModelUnknownPhase,
+    /// A flow start or end with no partner, or no slice to bind to.
+    LinkFlowUnmatched,
+    /// A device activity with a correlation no launch call carries.
+    LinkKernelWithoutLaunch,
+}
+
+impl DiagKind {
+    /// Stable snake_case name, severity and one-line description.
+    pub fn describe(self) -> (&'static str, Severity, &'static str) {
+        use DiagKind::*;
+        use Severity::*;
+        match self {
+            JsonTruncated => ("json_truncated", DataLoss, "input ended inside the event array; complete events before it were loaded"),
+            JsonSyntaxStop => ("json_syntax_stop", Error, "invalid JSON after some events; events before it were loaded"),
+            JsonNonObjectEvent => ("json_non_object_event", DataLoss, "event array element is not an object; skipped"),
+            JsonBadTime => ("json_bad_time", DataLoss, "ts or dur is not a number"),
+            InputGzipTruncated => ("input_gzip_truncated", DataLoss, "gzip stream ended early or is corrupt; used what decompressed"),
+            ModelMissingTs => ("model_missing_ts", DataLoss, "event without ts; not placed on the timeline"),
+            ModelMissingDur => ("model_missing_dur", Info, "complete event without dur; shown with zero length"),
+            ModelNegativeDur => ("model_negative_dur", DataLoss, "negative duration; shown with zero length"),
+            ModelUnmatchedEnd => ("model_unmatched_end", DataLoss, "E event with no open B on its lane; ignored"),
+            ModelUnclosedBegin => ("model_unclosed_begin", Info, "B event never closed; ends at the trace end"),
+            ModelPartialOverlap => ("model_partial_overlap", Info, "slice partially overlaps another on its lane; drawn on an overflow sub-lane"),
+            ModelUnknownPhase => ("model_unknown_phase", Info, "event phase not drawn (counted only)"),
+            LinkFlowUnmatched => ("link_flow_unmatched", Info, "flow endpoint without a partner or a slice to bind to"),
+            LinkKernelWithoutLaunch => ("link_kernel_without_launch", Info, "device activity whose correlation matches no launch call"),
+        }
+    }
+}
+
+/// Maximum samples kept per kind.
+const MAX_SAMPLES: usize = 3;
+
+/// One occurrence kept as an example.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Sample {
+    /// Absolute byte offset in the decompressed input, when known.
+    pub offset: Option<u64>,
+    /// Short context (escaped user text goes last).
+    pub detail: String,
+}
+
+/// Counts and samples of every reported kind.
+#[derive(Clone, Debug, Default)]
+pub struct Diagnostics {
+    entries: Vec<(DiagKind, u64, Vec<Sample>)>,
+}
+
+impl Diagnostics {
+    /// Records one occurrence of `kind`.
+    pub fn report(&mut self, kind: DiagKind, offset: Option<u64>, detail: impl FnOnce() -> String) {
+        let entry = match self.entries.iter().position(|e| e.0 == kind) {
+            Some(i) => &mut self.entries[i],
+            None => {
+                self.entries.push((kind, 0, Vec::new()));
+                let last = self.entries.len() - 1;
+                &mut self.entries[last]
+            }
+        };
+        entry.1 += 1;
+        if entry.2.len() < MAX_SAMPLES {
+            entry.2.push(Sample { offset, detail: detail() });
+        }
+    }
+
+    /// Occurrences of `kind`.
+    pub fn count(&self, kind: DiagKind) -> u64 {
+        self.entries.iter().find(|e| e.0 == kind).map_or(0, |e| e.1)
+    }
+
+    /// `(kind, count, samples)` ordered by severity (worst first), then kind.
+    pub fn entries(&self) -> Vec<(DiagKind, u64, &[Sample])> {
+        let mut v: Vec<_> = self.entries.iter().map(|e| (e.0, e.1, e.2.as_slice())).collect();
+        v.sort_by_key(|e| (std::cmp::Reverse(e.0.describe().1), e.0));
+        v
+    }
+
+    /// One line per kind: `name (severity): count × description; first at byte N: detail`.
+    pub fn lines(&self) -> Vec<String> {
+        self.entries()
+            .into_iter()
+            .map(|(kind, count, samples)| {
+                let (name, severity, text) = kind.describe();
+                let mut line = format!("{name} ({severity:?}): {count} × {text}");
+                if let Some(s) = samples.first() {
+                    match s.offset {
+                        Some(off) => { let _ = write!(line, "; first at byte {off}"); }
+                        None => line.push_str("; first"),
+                    }
+                    if !s.detail.is_empty() {
+                        let _ = write!(line, ": {}", s.detail);
+                    }
+                }
+                line
+            })
+            .collect()
+    }
+}

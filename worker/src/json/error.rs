@@ -1,0 +1,108 @@
+//! Fatal JSON errors: a kind plus an absolute byte offset; position text computed on demand.
+
+use std::fmt;
+
+/// What went wrong, in one of three classes callers handle differently.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// The input ended inside a value: everything before is usable.
+    Eof,
+    /// The input is not valid JSON (or not a trace) at the offset.
+    Syntax(&'static str),
+    /// Nesting deeper than the limit.
+    TooDeep,
+}
+
+/// A JSON error at an absolute byte offset of the (decompressed) input.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParseError {
+    inner: Box<(ErrorKind, u64)>,
+}
+
+/// Human position of an offset: 1-based line and column plus a short escaped excerpt.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Location {
+    /// Absolute byte offset.
+    pub offset: u64,
+    /// 1-based line.
+    pub line: u64,
+    /// 1-based column, in bytes.
+    pub column: u64,
+    /// Up to 24 bytes of input starting at the offset, lossily decoded.
+    pub excerpt: String,
+}
+
+impl ParseError {
+    /// A syntax error at `offset`.
+    #[cold]
+    pub fn syntax(msg: &'static str, offset: u64) -> Self {
+        Self { inner: Box::new((ErrorKind::Syntax(msg), offset)) }
+    }
+
+    /// Unexpected end of input at `offset`.
+    #[cold]
+    pub fn eof(offset: u64) -> Self {
+        Self { inner: Box::new((ErrorKind::Eof, offset)) }
+    }
+
+    /// Nesting too deep at `offset`.
+    #[cold]
+    pub fn too_deep(offset: u64) -> Self {
+        Self { inner: Box::new((ErrorKind::TooDeep, offset)) }
+    }
+
+    /// The error class.
+    pub fn kind(&self) -> &ErrorKind {
+        &self.inner.0
+    }
+
+    /// Absolute byte offset of the problem.
+    pub fn offset(&self) -> u64 {
+        self.inner.1
+    }
+
+    /// True when the input simply ended early (a truncated file).
+    pub fn is_eof(&self) -> bool {
+        self.inner.0 == ErrorKind::Eof
+    }
+
+    /// Line, column and excerpt of this error in `input` (the bytes the offset refers to).
+    #[cold]
+    pub fn locate(&self, input: &[u8]) -> Location {
+        Location::of(input, self.offset())
+    }
+}
+
+impl Location {
+    /// Position of `offset` in `input`.
+    #[cold]
+    pub fn of(input: &[u8], offset: u64) -> Self {
+        let at = usize::try_from(offset).unwrap_or(usize::MAX).min(input.len());
+        let before = &input[..at];
+        let line = before.iter().filter(|&&b| b == b'\n').count() as u64 + 1;
+        let line_start = before.iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1);
+        let column = (at - line_start) as u64 + 1;
+        let end = (at + 24).min(input.len());
+        let excerpt = String::from_utf8_lossy(&input[at..end]).into_owned();
+        Self { offset, line, column, excerpt }
+    }
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.kind() {
+            ErrorKind::Eof => write!(f, "unexpected end of input"),
+            ErrorKind::Syntax(msg) => write!(f, "{msg}"),
+            ErrorKind::TooDeep => write!(f, "nesting deeper than 128 levels"),
+        }?;
+        write!(f, " at byte {}", self.offset())
+    }
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "at byte {} (line {}, column {}) near {:?}", self.offset, self.line, self.column, self.excerpt)
+    }
+}
+
+impl std::error::Error for ParseError {}

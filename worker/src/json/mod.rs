@@ -1,0 +1,16 @@
+//! JSON stage: trace bytes -> [`RawEvent`]s, with byte offsets for every problem.
+//!
+//! The tokenizer reads only what the model needs from each event (`ph`, `name`, `cat`, `ts`,
+//! `dur`, `pid`, `tid`, `id`, `bp`, `s` and a few args such as `correlation`) and keeps `args`
+//! as a byte span, decoded later on demand. It borrows from the input: no per-event allocation.
+//!
+//! Errors carry an absolute byte offset; line, column and an excerpt are computed from it only
+//! when a message is built ([`ParseError::locate`]).
+
+mod error;
+mod scan;
+mod tokenizer;
+
+pub use error::{ErrorKind, Location, ParseError};
+pub use scan::{unescape, JStr};
+pub use tokenizer::{Form, RawEvent, Tokenizer, TopLevel};

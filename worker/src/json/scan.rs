@@ -1,0 +1,299 @@
+//! Byte-level JSON scanning: whitespace, strings, numbers, skipping whole values.
+//!
+//! A [`Cursor`] walks a byte slice; offsets it reports are absolute (`base` + position) so a
+//! slice of a larger file reports positions in that file. Strings are returned as raw byte
+//! spans ([`JStr`]) plus a flag telling whether they contain escapes; [`unescape`] decodes them
+//! when needed (rare in traces).
+//!
+//! Leniency (written decisions): raw control characters inside strings are accepted, because
+//! real Kineto traces carry them in names (REFERENCE.md §1); a `NaN`/`Infinity` literal is not.
+
+use super::error::ParseError;
+
+/// Maximum nesting of skipped values (serde_json uses the same limit).
+pub const MAX_DEPTH: u32 = 128;
+
+/// A JSON string as it appears in the input, without the quotes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct JStr<'a> {
+    /// Bytes between the quotes, escapes not decoded.
+    pub raw: &'a [u8],
+    /// True when `raw` contains a backslash escape.
+    pub escaped: bool,
+}
+
+/// Decodes JSON escapes in `s`; invalid escapes and lone surrogates become U+FFFD.
+pub fn unescape(s: JStr<'_>) -> String {
+    if !s.escaped {
+        return String::from_utf8_lossy(s.raw).into_owned();
+    }
+    let mut out: Vec<u8> = Vec::with_capacity(s.raw.len());
+    let raw = s.raw;
+    let mut i = 0;
+    while i < raw.len() {
+        let b = raw[i];
+        if b != b'\\' || i + 1 >= raw.len() {
+            out.push(b);
+            i += 1;
+            continue;
+        }
+        let e = raw[i + 1];
+        i += 2;
+        let simple = match e {
+            b'"' => Some(b'"'),
+            b'\\' => Some(b'\\'),
+            b'/' => Some(b'/'),
+            b'b' => Some(8),
+            b'f' => Some(12),
+            b'n' => Some(b'\n'),
+            b'r' => Some(b'\r'),
+            b't' => Some(b'\t'),
+            _ => None,
+        };
+        if let Some(c) = simple {
+            out.push(c);
+            continue;
+        }
+        if e != b'u' {
+            out.extend_from_slice("\u{FFFD}".as_bytes());
+            continue;
+        }
+        let (c, used) = decode_u_escape(&raw[i..]);
+        i += used;
+        let mut buf = [0u8; 4];
+        out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Decodes the hex digits after `\u` (and a following low surrogate); returns the char and
+/// how many bytes of `rest` it used.
+fn decode_u_escape(rest: &[u8]) -> (char, usize) {
+    let hex4 = |b: &[u8]| -> Option<u32> {
+        let s = std::str::from_utf8(b.get(..4)?).ok()?;
+        u32::from_str_radix(s, 16).ok()
+    };
+    let Some(hi) = hex4(rest) else { return ('\u{FFFD}', 0) };
+    if (0xD800..0xDC00).contains(&hi) && rest.get(4..6) == Some(b"\\u") {
+        if let Some(lo) = rest.get(6..).and_then(hex4).filter(|lo| (0xDC00..0xE000).contains(lo)) {
+            let c = 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00);
+            return (char::from_u32(c).unwrap_or('\u{FFFD}'), 10);
+        }
+    }
+    (char::from_u32(hi).unwrap_or('\u{FFFD}'), 4)
+}
+
+/// A position in a byte slice that knows its absolute offset.
+pub struct Cursor<'a> {
+    /// The bytes being read.
+    pub buf: &'a [u8],
+    /// Current position; always `<= buf.len()`.
+    pub pos: usize,
+    /// Absolute offset of `buf[0]` in the whole input.
+    pub base: u64,
+}
+
+impl<'a> Cursor<'a> {
+    /// A cursor at the start of `buf`, which begins at absolute offset `base`.
+    pub fn new(buf: &'a [u8], base: u64) -> Self {
+        Self { buf, pos: 0, base }
+    }
+
+    /// Absolute offset of position `pos`.
+    #[inline]
+    pub fn abs(&self, pos: usize) -> u64 {
+        self.base + pos as u64
+    }
+
+    /// Error: end of input at the current position.
+    #[cold]
+    pub fn eof(&self) -> ParseError {
+        ParseError::eof(self.abs(self.pos))
+    }
+
+    /// Error: syntax problem at the current position (end of input if there is none).
+    #[cold]
+    pub fn err(&self, msg: &'static str) -> ParseError {
+        if self.pos >= self.buf.len() {
+            return self.eof();
+        }
+        ParseError::syntax(msg, self.abs(self.pos))
+    }
+
+    /// Skips whitespace; returns the next byte without consuming it.
+    #[inline]
+    pub fn peek_nonws(&mut self) -> Option<u8> {
+        while let Some(&b) = self.buf.get(self.pos) {
+            if !matches!(b, b' ' | b'\n' | b'\r' | b'\t') {
+                return Some(b);
+            }
+            self.pos += 1;
+        }
+        None
+    }
+
+    /// Skips whitespace and consumes `want`.
+    ///
+    /// # Errors
+    /// Syntax error `msg` if the next byte is another one, EOF if none.
+    #[inline]
+    pub fn expect(&mut self, want: u8, msg: &'static str) -> Result<(), ParseError> {
+        match self.peek_nonws() {
+            Some(b) if b == want => {
+                self.pos += 1;
+                Ok(())
+            }
+            _ => Err(self.err(msg)),
+        }
+    }
+
+    /// Reads a string; the cursor must be on its opening quote.
+    ///
+    /// # Errors
+    /// EOF if the string is not closed.
+    #[inline]
+    pub fn string(&mut self) -> Result<JStr<'a>, ParseError> {
+        debug_assert_eq!(self.buf.get(self.pos), Some(&b'"'));
+        let start = self.pos + 1;
+        let mut i = start;
+        let mut escaped = false;
+        loop {
+            let Some(rel) = memchr::memchr2(b'"', b'\\', &self.buf[i..]) else {
+                self.pos = self.buf.len();
+                return Err(self.eof());
+            };
+            i += rel;
+            if self.buf[i] == b'"' {
+                self.pos = i + 1;
+                return Ok(JStr { raw: &self.buf[start..i], escaped });
+            }
+            escaped = true;
+            i += 2;
+            if i > self.buf.len() {
+                self.pos = self.buf.len();
+                return Err(self.eof());
+            }
+        }
+    }
+
+    /// Reads a number's bytes; the cursor must be on `-` or a digit.
+    ///
+    /// # Errors
+    /// Syntax error for a malformed number; EOF if the input ends inside it.
+    #[inline]
+    pub fn number(&mut self) -> Result<&'a [u8], ParseError> {
+        let start = self.pos;
+        let mut i = self.pos;
+        while let Some(&b) = self.buf.get(i) {
+            if !matches!(b, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E') {
+                break;
+            }
+            i += 1;
+        }
+        if i == self.buf.len() {
+            self.pos = i;
+            return Err(self.eof());
+        }
+        self.pos = i;
+        let text = &self.buf[start..i];
+        if !matches!(text.last(), Some(b'0'..=b'9')) {
+            self.pos = start;
+            return Err(self.err("invalid number"));
+        }
+        Ok(text)
+    }
+
+    /// Skips one value of any type, nested up to [`MAX_DEPTH`].
+    ///
+    /// # Errors
+    /// Syntax errors, EOF, or too deep.
+    pub fn skip_value(&mut self) -> Result<(), ParseError> {
+        // Bit i set: the container at nesting level i (innermost = bit 0) is an object.
+        let mut objects: u128 = 0;
+        let mut depth: u32 = 0;
+        loop {
+            match self.peek_nonws() {
+                None => return Err(self.eof()),
+                Some(b'"') => {
+                    self.string()?;
+                }
+                Some(open @ (b'{' | b'[')) => {
+                    if depth == MAX_DEPTH {
+                        return Err(ParseError::too_deep(self.abs(self.pos)));
+                    }
+                    self.pos += 1;
+                    let is_object = open == b'{';
+                    let close = if is_object { b'}' } else { b']' };
+                    if self.peek_nonws() == Some(close) {
+                        self.pos += 1;
+                    } else {
+                        objects = (objects << 1) | u128::from(is_object);
+                        depth += 1;
+                        if is_object {
+                            self.skip_key()?;
+                        }
+                        continue;
+                    }
+                }
+                Some(b'-' | b'0'..=b'9') => {
+                    self.number()?;
+                }
+                Some(b't') => self.literal(b"true")?,
+                Some(b'f') => self.literal(b"false")?,
+                Some(b'n') => self.literal(b"null")?,
+                Some(_) => return Err(self.err("expected a value")),
+            }
+            // After a value: a separator, or the end of one or more containers.
+            loop {
+                if depth == 0 {
+                    return Ok(());
+                }
+                let is_object = objects & 1 == 1;
+                match self.peek_nonws() {
+                    None => return Err(self.eof()),
+                    Some(b',') => {
+                        self.pos += 1;
+                        if is_object {
+                            self.skip_key()?;
+                        }
+                        break;
+                    }
+                    Some(b'}') if is_object => {}
+                    Some(b']') if !is_object => {}
+                    Some(_) => return Err(self.err("expected ',' or a closing bracket")),
+                }
+                self.pos += 1;
+                objects >>= 1;
+                depth -= 1;
+            }
+        }
+    }
+
+    /// Skips `"key" :` at the cursor.
+    fn skip_key(&mut self) -> Result<(), ParseError> {
+        match self.peek_nonws() {
+            Some(b'"') => {
+                self.string()?;
+                self.expect(b':', "expected ':' after an object key")
+            }
+            _ => Err(self.err("expected an object key")),
+        }
+    }
+
+    /// Consumes the literal `lit` (true, false, null).
+    fn literal(&mut self, lit: &[u8]) -> Result<(), ParseError> {
+        let end = self.pos + lit.len();
+        if end > self.buf.len() {
+            if lit.starts_with(&self.buf[self.pos..]) {
+                self.pos = self.buf.len();
+                return Err(self.eof());
+            }
+            return Err(self.err("invalid literal"));
+        }
+        if &self.buf[self.pos..end] != lit {
+            return Err(self.err("invalid literal"));
+        }
+        self.pos = end;
+        Ok(())
+    }
+}

@@ -1,0 +1,480 @@
+//! Trace tokenizer: walks the top level of a Chrome Trace Event JSON document and yields one
+//! [`RawEvent`] per element of the event array.
+//!
+//! Input: the whole (decompressed) document, or a slice of its event array cut at event
+//! boundaries ([`Tokenizer::events_only`]). Output: borrowed events; times already converted to
+//! integer nanoseconds (µs text -> ns, exact for up to 3 decimals, rounded beyond).
+//!
+//! Both top-level forms are accepted: `{"traceEvents": [...], ...}` with the events array at any
+//! key position, and the bare array `[...]`. Leniency (written decisions, each with a fixture):
+//! the closing `]` (and `}`) may be missing, as the Trace Event format allows; a trailing comma
+//! before `]` is accepted; array elements that are not objects are skipped and counted.
+//!
+//! Cost: one pass over the bytes; `args` are scanned one level deep for the few keys the model
+//! links on and otherwise kept as a byte span.
+
+use super::error::ParseError;
+use super::scan::{Cursor, JStr};
+
+/// The document's top-level shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Form {
+    /// `{"traceEvents": [...], ...}`
+    Object,
+    /// `[...]`
+    Array,
+}
+
+/// Top-level keys other than `traceEvents`, as raw JSON values.
+#[derive(Clone, Debug, Default)]
+pub struct TopLevel<'a> {
+    /// `(key, raw value bytes)` in input order.
+    pub fields: Vec<(JStr<'a>, &'a [u8])>,
+}
+
+/// One trace event as read from the input; absent keys are `None`.
+#[derive(Clone, Debug, Default)]
+pub struct RawEvent<'a> {
+    /// Absolute offset of the event's `{`.
+    pub offset: u64,
+    /// `ph`.
+    pub ph: Option<JStr<'a>>,
+    /// `name`.
+    pub name: Option<JStr<'a>>,
+    /// `cat`.
+    pub cat: Option<JStr<'a>>,
+    /// `ts` in ns (µs in the file).
+    pub ts_ns: Option<i64>,
+    /// `dur` in ns.
+    pub dur_ns: Option<i64>,
+    /// `pid` as text (number text or string content).
+    pub pid: Option<&'a [u8]>,
+    /// `tid` as text.
+    pub tid: Option<&'a [u8]>,
+    /// `id` as text (flows, async events).
+    pub id: Option<&'a [u8]>,
+    /// `bp` (flow binding point).
+    pub bp: Option<JStr<'a>>,
+    /// `s` (instant scope).
+    pub scope: Option<JStr<'a>>,
+    /// The raw `args` object, braces included.
+    pub args: Option<&'a [u8]>,
+    /// `args.correlation`.
+    pub correlation: Option<i64>,
+    /// `args["External id"]` (2021 traces: `external id`).
+    pub external_id: Option<i64>,
+    /// `args.name` (metadata events).
+    pub arg_name: Option<JStr<'a>>,
+    /// `args.sort_index` (metadata events).
+    pub arg_sort_index: Option<i64>,
+    /// `args.labels` (metadata events).
+    pub arg_labels: Option<JStr<'a>>,
+    /// A `ts` or `dur` was present but not a number.
+    pub bad_time: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    /// Inside the events array, before an element or the closing bracket.
+    InEvents { first: bool },
+    /// After the events array, in the object form: more keys may follow.
+    AfterEvents,
+    /// Nothing more to read.
+    Done,
+}
+
+/// Reads events one by one; see the module docs.
+pub struct Tokenizer<'a> {
+    cur: Cursor<'a>,
+    state: State,
+    form: Form,
+    top: TopLevel<'a>,
+    /// Elements of the event array that were not objects.
+    pub skipped_elements: u64,
+    /// The events array was not closed (input ended first).
+    pub unclosed: bool,
+    events: u64,
+    /// Absolute offset where the element being read (or the next one) starts.
+    element_start: u64,
+}
+
+impl<'a> Tokenizer<'a> {
+    /// Starts reading a whole document: finds the events array.
+    ///
+    /// # Errors
+    /// Syntax error if the document is neither form; EOF if it ends before the events array.
+    pub fn new(buf: &'a [u8], base: u64) -> Result<Self, ParseError> {
+        let mut t = Self {
+            cur: Cursor::new(buf, base),
+            state: State::Done,
+            form: Form::Array,
+            top: TopLevel::default(),
+            skipped_elements: 0,
+            unclosed: false,
+            events: 0,
+            element_start: 0,
+        };
+        if buf.starts_with(b"\xEF\xBB\xBF") {
+            t.cur.pos = 3;
+        }
+        match t.cur.peek_nonws() {
+            Some(b'[') => {
+                t.cur.pos += 1;
+                t.state = State::InEvents { first: true };
+            }
+            Some(b'{') => {
+                t.cur.pos += 1;
+                t.form = Form::Object;
+                t.find_events_key(true)?;
+            }
+            None => return Err(t.cur.eof()),
+            Some(_) => return Err(t.cur.err("not a trace: expected '{' or '['")),
+        }
+        Ok(t)
+    }
+
+    /// Reads a slice of an events array that starts at an element boundary (after a `,` or
+    /// the `[`), as made by `input::split`. The slice may end anywhere after its last event.
+    pub fn events_only(buf: &'a [u8], base: u64) -> Self {
+        Self {
+            cur: Cursor::new(buf, base),
+            state: State::InEvents { first: true },
+            form: Form::Array,
+            top: TopLevel::default(),
+            skipped_elements: 0,
+            unclosed: false,
+            events: 0,
+            element_start: base,
+        }
+    }
+
+    /// Absolute offset where the last element read (or being read) starts: after an EOF
+    /// error, where the complete part of the input ends.
+    pub fn element_start(&self) -> u64 {
+        self.element_start
+    }
+
+    /// Events returned so far.
+    pub fn events_read(&self) -> u64 {
+        self.events
+    }
+
+    /// The document's form.
+    pub fn form(&self) -> Form {
+        self.form
+    }
+
+    /// Top-level keys read so far (all of them once [`Self::next_event`] returned `None`).
+    pub fn top_level(&self) -> &TopLevel<'a> {
+        &self.top
+    }
+
+    /// Absolute offset of the next unread byte.
+    pub fn offset(&self) -> u64 {
+        self.cur.abs(self.cur.pos)
+    }
+
+    /// Next event, or `None` at the end of the document.
+    ///
+    /// # Errors
+    /// EOF inside an event (truncated file; every earlier event is complete), or a syntax error.
+    pub fn next_event(&mut self) -> Result<Option<RawEvent<'a>>, ParseError> {
+        loop {
+            match self.state {
+                State::Done => return Ok(None),
+                State::AfterEvents => {
+                    self.find_events_key(false)?;
+                }
+                State::InEvents { first } => {
+                    let Some(b) = self.cur.peek_nonws() else {
+                        // The format allows a missing closing bracket.
+                        self.unclosed = true;
+                        self.state = State::Done;
+                        return Ok(None);
+                    };
+                    if b == b']' {
+                        self.cur.pos += 1;
+                        self.end_of_events();
+                        continue;
+                    }
+                    if !first {
+                        if b != b',' {
+                            return Err(self.cur.err("expected ',' or ']' between events"));
+                        }
+                        self.cur.pos += 1;
+                        match self.cur.peek_nonws() {
+                            None => {
+                                self.unclosed = true;
+                                self.state = State::Done;
+                                return Ok(None);
+                            }
+                            // Trailing comma before the closing bracket: tolerated.
+                            Some(b']') => continue,
+                            Some(_) => {}
+                        }
+                    }
+                    self.state = State::InEvents { first: false };
+                    self.cur.peek_nonws();
+                    self.element_start = self.cur.abs(self.cur.pos);
+                    if self.cur.peek_nonws() == Some(b'{') {
+                        let ev = self.event()?;
+                        self.events += 1;
+                        return Ok(Some(ev));
+                    }
+                    self.cur.skip_value()?;
+                    self.skipped_elements += 1;
+                }
+            }
+        }
+    }
+
+    fn end_of_events(&mut self) {
+        self.state = if self.form == Form::Object { State::AfterEvents } else { State::Done };
+    }
+
+    /// Reads top-level object keys until `traceEvents` (then enters the array) or the end.
+    fn find_events_key(&mut self, first: bool) -> Result<(), ParseError> {
+        let mut first = first;
+        loop {
+            match self.cur.peek_nonws() {
+                None => {
+                    // Ended after the events array without the closing brace: fine.
+                    if self.state == State::AfterEvents {
+                        self.unclosed = true;
+                        self.state = State::Done;
+                        return Ok(());
+                    }
+                    return Err(self.cur.eof());
+                }
+                Some(b'}') => {
+                    if self.state != State::AfterEvents {
+                        return Err(self.cur.err("not a trace: no \"traceEvents\" array"));
+                    }
+                    self.cur.pos += 1;
+                    self.state = State::Done;
+                    return Ok(());
+                }
+                Some(b',') if !first => self.cur.pos += 1,
+                Some(_) if !first => return Err(self.cur.err("expected ',' or '}' after a value")),
+                Some(_) => {}
+            }
+            first = false;
+            if self.cur.peek_nonws() != Some(b'"') {
+                return Err(self.cur.err("expected an object key"));
+            }
+            let key = self.cur.string()?;
+            self.cur.expect(b':', "expected ':' after an object key")?;
+            if key.raw == b"traceEvents" && self.state != State::AfterEvents {
+                self.cur.expect(b'[', "\"traceEvents\" must be an array")?;
+                self.state = State::InEvents { first: true };
+                return Ok(());
+            }
+            self.cur.peek_nonws();
+            let start = self.cur.pos;
+            self.cur.skip_value()?;
+            self.top.fields.push((key, &self.cur.buf[start..self.cur.pos]));
+        }
+    }
+
+    /// Reads one event object; the cursor is on its `{`.
+    fn event(&mut self) -> Result<RawEvent<'a>, ParseError> {
+        let mut ev = RawEvent { offset: self.cur.abs(self.cur.pos), ..RawEvent::default() };
+        self.cur.pos += 1;
+        if self.cur.peek_nonws() == Some(b'}') {
+            self.cur.pos += 1;
+            return Ok(ev);
+        }
+        loop {
+            if self.cur.peek_nonws() != Some(b'"') {
+                return Err(self.cur.err("expected an object key"));
+            }
+            let key = self.cur.string()?;
+            self.cur.expect(b':', "expected ':' after an object key")?;
+            self.cur.peek_nonws();
+            match key.raw {
+                b"ph" => ev.ph = self.opt_string()?,
+                b"name" => ev.name = self.opt_string()?,
+                b"cat" => ev.cat = self.opt_string()?,
+                b"ts" => ev.ts_ns = self.time(&mut ev.bad_time)?,
+                b"dur" => ev.dur_ns = self.time(&mut ev.bad_time)?,
+                b"pid" => ev.pid = self.id_text()?,
+                b"tid" => ev.tid = self.id_text()?,
+                b"id" => ev.id = self.id_text()?,
+                b"bp" => ev.bp = self.opt_string()?,
+                b"s" => ev.scope = self.opt_string()?,
+                b"args" if self.cur.buf.get(self.cur.pos) == Some(&b'{') => self.args(&mut ev)?,
+                _ => self.cur.skip_value()?,
+            }
+            match self.cur.peek_nonws() {
+                Some(b',') => self.cur.pos += 1,
+                Some(b'}') => {
+                    self.cur.pos += 1;
+                    return Ok(ev);
+                }
+                _ => return Err(self.cur.err("expected ',' or '}' in an event")),
+            }
+        }
+    }
+
+    /// A string value, or `None` (value skipped) for other types.
+    fn opt_string(&mut self) -> Result<Option<JStr<'a>>, ParseError> {
+        if self.cur.buf.get(self.cur.pos) == Some(&b'"') {
+            return self.cur.string().map(Some);
+        }
+        self.cur.skip_value()?;
+        Ok(None)
+    }
+
+    /// A number or string id as text; other types are skipped.
+    fn id_text(&mut self) -> Result<Option<&'a [u8]>, ParseError> {
+        match self.cur.buf.get(self.cur.pos) {
+            Some(b'"') => Ok(Some(self.cur.string()?.raw)),
+            Some(b'-' | b'0'..=b'9') => Ok(Some(self.cur.number()?)),
+            _ => {
+                self.cur.skip_value()?;
+                Ok(None)
+            }
+        }
+    }
+
+    /// A time in µs (number, or a string holding one) converted to ns.
+    fn time(&mut self, bad: &mut bool) -> Result<Option<i64>, ParseError> {
+        let text = match self.cur.buf.get(self.cur.pos) {
+            Some(b'-' | b'0'..=b'9') => self.cur.number()?,
+            Some(b'"') => self.cur.string()?.raw,
+            _ => {
+                self.cur.skip_value()?;
+                *bad = true;
+                return Ok(None);
+            }
+        };
+        let ns = micros_to_ns(text);
+        *bad |= ns.is_none();
+        Ok(ns)
+    }
+
+    /// Scans `args` one level deep for the keys the model links on; keeps the raw span.
+    fn args(&mut self, ev: &mut RawEvent<'a>) -> Result<(), ParseError> {
+        let start = self.cur.pos;
+        self.cur.pos += 1;
+        if self.cur.peek_nonws() == Some(b'}') {
+            self.cur.pos += 1;
+            ev.args = Some(&self.cur.buf[start..self.cur.pos]);
+            return Ok(());
+        }
+        loop {
+            if self.cur.peek_nonws() != Some(b'"') {
+                return Err(self.cur.err("expected an object key"));
+            }
+            let key = self.cur.string()?;
+            self.cur.expect(b':', "expected ':' after an object key")?;
+            self.cur.peek_nonws();
+            match key.raw {
+                b"correlation" => ev.correlation = self.int()?,
+                b"External id" | b"external id" => ev.external_id = self.int()?,
+                b"name" => ev.arg_name = self.opt_string()?,
+                b"sort_index" => ev.arg_sort_index = self.int()?,
+                b"labels" => ev.arg_labels = self.opt_string()?,
+                _ => self.cur.skip_value()?,
+            }
+            match self.cur.peek_nonws() {
+                Some(b',') => self.cur.pos += 1,
+                Some(b'}') => {
+                    self.cur.pos += 1;
+                    ev.args = Some(&self.cur.buf[start..self.cur.pos]);
+                    return Ok(());
+                }
+                _ => return Err(self.cur.err("expected ',' or '}' in args")),
+            }
+        }
+    }
+
+    /// An integer value (a number without fraction); other values are skipped.
+    fn int(&mut self) -> Result<Option<i64>, ParseError> {
+        if matches!(self.cur.buf.get(self.cur.pos), Some(b'-' | b'0'..=b'9')) {
+            let text = self.cur.number()?;
+            return Ok(std::str::from_utf8(text).ok().and_then(|s| s.parse::<i64>().ok()));
+        }
+        self.cur.skip_value()?;
+        Ok(None)
+    }
+}
+
+/// Converts decimal microseconds text to integer nanoseconds.
+///
+/// Exact for up to three decimals; further digits round half up; exponents go through f64.
+/// Returns `None` for text that is not a number or out of range.
+pub fn micros_to_ns(text: &[u8]) -> Option<i64> {
+    let (neg, digits) = match text.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, text),
+    };
+    let mut int: i64 = 0;
+    let mut i = 0;
+    while let Some(&b) = digits.get(i) {
+        if !b.is_ascii_digit() {
+            break;
+        }
+        int = int.checked_mul(10)?.checked_add(i64::from(b - b'0'))?;
+        i += 1;
+    }
+    if i == 0 {
+        return None;
+    }
+    let mut frac_ns: i64 = 0;
+    if digits.get(i) == Some(&b'.') {
+        i += 1;
+        let mut scale = 100;
+        let mut round = false;
+        let start = i;
+        while let Some(&b) = digits.get(i) {
+            if !b.is_ascii_digit() {
+                break;
+            }
+            let d = i64::from(b - b'0');
+            if scale > 0 {
+                frac_ns += d * scale;
+                scale /= 10;
+            } else if i == start + 3 {
+                round = d >= 5;
+            }
+            i += 1;
+        }
+        if i == start {
+            return None;
+        }
+        frac_ns += i64::from(round);
+    }
+    if i != digits.len() {
+        return exponent_form(text);
+    }
+    let ns = int.checked_mul(1000)?.checked_add(frac_ns)?;
+    Some(if neg { -ns } else { ns })
+}
+
+/// Slow path for numbers with an exponent.
+#[cold]
+fn exponent_form(text: &[u8]) -> Option<i64> {
+    let v: f64 = std::str::from_utf8(text).ok()?.parse().ok()?;
+    let ns = (v * 1000.0).round();
+    (ns.is_finite() && ns.abs() < 9.2e18).then_some(ns as i64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::micros_to_ns;
+
+    #[test]
+    fn micros_text_to_ns() {
+        assert_eq!(micros_to_ns(b"0"), Some(0));
+        assert_eq!(micros_to_ns(b"12"), Some(12_000));
+        assert_eq!(micros_to_ns(b"4808593492335.120"), Some(4_808_593_492_335_120));
+        assert_eq!(micros_to_ns(b"1.5"), Some(1_500));
+        assert_eq!(micros_to_ns(b"1.0004"), Some(1_000));
+        assert_eq!(micros_to_ns(b"1.0005"), Some(1_001));
+        assert_eq!(micros_to_ns(b"-2.25"), Some(-2_250));
+        assert_eq!(micros_to_ns(b"1e3"), Some(1_000_000));
+        assert_eq!(micros_to_ns(b"abc"), None);
+        assert_eq!(micros_to_ns(b"1."), None);
+    }
+}

@@ -1,0 +1,21 @@
+//! Kinetoscope engine: turns PyTorch profiler (Kineto / Chrome Trace Event JSON) bytes into an
+//! indexed, columnar model and answers the questions the viewer and the CLI ask of it.
+//!
+//! ```text
+//! bytes ─input─▶ JSON ─json::Tokenizer─▶ RawEvent ─model::builder─▶ model::Trace ─▶ summary
+//!                        (load: what is fatal, what is a diagnostic)        │
+//!                                                        engine::Engine ◀───┘ (worker, CLI)
+//! ```
+//!
+//! The engine never reads a clock, a file or the environment and never spawns threads: callers
+//! (the CLI in `src/bin/kinetoscope.rs`, the wasm worker in `src/bin/worker.rs`) pass bytes in and
+//! measure time themselves. `synth` generates traces (the demo, large benchmark inputs).
+
+pub mod diag;
+pub mod engine;
+pub mod input;
+pub mod json;
+pub mod load;
+pub mod model;
+pub mod summary;
+pub mod synth;

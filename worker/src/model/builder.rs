@@ -1,0 +1,609 @@
+//! Builder: tokenizer events (in input order) -> [`Trace`] columns.
+//!
+//! `add` is the per-event hot path: intern name and category, count, route by `ph`, append to
+//! unsorted columns (absolute ns). `finish` sorts slices per lane (start ascending, duration
+//! descending, input order: parents before children that start at the same time), subtracts
+//! the origin, nests ([`super::nest`]), links ([`super::link`]) and orders processes and lanes
+//! for display (sort index metadata, else numeric id, else first appearance).
+//!
+//! Phases: `X` and matched `B`/`E` -> slices on the thread lane; `b`/`e`, `S`/`F` -> slices on
+//! an async lane of the process (one per async name); `i`/`I`/`n`/`T`/`p` -> instants; `C` ->
+//! counters; `s`/`t`/`f` -> flow endpoints; `M` -> names and sort indexes; others are counted.
+
+use super::category::CatClass;
+use super::strings::{FxHashMap, StrId, Strings};
+use super::{ArgsRef, Counters, EventStats, Instants, Lane, LaneId, Process, ProcessKind, Slices, Trace, NONE};
+use crate::diag::{DiagKind, Diagnostics};
+use crate::json::{unescape, Form, JStr, RawEvent};
+
+/// An open `B` (or async begin) waiting for its end.
+#[derive(Clone, Copy, Debug)]
+struct Open {
+    start_ns: i64,
+    name: StrId,
+    cat: StrId,
+    args: ArgsRef,
+    offset: u64,
+}
+
+/// Per-process facts gathered while reading.
+#[derive(Clone, Debug, Default)]
+struct ProcMeta {
+    name: Option<StrId>,
+    labels: Option<StrId>,
+    sort_index: Option<i64>,
+}
+
+/// A flow endpoint before binding.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct FlowPoint {
+    pub ts_ns: i64,
+    pub lane: LaneId,
+    pub cat: StrId,
+    pub id: StrId,
+    /// `b's'`, `b't'` or `b'f'`.
+    pub kind: u8,
+    /// `bp: "e"`: binds to the enclosing slice (else, for `f`, to the next slice).
+    pub enclosing: bool,
+}
+
+/// Accumulates events; see the module docs.
+pub struct Builder {
+    strings: Strings,
+    stats: EventStats,
+    diag: Diagnostics,
+    /// Process pid per index (creation order).
+    procs: Vec<StrId>,
+    proc_map: FxHashMap<StrId, u32>,
+    proc_meta: FxHashMap<StrId, ProcMeta>,
+    thread_meta: FxHashMap<(StrId, StrId), (Option<StrId>, Option<i64>)>,
+    lanes: Vec<(u32, StrId)>,
+    lane_map: FxHashMap<(StrId, StrId), LaneId>,
+    last_lane: Option<((StrId, StrId), LaneId)>,
+    open_b: Vec<Vec<Open>>,
+    open_async: FxHashMap<(StrId, StrId, u32), Vec<Open>>,
+    slices: Slices,
+    instants: Instants,
+    counters: Counters,
+    flow_points: Vec<FlowPoint>,
+    args: Vec<u8>,
+    min_ts: i64,
+    max_end: i64,
+    top_level: Vec<(String, String)>,
+    ph_x: StrId,
+}
+
+impl Default for Builder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Builder {
+    /// An empty builder.
+    pub fn new() -> Self {
+        let mut strings = Strings::default();
+        let ph_x = strings.intern(b"X");
+        Self {
+            strings,
+            stats: EventStats::default(),
+            diag: Diagnostics::default(),
+            procs: Vec::new(),
+            proc_map: FxHashMap::default(),
+            proc_meta: FxHashMap::default(),
+            thread_meta: FxHashMap::default(),
+            lanes: Vec::new(),
+            lane_map: FxHashMap::default(),
+            last_lane: None,
+            open_b: Vec::new(),
+            open_async: FxHashMap::default(),
+            slices: Slices::default(),
+            instants: Instants::default(),
+            counters: Counters::default(),
+            flow_points: Vec::new(),
+            args: Vec::new(),
+            min_ts: i64::MAX,
+            max_end: i64::MIN,
+            top_level: Vec::new(),
+            ph_x,
+        }
+    }
+
+    /// Diagnostics reporter, for the caller's own reports (truncation, syntax stop).
+    pub fn diagnostics(&mut self) -> &mut Diagnostics {
+        &mut self.diag
+    }
+
+    /// Records a top-level key (other than `traceEvents`) and its raw value.
+    pub fn top_level(&mut self, key: JStr<'_>, raw: &[u8]) {
+        self.top_level.push((unescape(key), String::from_utf8_lossy(raw).into_owned()));
+    }
+
+    #[inline]
+    fn intern(&mut self, s: Option<JStr<'_>>) -> StrId {
+        match s {
+            None => super::strings::EMPTY,
+            Some(s) if !s.escaped => self.strings.intern(s.raw),
+            Some(s) => self.strings.intern(unescape(s).as_bytes()),
+        }
+    }
+
+    #[inline]
+    fn bump(counts: &mut Vec<u64>, id: StrId) {
+        let i = id.0 as usize;
+        if i >= counts.len() {
+            counts.resize(i + 1, 0);
+        }
+        counts[i] += 1;
+    }
+
+    /// Adds one event (input order).
+    pub fn add(&mut self, ev: &RawEvent<'_>) {
+        self.stats.events += 1;
+        let ph = match ev.ph {
+            Some(p) if p.raw == b"X" => self.ph_x,
+            other => self.intern(other),
+        };
+        let cat = self.intern(ev.cat);
+        Self::bump(&mut self.stats.by_phase, ph);
+        Self::bump(&mut self.stats.by_category, cat);
+        if ev.bad_time {
+            self.diag.report(DiagKind::JsonBadTime, Some(ev.offset), String::new);
+        }
+        let phase = match ev.ph {
+            Some(p) if p.raw.len() == 1 => p.raw[0],
+            _ => 0,
+        };
+        if phase == b'M' {
+            self.metadata(ev);
+            return;
+        }
+        let Some(ts) = ev.ts_ns else {
+            self.diag.report(DiagKind::ModelMissingTs, Some(ev.offset), String::new);
+            return;
+        };
+        match phase {
+            b'X' => self.complete(ev, ts, cat),
+            b'B' => {
+                let lane = self.lane(ev);
+                let open = Open { start_ns: ts, name: self.intern(ev.name), cat, args: self.args(ev), offset: ev.offset };
+                self.open_b[lane.0 as usize].push(open);
+                self.extend(ts, ts);
+            }
+            b'E' => self.end(ev, ts),
+            b'b' | b'S' => self.async_begin(ev, ts, cat),
+            b'e' | b'F' => self.async_end(ev, ts, cat),
+            b'i' | b'I' | b'n' | b'T' | b'p' => self.instant(ev, ts, cat),
+            b'C' => self.counter(ev, ts),
+            b's' | b't' | b'f' => self.flow(ev, ts, cat, phase),
+            _ => {
+                self.extend(ts, ts);
+                self.diag.report(DiagKind::ModelUnknownPhase, Some(ev.offset), || {
+                    format!("ph {:?}", ev.ph.map(unescape).unwrap_or_default())
+                });
+            }
+        }
+    }
+
+    #[inline]
+    fn extend(&mut self, start: i64, end: i64) {
+        self.min_ts = self.min_ts.min(start);
+        self.max_end = self.max_end.max(end);
+    }
+
+    /// Copies `args` minified (whitespace outside strings removed) into the args buffer.
+    fn args(&mut self, ev: &RawEvent<'_>) -> ArgsRef {
+        let Some(raw) = ev.args else { return ArgsRef::default() };
+        let start = self.args.len();
+        let mut in_string = false;
+        let mut escape = false;
+        for &b in raw {
+            if in_string {
+                self.args.push(b);
+                if escape {
+                    escape = false;
+                } else if b == b'\\' {
+                    escape = true;
+                } else if b == b'"' {
+                    in_string = false;
+                }
+            } else if !matches!(b, b' ' | b'\n' | b'\r' | b'\t') {
+                in_string = b == b'"';
+                self.args.push(b);
+            }
+        }
+        let len = self.args.len() - start;
+        ArgsRef { start: u32::try_from(start).unwrap_or(u32::MAX), len: u32::try_from(len).unwrap_or(0) }
+    }
+
+    fn pid_tid(&mut self, ev: &RawEvent<'_>) -> (StrId, StrId) {
+        let pid = self.strings.intern(ev.pid.unwrap_or(b""));
+        let tid = self.strings.intern(ev.tid.unwrap_or(b""));
+        (pid, tid)
+    }
+
+    fn process(&mut self, pid: StrId) -> u32 {
+        if let Some(&p) = self.proc_map.get(&pid) {
+            return p;
+        }
+        let p = self.procs.len() as u32;
+        self.procs.push(pid);
+        self.proc_map.insert(pid, p);
+        p
+    }
+
+    fn lane_for(&mut self, key: (StrId, StrId)) -> LaneId {
+        if let Some((k, l)) = self.last_lane {
+            if k == key {
+                return l;
+            }
+        }
+        let lane = match self.lane_map.get(&key) {
+            Some(&l) => l,
+            None => {
+                let p = self.process(key.0);
+                let l = LaneId(self.lanes.len() as u32);
+                self.lanes.push((p, key.1));
+                self.open_b.push(Vec::new());
+                self.lane_map.insert(key, l);
+                l
+            }
+        };
+        self.last_lane = Some((key, lane));
+        lane
+    }
+
+    fn lane(&mut self, ev: &RawEvent<'_>) -> LaneId {
+        let key = self.pid_tid(ev);
+        self.lane_for(key)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn push_slice(&mut self, lane: LaneId, start: i64, dur: i64, name: StrId, cat: StrId, args: ArgsRef, ev: &RawEvent<'_>, offset: u64) {
+        let s = &mut self.slices;
+        s.start_ns.push(start);
+        s.dur_ns.push(dur);
+        s.lane.push(lane);
+        s.name.push(name);
+        s.cat.push(cat);
+        s.args.push(args);
+        s.correlation.push(ev.correlation.unwrap_or(-1));
+        s.external_id.push(ev.external_id.unwrap_or(-1));
+        s.offset.push(offset);
+        self.extend(start, start + dur);
+    }
+
+    fn complete(&mut self, ev: &RawEvent<'_>, ts: i64, cat: StrId) {
+        let dur = match ev.dur_ns {
+            Some(d) if d >= 0 => d,
+            Some(_) => {
+                self.diag.report(DiagKind::ModelNegativeDur, Some(ev.offset), String::new);
+                0
+            }
+            None => {
+                self.diag.report(DiagKind::ModelMissingDur, Some(ev.offset), String::new);
+                0
+            }
+        };
+        let lane = self.lane(ev);
+        let name = self.intern(ev.name);
+        let args = self.args(ev);
+        self.push_slice(lane, ts, dur, name, cat, args, ev, ev.offset);
+    }
+
+    fn end(&mut self, ev: &RawEvent<'_>, ts: i64) {
+        let lane = self.lane(ev);
+        let Some(open) = self.open_b[lane.0 as usize].pop() else {
+            self.diag.report(DiagKind::ModelUnmatchedEnd, Some(ev.offset), String::new);
+            return;
+        };
+        let dur = (ts - open.start_ns).max(0);
+        self.push_slice(lane, open.start_ns, dur, open.name, open.cat, open.args, &RawEvent::default(), open.offset);
+    }
+
+    fn async_lane(&mut self, ev: &RawEvent<'_>, name: StrId) -> LaneId {
+        let pid = self.strings.intern(ev.pid.unwrap_or(b""));
+        let mut tid = b"async:".to_vec();
+        tid.extend_from_slice(self.strings.bytes_of(name));
+        let tid = self.strings.intern(&tid);
+        self.lane_for((pid, tid))
+    }
+
+    fn async_key(&mut self, ev: &RawEvent<'_>, cat: StrId) -> (StrId, StrId, u32) {
+        let pid = self.strings.intern(ev.pid.unwrap_or(b""));
+        let id = self.strings.intern(ev.id.unwrap_or(b""));
+        let p = self.process(pid);
+        (cat, id, p)
+    }
+
+    fn async_begin(&mut self, ev: &RawEvent<'_>, ts: i64, cat: StrId) {
+        let key = self.async_key(ev, cat);
+        let open = Open { start_ns: ts, name: self.intern(ev.name), cat, args: self.args(ev), offset: ev.offset };
+        self.open_async.entry(key).or_default().push(open);
+        self.extend(ts, ts);
+    }
+
+    fn async_end(&mut self, ev: &RawEvent<'_>, ts: i64, cat: StrId) {
+        let key = self.async_key(ev, cat);
+        let Some(open) = self.open_async.get_mut(&key).and_then(Vec::pop) else {
+            self.diag.report(DiagKind::ModelUnmatchedEnd, Some(ev.offset), String::new);
+            return;
+        };
+        let lane = self.async_lane(ev, open.name);
+        let dur = (ts - open.start_ns).max(0);
+        self.push_slice(lane, open.start_ns, dur, open.name, open.cat, open.args, ev, open.offset);
+    }
+
+    fn instant(&mut self, ev: &RawEvent<'_>, ts: i64, cat: StrId) {
+        // Global and process-scoped instants belong to no thread: they get no lane.
+        let lane = match ev.scope {
+            Some(s) if s.raw == b"g" || s.raw == b"p" => LaneId(NONE),
+            _ => self.lane(ev),
+        };
+        let name = self.intern(ev.name);
+        let args = self.args(ev);
+        let t = &mut self.instants;
+        t.ts_ns.push(ts);
+        t.lane.push(lane);
+        t.name.push(name);
+        t.cat.push(cat);
+        t.args.push(args);
+        self.extend(ts, ts);
+    }
+
+    fn counter(&mut self, ev: &RawEvent<'_>, ts: i64) {
+        let pid = self.strings.intern(ev.pid.unwrap_or(b""));
+        let process = self.process(pid);
+        let name = self.intern(ev.name);
+        let args = self.args(ev);
+        let c = &mut self.counters;
+        c.ts_ns.push(ts);
+        c.process.push(process);
+        c.name.push(name);
+        c.args.push(args);
+        self.extend(ts, ts);
+    }
+
+    fn flow(&mut self, ev: &RawEvent<'_>, ts: i64, cat: StrId, kind: u8) {
+        let lane = self.lane(ev);
+        let id = self.strings.intern(ev.id.unwrap_or(b""));
+        let enclosing = kind != b'f' || ev.bp.is_some_and(|b| b.raw == b"e");
+        self.flow_points.push(super::builder::FlowPoint { ts_ns: ts, lane, cat, id, kind, enclosing });
+        self.extend(ts, ts);
+    }
+
+    fn metadata(&mut self, ev: &RawEvent<'_>) {
+        let (pid, tid) = self.pid_tid(ev);
+        let name = ev.name.map_or(&b""[..], |n| n.raw);
+        match name {
+            b"process_name" => {
+                let v = ev.arg_name.map(|s| self.intern(Some(s)));
+                self.proc_meta.entry(pid).or_default().name = v;
+            }
+            b"process_labels" => {
+                let v = ev.arg_labels.map(|s| self.intern(Some(s)));
+                self.proc_meta.entry(pid).or_default().labels = v;
+            }
+            b"process_sort_index" => self.proc_meta.entry(pid).or_default().sort_index = ev.arg_sort_index,
+            b"thread_name" => {
+                let v = ev.arg_name.map(|s| self.intern(Some(s)));
+                self.thread_meta.entry((pid, tid)).or_default().0 = v;
+            }
+            b"thread_sort_index" => self.thread_meta.entry((pid, tid)).or_default().1 = ev.arg_sort_index,
+            _ => {}
+        }
+    }
+
+    /// Sorts, nests, links and orders everything; see the module docs.
+    pub fn finish(mut self, form: Form, truncated: bool) -> Trace {
+        let origin = if self.min_ts == i64::MAX { 0 } else { self.min_ts };
+        let end = if self.max_end == i64::MIN { origin } else { self.max_end };
+        self.close_open(end);
+        let cat_class = self.classify_categories();
+        let slices = sort_slices(std::mem::take(&mut self.slices), origin);
+        let mut lanes = self.lane_table(&slices);
+        let mut trace = Trace {
+            strings: std::mem::take(&mut self.strings),
+            cat_class,
+            processes: Vec::new(),
+            lanes: Vec::new(),
+            slices,
+            instants: sort_instants(std::mem::take(&mut self.instants), origin),
+            counters: sort_counters(std::mem::take(&mut self.counters), origin),
+            flows: Vec::new(),
+            flows_unlinked: 0,
+            args: std::mem::take(&mut self.args),
+            origin_ns: origin,
+            end_ns: end - origin,
+            top_level: std::mem::take(&mut self.top_level),
+            stats: std::mem::take(&mut self.stats),
+            diagnostics: std::mem::take(&mut self.diag),
+            truncated,
+            form,
+        };
+        super::nest::nest(&mut trace, &mut lanes);
+        trace.lanes = lanes;
+        let mut points = std::mem::take(&mut self.flow_points);
+        for p in &mut points {
+            p.ts_ns -= origin;
+        }
+        super::link::link(&mut trace, &points);
+        self.order(&mut trace);
+        trace
+    }
+
+    fn close_open(&mut self, end: i64) {
+        let mut pending = Vec::new();
+        for (lane, stack) in self.open_b.iter_mut().enumerate() {
+            for open in stack.drain(..) {
+                pending.push((LaneId(lane as u32), open));
+            }
+        }
+        for stack in self.open_async.values_mut() {
+            pending.extend(stack.drain(..).map(|o| (LaneId(NONE), o)));
+        }
+        for (lane, open) in pending {
+            self.diag.report(DiagKind::ModelUnclosedBegin, Some(open.offset), String::new);
+            let lane = if lane.0 == NONE { self.async_lane(&RawEvent::default(), open.name) } else { lane };
+            self.push_slice(lane, open.start_ns, end - open.start_ns, open.name, open.cat, open.args, &RawEvent::default(), open.offset);
+        }
+    }
+
+    fn classify_categories(&self) -> Vec<CatClass> {
+        let mut classes = vec![CatClass::Other; self.strings.len()];
+        for (i, &n) in self.stats.by_category.iter().enumerate() {
+            if n > 0 {
+                classes[i] = CatClass::of(self.strings.bytes_of(StrId(i as u32)));
+            }
+        }
+        classes
+    }
+
+    fn lane_table(&self, slices: &Slices) -> Vec<Lane> {
+        let mut lanes: Vec<Lane> = self
+            .lanes
+            .iter()
+            .map(|&(process, tid)| Lane { process, tid, name: tid, sort_index: None, slices: 0..0, rows: 0 })
+            .collect();
+        let mut i = 0;
+        while i < slices.len() {
+            let lane = slices.lane[i];
+            let start = i;
+            while i < slices.len() && slices.lane[i] == lane {
+                i += 1;
+            }
+            lanes[lane.0 as usize].slices = start as u32..i as u32;
+        }
+        lanes
+    }
+
+    /// Names processes and lanes and puts both in display order.
+    fn order(&self, trace: &mut Trace) {
+        let mut gpu = vec![false; self.procs.len()];
+        for i in 0..trace.slices.len() {
+            if trace.class(trace.slices.cat[i]).is_gpu_side() {
+                gpu[trace.lanes[trace.slices.lane[i].0 as usize].process as usize] = true;
+            }
+        }
+        for lane in &mut trace.lanes {
+            let pid = self.procs[lane.process as usize];
+            let (name, sort_index) = self.thread_meta.get(&(pid, lane.tid)).copied().unwrap_or_default();
+            lane.sort_index = sort_index;
+            lane.name = match name {
+                Some(n) => {
+                    let text = trace.strings.get(n);
+                    let trimmed = text.trim();
+                    if trimmed.len() == text.len() { n } else { let t = trimmed.to_owned(); trace.strings.intern(t.as_bytes()) }
+                }
+                None => {
+                    let tid = trace.strings.get(lane.tid).into_owned();
+                    let text = match (tid.strip_prefix("async:"), gpu[lane.process as usize]) {
+                        (Some(name), _) => name.to_owned(),
+                        (None, true) => format!("stream {tid}"),
+                        (None, false) => format!("thread {tid}"),
+                    };
+                    trace.strings.intern(text.as_bytes())
+                }
+            };
+        }
+        let mut procs: Vec<Process> = Vec::with_capacity(self.procs.len());
+        for (i, &pid) in self.procs.iter().enumerate() {
+            let meta = self.proc_meta.get(&pid).cloned().unwrap_or_default();
+            let kind = if gpu[i] { ProcessKind::Gpu } else { ProcessKind::Cpu };
+            // Kineto names every device process after the host program and labels it
+            // "GPU N": the label is what tells devices apart.
+            let gpu_label = meta.labels.filter(|_| kind == ProcessKind::Gpu);
+            let name = gpu_label.or(meta.name).unwrap_or_else(|| {
+                let pid_text = trace.strings.get(pid).into_owned();
+                let text = match kind {
+                    ProcessKind::Gpu => format!("GPU {pid_text}"),
+                    ProcessKind::Cpu => format!("process {pid_text}"),
+                };
+                trace.strings.intern(text.as_bytes())
+            });
+            let mut lanes: Vec<LaneId> =
+                (0..trace.lanes.len() as u32).map(LaneId).filter(|l| trace.lanes[l.0 as usize].process == i as u32).collect();
+            lanes.sort_by_key(|l| {
+                let lane = &trace.lanes[l.0 as usize];
+                let is_async = trace.strings.bytes_of(lane.tid).starts_with(b"async:");
+                (is_async, lane.sort_index.or_else(|| numeric(&trace.strings, lane.tid)).unwrap_or(i64::MAX), l.0)
+            });
+            procs.push(Process { pid, name, labels: meta.labels, sort_index: meta.sort_index, kind, lanes });
+        }
+        let mut order: Vec<u32> = (0..procs.len() as u32).collect();
+        order.sort_by_key(|&i| {
+            let p = &procs[i as usize];
+            (p.sort_index.or_else(|| numeric(&trace.strings, p.pid)).unwrap_or(i64::MAX), i)
+        });
+        let mut new_index = vec![0u32; procs.len()];
+        for (new, &old) in order.iter().enumerate() {
+            new_index[old as usize] = new as u32;
+        }
+        for lane in &mut trace.lanes {
+            lane.process = new_index[lane.process as usize];
+        }
+        for p in &mut trace.counters.process {
+            *p = new_index[*p as usize];
+        }
+        let mut slots: Vec<Option<Process>> = procs.into_iter().map(Some).collect();
+        trace.processes = order.iter().filter_map(|&i| slots[i as usize].take()).collect();
+    }
+}
+
+/// The numeric value of an id string, if it is an integer.
+fn numeric(strings: &Strings, id: StrId) -> Option<i64> {
+    std::str::from_utf8(strings.bytes_of(id)).ok()?.parse().ok()
+}
+
+/// Sorts slice columns by (lane, start, longer first, input order) and shifts times to origin.
+fn sort_slices(s: Slices, origin: i64) -> Slices {
+    let mut order: Vec<u32> = (0..s.len() as u32).collect();
+    order.sort_unstable_by_key(|&i| {
+        let i = i as usize;
+        (s.lane[i], s.start_ns[i], std::cmp::Reverse(s.dur_ns[i]), i)
+    });
+    let n = order.len();
+    Slices {
+        start_ns: order.iter().map(|&i| s.start_ns[i as usize] - origin).collect(),
+        dur_ns: permute(&s.dur_ns, &order),
+        lane: permute(&s.lane, &order),
+        name: permute(&s.name, &order),
+        cat: permute(&s.cat, &order),
+        depth: vec![0; n],
+        row: vec![0; n],
+        parent: vec![NONE; n],
+        args: permute(&s.args, &order),
+        correlation: permute(&s.correlation, &order),
+        external_id: permute(&s.external_id, &order),
+        launch: vec![NONE; n],
+        offset: permute(&s.offset, &order),
+    }
+}
+
+fn sort_instants(t: Instants, origin: i64) -> Instants {
+    let mut order: Vec<u32> = (0..t.ts_ns.len() as u32).collect();
+    order.sort_by_key(|&i| t.ts_ns[i as usize]);
+    Instants {
+        ts_ns: order.iter().map(|&i| t.ts_ns[i as usize] - origin).collect(),
+        lane: permute(&t.lane, &order),
+        name: permute(&t.name, &order),
+        cat: permute(&t.cat, &order),
+        args: permute(&t.args, &order),
+    }
+}
+
+fn sort_counters(c: Counters, origin: i64) -> Counters {
+    let mut order: Vec<u32> = (0..c.ts_ns.len() as u32).collect();
+    order.sort_by_key(|&i| c.ts_ns[i as usize]);
+    Counters {
+        ts_ns: order.iter().map(|&i| c.ts_ns[i as usize] - origin).collect(),
+        process: permute(&c.process, &order),
+        name: permute(&c.name, &order),
+        args: permute(&c.args, &order),
+    }
+}
+
+/// `col` reordered by `order` (a permutation of its indexes).
+fn permute<T: Copy>(col: &[T], order: &[u32]) -> Vec<T> {
+    order.iter().map(|&i| col[i as usize]).collect()
+}

@@ -1,0 +1,159 @@
+//! Links: device activity -> launching call (by `correlation`), and flows bound to slices.
+//!
+//! Launches: every runtime/driver call (`CatClass::Launch`) registers its correlation; every
+//! device activity with a correlation looks it up. External ids are not used: REFERENCE.md §1
+//! explains why they mislead on real traces. The enclosing op of a launch is found later by
+//! walking `parent` (time containment on its thread), see [`enclosing_op`].
+//!
+//! Flows: endpoints are grouped by (category, id) and chained in time order `s -> t* -> f`.
+//! `s`/`t` and `f` with `bp: "e"` bind to the innermost slice enclosing their time on their
+//! lane; other `f`s bind to the next slice starting at or after it (Trace Event format).
+//!
+//! Cost: O(n) hashing for launches; O(p log p) sort plus O(log n) binding per flow endpoint.
+
+use super::builder::FlowPoint;
+use super::category::CatClass;
+use super::strings::FxHashMap;
+use super::{Flow, LaneId, Trace, NONE};
+use crate::diag::DiagKind;
+
+/// Fills `slices.launch`, `flows` and `flows_unlinked`.
+pub(super) fn link(trace: &mut Trace, points: &[FlowPoint]) {
+    link_launches(trace);
+    link_flows(trace, points);
+}
+
+fn link_launches(trace: &mut Trace) {
+    let s = &trace.slices;
+    let mut by_correlation: FxHashMap<i64, u32> = FxHashMap::default();
+    for i in 0..s.len() {
+        if s.correlation[i] >= 0 && trace.cat_class.get(s.cat[i].0 as usize) == Some(&CatClass::Launch) {
+            by_correlation.entry(s.correlation[i]).or_insert(i as u32);
+        }
+    }
+    let mut missing = Vec::new();
+    for i in 0..trace.slices.len() {
+        let class = trace.class(trace.slices.cat[i]);
+        if !class.is_device_activity() || trace.slices.correlation[i] < 0 {
+            continue;
+        }
+        match by_correlation.get(&trace.slices.correlation[i]) {
+            Some(&launch) => trace.slices.launch[i] = launch,
+            None => missing.push(i),
+        }
+    }
+    for i in missing {
+        let corr = trace.slices.correlation[i];
+        trace.diagnostics.report(DiagKind::LinkKernelWithoutLaunch, Some(trace.slices.offset[i]), || format!("correlation {corr}"));
+    }
+}
+
+/// The innermost `cpu_op` slice enclosing slice `i` on its thread (itself excluded), if any.
+pub fn enclosing_op(trace: &Trace, i: u32) -> Option<u32> {
+    let mut p = *trace.slices.parent.get(i as usize)?;
+    while p != NONE {
+        if trace.class(trace.slices.cat[p as usize]) == CatClass::CpuOp {
+            return Some(p);
+        }
+        p = trace.slices.parent[p as usize];
+    }
+    None
+}
+
+/// Innermost slice on `lane` with `start <= ts <= end`, or `NONE`.
+fn enclosing(trace: &Trace, lane: LaneId, ts: i64) -> u32 {
+    let Some(l) = trace.lanes.get(lane.0 as usize) else { return NONE };
+    let s = &trace.slices;
+    let (lo, hi) = (l.slices.start as usize, l.slices.end as usize);
+    // Walk back from the last slice starting at or before ts. Every main-layer slice that
+    // contains ts is an ancestor of the last main-layer slice starting before ts, so the walk
+    // stops there; overflow-layer slices passed on the way are candidates too.
+    let mut i = lo + s.start_ns[lo..hi].partition_point(|&st| st <= ts);
+    let mut best = NONE;
+    let mut best_depth = 0u16;
+    while i > lo {
+        i -= 1;
+        let mut c = i as u32;
+        while c != NONE && s.start_ns[c as usize] + s.dur_ns[c as usize] < ts {
+            c = s.parent[c as usize];
+        }
+        if c != NONE && (best == NONE || s.depth[c as usize] >= best_depth) {
+            best = c;
+            best_depth = s.depth[c as usize];
+        }
+        if s.row[i] == s.depth[i] {
+            break;
+        }
+    }
+    best
+}
+
+/// First slice on `lane` starting at or after `ts`, or `NONE`.
+fn next_slice(trace: &Trace, lane: LaneId, ts: i64) -> u32 {
+    let Some(l) = trace.lanes.get(lane.0 as usize) else { return NONE };
+    let (lo, hi) = (l.slices.start as usize, l.slices.end as usize);
+    let idx = lo + trace.slices.start_ns[lo..hi].partition_point(|&st| st < ts);
+    if idx < hi { idx as u32 } else { NONE }
+}
+
+fn link_flows(trace: &mut Trace, points: &[FlowPoint]) {
+    let mut order: Vec<u32> = (0..points.len() as u32).collect();
+    let rank = |k: u8| match k {
+        b's' => 0,
+        b't' => 1,
+        _ => 2,
+    };
+    order.sort_unstable_by_key(|&i| {
+        let p = &points[i as usize];
+        (p.cat, p.id, p.ts_ns, rank(p.kind), i)
+    });
+    let bound: Vec<u32> = points
+        .iter()
+        .map(|p| if p.enclosing { enclosing(trace, p.lane, p.ts_ns) } else { next_slice(trace, p.lane, p.ts_ns) })
+        .collect();
+    let mut flows = Vec::new();
+    let mut unlinked = 0u64;
+    let mut g = 0;
+    while g < order.len() {
+        let first = &points[order[g] as usize];
+        let mut end = g;
+        while end < order.len() && points[order[end] as usize].cat == first.cat && points[order[end] as usize].id == first.id {
+            end += 1;
+        }
+        unlinked += chain(&order[g..end], points, &bound, &mut flows);
+        g = end;
+    }
+    flows.sort_unstable_by_key(|f: &Flow| (f.from, f.to));
+    trace.flows = flows;
+    trace.flows_unlinked = unlinked;
+    if unlinked > 0 {
+        trace.diagnostics.report(DiagKind::LinkFlowUnmatched, None, || format!("{unlinked} endpoints"));
+    }
+}
+
+/// Chains one (cat, id) group in time order; returns how many endpoints stayed unlinked.
+fn chain(group: &[u32], points: &[FlowPoint], bound: &[u32], flows: &mut Vec<Flow>) -> u64 {
+    let mut unlinked = 0;
+    let mut from: Option<u32> = None;
+    for &i in group {
+        let p = &points[i as usize];
+        let slice = bound[i as usize];
+        match p.kind {
+            b's' => {
+                if from.is_some() {
+                    unlinked += 1;
+                }
+                from = (slice != NONE).then_some(slice);
+                unlinked += u64::from(slice == NONE);
+            }
+            _ => match from {
+                Some(f) if slice != NONE => {
+                    flows.push(Flow { from: f, to: slice, cat: p.cat });
+                    from = (p.kind == b't').then_some(slice);
+                }
+                _ => unlinked += 1,
+            },
+        }
+    }
+    unlinked + u64::from(from.is_some())
+}

@@ -1,0 +1,124 @@
+//! Trace summary: the model's headline numbers as the protocol's [`TraceSummary`].
+//!
+//! Shared by `kinetoscope info` and the page, so both always show the same numbers.
+
+use crate::json::Form;
+use crate::model::link::enclosing_op;
+use crate::model::{ProcessKind, StrId, Trace, NONE};
+use protocol::{FlowSummary, LaneSummary, LinkSummary, ProcessSummary, TraceSummary};
+use std::collections::BTreeMap;
+
+/// Builds the summary of `trace`; file facts are the caller's.
+pub fn summarize(trace: &Trace, file_name: &str, file_bytes: u64, json_bytes: u64, gzip: bool) -> TraceSummary {
+    let form = match trace.form {
+        Form::Object => "json-object",
+        Form::Array => "json-array",
+    };
+    let processes: Vec<ProcessSummary> = trace
+        .processes
+        .iter()
+        .map(|p| ProcessSummary {
+            pid: trace.strings.get(p.pid).into_owned(),
+            name: trace.strings.get(p.name).into_owned(),
+            kind: match p.kind {
+                ProcessKind::Cpu => "cpu".into(),
+                ProcessKind::Gpu => "gpu".into(),
+            },
+            lanes: p
+                .lanes
+                .iter()
+                .map(|l| {
+                    let lane = &trace.lanes[l.0 as usize];
+                    LaneSummary {
+                        tid: trace.strings.get(lane.tid).into_owned(),
+                        name: trace.strings.get(lane.name).into_owned(),
+                        slices: u64::from(lane.slices.end - lane.slices.start),
+                        depth: u32::from(lane.rows),
+                    }
+                })
+                .collect(),
+        })
+        .collect();
+    TraceSummary {
+        file_name: file_name.to_string(),
+        file_bytes,
+        json_bytes,
+        format: if gzip { format!("{form}+gzip") } else { form.to_string() },
+        events: trace.stats.events,
+        phases: counts(trace, &trace.stats.by_phase),
+        categories: counts(trace, &trace.stats.by_category),
+        lanes: trace.lanes.len() as u64,
+        processes,
+        flows: FlowSummary { linked: trace.flows.len() as u64, unlinked: trace.flows_unlinked },
+        links: links(trace),
+        span_us: trace.end_ns as f64 / 1000.0,
+        warnings: trace.diagnostics.lines(),
+        truncated: trace.truncated,
+        parse_ms: 0.0,
+    }
+}
+
+fn counts(trace: &Trace, by_id: &[u64]) -> BTreeMap<String, u64> {
+    by_id
+        .iter()
+        .enumerate()
+        .filter(|(_, &n)| n > 0)
+        .map(|(i, &n)| (trace.strings.get(StrId(i as u32)).into_owned(), n))
+        .collect()
+}
+
+fn links(trace: &Trace) -> LinkSummary {
+    let s = &trace.slices;
+    let mut out = LinkSummary::default();
+    for i in 0..s.len() {
+        if !trace.class(s.cat[i]).is_device_activity() {
+            continue;
+        }
+        out.device_activities += 1;
+        if s.launch[i] != NONE {
+            out.with_launch += 1;
+            out.with_op += u64::from(enclosing_op(trace, s.launch[i]).is_some());
+        }
+    }
+    out
+}
+
+/// Human-readable rendering of a summary, as `kinetoscope info` prints it.
+pub fn text(s: &TraceSummary) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let mb = |b: u64| b as f64 / 1e6;
+    let _ = writeln!(out, "{}  {:.2} MB ({}, {:.2} MB JSON)", s.file_name, mb(s.file_bytes), s.format, mb(s.json_bytes));
+    let _ = writeln!(out, "events     {}", s.events);
+    let _ = writeln!(out, "span       {:.3} ms", s.span_us / 1000.0);
+    let _ = writeln!(out, "lanes      {} in {} processes", s.lanes, s.processes.len());
+    let _ = writeln!(out, "flows      {} linked, {} endpoints unlinked", s.flows.linked, s.flows.unlinked);
+    let l = &s.links;
+    let _ = writeln!(out, "device     {} activities, {} with launch call, {} with enclosing op", l.device_activities, l.with_launch, l.with_op);
+    if s.parse_ms > 0.0 {
+        let _ = writeln!(out, "parse      {:.1} ms ({:.0} MB/s)", s.parse_ms, mb(s.json_bytes) / (s.parse_ms / 1000.0));
+    }
+    let _ = writeln!(out, "truncated  {}", s.truncated);
+    let _ = writeln!(out, "\nphases:");
+    for (k, v) in &s.phases {
+        let _ = writeln!(out, "  {k:<24?} {v:>10}");
+    }
+    let _ = writeln!(out, "\ncategories:");
+    for (k, v) in &s.categories {
+        let _ = writeln!(out, "  {k:<24?} {v:>10}");
+    }
+    let _ = writeln!(out, "\nprocesses:");
+    for p in &s.processes {
+        let _ = writeln!(out, "  [{}] pid {:?} {:?}", p.kind, p.pid, p.name);
+        for lane in &p.lanes {
+            let _ = writeln!(out, "      tid {:<12?} {:<40?} {:>9} slices, {} rows", lane.tid, lane.name, lane.slices, lane.depth);
+        }
+    }
+    if !s.warnings.is_empty() {
+        let _ = writeln!(out, "\nwarnings:");
+        for w in &s.warnings {
+            let _ = writeln!(out, "  {w}");
+        }
+    }
+    out
+}
