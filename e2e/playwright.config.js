@@ -1,8 +1,11 @@
-// Playwright on Debian's /usr/bin/chromium (never `npx playwright install`), serving ../dist.
+// Playwright on Debian's /usr/bin/chromium (never `npx playwright install`), serving the built site:
+// ../dist, or $E2E_DIST (scripts/test builds into target/test-dist).
 // Fixed viewport, scale factor 1 and font flags so screenshots are stable. Run via scripts/test.
+const path = require('node:path');
 const { defineConfig } = require('@playwright/test');
 
 const PORT = Number(process.env.E2E_PORT || 8787);
+const DIST = path.resolve(__dirname, process.env.E2E_DIST || '../dist');
 
 module.exports = defineConfig({
   testDir: './tests',
@@ -28,7 +31,7 @@ module.exports = defineConfig({
     },
   },
   webServer: {
-    command: `python3 -m http.server ${PORT} --bind 127.0.0.1 --directory ../dist`,
+    command: `python3 -m http.server ${PORT} --bind 127.0.0.1 --directory '${DIST}'`,
     url: `http://127.0.0.1:${PORT}/`,
     reuseExistingServer: false,
     stdout: 'ignore',

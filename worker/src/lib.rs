@@ -11,6 +11,7 @@
 //! (the CLI in `src/bin/kinetoscope.rs`, the wasm worker in `src/bin/worker.rs`) pass bytes in and
 //! measure time themselves. `synth` generates traces (the demo, large benchmark inputs).
 
+pub mod analysis;
 pub mod diag;
 pub mod engine;
 pub mod input;

@@ -13,7 +13,8 @@
 //! that crashes is terminated and respawned by the next load, so the app stays usable.
 //! The sink is never called while the bridge's state is borrowed.
 //!
-//! Cost: one JSON string per control message; chunk bytes are transferred, never copied.
+//! Cost: one JSON string per control message; chunk buffers are transferred, not copied (a
+//! fetch chunk that views only part of its buffer is first cut out, see `source`).
 //! References: issue 2, STYLE.md §3.
 
 mod conn;

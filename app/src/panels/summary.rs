@@ -212,7 +212,10 @@ fn lane_list(processes: &[ProcessSummary], lanes: u64) -> impl IntoView {
             }
         })
         .collect_view();
-    let title = format!("Processes and lanes ({} lanes)", format::count(lanes));
+    let title = format!(
+        "Processes and lanes ({})",
+        format::plural(lanes, "lane", "lanes")
+    );
     view! {
         <section class="card lanes" data-testid="lane-list">
             <h2>{title}</h2>

@@ -64,9 +64,18 @@ pub fn span_us(us: f64) -> String {
     }
 }
 
-/// A duration in milliseconds: `"850 ms"`, `"1.25 s"`.
+/// A measured duration in milliseconds: `"850 ms"`, `"1.25 s"`; `"< 0.1 ms"` for 0, since a
+/// worker's `performance.now()` ticks in 0.1 ms steps without cross-origin isolation.
 pub fn millis(ms: f64) -> String {
+    if ms == 0.0 {
+        return "< 0.1 ms".into();
+    }
     span_us(ms * 1e3)
+}
+
+/// `"1 lane"`, `"1,234 lanes"`.
+pub fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{} {}", count(n), if n == 1 { one } else { many })
 }
 
 /// Throughput in MB/s of `n` bytes over `ms` milliseconds; `None` when `ms` is not positive.
@@ -156,6 +165,9 @@ mod tests {
         assert_eq!(span_us(125e6), "2 min 5.0 s");
         assert_eq!(span_us(f64::NAN), "—");
         assert_eq!(millis(850.0), "850 ms");
+        assert_eq!(millis(0.0), "< 0.1 ms");
+        assert_eq!(plural(1, "lane", "lanes"), "1 lane");
+        assert_eq!(plural(1200, "lane", "lanes"), "1,200 lanes");
     }
 
     #[test]

@@ -56,7 +56,8 @@ pub enum Phase {
 /// Why a load failed, with the position in the (decompressed) input when known.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
 pub struct LoadError {
-    /// `malformed`, `empty`, `gzip`, `io` or `protocol`.
+    /// `malformed`, `empty`, `gzip`, `io` or `protocol`; the app adds `io` for fetch and file
+    /// read failures and `worker` when the worker could not start or crashed.
     pub kind: String,
     /// Full human message, ending with the position when known.
     pub message: String,

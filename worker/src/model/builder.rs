@@ -40,7 +40,8 @@ pub(super) struct FlowPoint {
     pub ts_ns: i64,
     pub lane: LaneId,
     pub cat: StrId,
-    pub id: StrId,
+    /// Numeric id, or an interned string id with the top bit set.
+    pub id: u64,
     /// `b's'`, `b't'` or `b'f'`.
     pub kind: u8,
     /// `bp: "e"`: binds to the enclosing slice (else, for `f`, to the next slice).
@@ -60,6 +61,9 @@ pub struct Builder {
     lanes: Vec<(u32, StrId)>,
     lane_map: FxHashMap<(StrId, StrId), LaneId>,
     last_lane: Option<((StrId, StrId), LaneId)>,
+    last_raw_pid: Vec<u8>,
+    last_raw_tid: Vec<u8>,
+    last_raw_lane: Option<LaneId>,
     open_b: Vec<Vec<Open>>,
     open_async: FxHashMap<(StrId, StrId, u32), Vec<Open>>,
     slices: Slices,
@@ -95,6 +99,9 @@ impl Builder {
             lanes: Vec::new(),
             lane_map: FxHashMap::default(),
             last_lane: None,
+            last_raw_pid: Vec::new(),
+            last_raw_tid: Vec::new(),
+            last_raw_lane: None,
             open_b: Vec::new(),
             open_async: FxHashMap::default(),
             slices: Slices::default(),
@@ -253,9 +260,23 @@ impl Builder {
         lane
     }
 
+    /// The thread lane of `ev`. Consecutive events mostly share a thread, so the raw pid/tid
+    /// text of the last lookup is kept and compared before any interning.
     fn lane(&mut self, ev: &RawEvent<'_>) -> LaneId {
+        let (pid, tid) = (ev.pid.unwrap_or(b""), ev.tid.unwrap_or(b""));
+        if let Some(lane) = self.last_raw_lane {
+            if self.last_raw_pid == pid && self.last_raw_tid == tid {
+                return lane;
+            }
+        }
         let key = self.pid_tid(ev);
-        self.lane_for(key)
+        let lane = self.lane_for(key);
+        self.last_raw_pid.clear();
+        self.last_raw_pid.extend_from_slice(pid);
+        self.last_raw_tid.clear();
+        self.last_raw_tid.extend_from_slice(tid);
+        self.last_raw_lane = Some(lane);
+        lane
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -366,10 +387,21 @@ impl Builder {
 
     fn flow(&mut self, ev: &RawEvent<'_>, ts: i64, cat: StrId, kind: u8) {
         let lane = self.lane(ev);
-        let id = self.strings.intern(ev.id.unwrap_or(b""));
+        let id = self.flow_id(ev.id.unwrap_or(b""));
         let enclosing = kind != b'f' || ev.bp.is_some_and(|b| b.raw == b"e");
         self.flow_points.push(super::builder::FlowPoint { ts_ns: ts, lane, cat, id, kind, enclosing });
         self.extend(ts, ts);
+    }
+
+    /// Flow ids are mostly decimal numbers (Kineto uses the correlation): kept as the number;
+    /// other ids are interned and tagged with the top bit so the two kinds never collide.
+    fn flow_id(&mut self, raw: &[u8]) -> u64 {
+        let numeric = !raw.is_empty() && raw.len() < 19 && raw.iter().all(u8::is_ascii_digit);
+        if numeric {
+            raw.iter().fold(0u64, |n, &d| n * 10 + u64::from(d - b'0'))
+        } else {
+            (1 << 63) | u64::from(self.strings.intern(raw).0)
+        }
     }
 
     fn metadata(&mut self, ev: &RawEvent<'_>) {

@@ -1,28 +1,27 @@
-//! The demo's timing model, device side: runtime calls, the GPU stream, memory.
+//! The demo's timing model, device side: runtime calls and the GPU stream.
 //!
 //! Extends `Sim` with what CUDA does under an op: `launch` (a `cudaLaunchKernel` plus its kernel
 //! on stream 7), `memcpy` (`cudaMemcpyAsync` plus a `gpu_memcpy`), `stream_sync` /
-//! `device_sync` (the runtime call plus a `cuda_sync` activity), runtime calls with no device
-//! work, and `alloc` / `free` (the caching allocator's `[memory]` instants, with `cudaMalloc`
-//! when reserved memory must grow).
+//! `device_sync` (the runtime call plus a `cuda_sync` activity) and runtime calls with no device
+//! work. Memory (`alloc` / `free`) is in `memory.rs`.
 //!
 //! Rules that make the timeline consistent: an activity starts at
 //! `max(stream free, call start + latency)` and the stream is busy until it ends; pageable
 //! copies and syncs block the calling thread until the stream reaches them; every runtime call
 //! gets a correlation id, and Kineto's flows: `ac2g` `s` on the call plus `f` on its activity,
-//! or a lone `f` on the call when it has no device work (as real traces have).
-//! Addresses come from a first-fit heap per device, so a steady-state step reuses the
-//! addresses of the previous one, as PyTorch's caching allocator does.
+//! or a lone `f` on the call when it has no device work (as real traces have). The first launch
+//! of each kernel pays for lazy module loading, one reason the first step is slow.
 
 use std::borrow::Cow;
 
 use super::kineto::{Arg, Event, Id, Kind};
+use super::memory::Heaps;
 use super::sim::{Sim, CPU_PID, GPU_PID, STREAM, US};
 
 /// SMs on the demo's A100.
 const NUM_SMS: i64 = 108;
-/// Growth step of the CUDA caching allocator's reserved memory, bytes.
-const SEGMENT_BYTES: i64 = 20 << 20;
+/// Idle time between back-to-back activities on the stream, ns.
+const KERNEL_GAP_NS: i64 = 1_800;
 /// Extra cost of the first launch of a kernel (lazy module loading), ns.
 const FIRST_LAUNCH_NS: i64 = 38 * US;
 
@@ -49,72 +48,18 @@ pub(crate) enum Memcpy {
     DtoH,
 }
 
-/// Where an allocation lives.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Device {
-    Cpu,
-    Cuda,
-}
-
-/// A live allocation.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Buf {
-    device: Device,
-    addr: u64,
-    bytes: i64,
-}
-
-/// One device's allocator: live blocks sorted by address, totals in bytes.
-#[derive(Debug)]
-struct Heap {
-    base: u64,
-    live: Vec<(u64, i64)>,
-    allocated: i64,
-    reserved: i64,
-}
-
-impl Heap {
-    /// First-fit placement of `bytes` (512-byte aligned); records the block.
-    fn place(&mut self, bytes: i64) -> u64 {
-        let size = (bytes.max(1) as u64).div_ceil(512) * 512;
-        let mut addr = self.base;
-        let mut at = self.live.len();
-        for (i, &(start, len)) in self.live.iter().enumerate() {
-            if addr + size <= start {
-                at = i;
-                break;
-            }
-            addr = start + (len.max(1) as u64).div_ceil(512) * 512;
-        }
-        self.live.insert(at, (addr, bytes));
-        addr
-    }
-}
-
-/// Device-side state: the two heaps and the kernels already loaded.
+/// Device-side state: the allocator heaps and the kernels already loaded.
 #[derive(Debug)]
 pub(crate) struct DeviceState {
-    cpu: Heap,
-    cuda: Heap,
+    pub(crate) heaps: Heaps,
     loaded: Vec<&'static str>,
 }
 
 impl DeviceState {
-    /// Heaps with the model's parameters already on the GPU.
+    /// State with the model's parameters (`cuda_allocated` bytes) already on the GPU.
     pub(crate) fn new(cuda_allocated: i64, cuda_reserved: i64) -> Self {
         DeviceState {
-            cpu: Heap {
-                base: 0x5581_2a40_0000,
-                live: Vec::new(),
-                allocated: 0,
-                reserved: 0,
-            },
-            cuda: Heap {
-                base: 0x7f3a_1c00_0000 + cuda_allocated as u64,
-                live: Vec::new(),
-                allocated: cuda_allocated,
-                reserved: cuda_reserved,
-            },
+            heaps: Heaps::new(cuda_allocated, cuda_reserved),
             loaded: Vec::new(),
         }
     }
@@ -238,7 +183,8 @@ impl Sim {
             self.dev.loaded.push(k.name);
             call += self.spread(FIRST_LAUNCH_NS, 25);
         }
-        let start = self.stream_free.max(ts + call * 3 / 4);
+        let gap = self.spread(KERNEL_GAP_NS, 40);
+        let start = (self.stream_free + gap).max(ts + call * 3 / 4);
         let dur = self.spread(k.dur_ns, 3);
         self.stream_free = start + dur;
         let blocks = k.grid.iter().product::<i64>() as f64 / NUM_SMS as f64;
@@ -271,7 +217,8 @@ impl Sim {
             Memcpy::DtoD => ("Memcpy DtoD (Device -> Device)", 1300.0, false),
             Memcpy::DtoH => ("Memcpy DtoH (Device -> Pageable)", 5.0, true),
         };
-        let start = self.stream_free.max(ts + self.cost(3500));
+        let gap = self.spread(KERNEL_GAP_NS, 40);
+        let start = (self.stream_free + gap).max(ts + self.cost(3500));
         let dur = self.spread((bytes as f64 / gbps) as i64 + 1400, 4);
         self.stream_free = start + dur;
         let call = if blocking {
@@ -334,81 +281,9 @@ impl Sim {
         self.push_runtime(call_name, cbid, ts, call, corr, flow_start(corr));
         self.now = ts + call + self.spread(700, 50);
     }
-
-    /// Allocates `bytes` on `device` (a `[memory]` instant; `cudaMalloc` first if the CUDA
-    /// cache must grow).
-    pub(crate) fn alloc(&mut self, device: Device, bytes: i64) -> Buf {
-        let heap = match device {
-            Device::Cpu => &self.dev.cpu,
-            Device::Cuda => &self.dev.cuda,
-        };
-        if device == Device::Cuda && heap.allocated + bytes > heap.reserved {
-            let grow = (heap.allocated + bytes - heap.reserved + SEGMENT_BYTES - 1) / SEGMENT_BYTES
-                * SEGMENT_BYTES;
-            self.runtime("cudaStreamIsCapturing", 317, 1100);
-            self.runtime("cudaMalloc", 20, 190 * US);
-            self.dev.cuda.reserved += grow;
-        }
-        let heap = match device {
-            Device::Cpu => &mut self.dev.cpu,
-            Device::Cuda => &mut self.dev.cuda,
-        };
-        let addr = heap.place(bytes);
-        let buf = Buf {
-            device,
-            addr,
-            bytes,
-        };
-        self.memory_event(buf, bytes);
-        buf
-    }
-
-    /// Frees `buf` (a `[memory]` instant with negative `Bytes`).
-    pub(crate) fn free(&mut self, buf: Buf) {
-        let heap = match buf.device {
-            Device::Cpu => &mut self.dev.cpu,
-            Device::Cuda => &mut self.dev.cuda,
-        };
-        heap.live.retain(|&(addr, _)| addr != buf.addr);
-        self.memory_event(buf, -buf.bytes);
-    }
-
-    fn memory_event(&mut self, buf: Buf, delta: i64) {
-        let heap = match buf.device {
-            Device::Cpu => &mut self.dev.cpu,
-            Device::Cuda => &mut self.dev.cuda,
-        };
-        heap.allocated += delta;
-        let (device_type, device_id) = match buf.device {
-            Device::Cpu => (0, -1),
-            Device::Cuda => (1, 0),
-        };
-        let args = vec![
-            ("Total Reserved", Arg::Int(heap.reserved)),
-            ("Total Allocated", Arg::Int(heap.allocated)),
-            ("Bytes", Arg::Int(delta)),
-            ("Addr", Arg::Int(buf.addr as i64)),
-            ("Device Id", Arg::Int(device_id)),
-            ("Device Type", Arg::Int(device_type)),
-        ];
-        let kind = Kind::Instant {
-            cat: Some("cpu_instant_event"),
-            scope: "t",
-        };
-        let (pid, tid) = (Id::Num(CPU_PID), Id::Num(self.tid));
-        let name = Cow::Borrowed("[memory]");
-        self.memory.push(Event {
-            kind,
-            name,
-            pid,
-            tid,
-            ts_ns: self.now,
-            args,
-        });
-        self.now += self.spread(400, 50);
-    }
 }
 
+/// The `ac2g` flow start that binds a runtime call to its device activity.
 fn flow_start(corr: i64) -> Kind {
     Kind::FlowStart {
         cat: "ac2g",

@@ -27,6 +27,7 @@
 use std::io::Write;
 use std::ops::Range;
 
+use super::decimal::{parse_decimal, parse_u64, push_decimal, push_u64, to_ns};
 use super::scan::{array_elements, object_members, skip_ws, Member, ScanError};
 
 /// Idle time added between copies, µs.
@@ -173,6 +174,7 @@ impl<'a> Plan<'a> {
             plan.add_event(element, &mut span)?;
         }
         plan.period_us = span.period_us();
+        plan.id_stride = span.max_id + 1;
         plan.steps = span.steps();
         Ok(plan)
     }
@@ -239,7 +241,6 @@ impl<'a> Plan<'a> {
         }
         self.slots.push(Slot::Lit(at..range.end));
         self.events.push((first..self.slots.len(), is_meta));
-        self.id_stride = self.id_stride.max(span.max_id + 1);
         Ok(())
     }
 
@@ -421,104 +422,4 @@ fn step_patch(b: &[u8], value: Range<usize>, span: &mut Span) -> Option<(Range<u
     span.steps = Some(span.steps.map_or((n, n), |(lo, hi)| (lo.min(n), hi.max(n))));
     let start = value.start + 1 + STEP_PREFIX.len();
     Some((start..value.end - 1, Slot::Step(n)))
-}
-
-fn parse_u64(text: &[u8]) -> Option<u64> {
-    if text.is_empty() || text.len() > 19 || !text.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    Some(text.iter().fold(0u64, |n, d| n * 10 + u64::from(d - b'0')))
-}
-
-/// `-?digits(.digits)?` as (integer value, number of decimals); `None` for anything else.
-fn parse_decimal(text: &[u8]) -> Option<(i64, u32)> {
-    let (negative, body) = match text.strip_prefix(b"-") {
-        Some(rest) => (true, rest),
-        None => (false, text),
-    };
-    let (int, frac) = match body.iter().position(|&c| c == b'.') {
-        Some(dot) => (&body[..dot], &body[dot + 1..]),
-        None => (body, &body[..0]),
-    };
-    if int.is_empty() || frac.len() > 9 || (body.len() > int.len() && frac.is_empty()) {
-        return None;
-    }
-    let mut value: i64 = 0;
-    for &d in int.iter().chain(frac) {
-        if !d.is_ascii_digit() {
-            return None;
-        }
-        value = value.checked_mul(10)?.checked_add(i64::from(d - b'0'))?;
-    }
-    Some((if negative { -value } else { value }, frac.len() as u32))
-}
-
-/// A decimal `(value, digits)` in µs as ns, rounded toward zero past the third decimal.
-fn to_ns(value: i64, digits: u32) -> i64 {
-    if digits <= 3 {
-        value.saturating_mul(10i64.pow(3 - digits))
-    } else {
-        value / 10i64.pow(digits - 3)
-    }
-}
-
-fn push_u64(out: &mut Vec<u8>, mut n: u64) {
-    let mut tmp = [0u8; 20];
-    let mut i = tmp.len();
-    loop {
-        i -= 1;
-        tmp[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&tmp[i..]);
-}
-
-/// Appends `value` × 10^-`digits` with exactly `digits` decimals.
-fn push_decimal(out: &mut Vec<u8>, value: i64, digits: u32) {
-    if value < 0 {
-        out.push(b'-');
-    }
-    let abs = value.unsigned_abs();
-    let unit = 10u64.pow(digits);
-    push_u64(out, abs / unit);
-    if digits > 0 {
-        out.push(b'.');
-        let frac = abs % unit;
-        let mut tmp = [b'0'; 9];
-        let mut f = frac;
-        for slot in tmp[..digits as usize].iter_mut().rev() {
-            *slot = b'0' + (f % 10) as u8;
-            f /= 10;
-        }
-        out.extend_from_slice(&tmp[..digits as usize]);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn decimals_round_trip_exactly() {
-        for text in [
-            "4808593490886.558",
-            "1694128201436952",
-            "-1.500",
-            "0.000000001",
-            "12.30",
-        ] {
-            let (v, d) = parse_decimal(text.as_bytes()).unwrap();
-            let mut out = Vec::new();
-            push_decimal(&mut out, v, d);
-            assert_eq!(String::from_utf8(out).unwrap(), text);
-        }
-        for bad in ["1e3", "1.", ".5", "", "-", "0x10", "1.2.3"] {
-            assert_eq!(parse_decimal(bad.as_bytes()), None, "{bad}");
-        }
-        assert_eq!(to_ns(4_808_593_490_886_558, 3), 4_808_593_490_886_558);
-        assert_eq!(to_ns(15, 1), 1_500);
-    }
 }

@@ -2,16 +2,17 @@
 //!
 //! Input: `Event`s with `i64` ns timestamps. Output: JSON text laid out the way
 //! `torch.profiler`'s Kineto exporter lays it out (one event per `{ ... }` block, the common
-//! fields on the first line, `ts` / `dur` on the second, `args` in a nested block), so the demo
-//! looks like a file a user would drop in and exercises the same tokenizer paths.
+//! fields on the first line, `ts` / `dur` on the second), so the demo looks like a file a user
+//! would drop in and exercises the same tokenizer paths. One departure, for size: `args` sit on
+//! one line (`"args": {...}`) where Kineto opens a nested block.
 //!
-//! Invariants: timestamps print as µs with exactly three decimals ([`super::push_us`]); strings
+//! Invariants: timestamps print as µs with exactly three decimals (`decimal::push_us`); strings
 //! are escaped (quotes, backslashes, control characters); output is a pure function of the input.
 //! Cost: one pass, no allocation beyond the output buffer.
 
 use std::borrow::Cow;
 
-use super::push_us;
+use super::decimal::push_us;
 
 /// A pid or tid: numbers for real processes and threads, strings for the profiler's own lanes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -231,6 +232,7 @@ fn push_name_pid_tid(out: &mut Vec<u8>, e: &Event) {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -163,6 +163,7 @@ pub(crate) fn array_elements(b: &[u8], i: usize) -> Result<(Vec<Range<usize>>, u
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

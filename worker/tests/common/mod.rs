@@ -37,7 +37,9 @@ pub fn json_bytes(path: &std::path::Path) -> Vec<u8> {
     let raw = std::fs::read(path).unwrap();
     if raw.starts_with(&[0x1f, 0x8b]) {
         let mut out = Vec::new();
-        flate2::read::MultiGzDecoder::new(&raw[..]).read_to_end(&mut out).unwrap();
+        flate2::read::MultiGzDecoder::new(&raw[..])
+            .read_to_end(&mut out)
+            .unwrap();
         out
     } else {
         raw
@@ -45,7 +47,10 @@ pub fn json_bytes(path: &std::path::Path) -> Vec<u8> {
 }
 
 /// Loads `bytes` through the engine (as the worker and CLI do).
-pub fn load_bytes(name: &str, bytes: Vec<u8>) -> (Engine, Result<TraceSummary, protocol::LoadError>) {
+pub fn load_bytes(
+    name: &str,
+    bytes: Vec<u8>,
+) -> (Engine, Result<TraceSummary, protocol::LoadError>) {
     let mut engine = Engine::new();
     let result = engine.load(name, bytes, &mut |_, _, _| {});
     (engine, result)
