@@ -1,5 +1,7 @@
 //! Op table (`analysis::ops`): PyTorch's own `key_averages()` on real traces, a hand-built
 //! GPU trace checked column by column, the range rule, and tb_plugin's oracle numbers.
+//! Longer than most test files: the inline GPU trace and its golden tables are the op
+//! table's specification, kept beside the fixture comparisons they complement.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -8,8 +10,14 @@ use kinetoscope::analysis::ops::{op_table, OpIndex, OpKind, OpOptions, OpRow, Op
 use kinetoscope::model::Trace;
 use serde_json::Value;
 
-const BY_NAME: OpOptions = OpOptions { by_shape: false, range: None };
-const BY_SHAPE: OpOptions = OpOptions { by_shape: true, range: None };
+const BY_NAME: OpOptions = OpOptions {
+    by_shape: false,
+    range: None,
+};
+const BY_SHAPE: OpOptions = OpOptions {
+    by_shape: true,
+    range: None,
+};
 
 fn load(path: &std::path::Path) -> kinetoscope::engine::Engine {
     let bytes = common::json_bytes(path);
@@ -27,23 +35,58 @@ fn trace(engine: &kinetoscope::engine::Engine) -> &Trace {
 
 /// Compares our rows with PyTorch's, field by field; returns the number of rows matched.
 fn check_against_truth(stem: &str, ours: &OpTable, truth: &[Value], by_shape: bool) -> usize {
-    let what = if by_shape { "by_input_shape" } else { "by_name" };
-    let names = |rows: &[OpRow]| rows.iter().map(|r| format!("{} {}", r.name, r.input_shapes)).collect::<Vec<_>>();
-    let truth_names: Vec<String> =
-        truth.iter().map(|t| format!("{} {}", t["key"].as_str().unwrap(), t["input_shapes"].as_str().unwrap())).collect();
-    assert_eq!(names(&ours.rows), truth_names, "{stem} {what}: rows and order");
+    let what = if by_shape {
+        "by_input_shape"
+    } else {
+        "by_name"
+    };
+    let names = |rows: &[OpRow]| {
+        rows.iter()
+            .map(|r| format!("{} {}", r.name, r.input_shapes))
+            .collect::<Vec<_>>()
+    };
+    let truth_names: Vec<String> = truth
+        .iter()
+        .map(|t| {
+            format!(
+                "{} {}",
+                t["key"].as_str().unwrap(),
+                t["input_shapes"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        names(&ours.rows),
+        truth_names,
+        "{stem} {what}: rows and order"
+    );
     for (row, t) in ours.rows.iter().zip(truth) {
         let at = format!("{stem} {what} row {:?} {}", row.name, row.input_shapes);
-        assert_eq!(row.is_annotation, t["is_user_annotation"].as_bool().unwrap(), "{at}: is_user_annotation");
+        assert_eq!(
+            row.is_annotation,
+            t["is_user_annotation"].as_bool().unwrap(),
+            "{at}: is_user_annotation"
+        );
         assert_eq!(row.calls, t["count"].as_u64().unwrap(), "{at}: calls");
         let close = |ours: f64, theirs: &Value, col: &str| {
             let theirs = theirs.as_f64().unwrap();
-            assert!((ours - theirs).abs() <= 0.001, "{at}: {col} ours {ours} PyTorch {theirs}");
+            assert!(
+                (ours - theirs).abs() <= 0.001,
+                "{at}: {col} ours {ours} PyTorch {theirs}"
+            );
         };
         close(row.self_cpu_us(), &t["self_cpu_time_total"], "Self CPU");
         close(row.cpu_total_us(), &t["cpu_time_total"], "CPU total");
-        assert_eq!(row.self_cpu_mem, t["self_cpu_memory_usage"].as_i64().unwrap(), "{at}: Self CPU Mem");
-        assert_eq!(row.cpu_mem, t["cpu_memory_usage"].as_i64().unwrap(), "{at}: CPU Mem");
+        assert_eq!(
+            row.self_cpu_mem,
+            t["self_cpu_memory_usage"].as_i64().unwrap(),
+            "{at}: Self CPU Mem"
+        );
+        assert_eq!(
+            row.cpu_mem,
+            t["cpu_memory_usage"].as_i64().unwrap(),
+            "{at}: CPU Mem"
+        );
     }
     ours.rows.len()
 }
@@ -52,20 +95,70 @@ fn torch_cpu(stem: &str) -> usize {
     let dir = common::shared().join("fixtures/torch-cpu");
     let engine = load(&dir.join(format!("{stem}.pt.trace.json")));
     let trace = trace(&engine);
-    let truth: Value = serde_json::from_slice(&std::fs::read(dir.join(format!("{stem}.truth.json"))).unwrap()).unwrap();
+    let truth: Value =
+        serde_json::from_slice(&std::fs::read(dir.join(format!("{stem}.truth.json"))).unwrap())
+            .unwrap();
     let index = OpIndex::new(trace);
     let by_name = index.table(trace, &BY_NAME);
     let by_shape = index.table(trace, &BY_SHAPE);
-    let mut matched = check_against_truth(stem, &by_name, truth["key_averages"].as_array().unwrap(), false);
-    matched += check_against_truth(stem, &by_shape, truth["key_averages_by_input_shape"].as_array().unwrap(), true);
+    let mut matched = check_against_truth(
+        stem,
+        &by_name,
+        truth["key_averages"].as_array().unwrap(),
+        false,
+    );
+    matched += check_against_truth(
+        stem,
+        &by_shape,
+        truth["key_averages_by_input_shape"].as_array().unwrap(),
+        true,
+    );
     let total = truth["self_cpu_time_total"].as_f64().unwrap();
     for table in [&by_name, &by_shape] {
         let ours = table.self_cpu_total_ns as f64 / 1000.0;
-        assert!((ours - total).abs() <= 0.001, "{stem}: Self CPU time total ours {ours} PyTorch {total}");
+        assert!(
+            (ours - total).abs() <= 0.001,
+            "{stem}: Self CPU time total ours {ours} PyTorch {total}"
+        );
     }
     // No GPU in these traces.
     assert_eq!(by_name.self_device_total_ns, 0);
+    // Range rule on real steps: each step's `[start, end)` holds one ProfilerStep* call,
+    // and the steps together hold every op (all ops run inside active steps here).
+    let steps = step_ranges(trace);
+    let mut step_total = 0;
+    for &(t0, t1) in &steps {
+        let table = index.table(
+            trace,
+            &OpOptions {
+                by_shape: false,
+                range: Some((t0, t1)),
+            },
+        );
+        assert_eq!(
+            (
+                table.rows[0].name.as_str(),
+                table.rows[0].calls,
+                table.rows[0].cpu_total_ns
+            ),
+            ("ProfilerStep*", 1, t1 - t0)
+        );
+        step_total += table.self_cpu_total_ns;
+    }
+    assert_eq!(
+        step_total, by_name.self_cpu_total_ns,
+        "{stem}: steps partition the ops"
+    );
     matched
+}
+
+/// `[start, end)` of every `ProfilerStep#N` slice, in ns.
+fn step_ranges(trace: &Trace) -> Vec<(i64, i64)> {
+    let s = &trace.slices;
+    (0..s.len())
+        .filter(|&i| trace.strings.get(s.name[i]).starts_with("ProfilerStep#"))
+        .map(|i| (s.start_ns[i], s.end_ns(i)))
+        .collect()
 }
 
 #[test]
@@ -150,7 +243,11 @@ fn render(table: &OpTable) -> String {
     };
     let mut out = String::new();
     for r in &table.rows {
-        let shapes = if r.input_shapes.is_empty() { String::new() } else { format!(" {}", r.input_shapes) };
+        let shapes = if r.input_shapes.is_empty() {
+            String::new()
+        } else {
+            format!(" {}", r.input_shapes)
+        };
         out.push_str(&format!(
             "{}{} {} x{} cpu {}/{} dev {}/{} mem {}/{} dmem {}/{}\n",
             r.name,
@@ -167,7 +264,11 @@ fn render(table: &OpTable) -> String {
             r.device_mem
         ));
     }
-    out.push_str(&format!("Self CPU time total {} Self CUDA time total {}\n", table.self_cpu_total_ns / 1000, table.self_device_total_ns / 1000));
+    out.push_str(&format!(
+        "Self CPU time total {} Self CUDA time total {}\n",
+        table.self_cpu_total_ns / 1000,
+        table.self_device_total_ns / 1000
+    ));
     out
 }
 
@@ -239,7 +340,10 @@ fn gpu_range_counts_ops_starting_inside() {
     let (engine, index) = gpu_index();
     let trace = trace(&engine);
     let origin_us = 0; // the earliest event starts at 0 µs
-    let range = |t0: i64, t1: i64| OpOptions { by_shape: false, range: Some(((t0 - origin_us) * 1000, (t1 - origin_us) * 1000)) };
+    let range = |t0: i64, t1: i64| OpOptions {
+        by_shape: false,
+        range: Some(((t0 - origin_us) * 1000, (t1 - origin_us) * 1000)),
+    };
 
     // [240, 620) cuts through ProfilerStep, fwd and aten::linear (started before: not
     // counted) and through the Triton annotation (started inside: counted whole, including
@@ -262,21 +366,43 @@ Self CPU time total 380 Self CUDA time total 85
     // not the top-level memset call at 1100 nor the loose [memory] instant at 2000.
     let step = index.table(trace, &range(0, 1000));
     assert_eq!(step.rows[0].name, "ProfilerStep*");
-    assert!(step.rows.iter().all(|r| r.name != "cudaMemsetAsync" && r.name != "[memory]"));
+    assert!(step
+        .rows
+        .iter()
+        .all(|r| r.name != "cudaMemsetAsync" && r.name != "[memory]"));
     assert_eq!(step.self_cpu_total_ns, 1320 * 1000);
 
     // Half-open: adjacent ranges split the ops, nothing counted twice or lost.
     let whole = index.table(trace, &BY_NAME);
     let calls = |t: &OpTable| t.rows.iter().map(|r| r.calls).sum::<u64>();
     for split in [0, 50, 200, 500, 1100, 2000] {
-        let (a, b) = (index.table(trace, &range(-1, split)), index.table(trace, &range(split, 3000)));
-        assert_eq!(a.self_cpu_total_ns + b.self_cpu_total_ns, whole.self_cpu_total_ns, "split at {split}");
-        assert_eq!(a.self_device_total_ns + b.self_device_total_ns, whole.self_device_total_ns, "split at {split}");
+        let (a, b) = (
+            index.table(trace, &range(-1, split)),
+            index.table(trace, &range(split, 3000)),
+        );
+        assert_eq!(
+            a.self_cpu_total_ns + b.self_cpu_total_ns,
+            whole.self_cpu_total_ns,
+            "split at {split}"
+        );
+        assert_eq!(
+            a.self_device_total_ns + b.self_device_total_ns,
+            whole.self_device_total_ns,
+            "split at {split}"
+        );
         assert_eq!(calls(&a) + calls(&b), calls(&whole), "split at {split}");
     }
     // A zero-length op at t1 belongs to the next range: aten::view starts at 200.
-    assert!(index.table(trace, &range(100, 200)).rows.iter().all(|r| r.name != "aten::view"));
-    assert!(index.table(trace, &range(200, 201)).rows.iter().any(|r| r.name == "aten::view"));
+    assert!(index
+        .table(trace, &range(100, 200))
+        .rows
+        .iter()
+        .all(|r| r.name != "aten::view"));
+    assert!(index
+        .table(trace, &range(200, 201))
+        .rows
+        .iter()
+        .any(|r| r.name == "aten::view"));
     // Loose memory counts by its own time.
     let late = index.table(trace, &range(1500, 2500));
     assert_eq!(render(&late), "[memory] mem x1 cpu 0/0 dev 0/0 mem -1024/-1024 dmem 0/0\nSelf CPU time total 0 Self CUDA time total 0\n");
@@ -317,13 +443,19 @@ fn f(v: &Value) -> f64 {
 
 /// Our `cpu_op` row of `name` (tb_plugin's op table holds only cpu_ops, by name).
 fn op_row<'a>(table: &'a OpTable, name: &str, shapes: &str) -> Option<&'a OpRow> {
-    table.rows.iter().find(|r| r.name == name && r.input_shapes == shapes && r.kind == OpKind::Op)
+    table
+        .rows
+        .iter()
+        .find(|r| r.name == name && r.input_shapes == shapes && r.kind == OpKind::Op)
 }
 
 /// Sum of device activity durations linked to a launch call, ns.
 fn linked_device_ns(trace: &Trace) -> i64 {
     let s = &trace.slices;
-    (0..s.len()).filter(|&i| s.launch[i] != kinetoscope::model::NONE).map(|i| s.dur_ns[i]).sum()
+    (0..s.len())
+        .filter(|&i| s.launch[i] != kinetoscope::model::NONE)
+        .map(|i| s.dur_ns[i])
+        .sum()
 }
 
 /// On traces whose launch calls carry proper External ids, tb_plugin and we agree on every
@@ -338,11 +470,35 @@ fn agrees_with_tb_everywhere(fixture: &str) -> usize {
     for o in oracle["ops_by_name"].as_array().unwrap() {
         let name = o["name"].as_str().unwrap();
         let r = op_row(&by_name, name, "").unwrap_or_else(|| panic!("{fixture}: no row {name:?}"));
-        assert_eq!(r.calls, o["calls"].as_u64().unwrap(), "{fixture} {name}: calls");
-        assert!(close(r.self_cpu_us(), f(&o["host_self_us"])), "{fixture} {name}: self {} tb {}", r.self_cpu_us(), o["host_self_us"]);
-        assert!(close(r.cpu_total_us(), f(&o["host_total_us"])), "{fixture} {name}: total {} tb {}", r.cpu_total_us(), o["host_total_us"]);
-        assert!(close(r.self_device_us(), f(&o["device_self_us"])), "{fixture} {name}: dself {} tb {}", r.self_device_us(), o["device_self_us"]);
-        assert!(close(r.device_total_us(), f(&o["device_total_us"])), "{fixture} {name}: dtotal {} tb {}", r.device_total_us(), o["device_total_us"]);
+        assert_eq!(
+            r.calls,
+            o["calls"].as_u64().unwrap(),
+            "{fixture} {name}: calls"
+        );
+        assert!(
+            close(r.self_cpu_us(), f(&o["host_self_us"])),
+            "{fixture} {name}: self {} tb {}",
+            r.self_cpu_us(),
+            o["host_self_us"]
+        );
+        assert!(
+            close(r.cpu_total_us(), f(&o["host_total_us"])),
+            "{fixture} {name}: total {} tb {}",
+            r.cpu_total_us(),
+            o["host_total_us"]
+        );
+        assert!(
+            close(r.self_device_us(), f(&o["device_self_us"])),
+            "{fixture} {name}: dself {} tb {}",
+            r.self_device_us(),
+            o["device_self_us"]
+        );
+        assert!(
+            close(r.device_total_us(), f(&o["device_total_us"])),
+            "{fixture} {name}: dtotal {} tb {}",
+            r.device_total_us(),
+            o["device_total_us"]
+        );
         matched += 1;
     }
     // By input shape: tb_plugin prints a TensorList argument as its nested list of shapes
@@ -351,34 +507,64 @@ fn agrees_with_tb_everywhere(fixture: &str) -> usize {
     let by_shape = index.table(trace, &BY_SHAPE);
     let mut tensor_list_rows = 0;
     for o in oracle["ops_by_name_input_shape"].as_array().unwrap() {
-        let (name, shapes) = (o["name"].as_str().unwrap(), o["input_shape"].as_str().unwrap());
+        let (name, shapes) = (
+            o["name"].as_str().unwrap(),
+            o["input_shape"].as_str().unwrap(),
+        );
         if shapes.contains("[[[") || shapes.contains(", [[") {
             tensor_list_rows += 1;
             assert!(op_row(&by_shape, name, shapes).is_none());
             continue;
         }
-        let r = op_row(&by_shape, name, shapes).unwrap_or_else(|| panic!("{fixture}: no row {name:?} {shapes}"));
-        assert_eq!(r.calls, o["calls"].as_u64().unwrap(), "{fixture} {name} {shapes}: calls");
-        assert!(close(r.self_cpu_us(), f(&o["host_self_us"])), "{fixture} {name} {shapes}: self");
-        assert!(close(r.cpu_total_us(), f(&o["host_total_us"])), "{fixture} {name} {shapes}: total");
-        assert!(close(r.self_device_us(), f(&o["device_self_us"])), "{fixture} {name} {shapes}: dself");
-        assert!(close(r.device_total_us(), f(&o["device_total_us"])), "{fixture} {name} {shapes}: dtotal");
+        let r = op_row(&by_shape, name, shapes)
+            .unwrap_or_else(|| panic!("{fixture}: no row {name:?} {shapes}"));
+        assert_eq!(
+            r.calls,
+            o["calls"].as_u64().unwrap(),
+            "{fixture} {name} {shapes}: calls"
+        );
+        assert!(
+            close(r.self_cpu_us(), f(&o["host_self_us"])),
+            "{fixture} {name} {shapes}: self"
+        );
+        assert!(
+            close(r.cpu_total_us(), f(&o["host_total_us"])),
+            "{fixture} {name} {shapes}: total"
+        );
+        assert!(
+            close(r.self_device_us(), f(&o["device_self_us"])),
+            "{fixture} {name} {shapes}: dself"
+        );
+        assert!(
+            close(r.device_total_us(), f(&o["device_total_us"])),
+            "{fixture} {name} {shapes}: dtotal"
+        );
         matched += 1;
     }
     // Every linked device activity is in exactly one row's Self CUDA.
-    assert_eq!(by_name.self_device_total_ns, linked_device_ns(trace), "{fixture}");
+    assert_eq!(
+        by_name.self_device_total_ns,
+        linked_device_ns(trace),
+        "{fixture}"
+    );
     matched * 1000 + tensor_list_rows
 }
 
 #[test]
 fn oracle_partx_all_columns() {
     // 101 by-name rows and 512 by-shape rows agree; 7 by-shape rows are TensorList shapes.
-    assert_eq!(agrees_with_tb_everywhere("partx__profiler_trace_single_sample.json"), (101 + 512) * 1000 + 7);
+    assert_eq!(
+        agrees_with_tb_everywhere("partx__profiler_trace_single_sample.json"),
+        (101 + 512) * 1000 + 7
+    );
 }
 
 #[test]
 fn oracle_gpumodel_all_columns() {
-    assert_eq!(agrees_with_tb_everywhere("gpumodel__trace.json"), (2 + 2) * 1000);
+    assert_eq!(
+        agrees_with_tb_everywhere("gpumodel__trace.json"),
+        (2 + 2) * 1000
+    );
 }
 
 /// Traces where every launch call has `External id == correlation` (REFERENCE.md §1).
@@ -397,30 +583,60 @@ fn external_id_trace(fixture: &str, pinned: &[(&str, f64, f64)]) -> usize {
     let mut own_launch_ns: std::collections::HashMap<String, i64> = Default::default();
     for i in 0..s.len() {
         let p = s.parent[i];
-        if trace.class(s.cat[i]) == CatClass::Launch && p != NONE && trace.class(s.cat[p as usize]) == CatClass::CpuOp {
-            *own_launch_ns.entry(trace.strings.get(s.name[p as usize]).into_owned()).or_default() += s.dur_ns[i];
+        if trace.class(s.cat[i]) == CatClass::Launch
+            && p != NONE
+            && trace.class(s.cat[p as usize]) == CatClass::CpuOp
+        {
+            *own_launch_ns
+                .entry(trace.strings.get(s.name[p as usize]).into_owned())
+                .or_default() += s.dur_ns[i];
         }
     }
     let mut agreed = 0;
     for o in oracle(fixture)["ops_by_name"].as_array().unwrap() {
         let name = o["name"].as_str().unwrap();
         let r = op_row(&table, name, "").unwrap_or_else(|| panic!("{fixture}: no row {name:?}"));
-        assert_eq!(r.calls, o["calls"].as_u64().unwrap(), "{fixture} {name}: calls");
-        assert!(close(r.cpu_total_us(), f(&o["host_total_us"])), "{fixture} {name}: total {} tb {}", r.cpu_total_us(), o["host_total_us"]);
-        let with_launches = r.self_cpu_us() + own_launch_ns.get(name).copied().unwrap_or(0) as f64 / 1000.0;
+        assert_eq!(
+            r.calls,
+            o["calls"].as_u64().unwrap(),
+            "{fixture} {name}: calls"
+        );
+        assert!(
+            close(r.cpu_total_us(), f(&o["host_total_us"])),
+            "{fixture} {name}: total {} tb {}",
+            r.cpu_total_us(),
+            o["host_total_us"]
+        );
+        let with_launches =
+            r.self_cpu_us() + own_launch_ns.get(name).copied().unwrap_or(0) as f64 / 1000.0;
         match pinned.iter().find(|p| p.0 == name) {
             Some(&(_, ours, tb)) => {
-                assert_eq!((r.self_cpu_us(), f(&o["host_self_us"])), (ours, tb), "{fixture} {name}: pinned Self CPU");
-                assert!(!close(with_launches, tb), "{fixture} {name}: pinned but agrees now");
+                assert_eq!(
+                    (r.self_cpu_us(), f(&o["host_self_us"])),
+                    (ours, tb),
+                    "{fixture} {name}: pinned Self CPU"
+                );
+                assert!(
+                    !close(with_launches, tb),
+                    "{fixture} {name}: pinned but agrees now"
+                );
             }
             None => {
-                assert!(close(with_launches, f(&o["host_self_us"])), "{fixture} {name}: self {with_launches} tb {}", o["host_self_us"]);
+                assert!(
+                    close(with_launches, f(&o["host_self_us"])),
+                    "{fixture} {name}: self {with_launches} tb {}",
+                    o["host_self_us"]
+                );
                 agreed += 1;
             }
         }
     }
     // All linked device time lands in some row (tb_plugin's op table shows almost none).
-    assert_eq!(table.self_device_total_ns, linked_device_ns(trace), "{fixture}");
+    assert_eq!(
+        table.self_device_total_ns,
+        linked_device_ns(trace),
+        "{fixture}"
+    );
     agreed
 }
 
@@ -431,7 +647,11 @@ fn oracle_qatut_external_id_equals_correlation() {
     // correlation and subtracted them from those ops' self time: aten::empty got a 17 µs
     // cudaLaunchKernelExC (and shows its kernel, 17 µs, as device time; ours: 0), aten::add
     // a 4 µs cudaFuncGetAttributes, aten::layer_norm a 1 µs cudaFuncSetAttribute.
-    let pinned = [("aten::empty", 152.0, 135.0), ("aten::add", 62.0, 93.0), ("aten::layer_norm", 22.0, 21.0)];
+    let pinned = [
+        ("aten::empty", 152.0, 135.0),
+        ("aten::add", 62.0, 93.0),
+        ("aten::layer_norm", 22.0, 21.0),
+    ];
     assert_eq!(external_id_trace(fixture, &pinned), 29 - 3);
     let engine = load(&common::real(fixture));
     let table = op_table(trace(&engine), &BY_NAME);
@@ -439,16 +659,32 @@ fn oracle_qatut_external_id_equals_correlation() {
     // op that launched it; tb_plugin's op table shows 17 µs in all, on aten::empty.
     assert_eq!(table.self_device_total_ns, 391_000);
     let o = oracle(fixture);
-    let tb_row = |name: &str| o["ops_by_name"].as_array().unwrap().iter().find(|r| r["name"] == name).unwrap().clone();
+    let tb_row = |name: &str| {
+        o["ops_by_name"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == name)
+            .unwrap()
+            .clone()
+    };
     let dev = |name: &str| {
         let r = op_row(&table, name, "").unwrap();
-        (r.self_device_us(), r.device_total_us(), f(&tb_row(name)["device_self_us"]), f(&tb_row(name)["device_total_us"]))
+        (
+            r.self_device_us(),
+            r.device_total_us(),
+            f(&tb_row(name)["device_self_us"]),
+            f(&tb_row(name)["device_total_us"]),
+        )
     };
     assert_eq!(dev("aten::mm"), (51.0, 51.0, 0.0, 0.0));
     assert_eq!(dev("aten::addmm"), (143.0, 143.0, 0.0, 0.0));
     assert_eq!(dev("aten::empty"), (0.0, 0.0, 17.0, 17.0));
     assert_eq!(dev("aten::native_layer_norm"), (42.0, 42.0, 0.0, 17.0));
-    assert_eq!(dev("aten::_native_multi_head_attention"), (0.0, 187.0, 0.0, 0.0));
+    assert_eq!(
+        dev("aten::_native_multi_head_attention"),
+        (0.0, 187.0, 0.0, 0.0)
+    );
 }
 
 #[test]
@@ -457,16 +693,30 @@ fn oracle_dlrm_worker0_external_id_equals_correlation() {
     // tb_plugin does not nest user annotations under ops: the time of `nccl:all_to_all`,
     // `nccl:all_reduce` and `## ... ##` annotations inside these ops stays in their self
     // time. PyTorch nests annotations like any event (REFERENCE.md §2), and so do we.
-    let pinned = [("record_param_comms", 145.0, 445.0), ("All2All_Pooled_Req", 41.0, 85.0), ("All2All_Pooled_WaitBackward", 148.0, 191.0)];
+    let pinned = [
+        ("record_param_comms", 145.0, 445.0),
+        ("All2All_Pooled_Req", 41.0, 85.0),
+        ("All2All_Pooled_WaitBackward", 148.0, 191.0),
+    ];
     assert_eq!(external_id_trace(fixture, &pinned), 130 - 3);
     let engine = load(&common::real(fixture));
     let table = op_table(trace(&engine), &BY_NAME);
     let o = oracle(fixture);
     // tb_plugin's op table shows no device time at all on this trace; ours holds every
     // linked kernel and memcpy, e.g. the NCCL kernels under their annotations.
-    assert!(o["ops_by_name"].as_array().unwrap().iter().all(|r| f(&r["device_total_us"]) == 0.0));
+    assert!(o["ops_by_name"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|r| f(&r["device_total_us"]) == 0.0));
     let row = |name: &str| table.rows.iter().find(|r| r.name == name).unwrap();
-    assert_eq!((row("aten::mm").self_device_us(), row("aten::mm").self_cpu_us()), (104.0, 249.0));
+    assert_eq!(
+        (
+            row("aten::mm").self_device_us(),
+            row("aten::mm").self_cpu_us()
+        ),
+        (104.0, 249.0)
+    );
     assert_eq!(row("nccl:all_to_all").self_device_us(), 3999.0);
     assert_eq!(row("c10d::allreduce_").device_total_us(), 1799.0);
 }
@@ -484,9 +734,155 @@ fn oracle_triton_culaunchkernel() {
     let tb = &o["ops_by_name"].as_array().unwrap()[1];
     assert_eq!(tb["name"], "triton_poi_fused_add_cos_sin_0");
     let r = op_row(&table, "triton_poi_fused_add_cos_sin_0", "").unwrap();
-    let call = table.rows.iter().find(|r| r.name == "cuLaunchKernel").unwrap();
+    let call = table
+        .rows
+        .iter()
+        .find(|r| r.name == "cuLaunchKernel")
+        .unwrap();
     assert!(close(r.cpu_total_us(), f(&tb["host_total_us"])));
-    assert!(close(r.self_cpu_us() + call.cpu_total_us(), f(&tb["host_self_us"])));
-    assert_eq!((r.self_device_ns, r.device_total_ns, f(&tb["device_self_us"])), (1760, 1760, 0.0));
+    assert!(close(
+        r.self_cpu_us() + call.cpu_total_us(),
+        f(&tb["host_self_us"])
+    ));
+    assert_eq!(
+        (
+            r.self_device_ns,
+            r.device_total_ns,
+            f(&tb["device_self_us"])
+        ),
+        (1760, 1760, 0.0)
+    );
     assert_eq!(table.self_device_total_ns, 1760);
+}
+
+/// Invariants on every real fixture: by-name and by-shape tables agree on totals and calls,
+/// and every linked device activity is counted exactly once (in a row or as unattributed).
+#[test]
+fn every_real_fixture_invariants() {
+    for path in common::real_fixtures() {
+        let (engine, result) =
+            common::load_bytes(&path.to_string_lossy(), common::json_bytes(&path));
+        if result.is_err() {
+            continue;
+        }
+        let trace = trace(&engine);
+        let index = OpIndex::new(trace);
+        let (by_name, by_shape) = (index.table(trace, &BY_NAME), index.table(trace, &BY_SHAPE));
+        let calls = |t: &OpTable| t.rows.iter().map(|r| r.calls).sum::<u64>();
+        let at = path.file_name().unwrap().to_string_lossy().into_owned();
+        assert_eq!(calls(&by_name), calls(&by_shape), "{at}");
+        assert_eq!(
+            by_name.self_cpu_total_ns, by_shape.self_cpu_total_ns,
+            "{at}"
+        );
+        assert_eq!(
+            by_name.self_device_total_ns, by_shape.self_device_total_ns,
+            "{at}"
+        );
+        assert_eq!(
+            by_name.self_device_total_ns + by_name.unattributed_device_ns,
+            linked_device_ns(trace),
+            "{at}"
+        );
+        let mem = |t: &OpTable| {
+            t.rows
+                .iter()
+                .map(|r| r.self_cpu_mem + r.self_device_mem)
+                .sum::<i64>()
+        };
+        assert_eq!(mem(&by_name), mem(&by_shape), "{at}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Cost: `OPS=2000000 cargo test -p kinetoscope --test ops bench_ -- --ignored --nocapture`.
+
+/// A generated GPU trace of about `ops` op slices: steps of layers, each layer
+/// `aten::linear > aten::addmm > cudaLaunchKernel -> kernel` plus `aten::relu`, with shapes
+/// varying by layer and a `[memory]` instant per layer.
+fn generated_trace(ops: usize) -> String {
+    use std::fmt::Write;
+    let mut out = String::with_capacity(ops * 220);
+    out.push_str("{\"traceEvents\":[\n");
+    let (mut ts, mut corr, mut n) = (0u64, 0u64, 0usize);
+    let mut step = 0;
+    while n < ops {
+        let step_start = ts;
+        let mut body = String::new();
+        ts += 5;
+        for layer in 0..100 {
+            let dims = format!("[[{},{}],[{},{}]]", 8 + layer % 7, 64, 64, 32 + layer % 5);
+            corr += 1;
+            let t = ts;
+            let _ = write!(
+                body,
+                "{{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::linear\",\"pid\":1,\"tid\":1,\"ts\":{t},\"dur\":30,\"args\":{{\"Input Dims\":{dims},\"Ev Idx\":{n}}}}},\n\
+                 {{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::addmm\",\"pid\":1,\"tid\":1,\"ts\":{},\"dur\":20,\"args\":{{\"Input Dims\":{dims}}}}},\n\
+                 {{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":{},\"dur\":5,\"args\":{{\"correlation\":{corr}}}}},\n\
+                 {{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"gemm\",\"pid\":0,\"tid\":7,\"ts\":{},\"dur\":25,\"args\":{{\"correlation\":{corr},\"stream\":7}}}},\n\
+                 {{\"ph\":\"i\",\"cat\":\"cpu_instant_event\",\"s\":\"t\",\"name\":\"[memory]\",\"pid\":1,\"tid\":1,\"ts\":{},\"args\":{{\"Bytes\":4096,\"Device Type\":0}}}},\n\
+                 {{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::relu\",\"pid\":1,\"tid\":1,\"ts\":{},\"dur\":8,\"args\":{{\"Input Dims\":[[8,64]]}}}},\n",
+                t + 2,
+                t + 5,
+                t + 12,
+                t + 3,
+                t + 32
+            );
+            ts += 45;
+            n += 4;
+        }
+        step += 1;
+        let _ = writeln!(
+            out,
+            "{{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#{step}\",\"pid\":1,\"tid\":1,\"ts\":{step_start},\"dur\":{}}},",
+            ts - step_start
+        );
+        out.push_str(&body);
+        ts += 10;
+    }
+    out.push_str("{\"ph\":\"X\",\"cat\":\"Trace\",\"name\":\"PyTorch Profiler (0)\",\"pid\":\"Spans\",\"tid\":\"x\",\"ts\":0,\"dur\":1}]}");
+    out
+}
+
+#[test]
+#[ignore]
+fn bench_op_table() {
+    use std::time::Instant;
+    let ops: usize = std::env::var("OPS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1_000_000);
+    let text = generated_trace(ops);
+    let mb = text.len() as f64 / 1e6;
+    let t = Instant::now();
+    let (engine, _) = common::load_str(&text);
+    let load_s = t.elapsed().as_secs_f64();
+    drop(text);
+    let trace = trace(&engine);
+    let t = Instant::now();
+    let index = OpIndex::new(trace);
+    let build_ms = t.elapsed().as_secs_f64() * 1e3;
+    let t = Instant::now();
+    let whole = index.table(trace, &BY_NAME);
+    let whole_ms = t.elapsed().as_secs_f64() * 1e3;
+    let t = Instant::now();
+    let _ = index.table(trace, &BY_SHAPE);
+    let shapes_first_ms = t.elapsed().as_secs_f64() * 1e3;
+    let end = trace.end_ns;
+    let t = Instant::now();
+    let queries = 20;
+    for k in 0..queries {
+        let t0 = end / 10 * (k % 5) as i64;
+        let opts = OpOptions {
+            by_shape: k % 2 == 1,
+            range: Some((t0, t0 + end / 2)),
+        };
+        assert!(!index.table(trace, &opts).rows.is_empty());
+    }
+    let range_ms = t.elapsed().as_secs_f64() * 1e3 / f64::from(queries);
+    println!(
+        "{{\"trace_mb\":{mb:.0},\"ops\":{},\"load_s\":{load_s:.2},\"index_build_ms\":{build_ms:.1},\"table_whole_ms\":{whole_ms:.1},\"by_shape_first_ms\":{shapes_first_ms:.1},\"range_half_trace_ms\":{range_ms:.1},\"rows\":{}}}",
+        index.len(),
+        whole.rows.len()
+    );
 }

@@ -19,7 +19,9 @@ impl ArgKey {
     /// A lookup for `key` (the key's text as written, without quotes).
     pub fn new(key: &str) -> Self {
         let needle = format!("\"{key}\":").into_bytes();
-        Self { finder: Finder::new(&needle).into_owned() }
+        Self {
+            finder: Finder::new(&needle).into_owned(),
+        }
     }
 
     /// The raw value text of the key in the object `args`, if present at the top level.
@@ -49,7 +51,11 @@ pub fn parse_i64(raw: &[u8]) -> Option<i64> {
     let text = std::str::from_utf8(raw).ok()?;
     match text.parse::<i64>() {
         Ok(v) => Some(v),
-        Err(_) => text.parse::<f64>().ok().filter(|v| v.is_finite()).map(|v| v as i64),
+        Err(_) => text
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite())
+            .map(|v| v as i64),
     }
 }
 
@@ -115,12 +121,21 @@ mod tests {
     #[test]
     fn finds_top_level_keys_only() {
         let key = ArgKey::new("Bytes");
-        assert_eq!(key.i64(br#"{"Total Bytes":1,"Bytes":-4096,"x":2}"#), Some(-4096));
+        assert_eq!(
+            key.i64(br#"{"Total Bytes":1,"Bytes":-4096,"x":2}"#),
+            Some(-4096)
+        );
         assert_eq!(key.i64(br#"{"a":{"Bytes":5},"b":"\"Bytes\":6"}"#), None);
         assert_eq!(key.i64(br#"{"a":{"Bytes":5},"Bytes":7}"#), Some(7));
         let dims = ArgKey::new("Input Dims");
-        assert_eq!(dims.raw(br#"{"Input Dims":[[1,2],[]],"Ev Idx":3}"#), Some(&br"[[1,2],[]]"[..]));
-        assert_eq!(dims.raw(br#"{"Input Dims":[[1,2],[]]}"#), Some(&br"[[1,2],[]]"[..]));
+        assert_eq!(
+            dims.raw(br#"{"Input Dims":[[1,2],[]],"Ev Idx":3}"#),
+            Some(&br"[[1,2],[]]"[..])
+        );
+        assert_eq!(
+            dims.raw(br#"{"Input Dims":[[1,2],[]]}"#),
+            Some(&br"[[1,2],[]]"[..])
+        );
         assert_eq!(dims.raw(b"{}"), None);
     }
 }

@@ -11,7 +11,9 @@
 
 /// `str(input_shapes)` for the raw JSON value of `Input Dims` (`None`: no such arg -> `[]`).
 pub fn python_shapes(raw: Option<&[u8]>) -> String {
-    let Some(raw) = raw else { return "[]".to_owned() };
+    let Some(raw) = raw else {
+        return "[]".to_owned();
+    };
     let mut out = String::with_capacity(raw.len() + 8);
     out.push('[');
     let inner = match (raw.first(), raw.last()) {
@@ -31,11 +33,21 @@ pub fn python_shapes(raw: Option<&[u8]>) -> String {
 /// One argument's shape: a flat list of integers prints as `[a, b]`; anything else as `[]`.
 fn push_entry(out: &mut String, entry: &[u8]) {
     let flat = entry.len() >= 2 && entry[0] == b'[' && entry[entry.len() - 1] == b']';
-    let body = if flat { &entry[1..entry.len() - 1] } else { &b""[..] };
-    let numeric = body.iter().all(|&b| b.is_ascii_digit() || b == b'-' || b == b',' || b == b' ');
+    let body = if flat {
+        &entry[1..entry.len() - 1]
+    } else {
+        &b""[..]
+    };
+    let numeric = body
+        .iter()
+        .all(|&b| b.is_ascii_digit() || b == b'-' || b == b',' || b == b' ');
     out.push('[');
     if flat && numeric {
-        for (n, dim) in body.split(|&b| b == b',').filter(|d| !d.is_empty()).enumerate() {
+        for (n, dim) in body
+            .split(|&b| b == b',')
+            .filter(|d| !d.is_empty())
+            .enumerate()
+        {
             if n > 0 {
                 out.push_str(", ");
             }
@@ -87,12 +99,18 @@ mod tests {
 
     #[test]
     fn formats_like_python() {
-        assert_eq!(python_shapes(Some(b"[[64,64],[64],[]]")), "[[64, 64], [64], []]");
+        assert_eq!(
+            python_shapes(Some(b"[[64,64],[64],[]]")),
+            "[[64, 64], [64], []]"
+        );
         assert_eq!(python_shapes(Some(b"[]")), "[]");
         assert_eq!(python_shapes(None), "[]");
         assert_eq!(python_shapes(Some(b"[[],[]]")), "[[], []]");
         // TensorList argument (partx aten::cat) and a scalar.
-        assert_eq!(python_shapes(Some(b"[[[32,1,1891],[32,1,1891]],[]]")), "[[], []]");
+        assert_eq!(
+            python_shapes(Some(b"[[[32,1,1891],[32,1,1891]],[]]")),
+            "[[], []]"
+        );
         assert_eq!(python_shapes(Some(b"[[[],[1]]]")), "[[]]");
         assert_eq!(python_shapes(Some(b"[[1, 2]]")), "[[1, 2]]");
     }

@@ -6,16 +6,16 @@
 //!    input order: PyTorch's sort key `[start, -end]`), skipping the names PyTorch drops.
 //! 2. **Nest** per lane with PyTorch's stack rule (`_populate_cpu_children`): pop the top while
 //!    `start >= top.end || end > top.end`, else become its child. Unlike `model::nest` there is
-//!    no "ends included" and no overflow layer: a zero-length op at its parent's end and a
-//!    partial overlap are both roots-or-higher, exactly as in PyTorch, and a popped op gets no
-//!    later children.
+//!    no "ends included" and no overflow layer: a zero-length op at an open op's end, and an
+//!    op partially overlapping it, nest under a higher open op (or none), exactly as in
+//!    PyTorch; a popped op gets no later children.
 //! 3. **Merge** (`_remove_dup_nodes`): an op whose parent has the same (rewritten) name and no
 //!    other child disappears; its children and device work move to the parent. Repeated until
 //!    nothing changes; chains collapse into the top op.
 //! 4. **Memory**: every CPU (device) `[memory]` instant's `Bytes` counts toward every op whose
 //!    closed interval `[start, end]` contains it, on any lane (prefix sums over the time-sorted
-//!    instants: O(log m) per op). Instants inside no op become "loose" (PyTorch's zero-time
-//!    `[memory]` row).
+//!    instants, found by galloping forward from the lane's previous op: O(log distance) per
+//!    op). Instants inside no op become "loose" (PyTorch's zero-time `[memory]` row).
 //! 5. **Device**: each device activity with a launch link is owned by the innermost op
 //!    enclosing its launch call that is not itself a launch call (after merging); when the
 //!    call runs in no op, by the call itself. Totals add up the tree bottom-up.
@@ -28,7 +28,8 @@ use crate::model::strings::FxHashMap;
 use crate::model::{CatClass, StrId, Trace, NONE};
 use std::ops::Range;
 
-/// Names PyTorch drops from its events before building the tree (`_filter_name`).
+/// Names PyTorch drops from its events before anything else (`_filter_name` in
+/// torch/autograd/profiler.py): they are no rows, no parents and cover no memory.
 const FILTERED: [&str; 8] = [
     "[memory]",
     "[OutOfMemory]",
@@ -62,7 +63,10 @@ pub(super) struct Built {
 /// Runs steps 1-5.
 pub(super) fn build(trace: &Trace) -> Built {
     let (cand, lanes) = collect(trace);
-    let kinds: Vec<OpKind> = cand.iter().map(|&s| kind_of(trace.class(trace.slices.cat[s as usize]))).collect();
+    let kinds: Vec<OpKind> = cand
+        .iter()
+        .map(|&s| kind_of(trace.class(trace.slices.cat[s as usize])))
+        .collect();
     let name = rewritten_names(trace, &cand);
     let raw_parent = nest(trace, &cand, &lanes);
     let (alive, up) = merge(&raw_parent, &name);
@@ -82,11 +86,19 @@ pub(super) fn build(trace: &Trace) -> Built {
     let mut parent = Vec::with_capacity(n);
     let mut names = Vec::with_capacity(n);
     let mut op_kinds = Vec::with_capacity(n);
-    let mut device = if own_device.is_empty() { Vec::new() } else { Vec::with_capacity(n) };
+    let mut device = if own_device.is_empty() {
+        Vec::new()
+    } else {
+        Vec::with_capacity(n)
+    };
     for i in (0..cand.len()).filter(|&i| alive[i]) {
         slice.push(cand[i]);
         let p = find(&alive, &up, raw_parent[i]);
-        parent.push(if p == NONE { NONE } else { new_index[p as usize] });
+        parent.push(if p == NONE {
+            NONE
+        } else {
+            new_index[p as usize]
+        });
         names.push(name[i]);
         op_kinds.push(kinds[i]);
         if !own_device.is_empty() {
@@ -96,9 +108,15 @@ pub(super) fn build(trace: &Trace) -> Built {
     let lanes = lanes
         .iter()
         .map(|r| {
-            let lo = (r.start..r.end).find(|&i| alive[i as usize]).map_or(NONE, |i| new_index[i as usize]);
+            let lo = (r.start..r.end)
+                .find(|&i| alive[i as usize])
+                .map_or(NONE, |i| new_index[i as usize]);
             let count = (r.start..r.end).filter(|&i| alive[i as usize]).count() as u32;
-            if lo == NONE { 0..0 } else { lo..lo + count }
+            if lo == NONE {
+                0..0
+            } else {
+                lo..lo + count
+            }
         })
         .filter(|r| !r.is_empty())
         .collect();
@@ -116,7 +134,17 @@ pub(super) fn build(trace: &Trace) -> Built {
     }
     let (mem, loose_memory) = memory(trace, &slice, &parent);
     let (group, groups) = group_ids(&names, &op_kinds);
-    Built { slice, lanes, group, groups, self_cpu_ns, mem, device, loose_memory, unattributed_device_ns }
+    Built {
+        slice,
+        lanes,
+        group,
+        groups,
+        self_cpu_ns,
+        mem,
+        device,
+        loose_memory,
+        unattributed_device_ns,
+    }
 }
 
 fn kind_of(class: CatClass) -> OpKind {
@@ -142,8 +170,16 @@ fn collect(trace: &Trace) -> (Vec<u32>, Vec<Range<u32>>) {
         let lo = cand.len() as u32;
         for i in lane.slices.clone() {
             let class = trace.class(s.cat[i as usize]);
-            let op = matches!(class, CatClass::CpuOp | CatClass::Annotation | CatClass::Launch);
-            if op && !dropped.get(s.name[i as usize].0 as usize).copied().unwrap_or(false) {
+            let op = matches!(
+                class,
+                CatClass::CpuOp | CatClass::Annotation | CatClass::Launch
+            );
+            if op
+                && !dropped
+                    .get(s.name[i as usize].0 as usize)
+                    .copied()
+                    .unwrap_or(false)
+            {
                 cand.push(i);
             }
         }
@@ -237,7 +273,13 @@ fn merge(parent: &[u32], name: &[u32]) -> (Vec<bool>, Vec<u32>) {
 
 /// Step 5 (own part): device ns owned by each op (indexed like `cand`; empty when no device
 /// activity is linked), and the linked device ns whose launch call is not an op.
-fn device_owners(trace: &Trace, cand: &[u32], kinds: &[OpKind], alive: &[bool], up: &[u32]) -> (Vec<i64>, i64) {
+fn device_owners(
+    trace: &Trace,
+    cand: &[u32],
+    kinds: &[OpKind],
+    alive: &[bool],
+    up: &[u32],
+) -> (Vec<i64>, i64) {
     let s = &trace.slices;
     let mut own: Vec<i64> = Vec::new();
     let mut unattributed = 0;
@@ -266,7 +308,9 @@ fn device_owners(trace: &Trace, cand: &[u32], kinds: &[OpKind], alive: &[bool], 
 
 /// Step 4: `[cpu, self_cpu, device, self_device]` bytes per op and the loose instants.
 fn memory(trace: &Trace, slice: &[u32], parent: &[u32]) -> (Vec<[i64; 4]>, Vec<LooseMemory>) {
-    let Some(mem_name) = trace.strings.lookup("[memory]") else { return (Vec::new(), Vec::new()) };
+    let Some(mem_name) = trace.strings.lookup("[memory]") else {
+        return (Vec::new(), Vec::new());
+    };
     let bytes_key = ArgKey::new("Bytes");
     let device_key = ArgKey::new("Device Type");
     let t = &trace.instants;
@@ -299,12 +343,19 @@ fn memory(trace: &Trace, slice: &[u32], parent: &[u32]) -> (Vec<[i64; 4]>, Vec<L
     }
     let mut covered = vec![0i32; ts.len() + 1];
     let s = &trace.slices;
+    // Ops of a lane come by ascending start, and most are short: search forward from the
+    // previous op's position (galloping) instead of bisecting the whole array.
+    let (mut lo, mut last_start) = (0, i64::MIN);
     let mut mem: Vec<[i64; 4]> = slice
         .iter()
         .map(|&i| {
             let (start, end) = (s.start_ns[i as usize], s.end_ns(i as usize));
-            let lo = ts.partition_point(|&x| x < start);
-            let hi = ts.partition_point(|&x| x <= end);
+            if start < last_start {
+                lo = 0; // next lane
+            }
+            last_start = start;
+            lo = gallop(&ts, lo, |x| x < start);
+            let hi = gallop(&ts, lo, |x| x <= end);
             covered[lo] += 1;
             covered[hi] -= 1;
             let (c, d) = (prefix[hi].0 - prefix[lo].0, prefix[hi].1 - prefix[lo].1);
@@ -325,10 +376,27 @@ fn memory(trace: &Trace, slice: &[u32], parent: &[u32]) -> (Vec<[i64; 4]>, Vec<L
     for (k, &t) in ts.iter().enumerate() {
         depth += covered[k];
         if depth == 0 {
-            loose.push(LooseMemory { ts_ns: t, cpu_bytes: bytes[k].0, device_bytes: bytes[k].1 });
+            loose.push(LooseMemory {
+                ts_ns: t,
+                cpu_bytes: bytes[k].0,
+                device_bytes: bytes[k].1,
+            });
         }
     }
     (mem, loose)
+}
+
+/// The first index at or after `from` where `before` is false (`before` must be true on a
+/// prefix of `sorted[from..]`). O(log distance).
+fn gallop(sorted: &[i64], from: usize, before: impl Fn(i64) -> bool) -> usize {
+    let mut lo = from;
+    let mut step = 1;
+    while lo + step <= sorted.len() && before(sorted[lo + step - 1]) {
+        lo += step;
+        step *= 2;
+    }
+    let hi = (lo + step).min(sorted.len());
+    lo + sorted[lo..hi].partition_point(|&x| before(x))
 }
 
 /// Dense group id per op for the key (name, is_user_annotation); groups in id order.
@@ -341,7 +409,11 @@ fn group_ids(names: &[u32], kinds: &[OpKind]) -> (Vec<u32>, Vec<Group>) {
         .map(|(&name, &kind)| {
             let is_annotation = kind == OpKind::Annotation;
             *map.entry((name, is_annotation)).or_insert_with(|| {
-                groups.push(Group { name, is_annotation, kind });
+                groups.push(Group {
+                    name,
+                    is_annotation,
+                    kind,
+                });
                 (groups.len() - 1) as u32
             })
         })
