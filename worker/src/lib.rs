@@ -18,5 +18,6 @@ pub mod input;
 pub mod json;
 pub mod load;
 pub mod model;
+pub mod report;
 pub mod summary;
 pub mod synth;

@@ -7,8 +7,10 @@
 //! than the model's (the op tree of `key_averages()`), the analysis builds its own.
 //!
 //! - [`ops`]: the op table (`key_averages()` by name or by input shapes, CPU, device, memory).
+//! - [`steps`]: the host `ProfilerStep#N` list.
 //! - `args` / `shapes`: reading one field of an event's raw args; PyTorch's shape strings.
 
 pub mod args;
 pub mod ops;
+pub mod steps;
 mod shapes;

@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! kinetoscope info TRACE [--json]          trace summary (same numbers as the page)
+//! kinetoscope report TRACE [--step N | --range T0:T1] [--by-shape] [--sort KEY] [--top K] [--json]
 //! kinetoscope bench TRACE [--runs N]       parse+index throughput, one JSON line per run
 //! kinetoscope demo OUT                     write the built-in demo trace (gzip)
 //! kinetoscope inflate IN OUT --target-mb N repeat a trace along time to N MB
@@ -15,6 +16,7 @@ use std::time::Instant;
 
 const USAGE: &str = "usage:
   kinetoscope info TRACE [--json]
+  kinetoscope report TRACE [--step N | --range T0:T1] [--by-shape] [--sort self_cpu|cpu_total|self_cuda|cuda_total|calls] [--top K] [--json]
   kinetoscope bench TRACE [--runs N]
   kinetoscope demo OUT
   kinetoscope inflate IN OUT --target-mb N";
@@ -23,6 +25,7 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("info") => info(&args[1..]),
+        Some("report") => report(&args[1..]),
         Some("bench") => bench(&args[1..]),
         Some("demo") => demo(&args[1..]),
         Some("inflate") => inflate(&args[1..]),
@@ -113,6 +116,66 @@ fn info(args: &[String]) -> Result<(), Failure> {
         println!("{text}");
     } else {
         print!("{}", kinetoscope::summary::text(&summary));
+    }
+    Ok(())
+}
+
+/// The time range a report covers: a step, an explicit range (µs from trace start), or all.
+fn report_range(a: &Args<'_>, trace: &kinetoscope::model::Trace) -> Result<Option<(i64, i64)>, Failure> {
+    if let Some(n) = a.value("--step") {
+        let n: u64 = n.parse().map_err(|_| Failure::Usage("--step takes a step number".into()))?;
+        let steps = kinetoscope::analysis::steps::profiler_steps(trace);
+        let step = steps.iter().find(|s| s.number == n).ok_or_else(|| {
+            let known: Vec<String> = steps.iter().map(|s| s.number.to_string()).collect();
+            Failure::Input(format!("no ProfilerStep#{n} in this trace (steps: {})", known.join(", ")))
+        })?;
+        return Ok(Some((step.start_ns, step.end_ns)));
+    }
+    let Some(text) = a.value("--range") else { return Ok(None) };
+    let bad = || Failure::Usage("--range takes T0:T1 in µs from the trace start".into());
+    let (t0, t1) = text.split_once(':').ok_or_else(bad)?;
+    let ns = |t: &str| t.trim().parse::<f64>().map(|v| (v * 1000.0).round() as i64).map_err(|_| bad());
+    Ok(Some((ns(t0)?, ns(t1)?)))
+}
+
+fn report(args: &[String]) -> Result<(), Failure> {
+    use kinetoscope::analysis::ops::{OpIndex, OpOptions};
+    use kinetoscope::report::{op_table_text, ops_json, sorted, SortKey};
+    let a = Args::new(args, &["--step", "--range", "--sort", "--top"]);
+    let path = a.positional(0, "TRACE")?;
+    let top: usize = a.value("--top").unwrap_or("20").parse().map_err(|_| Failure::Usage("--top takes a number".into()))?;
+    let sort = match a.value("--sort") {
+        Some(s) => Some(SortKey::parse(s).ok_or_else(|| Failure::Usage(format!("unknown --sort {s:?}\n{USAGE}")))?),
+        None => None,
+    };
+    let (engine, summary) = load(path)?;
+    let trace = engine.trace().ok_or_else(|| Failure::Input("no trace loaded".into()))?;
+    let opts = OpOptions { by_shape: a.has("--by-shape"), range: report_range(&a, trace)? };
+    let table = OpIndex::new(trace).table(trace, &opts);
+    if a.has("--json") {
+        let key = sort.unwrap_or(SortKey::SelfDevice);
+        let doc = serde_json::json!({
+            "file": summary.file_name,
+            "range_us": opts.range.map(|(t0, t1)| [t0 as f64 / 1000.0, t1 as f64 / 1000.0]),
+            "self_cpu_time_total_us": table.self_cpu_total_ns as f64 / 1000.0,
+            "self_device_time_total_us": table.self_device_total_ns as f64 / 1000.0,
+            "ops": ops_json(&sorted(&table, key, usize::MAX)),
+        });
+        let text = serde_json::to_string_pretty(&doc).map_err(|e| Failure::Input(e.to_string()))?;
+        println!("{text}");
+        return Ok(());
+    }
+    let shape = if opts.by_shape { ", grouped by input shape" } else { "" };
+    let sections: Vec<(String, SortKey)> = match sort {
+        Some(key) => vec![(format!("ops by {:?}{shape}", key), key)],
+        None if table.self_device_total_ns > 0 => vec![
+            (format!("TOP CUDA ops (by Self CUDA){shape}"), SortKey::SelfDevice),
+            (format!("TOP CPU ops (by Self CPU){shape}"), SortKey::SelfCpu),
+        ],
+        None => vec![(format!("TOP CPU ops (by Self CPU){shape}"), SortKey::SelfCpu)],
+    };
+    for (title, key) in sections {
+        print!("{}", op_table_text(&title, &table, &sorted(&table, key, top), opts.by_shape));
     }
     Ok(())
 }

@@ -1,0 +1,170 @@
+//! Report rendering: analyses -> text tables shaped like `torch.profiler`'s printed tables, and
+//! the stable `--json` form of `kinetoscope report`.
+//!
+//! Text fits a 120-column terminal: names are cut with `...` like PyTorch does; times use
+//! PyTorch's units (`us`, `ms`, `s` with 3 decimals).
+
+use crate::analysis::ops::{us, OpRow, OpTable};
+use serde_json::{json, Value};
+use std::fmt::Write as _;
+
+/// Total width of a text table.
+const WIDTH: usize = 120;
+
+/// Which column orders a table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SortKey {
+    /// Self CPU time.
+    SelfCpu,
+    /// CPU total time.
+    CpuTotal,
+    /// Self device time.
+    SelfDevice,
+    /// Device total time.
+    DeviceTotal,
+    /// Number of calls.
+    Calls,
+}
+
+impl SortKey {
+    /// Parses a `--sort` value (`self_cpu`, `cpu_total`, `self_cuda`, `cuda_total`, `calls`).
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "self_cpu" => Self::SelfCpu,
+            "cpu_total" => Self::CpuTotal,
+            "self_cuda" | "self_device" => Self::SelfDevice,
+            "cuda_total" | "device_total" => Self::DeviceTotal,
+            "calls" => Self::Calls,
+            _ => return None,
+        })
+    }
+
+    fn value(self, r: &OpRow) -> i64 {
+        match self {
+            Self::SelfCpu => r.self_cpu_ns,
+            Self::CpuTotal => r.cpu_total_ns,
+            Self::SelfDevice => r.self_device_ns,
+            Self::DeviceTotal => r.device_total_ns,
+            Self::Calls => i64::try_from(r.calls).unwrap_or(i64::MAX),
+        }
+    }
+}
+
+/// Rows of `table` sorted by `key` descending (ties keep first-occurrence order), at most `top`.
+pub fn sorted(table: &OpTable, key: SortKey, top: usize) -> Vec<&OpRow> {
+    let mut rows: Vec<&OpRow> = table.rows.iter().collect();
+    rows.sort_by_key(|r| std::cmp::Reverse(key.value(r)));
+    rows.truncate(top);
+    rows
+}
+
+/// A time in PyTorch's printed format: `12.345us`, `1.234ms`, `2.000s`.
+pub fn time(ns: i64) -> String {
+    let u = us(ns);
+    if u.abs() >= 1e6 {
+        format!("{:.3}s", u / 1e6)
+    } else if u.abs() >= 1e3 {
+        format!("{:.3}ms", u / 1e3)
+    } else {
+        format!("{u:.3}us")
+    }
+}
+
+fn pct(part: i64, total: i64) -> String {
+    if total == 0 {
+        return "0.00%".into();
+    }
+    format!("{:.2}%", part as f64 * 100.0 / total as f64)
+}
+
+fn cut(s: &str, width: usize) -> String {
+    if s.chars().count() <= width {
+        return s.to_string();
+    }
+    let keep: String = s.chars().take(width.saturating_sub(3)).collect();
+    format!("{keep}...")
+}
+
+/// One op table as text, titled, with PyTorch's columns and its two total lines.
+pub fn op_table_text(title: &str, table: &OpTable, rows: &[&OpRow], by_shape: bool) -> String {
+    // Header names shortened only as much as 120 columns demand.
+    const COLS: [(&str, usize); 10] = [
+        ("Self CPU%", 9),
+        ("Self CPU", 9),
+        ("CPU tot%", 8),
+        ("CPU total", 9),
+        ("CPU avg", 9),
+        ("Self CUDA", 9),
+        ("Self CUDA%", 10),
+        ("CUDA total", 10),
+        ("CUDA avg", 9),
+        ("Calls", 6),
+    ];
+    // By shape, the shapes column needs room: the derived columns (CPU tot%, CPU avg,
+    // Self CUDA%, CUDA avg) are left out so a row still fits 120 columns.
+    const DERIVED: [usize; 4] = [2, 4, 6, 8];
+    let shown: Vec<usize> = (0..COLS.len()).filter(|i| !by_shape || !DERIVED.contains(i)).collect();
+    let fixed: usize = shown.iter().map(|&i| COLS[i].1 + 1).sum();
+    let shapes_w = if by_shape { 30 } else { 0 };
+    let name_w = WIDTH.saturating_sub(fixed + shapes_w + usize::from(by_shape)).max(8);
+    let mut out = String::new();
+    let _ = writeln!(out, "==== {title} {}", "=".repeat(WIDTH.saturating_sub(title.len() + 6)));
+    let mut header = format!("{:<name_w$}", "Name");
+    for &i in &shown {
+        let (h, w) = COLS[i];
+        let _ = write!(header, " {h:>w$}");
+    }
+    if by_shape {
+        let _ = write!(header, " {:<shapes_w$}", "Input Shapes");
+    }
+    let rule = "-".repeat(WIDTH);
+    let _ = writeln!(out, "{rule}\n{header}\n{rule}");
+    let (cpu_total, dev_total) = (table.self_cpu_total_ns, table.self_device_total_ns);
+    for r in rows {
+        let calls = i64::try_from(r.calls.max(1)).unwrap_or(i64::MAX);
+        let cells = [
+            pct(r.self_cpu_ns, cpu_total),
+            time(r.self_cpu_ns),
+            pct(r.cpu_total_ns, cpu_total),
+            time(r.cpu_total_ns),
+            time(r.cpu_total_ns / calls),
+            time(r.self_device_ns),
+            pct(r.self_device_ns, dev_total),
+            time(r.device_total_ns),
+            time(r.device_total_ns / calls),
+            r.calls.to_string(),
+        ];
+        // Trace text may hold control characters: never let them reach the terminal raw.
+        let name: String = r.name.chars().map(|c| if c.is_control() { '?' } else { c }).collect();
+        let _ = write!(out, "{:<name_w$}", cut(&name, name_w));
+        for &i in &shown {
+            let (cell, w) = (&cells[i], COLS[i].1);
+            let _ = write!(out, " {cell:>w$}");
+        }
+        if by_shape {
+            let _ = write!(out, " {:<shapes_w$}", cut(&r.input_shapes, shapes_w));
+        }
+        out.push('\n');
+    }
+    let _ = writeln!(out, "{rule}\nSelf CPU time total: {}\nSelf CUDA time total: {}\n", time(cpu_total), time(dev_total));
+    out
+}
+
+/// The `ops[]` array of `report --json` (keys are stable API, documented in README).
+pub fn ops_json(rows: &[&OpRow]) -> Value {
+    Value::Array(
+        rows.iter()
+            .map(|r| {
+                json!({
+                    "name": r.name,
+                    "input_shapes": r.input_shapes,
+                    "calls": r.calls,
+                    "self_cpu_us": r.self_cpu_us(),
+                    "cpu_total_us": r.cpu_total_us(),
+                    "self_device_us": r.self_device_us(),
+                    "device_total_us": r.device_total_us(),
+                })
+            })
+            .collect(),
+    )
+}

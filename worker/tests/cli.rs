@@ -1,0 +1,57 @@
+//! The `kinetoscope` binary: info and report outputs, exit codes, 120-column text.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::process::Command;
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_kinetoscope")).args(args).output().unwrap();
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+#[test]
+fn info_json_matches_the_engine_summary() {
+    let path = common::real("gpumodel__trace.json");
+    let (code, out, _) = run(&["info", "--json", path.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    let printed: protocol::TraceSummary = serde_json::from_str(&out).unwrap();
+    let (_, mut engine) = common::load(&path);
+    engine.parse_ms = printed.parse_ms;
+    engine.file_name = printed.file_name.clone();
+    assert_eq!(printed, engine);
+}
+
+#[test]
+fn unreadable_input_exits_non_zero_with_one_line() {
+    let (code, out, err) = run(&["info", "/nonexistent/trace.json"]);
+    assert_eq!((code, out.as_str()), (1, ""));
+    assert_eq!(err.lines().count(), 1, "{err}");
+    let (code, _, _) = run(&["frobnicate"]);
+    assert_eq!(code, 2);
+}
+
+#[test]
+fn report_text_fits_120_columns_and_json_has_the_stable_keys() {
+    let path = common::shared().join("fixtures/torch-cpu/mlp_train.pt.trace.json");
+    let path = path.to_str().unwrap();
+    for extra in [&[][..], &["--by-shape"][..], &["--step", "3"][..], &["--sort", "calls", "--top", "5"][..]] {
+        let mut args = vec!["report", path];
+        args.extend_from_slice(extra);
+        let (code, out, err) = run(&args);
+        assert_eq!(code, 0, "{extra:?}: {err}");
+        assert!(out.contains("Self CPU time total:"), "{extra:?}");
+        assert!(out.lines().all(|l| l.chars().count() <= 120), "{extra:?}:\n{out}");
+    }
+    let (code, out, _) = run(&["report", path, "--json"]);
+    assert_eq!(code, 0);
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let ops = doc["ops"].as_array().unwrap();
+    assert_eq!(ops.len(), 58, "PyTorch's by-name table of mlp_train has 58 rows");
+    for key in ["name", "input_shapes", "calls", "self_cpu_us", "cpu_total_us", "self_device_us", "device_total_us"] {
+        assert!(ops[0].get(key).is_some(), "{key}");
+    }
+    let (code, _, err) = run(&["report", path, "--step", "999"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("no ProfilerStep#999"), "{err}");
+}
