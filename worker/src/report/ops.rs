@@ -1,15 +1,9 @@
-//! Report rendering: analyses -> text tables shaped like `torch.profiler`'s printed tables, and
-//! the stable `--json` form of `kinetoscope report`.
-//!
-//! Text fits a 120-column terminal: names are cut with `...` like PyTorch does; times use
-//! PyTorch's units (`us`, `ms`, `s` with 3 decimals).
+//! Op tables as text (PyTorch's `key_averages().table()` columns) and as `ops[]` JSON.
 
+use super::{cut, printable, WIDTH};
 use crate::analysis::ops::{us, OpRow, OpTable};
 use serde_json::{json, Value};
 use std::fmt::Write as _;
-
-/// Total width of a text table.
-const WIDTH: usize = 120;
 
 /// Which column orders a table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,14 +71,6 @@ fn pct(part: i64, total: i64) -> String {
     format!("{:.2}%", part as f64 * 100.0 / total as f64)
 }
 
-fn cut(s: &str, width: usize) -> String {
-    if s.chars().count() <= width {
-        return s.to_string();
-    }
-    let keep: String = s.chars().take(width.saturating_sub(3)).collect();
-    format!("{keep}...")
-}
-
 /// One op table as text, titled, with PyTorch's columns and its two total lines.
 pub fn op_table_text(title: &str, table: &OpTable, rows: &[&OpRow], by_shape: bool) -> String {
     // Header names shortened only as much as 120 columns demand.
@@ -134,9 +120,7 @@ pub fn op_table_text(title: &str, table: &OpTable, rows: &[&OpRow], by_shape: bo
             time(r.device_total_ns / calls),
             r.calls.to_string(),
         ];
-        // Trace text may hold control characters: never let them reach the terminal raw.
-        let name: String = r.name.chars().map(|c| if c.is_control() { '?' } else { c }).collect();
-        let _ = write!(out, "{:<name_w$}", cut(&name, name_w));
+        let _ = write!(out, "{:<name_w$}", cut(&printable(&r.name), name_w));
         for &i in &shown {
             let (cell, w) = (&cells[i], COLS[i].1);
             let _ = write!(out, " {cell:>w$}");

@@ -1,0 +1,26 @@
+//! Report rendering: analyses -> text tables shaped like `torch.profiler`'s printed tables, and
+//! the stable `--json` form of `kinetoscope report`. One file per analysis area.
+//!
+//! Text fits a 120-column terminal: names are cut with `...` like PyTorch does; times use
+//! PyTorch's units (`us`, `ms`, `s` with 3 decimals).
+
+pub mod ops;
+
+pub use ops::{op_table_text, ops_json, sorted, time, SortKey};
+
+/// Total width of a text table.
+pub const WIDTH: usize = 120;
+
+/// `s` cut to `width` characters, ending in `...` when cut.
+pub fn cut(s: &str, width: usize) -> String {
+    if s.chars().count() <= width {
+        return s.to_string();
+    }
+    let keep: String = s.chars().take(width.saturating_sub(3)).collect();
+    format!("{keep}...")
+}
+
+/// `s` with control characters replaced: trace text never reaches a terminal raw.
+pub fn printable(s: &str) -> String {
+    s.chars().map(|c| if c.is_control() { '?' } else { c }).collect()
+}
