@@ -109,6 +109,19 @@ impl Diagnostics {
         }
     }
 
+    /// Adds all of `other`'s counts and samples (samples still capped per kind).
+    pub fn absorb(&mut self, other: &Diagnostics) {
+        for (kind, count, samples) in &other.entries {
+            for sample in samples {
+                self.report(*kind, sample.offset, || sample.detail.clone());
+            }
+            let extra = count - samples.len() as u64;
+            if let Some(e) = self.entries.iter_mut().find(|e| e.0 == *kind) {
+                e.1 += extra;
+            }
+        }
+    }
+
     /// Occurrences of `kind`.
     pub fn count(&self, kind: DiagKind) -> u64 {
         self.entries.iter().find(|e| e.0 == kind).map_or(0, |e| e.1)

@@ -7,6 +7,10 @@
 //!                                                        engine::Engine ◀───┘ (worker, CLI)
 //! ```
 //!
+//! `load` can also cut the event array into parts (`input::split`) that are parsed
+//! independently and merged in order (`model::builder` `merge`): the CLI parses them on threads,
+//! the browser can use several workers; the result equals a sequential parse.
+//!
 //! The engine never reads a clock, a file or the environment and never spawns threads: callers
 //! (the CLI in `src/bin/kinetoscope.rs`, the wasm worker in `src/bin/worker.rs`) pass bytes in and
 //! measure time themselves. `synth` generates traces (the demo, large benchmark inputs).
@@ -14,6 +18,7 @@
 pub mod analysis;
 pub mod diag;
 pub mod engine;
+pub mod index;
 pub mod input;
 pub mod json;
 pub mod load;

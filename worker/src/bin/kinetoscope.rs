@@ -3,7 +3,7 @@
 //! ```text
 //! kinetoscope info TRACE [--json]          trace summary (same numbers as the page)
 //! kinetoscope report TRACE [--step N | --range T0:T1] [--by-shape] [--sort KEY] [--top K] [--json]
-//! kinetoscope bench TRACE [--runs N]       parse+index throughput, one JSON line per run
+//! kinetoscope bench TRACE [--runs N] [--threads T]   parse+index throughput, one JSON line per run
 //! kinetoscope demo OUT                     write the built-in demo trace (gzip)
 //! kinetoscope inflate IN OUT --target-mb N repeat a trace along time to N MB
 //! ```
@@ -17,7 +17,7 @@ use std::time::Instant;
 const USAGE: &str = "usage:
   kinetoscope info TRACE [--json]
   kinetoscope report TRACE [--step N | --range T0:T1] [--by-shape] [--sort self_cpu|cpu_total|self_cuda|cuda_total|calls] [--top K] [--json]
-  kinetoscope bench TRACE [--runs N]
+  kinetoscope bench TRACE [--runs N] [--threads T]
   kinetoscope demo OUT
   kinetoscope inflate IN OUT --target-mb N";
 
@@ -181,26 +181,43 @@ fn report(args: &[String]) -> Result<(), Failure> {
 }
 
 fn bench(args: &[String]) -> Result<(), Failure> {
-    let a = Args::new(args, &["--runs"]);
+    let a = Args::new(args, &["--runs", "--threads"]);
     let path = a.positional(0, "TRACE")?;
-    let runs: u32 = a.value("--runs").unwrap_or("3").parse().map_err(|_| Failure::Usage("--runs takes a number".into()))?;
-    let bytes = read(path)?;
+    let number = |flag: &str, default: &str| -> Result<usize, Failure> {
+        a.value(flag).unwrap_or(default).parse().map_err(|_| Failure::Usage(format!("{flag} takes a number")))
+    };
+    let (runs, threads) = (number("--runs", "3")?, number("--threads", "1")?.max(1));
+    let raw = read(path)?;
     for run in 0..runs {
-        let mut engine = Engine::new();
         let started = Instant::now();
-        let summary = engine.load(path, bytes.clone(), &mut |_, _, _| {}).map_err(|e| Failure::Input(e.message))?;
+        let json = kinetoscope::input::decode(raw.clone(), &mut |_| {}).json;
+        let trace = parse_parallel(&json, threads)?;
         let secs = started.elapsed().as_secs_f64();
-        let index_bytes = engine.trace().map_or(0, |t| t.heap_bytes());
+        let index_bytes = trace.heap_bytes();
         let line = serde_json::json!({
-            "bench": "parse_index", "target": "native", "file": path, "run": run,
-            "file_bytes": summary.file_bytes, "json_bytes": summary.json_bytes, "events": summary.events,
-            "seconds": secs, "mb_per_s": summary.json_bytes as f64 / 1e6 / secs,
-            "events_per_s": summary.events as f64 / secs,
-            "index_bytes": index_bytes, "index_ratio": index_bytes as f64 / summary.json_bytes.max(1) as f64,
+            "bench": "parse_index", "target": "native", "file": path, "run": run, "threads": threads,
+            "file_bytes": raw.len(), "json_bytes": json.len(), "events": trace.stats.events,
+            "seconds": secs, "mb_per_s": json.len() as f64 / 1e6 / secs,
+            "events_per_s": trace.stats.events as f64 / secs,
+            "index_bytes": index_bytes, "index_ratio": index_bytes as f64 / json.len().max(1) as f64,
         });
         println!("{line}");
     }
     Ok(())
+}
+
+/// Parses `json` in `threads` parts on scoped threads (the engine itself never spawns any).
+fn parse_parallel(json: &[u8], threads: usize) -> Result<kinetoscope::model::Trace, Failure> {
+    use kinetoscope::load::{assemble, parse_part, plan};
+    let plan = plan(json, threads).map_err(|e| Failure::Input(e.to_string()))?;
+    let parts = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..plan.parts.len()).map(|i| scope.spawn({
+            let plan = &plan;
+            move || parse_part(json, plan, i, &mut |_| {})
+        })).collect();
+        handles.into_iter().map(|h| h.join().map_err(|_| Failure::Input("a parse thread panicked".into()))).collect::<Result<Vec<_>, _>>()
+    })?;
+    assemble(json, &plan, parts).map_err(|e| Failure::Input(e.to_string()))
 }
 
 fn demo(args: &[String]) -> Result<(), Failure> {

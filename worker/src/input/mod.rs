@@ -5,6 +5,8 @@
 
 use std::io::Read;
 
+pub mod split;
+
 /// Decompressed input plus what was learned on the way.
 pub struct Decoded {
     /// The JSON text.

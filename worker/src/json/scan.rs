@@ -155,6 +155,19 @@ impl<'a> Cursor<'a> {
     pub fn string(&mut self) -> Result<JStr<'a>, ParseError> {
         debug_assert_eq!(self.buf.get(self.pos), Some(&b'"'));
         let start = self.pos + 1;
+        // Most strings in traces are short keys and values ("ph", "X", "cat"): a plain loop
+        // beats memchr's setup for them; longer strings go to memchr below.
+        let short_end = (start + 16).min(self.buf.len());
+        for i in start..short_end {
+            match self.buf[i] {
+                b'"' => {
+                    self.pos = i + 1;
+                    return Ok(JStr { raw: &self.buf[start..i], escaped: false });
+                }
+                b'\\' => break,
+                _ => {}
+            }
+        }
         let mut i = start;
         let mut escaped = false;
         loop {

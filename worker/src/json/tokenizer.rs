@@ -133,13 +133,14 @@ impl<'a> Tokenizer<'a> {
         Ok(t)
     }
 
-    /// Reads a slice of an events array that starts at an element boundary (after a `,` or
-    /// the `[`), as made by `input::split`. The slice may end anywhere after its last event.
-    pub fn events_only(buf: &'a [u8], base: u64) -> Self {
+    /// Reads a slice of the events array of a document of form `form` that starts at an
+    /// element boundary (right after a `,`), as made by `input::split`. A slice that is not the
+    /// last ends right after a `,` (reported as `unclosed`); the last one reads on past `]`.
+    pub fn events_only(buf: &'a [u8], base: u64, form: Form) -> Self {
         Self {
             cur: Cursor::new(buf, base),
             state: State::InEvents { first: true },
-            form: Form::Array,
+            form,
             top: TopLevel::default(),
             skipped_elements: 0,
             unclosed: false,

@@ -14,7 +14,7 @@
 use super::builder::FlowPoint;
 use super::category::CatClass;
 use super::strings::FxHashMap;
-use super::{Flow, LaneId, Trace, NONE};
+use super::{Flow, LaneId, Trace, NONE, NO_ID};
 use crate::diag::DiagKind;
 
 /// Fills `slices.launch`, `flows` and `flows_unlinked`.
@@ -25,16 +25,16 @@ pub(super) fn link(trace: &mut Trace, points: &[FlowPoint]) {
 
 fn link_launches(trace: &mut Trace) {
     let s = &trace.slices;
-    let mut by_correlation: FxHashMap<i64, u32> = FxHashMap::default();
+    let mut by_correlation: FxHashMap<u32, u32> = FxHashMap::default();
     for i in 0..s.len() {
-        if s.correlation[i] >= 0 && trace.cat_class.get(s.cat[i].0 as usize) == Some(&CatClass::Launch) {
+        if s.correlation[i] != NO_ID && trace.cat_class.get(s.cat[i].0 as usize) == Some(&CatClass::Launch) {
             by_correlation.entry(s.correlation[i]).or_insert(i as u32);
         }
     }
     let mut missing = Vec::new();
     for i in 0..trace.slices.len() {
         let class = trace.class(trace.slices.cat[i]);
-        if !class.is_device_activity() || trace.slices.correlation[i] < 0 {
+        if !class.is_device_activity() || trace.slices.correlation[i] == NO_ID {
             continue;
         }
         match by_correlation.get(&trace.slices.correlation[i]) {

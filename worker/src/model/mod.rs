@@ -34,6 +34,10 @@ use crate::json::Form;
 /// Sentinel for "no slice" in `u32` slice-id columns.
 pub const NONE: u32 = u32::MAX;
 
+/// Sentinel for "no id" in the `correlation` and `external_id` columns (ids that do not fit a
+/// `u32` are treated as absent).
+pub const NO_ID: u32 = u32::MAX;
+
 /// Index into [`Trace::lanes`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct LaneId(pub u32);
@@ -111,10 +115,10 @@ pub struct Slices {
     pub parent: Vec<u32>,
     /// Raw args.
     pub args: Vec<ArgsRef>,
-    /// `args.correlation`, or -1.
-    pub correlation: Vec<i64>,
-    /// `args["External id"]`, or -1.
-    pub external_id: Vec<i64>,
+    /// `args.correlation`, or [`NO_ID`].
+    pub correlation: Vec<u32>,
+    /// `args["External id"]`, or [`NO_ID`]. Not used for linking (REFERENCE.md §1).
+    pub external_id: Vec<u32>,
     /// Device activities: the launching runtime/driver call; others: [`NONE`].
     pub launch: Vec<u32>,
     /// Byte offset of the event in the decompressed input.
@@ -243,7 +247,7 @@ impl Trace {
     /// Approximate heap bytes of the model (columns, strings, args).
     pub fn heap_bytes(&self) -> usize {
         let s = &self.slices;
-        let per_slice = 8 + 8 + 4 + 4 + 4 + 2 + 2 + 4 + 8 + 8 + 8 + 4 + 8;
+        let per_slice = 8 + 8 + 4 + 4 + 4 + 2 + 2 + 4 + 8 + 4 + 4 + 4 + 8;
         s.start_ns.capacity() * per_slice
             + self.instants.ts_ns.capacity() * (8 + 4 + 4 + 4 + 8)
             + self.counters.ts_ns.capacity() * (8 + 4 + 4 + 8)

@@ -16,6 +16,8 @@ use super::{ArgsRef, Counters, EventStats, Instants, Lane, LaneId, Process, Proc
 use crate::diag::{DiagKind, Diagnostics};
 use crate::json::{unescape, Form, JStr, RawEvent};
 
+mod merge;
+
 /// An open `B` (or async begin) waiting for its end.
 #[derive(Clone, Copy, Debug)]
 struct Open {
@@ -75,6 +77,19 @@ pub struct Builder {
     max_end: i64,
     top_level: Vec<(String, String)>,
     ph_x: StrId,
+    /// Part of a split parse that does not start the input: an `E` (or async end) with no
+    /// open begin may close one from an earlier part, so it waits for [`Builder::merge`].
+    defer_ends: bool,
+    pending_ends: Vec<PendingEnd>,
+}
+
+/// An end event waiting for its begin from an earlier part.
+#[derive(Clone, Copy, Debug)]
+enum PendingEnd {
+    /// `E` on a thread lane.
+    Thread { lane: LaneId, ts_ns: i64, offset: u64 },
+    /// Async end: key (cat, id, process index) and its pid.
+    Async { key: (StrId, StrId, u32), pid: StrId, ts_ns: i64, offset: u64 },
 }
 
 impl Default for Builder {
@@ -113,7 +128,15 @@ impl Builder {
             max_end: i64::MIN,
             top_level: Vec::new(),
             ph_x,
+            defer_ends: false,
+            pending_ends: Vec::new(),
         }
+    }
+
+    /// A builder for a later part of a split input (see `load::parse_parts`): unmatched ends
+    /// are kept for [`Builder::merge`] instead of being reported.
+    pub fn for_later_part() -> Self {
+        Self { defer_ends: true, ..Self::new() }
     }
 
     /// Diagnostics reporter, for the caller's own reports (truncation, syntax stop).
@@ -288,8 +311,9 @@ impl Builder {
         s.name.push(name);
         s.cat.push(cat);
         s.args.push(args);
-        s.correlation.push(ev.correlation.unwrap_or(-1));
-        s.external_id.push(ev.external_id.unwrap_or(-1));
+        let id = |v: Option<i64>| v.and_then(|v| u32::try_from(v).ok()).unwrap_or(super::NO_ID);
+        s.correlation.push(id(ev.correlation));
+        s.external_id.push(id(ev.external_id));
         s.offset.push(offset);
         self.extend(start, start + dur);
     }
@@ -314,16 +338,24 @@ impl Builder {
 
     fn end(&mut self, ev: &RawEvent<'_>, ts: i64) {
         let lane = self.lane(ev);
+        self.close_thread(lane, ts, ev.offset);
+    }
+
+    fn close_thread(&mut self, lane: LaneId, ts: i64, offset: u64) {
         let Some(open) = self.open_b[lane.0 as usize].pop() else {
-            self.diag.report(DiagKind::ModelUnmatchedEnd, Some(ev.offset), String::new);
+            if self.defer_ends {
+                self.pending_ends.push(PendingEnd::Thread { lane, ts_ns: ts, offset });
+            } else {
+                self.diag.report(DiagKind::ModelUnmatchedEnd, Some(offset), String::new);
+            }
             return;
         };
         let dur = (ts - open.start_ns).max(0);
         self.push_slice(lane, open.start_ns, dur, open.name, open.cat, open.args, &RawEvent::default(), open.offset);
+        self.extend(ts, ts);
     }
 
-    fn async_lane(&mut self, ev: &RawEvent<'_>, name: StrId) -> LaneId {
-        let pid = self.strings.intern(ev.pid.unwrap_or(b""));
+    fn async_lane_of(&mut self, pid: StrId, name: StrId) -> LaneId {
         let mut tid = b"async:".to_vec();
         tid.extend_from_slice(self.strings.bytes_of(name));
         let tid = self.strings.intern(&tid);
@@ -346,13 +378,23 @@ impl Builder {
 
     fn async_end(&mut self, ev: &RawEvent<'_>, ts: i64, cat: StrId) {
         let key = self.async_key(ev, cat);
+        let pid = self.strings.intern(ev.pid.unwrap_or(b""));
+        self.close_async(key, pid, ts, ev.offset);
+    }
+
+    fn close_async(&mut self, key: (StrId, StrId, u32), pid: StrId, ts: i64, offset: u64) {
         let Some(open) = self.open_async.get_mut(&key).and_then(Vec::pop) else {
-            self.diag.report(DiagKind::ModelUnmatchedEnd, Some(ev.offset), String::new);
+            if self.defer_ends {
+                self.pending_ends.push(PendingEnd::Async { key, pid, ts_ns: ts, offset });
+            } else {
+                self.diag.report(DiagKind::ModelUnmatchedEnd, Some(offset), String::new);
+            }
             return;
         };
-        let lane = self.async_lane(ev, open.name);
+        let lane = self.async_lane_of(pid, open.name);
         let dur = (ts - open.start_ns).max(0);
-        self.push_slice(lane, open.start_ns, dur, open.name, open.cat, open.args, ev, open.offset);
+        self.push_slice(lane, open.start_ns, dur, open.name, open.cat, open.args, &RawEvent::default(), open.offset);
+        self.extend(ts, ts);
     }
 
     fn instant(&mut self, ev: &RawEvent<'_>, ts: i64, cat: StrId) {
@@ -444,7 +486,11 @@ impl Builder {
             counters: sort_counters(std::mem::take(&mut self.counters), origin),
             flows: Vec::new(),
             flows_unlinked: 0,
-            args: std::mem::take(&mut self.args),
+            args: {
+                let mut args = std::mem::take(&mut self.args);
+                args.shrink_to_fit();
+                args
+            },
             origin_ns: origin,
             end_ns: end - origin,
             top_level: std::mem::take(&mut self.top_level),
@@ -465,18 +511,25 @@ impl Builder {
     }
 
     fn close_open(&mut self, end: i64) {
-        let mut pending = Vec::new();
+        for pending in std::mem::take(&mut self.pending_ends) {
+            let (PendingEnd::Thread { offset, .. } | PendingEnd::Async { offset, .. }) = pending;
+            self.diag.report(DiagKind::ModelUnmatchedEnd, Some(offset), String::new);
+        }
+        let mut unclosed: Vec<(LaneId, Open)> = Vec::new();
         for (lane, stack) in self.open_b.iter_mut().enumerate() {
-            for open in stack.drain(..) {
-                pending.push((LaneId(lane as u32), open));
+            unclosed.extend(stack.drain(..).map(|open| (LaneId(lane as u32), open)));
+        }
+        let mut open_async: Vec<((StrId, StrId, u32), Vec<Open>)> = self.open_async.drain().collect();
+        open_async.sort_by_key(|(key, _)| *key);
+        for ((_, _, process), stack) in open_async {
+            let pid = self.procs[process as usize];
+            for open in stack {
+                let lane = self.async_lane_of(pid, open.name);
+                unclosed.push((lane, open));
             }
         }
-        for stack in self.open_async.values_mut() {
-            pending.extend(stack.drain(..).map(|o| (LaneId(NONE), o)));
-        }
-        for (lane, open) in pending {
+        for (lane, open) in unclosed {
             self.diag.report(DiagKind::ModelUnclosedBegin, Some(open.offset), String::new);
-            let lane = if lane.0 == NONE { self.async_lane(&RawEvent::default(), open.name) } else { lane };
             self.push_slice(lane, open.start_ns, end - open.start_ns, open.name, open.cat, open.args, &RawEvent::default(), open.offset);
         }
     }
@@ -555,17 +608,21 @@ impl Builder {
             });
             let mut lanes: Vec<LaneId> =
                 (0..trace.lanes.len() as u32).map(LaneId).filter(|l| trace.lanes[l.0 as usize].process == i as u32).collect();
+            // Never by lane id: ids follow creation order, which depends on how the input
+            // was split; the first slice's start and the tid text do not.
             lanes.sort_by_key(|l| {
                 let lane = &trace.lanes[l.0 as usize];
                 let is_async = trace.strings.bytes_of(lane.tid).starts_with(b"async:");
-                (is_async, lane.sort_index.or_else(|| numeric(&trace.strings, lane.tid)).unwrap_or(i64::MAX), l.0)
+                let first = trace.slices.start_ns.get(lane.slices.start as usize).filter(|_| !lane.slices.is_empty());
+                let index = lane.sort_index.or_else(|| numeric(&trace.strings, lane.tid)).unwrap_or(i64::MAX);
+                (is_async, index, first.copied().unwrap_or(i64::MAX), trace.strings.bytes_of(lane.tid))
             });
             procs.push(Process { pid, name, labels: meta.labels, sort_index: meta.sort_index, kind, lanes });
         }
         let mut order: Vec<u32> = (0..procs.len() as u32).collect();
         order.sort_by_key(|&i| {
             let p = &procs[i as usize];
-            (p.sort_index.or_else(|| numeric(&trace.strings, p.pid)).unwrap_or(i64::MAX), i)
+            (p.sort_index.or_else(|| numeric(&trace.strings, p.pid)).unwrap_or(i64::MAX), trace.strings.bytes_of(p.pid))
         });
         let mut new_index = vec![0u32; procs.len()];
         for (new, &old) in order.iter().enumerate() {
@@ -587,12 +644,13 @@ fn numeric(strings: &Strings, id: StrId) -> Option<i64> {
     std::str::from_utf8(strings.bytes_of(id)).ok()?.parse().ok()
 }
 
-/// Sorts slice columns by (lane, start, longer first, input order) and shifts times to origin.
+/// Sorts slice columns by (lane, start, longer first, input order of the begin event: its byte
+/// offset, which no parse path changes) and shifts times to origin.
 fn sort_slices(s: Slices, origin: i64) -> Slices {
     let mut order: Vec<u32> = (0..s.len() as u32).collect();
     order.sort_unstable_by_key(|&i| {
         let i = i as usize;
-        (s.lane[i], s.start_ns[i], std::cmp::Reverse(s.dur_ns[i]), i)
+        (s.lane[i], s.start_ns[i], std::cmp::Reverse(s.dur_ns[i]), s.offset[i])
     });
     let n = order.len();
     Slices {

@@ -1,0 +1,106 @@
+//! Merging builders of consecutive parts of one input (a split parse), in input order.
+//!
+//! Each part was built with its own string pool, processes and lanes; `merge` re-interns the
+//! other part's strings (O(distinct strings)), maps its processes and lanes by (pid, tid) text,
+//! appends its columns with ids remapped, and closes the ends it deferred against this part's
+//! open begins. The result equals building the concatenated input in one builder (a test in
+//! `tests/chunking.rs` checks this on every real fixture).
+
+use super::{Builder, FlowPoint, PendingEnd};
+use crate::model::strings::StrId;
+use crate::model::{ArgsRef, LaneId, NONE};
+
+impl Builder {
+    /// Appends `later` (the builder of the part right after this one's) into `self`.
+    pub fn merge(&mut self, mut later: Builder) {
+        let strings: Vec<StrId> =
+            (0..later.strings.len() as u32).map(|i| self.strings.intern(later.strings.bytes_of(StrId(i)))).collect();
+        let s = |id: StrId| strings[id.0 as usize];
+        let procs: Vec<u32> = later.procs.iter().map(|&pid| self.process(s(pid))).collect();
+        let lanes: Vec<LaneId> = later.lanes.iter().map(|&(p, tid)| self.lane_for((self.procs[procs[p as usize] as usize], s(tid)))).collect();
+        let lane = |l: LaneId| if l.0 == NONE { l } else { lanes[l.0 as usize] };
+        self.last_lane = None;
+        self.last_raw_lane = None;
+
+        self.stats.events += later.stats.events;
+        for (counts, theirs) in [(&mut self.stats.by_phase, &later.stats.by_phase), (&mut self.stats.by_category, &later.stats.by_category)] {
+            for (i, &n) in theirs.iter().enumerate().filter(|(_, &n)| n > 0) {
+                let id = s(StrId(i as u32)).0 as usize;
+                if id >= counts.len() {
+                    counts.resize(id + 1, 0);
+                }
+                counts[id] += n;
+            }
+        }
+        for (pid, meta) in later.proc_meta.drain() {
+            let entry = self.proc_meta.entry(s(pid)).or_default();
+            entry.name = entry.name.or(meta.name.map(s));
+            entry.labels = entry.labels.or(meta.labels.map(s));
+            entry.sort_index = entry.sort_index.or(meta.sort_index);
+        }
+        for ((pid, tid), (name, sort)) in later.thread_meta.drain() {
+            let entry = self.thread_meta.entry((s(pid), s(tid))).or_default();
+            entry.0 = entry.0.or(name.map(s));
+            entry.1 = entry.1.or(sort);
+        }
+
+        // Ends the later part could not match close this part's open begins, in input order.
+        for pending in std::mem::take(&mut later.pending_ends) {
+            match pending {
+                PendingEnd::Thread { lane: l, ts_ns, offset } => self.close_thread(lane(l), ts_ns, offset),
+                PendingEnd::Async { key: (cat, id, p), pid, ts_ns, offset } => {
+                    self.close_async((s(cat), s(id), procs[p as usize]), s(pid), ts_ns, offset);
+                }
+            }
+        }
+
+        let args_base = self.args.len() as u64;
+        let shift = |a: ArgsRef| if a.len == 0 { a } else { ArgsRef { start: u32::try_from(args_base + u64::from(a.start)).unwrap_or(u32::MAX), len: a.len } };
+        self.args.extend_from_slice(&later.args);
+        for (l, stack) in later.open_b.iter().enumerate() {
+            let mine = lanes[l].0 as usize;
+            self.open_b[mine].extend(stack.iter().map(|o| super::Open { name: s(o.name), cat: s(o.cat), args: shift(o.args), ..*o }));
+        }
+        for ((cat, id, p), stack) in later.open_async.drain() {
+            let key = (s(cat), s(id), procs[p as usize]);
+            let mine = self.open_async.entry(key).or_default();
+            mine.extend(stack.iter().map(|o| super::Open { name: s(o.name), cat: s(o.cat), args: shift(o.args), ..*o }));
+        }
+
+        let (a, b) = (&mut self.slices, &later.slices);
+        a.start_ns.extend_from_slice(&b.start_ns);
+        a.dur_ns.extend_from_slice(&b.dur_ns);
+        a.lane.extend(b.lane.iter().map(|&l| lane(l)));
+        a.name.extend(b.name.iter().map(|&n| s(n)));
+        a.cat.extend(b.cat.iter().map(|&c| s(c)));
+        a.args.extend(b.args.iter().map(|&x| shift(x)));
+        a.correlation.extend_from_slice(&b.correlation);
+        a.external_id.extend_from_slice(&b.external_id);
+        a.offset.extend_from_slice(&b.offset);
+
+        let (a, b) = (&mut self.instants, &later.instants);
+        a.ts_ns.extend_from_slice(&b.ts_ns);
+        a.lane.extend(b.lane.iter().map(|&l| lane(l)));
+        a.name.extend(b.name.iter().map(|&n| s(n)));
+        a.cat.extend(b.cat.iter().map(|&c| s(c)));
+        a.args.extend(b.args.iter().map(|&x| shift(x)));
+
+        let (a, b) = (&mut self.counters, &later.counters);
+        a.ts_ns.extend_from_slice(&b.ts_ns);
+        a.process.extend(b.process.iter().map(|&p| procs[p as usize]));
+        a.name.extend(b.name.iter().map(|&n| s(n)));
+        a.args.extend(b.args.iter().map(|&x| shift(x)));
+
+        self.flow_points.extend(later.flow_points.iter().map(|p| FlowPoint {
+            lane: lane(p.lane),
+            cat: s(p.cat),
+            // String ids carry the top bit and an interned id (see `flow_id`).
+            id: if p.id >> 63 == 1 { (1 << 63) | u64::from(s(StrId((p.id & !(1 << 63)) as u32)).0) } else { p.id },
+            ..*p
+        }));
+        self.min_ts = self.min_ts.min(later.min_ts);
+        self.max_end = self.max_end.max(later.max_end);
+        self.top_level.append(&mut later.top_level);
+        self.diag.absorb(&later.diag);
+    }
+}

@@ -1,0 +1,97 @@
+//! Every parse path gives the same model: whole input vs split into parts at event boundaries
+//! (the parallel parse), on every real fixture and on tiny edge cases.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use kinetoscope::load::{assemble, parse, parse_part, plan};
+use kinetoscope::model::Trace;
+use kinetoscope::summary::summarize;
+
+fn split_parse(json: &[u8], parts: usize) -> (Trace, usize) {
+    let plan = plan(json, parts).unwrap();
+    let n = plan.parts.len();
+    let parsed = (0..n).map(|i| parse_part(json, &plan, i, &mut |_| {})).collect();
+    (assemble(json, &plan, parsed).unwrap(), n)
+}
+
+/// Everything observable about a model, as text (ids are remapped by merging, names are not).
+fn fingerprint(t: &Trace) -> String {
+    let mut out = format!("{:?}\n", summarize(t, "x", 0, 0, false));
+    let s = &t.slices;
+    // Display order: lane ids are creation order, which may differ between parse paths.
+    let display = t.processes.iter().flat_map(|p| p.lanes.iter()).flat_map(|l| {
+        let r = &t.lanes[l.0 as usize].slices;
+        r.start as usize..r.end as usize
+    });
+    for i in display {
+        let lane = &t.lanes[s.lane[i].0 as usize];
+        out.push_str(&format!(
+            "{} {} {} {} {} {} {} {} {}\n",
+            t.strings.get(lane.tid),
+            s.start_ns[i],
+            s.dur_ns[i],
+            t.strings.get(s.name[i]),
+            s.depth[i],
+            s.row[i],
+            t.args_text(s.args[i]),
+            s.correlation[i],
+            s.launch[i] != kinetoscope::model::NONE
+        ));
+    }
+    out.push_str(&format!("flows {} unlinked {}\n", t.flows.len(), t.flows_unlinked));
+    out
+}
+
+#[test]
+fn split_parse_equals_whole_parse_on_every_fixture() {
+    for path in common::real_fixtures() {
+        let json = common::json_bytes(&path);
+        let whole = fingerprint(&parse(&json, &mut |_| {}).unwrap());
+        for parts in [2, 3, 7] {
+            let (trace, used) = split_parse(&json, parts);
+            assert_eq!(fingerprint(&trace), whole, "{path:?} in {parts} parts ({used} used)");
+        }
+    }
+}
+
+#[test]
+fn large_fixture_really_splits() {
+    let json = common::json_bytes(&common::real("partx__profiler_trace_single_sample.json"));
+    assert_eq!(plan(&json, 4).unwrap().parts.len(), 4);
+}
+
+#[test]
+fn begin_and_end_in_different_parts_still_match() {
+    let mut text = String::from("[");
+    for i in 0..200 {
+        text.push_str(&format!(r#"{{"ph":"B","name":"outer{i}","pid":1,"tid":1,"ts":{}}},"#, i * 10));
+    }
+    for i in (0..200).rev() {
+        text.push_str(&format!(r#"{{"ph":"E","pid":1,"tid":1,"ts":{}}},"#, 5000 - i));
+    }
+    text.push_str(r#"{"ph":"b","cat":"a","id":1,"name":"async","pid":1,"ts":1},"#);
+    text.push_str(&r#"{"ph":"X","name":"pad","pid":1,"tid":2,"ts":1,"dur":1},"#.repeat(100));
+    text.push_str(r#"{"ph":"e","cat":"a","id":1,"pid":1,"ts":9}]"#);
+    let whole = fingerprint(&parse(text.as_bytes(), &mut |_| {}).unwrap());
+    for parts in [2, 5, 11] {
+        let (trace, used) = split_parse(text.as_bytes(), parts);
+        assert!(used > 1);
+        assert_eq!(fingerprint(&trace), whole, "{parts} parts");
+        assert_eq!(trace.diagnostics.count(kinetoscope::diag::DiagKind::ModelUnmatchedEnd), 0);
+    }
+}
+
+#[test]
+fn truncated_and_malformed_inputs_give_the_same_answer_split_or_not() {
+    let json = common::json_bytes(&common::real("param__dlrm_kineto__worker0_step_12.1694128201545.pt.trace.json"));
+    let cut = &json[..json.len() * 3 / 4];
+    let whole = fingerprint(&parse(cut, &mut |_| {}).unwrap());
+    assert_eq!(fingerprint(&split_parse(cut, 4).0), whole);
+    let mut broken = json.clone();
+    let mid = json.len() / 3;
+    let at = mid + broken[mid..].iter().position(|&b| b == b':').unwrap();
+    broken[at] = b'!';
+    let whole = fingerprint(&parse(&broken, &mut |_| {}).unwrap());
+    assert_eq!(fingerprint(&split_parse(&broken, 4).0), whole);
+}
