@@ -42,6 +42,7 @@ fn report_text_fits_120_columns_and_json_has_the_stable_keys() {
         assert_eq!(code, 0, "{extra:?}: {err}");
         assert!(out.contains("Self CPU time total:"), "{extra:?}");
         assert!(out.lines().all(|l| l.chars().count() <= 120), "{extra:?}:\n{out}");
+        assert!(out.contains("==== Steps") || out.contains("Step "), "{extra:?}: steps section");
     }
     let (code, out, _) = run(&["report", path, "--json"]);
     assert_eq!(code, 0);
@@ -51,6 +52,10 @@ fn report_text_fits_120_columns_and_json_has_the_stable_keys() {
     for key in ["name", "input_shapes", "calls", "self_cpu_us", "cpu_total_us", "self_device_us", "device_total_us"] {
         assert!(ops[0].get(key).is_some(), "{key}");
     }
+    for key in ["kernels", "steps", "step_stats", "gpus", "memory", "idle", "launch", "findings"] {
+        assert!(doc.get(key).is_some(), "report --json has {key}");
+    }
+    assert_eq!(doc["steps"].as_array().unwrap().len(), 4, "mlp_train has 4 active steps");
     let (code, _, err) = run(&["report", path, "--step", "999"]);
     assert_eq!(code, 1);
     assert!(err.contains("no ProfilerStep#999"), "{err}");

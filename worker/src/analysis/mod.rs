@@ -7,10 +7,24 @@
 //! than the model's (the op tree of `key_averages()`), the analysis builds its own.
 //!
 //! - [`ops`]: the op table (`key_averages()` by name or by input shapes, CPU, device, memory).
-//! - [`steps`]: the host `ProfilerStep#N` list.
+//! - [`steps`]: `ProfilerStep#N` list with CPU / GPU / step spans, statistics, breakdown.
+//! - [`breakdown`]: a span's time by category (Kernel > Memcpy > ... > CPU Exec > Other).
+//! - [`memory`]: `[memory]` events: allocated / reserved per device, peaks, largest allocations.
+//! - [`idle`]: idle time per GPU stream (host wait / kernel wait / other), launch statistics.
+//! - [`stats`]: mean / std / median / percentiles of integer samples (shared definitions).
+//! - [`kernels`]: the kernel table (per name: distribution, blocks per SM, occupancy, top op).
+//! - [`gpu`]: per-device GPU Utilization, Est. SM Efficiency, occupancy, tensor-core share.
+//! - [`tensor_cores`]: the kernel-name rules for tensor-core use and GEMMs (one place).
 //! - `args` / `shapes`: reading one field of an event's raw args; PyTorch's shape strings.
 
 pub mod args;
 pub mod ops;
 pub mod steps;
 mod shapes;
+pub mod stats;
+pub mod breakdown;
+pub mod kernels;
+pub mod gpu;
+pub mod tensor_cores;
+pub mod memory;
+pub mod idle;

@@ -140,7 +140,7 @@ fn report_range(a: &Args<'_>, trace: &kinetoscope::model::Trace) -> Result<Optio
 
 fn report(args: &[String]) -> Result<(), Failure> {
     use kinetoscope::analysis::ops::{OpIndex, OpOptions};
-    use kinetoscope::report::{op_table_text, ops_json, sorted, SortKey};
+    use kinetoscope::report::SortKey;
     let a = Args::new(args, &["--step", "--range", "--sort", "--top"]);
     let path = a.positional(0, "TRACE")?;
     let top: usize = a.value("--top").unwrap_or("20").parse().map_err(|_| Failure::Usage("--top takes a number".into()))?;
@@ -151,33 +151,104 @@ fn report(args: &[String]) -> Result<(), Failure> {
     let (engine, summary) = load(path)?;
     let trace = engine.trace().ok_or_else(|| Failure::Input("no trace loaded".into()))?;
     let opts = OpOptions { by_shape: a.has("--by-shape"), range: report_range(&a, trace)? };
-    let table = OpIndex::new(trace).table(trace, &opts);
+    let ops = OpIndex::new(trace).table(trace, &opts);
+    let sections = Sections::compute(trace, opts.range, top);
     if a.has("--json") {
-        let key = sort.unwrap_or(SortKey::SelfDevice);
-        let doc = serde_json::json!({
-            "file": summary.file_name,
-            "range_us": opts.range.map(|(t0, t1)| [t0 as f64 / 1000.0, t1 as f64 / 1000.0]),
-            "self_cpu_time_total_us": table.self_cpu_total_ns as f64 / 1000.0,
-            "self_device_time_total_us": table.self_device_total_ns as f64 / 1000.0,
-            "ops": ops_json(&sorted(&table, key, usize::MAX)),
-        });
-        let text = serde_json::to_string_pretty(&doc).map_err(|e| Failure::Input(e.to_string()))?;
+        let text = serde_json::to_string_pretty(&sections.json(trace, &summary.file_name, &ops, opts.range, sort))
+            .map_err(|e| Failure::Input(e.to_string()))?;
         println!("{text}");
-        return Ok(());
-    }
-    let shape = if opts.by_shape { ", grouped by input shape" } else { "" };
-    let sections: Vec<(String, SortKey)> = match sort {
-        Some(key) => vec![(format!("ops by {:?}{shape}", key), key)],
-        None if table.self_device_total_ns > 0 => vec![
-            (format!("TOP CUDA ops (by Self CUDA){shape}"), SortKey::SelfDevice),
-            (format!("TOP CPU ops (by Self CPU){shape}"), SortKey::SelfCpu),
-        ],
-        None => vec![(format!("TOP CPU ops (by Self CPU){shape}"), SortKey::SelfCpu)],
-    };
-    for (title, key) in sections {
-        print!("{}", op_table_text(&title, &table, &sorted(&table, key, top), opts.by_shape));
+    } else {
+        print!("{}", sections.text(trace, &ops, opts.by_shape, sort, top));
     }
     Ok(())
+}
+
+/// Every analysis of one report, computed once for text or JSON.
+struct Sections {
+    kernels: kinetoscope::analysis::kernels::KernelTable,
+    steps: kinetoscope::analysis::steps::Steps,
+    gpus: Vec<kinetoscope::analysis::gpu::GpuMetrics>,
+    memory: kinetoscope::analysis::memory::Memory,
+    idle: kinetoscope::analysis::idle::Idle,
+}
+
+impl Sections {
+    fn compute(trace: &kinetoscope::model::Trace, range: Option<(i64, i64)>, top: usize) -> Self {
+        use kinetoscope::analysis::{gpu, idle, kernels, memory, steps};
+        Self {
+            kernels: kernels::kernel_table(trace, range),
+            steps: steps::analyze(trace, range),
+            gpus: gpu::gpu_metrics(trace, range),
+            memory: memory::analyze(trace, range, top.min(10)),
+            idle: idle::analyze(trace, range),
+        }
+    }
+
+    fn json(
+        &self,
+        trace: &kinetoscope::model::Trace,
+        file: &str,
+        ops: &kinetoscope::analysis::ops::OpTable,
+        range: Option<(i64, i64)>,
+        sort: Option<kinetoscope::report::SortKey>,
+    ) -> serde_json::Value {
+        use kinetoscope::report::{gpu, idle, kernels, memory, ops_json, sorted, steps, SortKey};
+        serde_json::json!({
+            "file": file,
+            "range_us": range.map(|(t0, t1)| [t0 as f64 / 1000.0, t1 as f64 / 1000.0]),
+            "self_cpu_time_total_us": ops.self_cpu_total_ns as f64 / 1000.0,
+            "self_device_time_total_us": ops.self_device_total_ns as f64 / 1000.0,
+            "ops": ops_json(&sorted(ops, sort.unwrap_or(SortKey::SelfDevice), usize::MAX)),
+            "kernels": kernels::kernels_json(&self.kernels.rows),
+            "steps": steps::steps_json(&self.steps),
+            "step_stats": steps::step_stats_json(&self.steps),
+            "gpus": gpu::gpus_json(&self.gpus),
+            "memory": memory::memory_json(trace, &self.memory),
+            "idle": idle::idle_json(&self.idle),
+            "launch": idle::launch_json(trace, &self.idle),
+            "findings": [],
+        })
+    }
+
+    fn text(
+        &self,
+        trace: &kinetoscope::model::Trace,
+        ops: &kinetoscope::analysis::ops::OpTable,
+        by_shape: bool,
+        sort: Option<kinetoscope::report::SortKey>,
+        top: usize,
+    ) -> String {
+        use kinetoscope::report::{gpu, idle, kernels, memory, op_table_text, sorted, steps, SortKey};
+        let shape = if by_shape { ", grouped by input shape" } else { "" };
+        let tables: Vec<(String, SortKey)> = match sort {
+            Some(key) => vec![(format!("ops by {key:?}{shape}"), key)],
+            None if ops.self_device_total_ns > 0 => vec![
+                (format!("TOP CUDA ops (by Self CUDA){shape}"), SortKey::SelfDevice),
+                (format!("TOP CPU ops (by Self CPU){shape}"), SortKey::SelfCpu),
+            ],
+            None => vec![(format!("TOP CPU ops (by Self CPU){shape}"), SortKey::SelfCpu)],
+        };
+        let mut out = String::new();
+        for (title, key) in tables {
+            out.push_str(&op_table_text(&title, ops, &sorted(ops, key, top), by_shape));
+        }
+        if !self.kernels.rows.is_empty() {
+            out.push_str(&kernels::kernel_table_text("TOP kernels (by total time)", &self.kernels, top));
+        }
+        if !self.steps.steps.is_empty() {
+            out.push_str(&steps::steps_text(&self.steps));
+        }
+        if !self.gpus.is_empty() {
+            out.push_str(&gpu::gpu_text(&self.gpus));
+        }
+        if !self.memory.devices.is_empty() {
+            out.push_str(&memory::memory_text(trace, &self.memory));
+        }
+        if !self.idle.streams.is_empty() {
+            out.push_str(&idle::idle_text(trace, &self.idle));
+        }
+        out
+    }
 }
 
 fn bench(args: &[String]) -> Result<(), Failure> {
@@ -202,8 +273,30 @@ fn bench(args: &[String]) -> Result<(), Failure> {
             "index_bytes": index_bytes, "index_ratio": index_bytes as f64 / json.len().max(1) as f64,
         });
         println!("{line}");
+        if run == 0 {
+            bench_op_ranges(path, &trace);
+        }
     }
     Ok(())
+}
+
+/// Times the op table: index build once, then range queries as a brushed timeline asks them.
+fn bench_op_ranges(path: &str, trace: &kinetoscope::model::Trace) {
+    use kinetoscope::analysis::ops::{OpIndex, OpOptions};
+    let started = Instant::now();
+    let index = OpIndex::new(trace);
+    let build_ms = started.elapsed().as_secs_f64() * 1e3;
+    let end = trace.end_ns;
+    for (label, t0, t1) in [("whole", 0, end), ("half", end / 4, end * 3 / 4), ("tenth", end / 2, end / 2 + end / 10)] {
+        let started = Instant::now();
+        let table = index.table(trace, &OpOptions { by_shape: false, range: Some((t0, t1)) });
+        let ms = started.elapsed().as_secs_f64() * 1e3;
+        let line = serde_json::json!({
+            "bench": "op_table_range", "target": "native", "file": path, "range": label,
+            "slices": trace.slices.len(), "index_build_ms": build_ms, "query_ms": ms, "rows": table.rows.len(),
+        });
+        println!("{line}");
+    }
 }
 
 /// Parses `json` in `threads` parts on scoped threads (the engine itself never spawns any).

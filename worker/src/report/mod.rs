@@ -3,8 +3,17 @@
 //!
 //! Text fits a 120-column terminal: names are cut with `...` like PyTorch does; times use
 //! PyTorch's units (`us`, `ms`, `s` with 3 decimals).
+//!
+//! - [`ops`]: op tables; [`kernels`]: the kernel table; [`gpu`]: GPU metrics per device.
+//! - [`steps`]: steps, breakdown and step-time statistics; [`memory`]: memory peaks and largest
+//!   allocations; [`idle`]: GPU idle time per stream and launch statistics.
 
 pub mod ops;
+pub mod kernels;
+pub mod gpu;
+pub mod steps;
+pub mod memory;
+pub mod idle;
 
 pub use ops::{op_table_text, ops_json, sorted, time, SortKey};
 

@@ -1,0 +1,308 @@
+//! Kernel table: device kernels grouped by name, with the distribution of their durations,
+//! their launch configuration (blocks per SM, estimated achieved occupancy), tensor-core use
+//! and the op that launched them (issue #4 item 2).
+//!
+//! **Inputs and outputs.** A loaded [`Trace`] and an optional range `[t0, t1)` in ns from the
+//! origin. Kernels are slices of class [`CatClass::Kernel`] (`kernel`, 2021 `Kernel`) on any
+//! lane and device; memcpy / memset are not kernels. [`KernelTable`] holds one [`KernelRow`]
+//! per name; durations are i64 ns, statistics ([`Summary`]) f64 ns.
+//!
+//! **Rules.**
+//! - Range: a kernel counts when its **start** lies in `[t0, t1)`, with its whole duration (as
+//!   the op table counts ops; a per-call distribution of clipped calls would be meaningless).
+//! - Statistics: [`super::stats`] definitions (numpy percentiles, sample std with ddof 1, the
+//!   same as the step statistics).
+//! - Share: a row's total / the total of all kernels counted (all devices).
+//! - `blocks per SM` and `est. achieved occupancy %` are averaged weighted by duration over
+//!   the calls that carry the arg (`None` when none does; unweighted when all those calls last
+//!   0 ns). tb_plugin fills a missing arg with 0 instead; real traces carry both args on every
+//!   kernel or on none, so the two agree where it matters. Negative values (a CUPTI quirk
+//!   tb_plugin also skips in its GPU metrics) count as missing.
+//! - Tensor cores / GEMM: [`super::tensor_cores`], by name.
+//! - Top launching op: kernel -> launch call (`slices.launch`, by correlation) -> innermost
+//!   enclosing `cpu_op` on the call's thread ([`enclosing_op`]), grouped by op name; the op
+//!   name with the most kernel time wins (then most calls, then first seen). Kernels without a
+//!   launch link or outside every op are counted in [`KernelRow::unattributed_calls`].
+//!   External ids are not used (REFERENCE.md §1).
+//! - Rows: total time descending, then name.
+//!
+//! **Cost.** Two binary searches per lane, O(k) over the k kernels in range with two args
+//! lookups each (only the two keys, no JSON decode) and a parent walk for the op, then one
+//! sort per name for the percentiles: O(k log k). No index is kept: a range query costs the
+//! same as the whole-trace one restricted to its kernels.
+//!
+//! **Why** per-call durations are kept per row ([`kernel_durations`]): the same kernel can
+//! take 580 µs in four steps and 2 ms in the fifth; the mean hides it, a histogram shows it.
+//!
+//! References: issue #4; REFERENCE.md §3; tb_plugin `kernel_parser.py` (weighted averages).
+
+use super::args::ArgKey;
+use super::stats::Summary;
+use super::tensor_cores::{is_gemm, uses_tensor_cores};
+use crate::model::link::enclosing_op;
+use crate::model::strings::FxHashMap;
+use crate::model::{CatClass, StrId, Trace, NONE};
+
+/// The op that launched most of a kernel's time.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TopOp {
+    /// Op name (`aten::mm`).
+    pub name: String,
+    /// Calls of the kernel launched from this op.
+    pub calls: u64,
+    /// Their total duration, ns.
+    pub total_ns: i64,
+}
+
+/// One kernel name.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KernelRow {
+    /// Kernel name as written.
+    pub name: String,
+    /// Number of calls and duration statistics, ns (`stats.sum` = total).
+    pub stats: Summary,
+    /// Total duration, ns.
+    pub total_ns: i64,
+    /// Share of the table's kernel time, 0..=1.
+    pub share: f64,
+    /// Duration-weighted mean of `blocks per SM`, if any call carries it.
+    pub blocks_per_sm: Option<f64>,
+    /// Duration-weighted mean of `est. achieved occupancy %`, if any call carries it.
+    pub occupancy_pct: Option<f64>,
+    /// Runs on tensor cores ([`uses_tensor_cores`]).
+    pub tensor_cores: bool,
+    /// A matrix multiply ([`is_gemm`]).
+    pub gemm: bool,
+    /// The op that launched most of this kernel's time, if any call is attributed.
+    pub top_op: Option<TopOp>,
+    /// Calls with no launch link or whose launch call runs in no op.
+    pub unattributed_calls: u64,
+}
+
+impl KernelRow {
+    /// Number of calls.
+    pub fn calls(&self) -> u64 {
+        self.stats.count as u64
+    }
+}
+
+/// The kernel table.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct KernelTable {
+    /// Rows, total time descending, then name.
+    pub rows: Vec<KernelRow>,
+    /// Total kernel time counted, ns.
+    pub total_ns: i64,
+    /// Kernels counted.
+    pub calls: u64,
+}
+
+/// Per-name accumulator.
+struct Acc {
+    name: StrId,
+    durs: Vec<i64>,
+    bps: Weighted,
+    occ: Weighted,
+    /// (op name, calls, total ns), in first-seen order.
+    ops: Vec<(StrId, u64, i64)>,
+    unattributed: u64,
+}
+
+/// Duration-weighted mean of an optional per-call value.
+#[derive(Clone, Copy, Default)]
+struct Weighted {
+    sum_w: f64,
+    weight_ns: i64,
+    sum: f64,
+    count: u64,
+}
+
+impl Weighted {
+    fn add(&mut self, value: Option<f64>, dur_ns: i64) {
+        if let Some(v) = value.filter(|v| *v >= 0.0) {
+            self.sum_w += v * dur_ns as f64;
+            self.weight_ns += dur_ns;
+            self.sum += v;
+            self.count += 1;
+        }
+    }
+
+    fn mean(&self) -> Option<f64> {
+        match (self.count, self.weight_ns) {
+            (0, _) => None,
+            (n, 0) => Some(self.sum / n as f64),
+            (_, w) => Some(self.sum_w / w as f64),
+        }
+    }
+}
+
+/// The two launch-configuration args of a kernel, read from its raw args.
+pub(crate) struct LaunchArgs {
+    blocks_per_sm: ArgKey,
+    occupancy: ArgKey,
+}
+
+impl LaunchArgs {
+    pub(crate) fn new() -> Self {
+        Self {
+            blocks_per_sm: ArgKey::new("blocks per SM"),
+            occupancy: ArgKey::new("est. achieved occupancy %"),
+        }
+    }
+
+    /// `(blocks per SM, est. achieved occupancy %)` of slice `i`, each if present and numeric.
+    pub(crate) fn of(&self, trace: &Trace, i: usize) -> (Option<f64>, Option<f64>) {
+        let Some(&args) = trace.slices.args.get(i) else {
+            return (None, None);
+        };
+        let text = trace.args_text(args).as_bytes();
+        (
+            f64_arg(&self.blocks_per_sm, text),
+            f64_arg(&self.occupancy, text),
+        )
+    }
+}
+
+/// The value of `key` in `args` as a finite f64.
+pub(crate) fn f64_arg(key: &ArgKey, args: &[u8]) -> Option<f64> {
+    let raw = std::str::from_utf8(key.raw(args)?).ok()?;
+    raw.trim().parse::<f64>().ok().filter(|v| v.is_finite())
+}
+
+/// Slice ids of the kernels starting in `range` (all kernels when `None`), lane by lane.
+pub fn kernels_in(trace: &Trace, range: Option<(i64, i64)>) -> Vec<u32> {
+    let (t0, t1) = range.unwrap_or((i64::MIN, i64::MAX));
+    let s = &trace.slices;
+    let mut out = Vec::new();
+    for lane in &trace.lanes {
+        let (lo, hi) = (lane.slices.start as usize, lane.slices.end as usize);
+        let Some(starts) = s.start_ns.get(lo..hi) else {
+            continue;
+        };
+        let a = lo + starts.partition_point(|&t| t < t0);
+        let b = lo + starts.partition_point(|&t| t < t1);
+        out.extend(
+            (a..b)
+                .filter(|&i| trace.class(s.cat[i]) == CatClass::Kernel)
+                .map(|i| i as u32),
+        );
+    }
+    out
+}
+
+/// The kernel table over kernels starting in `range` (`None`: the whole trace).
+pub fn kernel_table(trace: &Trace, range: Option<(i64, i64)>) -> KernelTable {
+    let s = &trace.slices;
+    let args = LaunchArgs::new();
+    let mut index: FxHashMap<StrId, usize> = FxHashMap::default();
+    let mut accs: Vec<Acc> = Vec::new();
+    for k in kernels_in(trace, range) {
+        let i = k as usize;
+        let slot = *index.entry(s.name[i]).or_insert_with(|| {
+            accs.push(Acc {
+                name: s.name[i],
+                durs: Vec::new(),
+                bps: Weighted::default(),
+                occ: Weighted::default(),
+                ops: Vec::new(),
+                unattributed: 0,
+            });
+            accs.len() - 1
+        });
+        let acc = &mut accs[slot];
+        let dur = s.dur_ns[i];
+        acc.durs.push(dur);
+        let (bps, occ) = args.of(trace, i);
+        acc.bps.add(bps, dur);
+        acc.occ.add(occ, dur);
+        match launching_op(trace, k) {
+            Some(op) => match acc.ops.iter_mut().find(|o| o.0 == op) {
+                Some(o) => {
+                    o.1 += 1;
+                    o.2 += dur;
+                }
+                None => acc.ops.push((op, 1, dur)),
+            },
+            None => acc.unattributed += 1,
+        }
+    }
+    let total_ns: i64 = accs.iter().flat_map(|a| a.durs.iter()).sum();
+    let calls = accs.iter().map(|a| a.durs.len() as u64).sum();
+    let mut rows: Vec<KernelRow> = accs
+        .into_iter()
+        .filter_map(|a| row(trace, a, total_ns))
+        .collect();
+    rows.sort_by(|a, b| {
+        b.total_ns
+            .cmp(&a.total_ns)
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    KernelTable {
+        rows,
+        total_ns,
+        calls,
+    }
+}
+
+/// Name of the innermost op enclosing the launch call of kernel `k`, if linked.
+fn launching_op(trace: &Trace, k: u32) -> Option<StrId> {
+    let launch = *trace.slices.launch.get(k as usize)?;
+    if launch == NONE {
+        return None;
+    }
+    let op = enclosing_op(trace, launch)?;
+    trace.slices.name.get(op as usize).copied()
+}
+
+fn row(trace: &Trace, mut a: Acc, total_ns: i64) -> Option<KernelRow> {
+    a.durs.sort_unstable();
+    let stats = Summary::of_sorted(&a.durs)?;
+    let name = trace.strings.get(a.name).into_owned();
+    let row_total: i64 = a.durs.iter().sum();
+    // Most time, then most calls; `max_by` keeps the last of equals, so scan reversed to
+    // keep the first seen.
+    let top = a
+        .ops
+        .iter()
+        .rev()
+        .max_by(|x, y| (x.2, x.1).cmp(&(y.2, y.1)));
+    Some(KernelRow {
+        tensor_cores: uses_tensor_cores(&name),
+        gemm: is_gemm(&name),
+        top_op: top.map(|&(op, calls, total)| TopOp {
+            name: trace.strings.get(op).into_owned(),
+            calls,
+            total_ns: total,
+        }),
+        unattributed_calls: a.unattributed,
+        stats,
+        total_ns: row_total,
+        share: if total_ns > 0 {
+            row_total as f64 / total_ns as f64
+        } else {
+            0.0
+        },
+        blocks_per_sm: a.bps.mean(),
+        occupancy_pct: a.occ.mean(),
+        name,
+    })
+}
+
+/// Durations (ns) of every call of kernel `name` starting in `range`, in start order: the
+/// samples behind a row, for a histogram. Empty when no kernel has that name.
+pub fn kernel_durations(trace: &Trace, name: &str, range: Option<(i64, i64)>) -> Vec<i64> {
+    let Some(id) = trace.strings.lookup(name) else {
+        return Vec::new();
+    };
+    let s = &trace.slices;
+    let mut calls: Vec<(i64, u32)> = kernels_in(trace, range)
+        .into_iter()
+        .filter(|&k| s.name[k as usize] == id)
+        .map(|k| (s.start_ns[k as usize], k))
+        .collect();
+    calls.sort_unstable();
+    calls
+        .into_iter()
+        .map(|(_, k)| s.dur_ns[k as usize])
+        .collect()
+}

@@ -1,0 +1,136 @@
+//! Kernel tables as text (one row per kernel name, the op that launched it on a second line)
+//! and as the `kernels[]` JSON of `report --json`.
+//!
+//! Text columns: Calls, Total, GPU% (share of kernel time), Mean, Median, P95, Max,
+//! Blk/SM, Occ% and TC (tensor cores); min and std are in the JSON. Rows fit [`WIDTH`].
+
+use super::{cut, printable, time, WIDTH};
+use crate::analysis::kernels::{KernelRow, KernelTable};
+use crate::analysis::ops::us;
+use serde_json::{json, Value};
+use std::fmt::Write as _;
+
+/// Header and width of the value columns, in order.
+const COLS: [(&str, usize); 10] = [
+    ("Calls", 6),
+    ("Total", 9),
+    ("GPU%", 6),
+    ("Mean", 9),
+    ("Median", 9),
+    ("P95", 9),
+    ("Max", 9),
+    ("Blk/SM", 6),
+    ("Occ%", 5),
+    ("TC", 2),
+];
+
+/// f64 ns -> i64 ns for [`time`] (statistics are sub-ns exact; display is not).
+fn ns(v: f64) -> i64 {
+    v.round() as i64
+}
+
+/// The first `top` rows of `table` as text, titled, with a totals line.
+pub fn kernel_table_text(title: &str, table: &KernelTable, top: usize) -> String {
+    let fixed: usize = COLS.iter().map(|(_, w)| w + 1).sum();
+    let name_w = WIDTH.saturating_sub(fixed).max(8);
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "==== {title} {}",
+        "=".repeat(WIDTH.saturating_sub(title.chars().count() + 6))
+    );
+    let mut header = format!("{:<name_w$}", "Name");
+    for (h, w) in COLS {
+        let _ = write!(header, " {h:>w$}");
+    }
+    let rule = "-".repeat(WIDTH);
+    let _ = writeln!(out, "{rule}\n{header}\n{rule}");
+    for r in table.rows.iter().take(top) {
+        let opt = |v: Option<f64>, digits: usize| {
+            v.map_or_else(|| "-".to_owned(), |v| format!("{v:.digits$}"))
+        };
+        let cells = [
+            r.calls().to_string(),
+            time(r.total_ns),
+            format!("{:.1}%", r.share * 100.0),
+            time(ns(r.stats.mean)),
+            time(ns(r.stats.median)),
+            time(ns(r.stats.p95)),
+            time(r.stats.max),
+            opt(r.blocks_per_sm, 2),
+            opt(r.occupancy_pct, 1),
+            if r.tensor_cores {
+                "Y".into()
+            } else {
+                "-".into()
+            },
+        ];
+        let _ = write!(out, "{:<name_w$}", cut(&printable(&r.name), name_w));
+        for (cell, (_, w)) in cells.iter().zip(COLS) {
+            let _ = write!(out, " {cell:>w$}");
+        }
+        out.push('\n');
+        if let Some(op) = &r.top_op {
+            let line = format!(
+                "    launched by {} ({} of {} calls)",
+                printable(&op.name),
+                op.calls,
+                r.calls()
+            );
+            let _ = writeln!(out, "{}", cut(&line, WIDTH));
+        }
+    }
+    let tc_ns: i64 = table
+        .rows
+        .iter()
+        .filter(|r| r.tensor_cores)
+        .map(|r| r.total_ns)
+        .sum();
+    let tc_pct = if table.total_ns > 0 {
+        tc_ns as f64 * 100.0 / table.total_ns as f64
+    } else {
+        0.0
+    };
+    let _ = writeln!(
+        out,
+        "{rule}\nKernel time total: {}; calls: {}; kernel names: {}; tensor-core kernels: {tc_pct:.2}%\n",
+        time(table.total_ns),
+        table.calls,
+        table.rows.len(),
+    );
+    out
+}
+
+/// The `kernels[]` array of `report --json`. Stable keys: `name`, `calls`, `total_us`,
+/// `mean_us`, `median_us`, `min_us`, `max_us`, `std_us` (sample, ddof 1), `p95_us`,
+/// `blocks_per_sm`, `achieved_occupancy_pct` (null without the arg), `tensor_cores`; also
+/// `gpu_time_pct`, `gemm` and `top_op` {`name`, `calls`, `total_us`} (null when unattributed).
+pub fn kernels_json(rows: &[KernelRow]) -> Value {
+    Value::Array(
+        rows.iter()
+            .map(|r| {
+                json!({
+                    "name": r.name,
+                    "calls": r.calls(),
+                    "total_us": us(r.total_ns),
+                    "mean_us": r.stats.mean / 1000.0,
+                    "median_us": r.stats.median / 1000.0,
+                    "min_us": us(r.stats.min),
+                    "max_us": us(r.stats.max),
+                    "std_us": r.stats.std / 1000.0,
+                    "p95_us": r.stats.p95 / 1000.0,
+                    "blocks_per_sm": r.blocks_per_sm,
+                    "achieved_occupancy_pct": r.occupancy_pct,
+                    "tensor_cores": r.tensor_cores,
+                    "gpu_time_pct": r.share * 100.0,
+                    "gemm": r.gemm,
+                    "top_op": r.top_op.as_ref().map(|op| json!({
+                        "name": op.name,
+                        "calls": op.calls,
+                        "total_us": us(op.total_ns),
+                    })),
+                })
+            })
+            .collect(),
+    )
+}
