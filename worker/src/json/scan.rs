@@ -83,6 +83,28 @@ fn decode_u_escape(rest: &[u8]) -> (char, usize) {
     (char::from_u32(hi).unwrap_or('\u{FFFD}'), 4)
 }
 
+/// Index of the first `"` or `\\` in `buf[from..]`, eight bytes at a time (SWAR): trace strings
+/// are mostly short, where this beats a SIMD search's setup, and it needs no SIMD on wasm.
+#[inline]
+fn find_quote_or_backslash(buf: &[u8], from: usize) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let zero_byte = |v: u64| v.wrapping_sub(ONES) & !v & HIGHS;
+    let mut i = from;
+    while let Some(chunk) = buf.get(i..i + 8) {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let w = u64::from_le_bytes(word);
+        // The lowest flagged byte is always a real match (borrows only run upwards).
+        let hits = zero_byte(w ^ (ONES * u64::from(b'"'))) | zero_byte(w ^ (ONES * u64::from(b'\\')));
+        if hits != 0 {
+            return Some(i + (hits.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    buf.get(i..)?.iter().position(|&b| b == b'"' || b == b'\\').map(|p| i + p)
+}
+
 /// A position in a byte slice that knows its absolute offset.
 pub struct Cursor<'a> {
     /// The bytes being read.
@@ -155,33 +177,19 @@ impl<'a> Cursor<'a> {
     pub fn string(&mut self) -> Result<JStr<'a>, ParseError> {
         debug_assert_eq!(self.buf.get(self.pos), Some(&b'"'));
         let start = self.pos + 1;
-        // Most strings in traces are short keys and values ("ph", "X", "cat"): a plain loop
-        // beats memchr's setup for them; longer strings go to memchr below.
-        let short_end = (start + 16).min(self.buf.len());
-        for i in start..short_end {
-            match self.buf[i] {
-                b'"' => {
-                    self.pos = i + 1;
-                    return Ok(JStr { raw: &self.buf[start..i], escaped: false });
-                }
-                b'\\' => break,
-                _ => {}
-            }
-        }
         let mut i = start;
         let mut escaped = false;
         loop {
-            let Some(rel) = memchr::memchr2(b'"', b'\\', &self.buf[i..]) else {
+            let Some(at) = find_quote_or_backslash(self.buf, i) else {
                 self.pos = self.buf.len();
                 return Err(self.eof());
             };
-            i += rel;
-            if self.buf[i] == b'"' {
-                self.pos = i + 1;
-                return Ok(JStr { raw: &self.buf[start..i], escaped });
+            if self.buf[at] == b'"' {
+                self.pos = at + 1;
+                return Ok(JStr { raw: &self.buf[start..at], escaped });
             }
             escaped = true;
-            i += 2;
+            i = at + 2;
             if i > self.buf.len() {
                 self.pos = self.buf.len();
                 return Err(self.eof());

@@ -76,7 +76,10 @@ pub struct Builder {
     min_ts: i64,
     max_end: i64,
     top_level: Vec<(String, String)>,
-    ph_x: StrId,
+    /// Interned id of each one-byte ASCII `ph`, once seen.
+    ph_ids: [Option<StrId>; 128],
+    last_cat_raw: Vec<u8>,
+    last_cat_id: Option<StrId>,
     /// Part of a split parse that does not start the input: an `E` (or async end) with no
     /// open begin may close one from an earlier part, so it waits for [`Builder::merge`].
     defer_ends: bool,
@@ -101,10 +104,8 @@ impl Default for Builder {
 impl Builder {
     /// An empty builder.
     pub fn new() -> Self {
-        let mut strings = Strings::default();
-        let ph_x = strings.intern(b"X");
         Self {
-            strings,
+            strings: Strings::default(),
             stats: EventStats::default(),
             diag: Diagnostics::default(),
             procs: Vec::new(),
@@ -127,7 +128,9 @@ impl Builder {
             min_ts: i64::MAX,
             max_end: i64::MIN,
             top_level: Vec::new(),
-            ph_x,
+            ph_ids: [None; 128],
+            last_cat_raw: Vec::new(),
+            last_cat_id: None,
             defer_ends: false,
             pending_ends: Vec::new(),
         }
@@ -158,6 +161,25 @@ impl Builder {
         }
     }
 
+    /// Interns a category; consecutive events mostly share one, so the last is cached by text.
+    #[inline]
+    fn category(&mut self, cat: Option<JStr<'_>>) -> StrId {
+        if let (Some(c), Some(id)) = (cat, self.last_cat_id) {
+            if !c.escaped && c.raw == self.last_cat_raw.as_slice() {
+                return id;
+            }
+        }
+        let id = self.intern(cat);
+        self.last_cat_raw.clear();
+        if let Some(c) = cat.filter(|c| !c.escaped) {
+            self.last_cat_raw.extend_from_slice(c.raw);
+            self.last_cat_id = Some(id);
+        } else {
+            self.last_cat_id = None;
+        }
+        id
+    }
+
     #[inline]
     fn bump(counts: &mut Vec<u64>, id: StrId) {
         let i = id.0 as usize;
@@ -171,10 +193,16 @@ impl Builder {
     pub fn add(&mut self, ev: &RawEvent<'_>) {
         self.stats.events += 1;
         let ph = match ev.ph {
-            Some(p) if p.raw == b"X" => self.ph_x,
+            Some(p) if p.raw.len() == 1 && p.raw[0] < 128 => {
+                let slot = usize::from(p.raw[0]);
+                match self.ph_ids[slot] {
+                    Some(id) => id,
+                    None => *self.ph_ids[slot].insert(self.strings.intern(p.raw)),
+                }
+            }
             other => self.intern(other),
         };
-        let cat = self.intern(ev.cat);
+        let cat = self.category(ev.cat);
         Self::bump(&mut self.stats.by_phase, ph);
         Self::bump(&mut self.stats.by_category, cat);
         if ev.bad_time {
