@@ -9,13 +9,18 @@
 //! error           LoadError as JSON ({kind, message, offset, line, column}), or null
 //! loads           number of loads that ended, success or failure
 //! protocolVersion the worker's announced protocol version, or null before its Ready
-//! idle()          Promise resolved when no load is running (at once if none is)
+//! table           the table tab shown: {kind: "ops"|"kernels"|"steps", rows: visible row
+//!                 count (after the filter), sort: {key, desc} or null, byShape, pending},
+//!                 or null on the summary tab or before the first table arrived
+//! idle()          Promise resolved when no load is running and no table query is pending
+//!                 (at once if none is)
 //! ```
 //!
 //! Invariants: [`publish`] runs synchronously inside the state change (not in an effect), so a
 //! test that triggers a load (e.g. `setInputFiles`) and then calls `idle()` sees `loading` and
 //! waits. The snapshot is rebuilt per change; `summary` is serialized only when it changes.
 
+use crate::state::table::{Tab, TableState};
 use crate::state::{LoadState, Status};
 use js_sys::{Function, Object, Promise, Reflect};
 use protocol::TraceSummary;
@@ -36,8 +41,8 @@ struct Hook {
     summary_cache: Option<(Arc<TraceSummary>, JsValue)>,
 }
 
-/// Defines `window.kinetoscope` (once) and publishes `state`.
-pub fn install(state: &LoadState) {
+/// Defines `window.kinetoscope` (once); [`publish`] fills it.
+pub fn install() {
     let Some(window) = web_sys::window() else {
         return;
     };
@@ -61,17 +66,17 @@ pub fn install(state: &LoadState) {
     }));
     // Fails only if the property already exists (a second install); the first one stays.
     let _ = Object::define_property(&window, &"kinetoscope".into(), &descriptor);
-    publish(state);
 }
 
-/// Replaces the snapshot with `state` and resolves `idle()` waiters if no load is running.
-pub fn publish(state: &LoadState) {
+/// Replaces the snapshot with `state` and `tables`, and resolves `idle()` waiters if no load is
+/// running and no query is pending.
+pub fn publish(state: &LoadState, tables: &TableState) {
     let waiters = HOOK.with_borrow_mut(|hook| {
         let Some(hook) = hook.as_mut() else {
             return Vec::new();
         };
-        hook.loading = state.status == Status::Loading;
-        hook.snapshot = snapshot(hook, state);
+        hook.loading = state.status == Status::Loading || tables.pending.is_some();
+        hook.snapshot = snapshot(hook, state, tables);
         if hook.loading {
             Vec::new()
         } else {
@@ -83,7 +88,7 @@ pub fn publish(state: &LoadState) {
     }
 }
 
-fn snapshot(hook: &mut Hook, state: &LoadState) -> JsValue {
+fn snapshot(hook: &mut Hook, state: &LoadState, tables: &TableState) -> JsValue {
     let summary = match &state.summary {
         Some(summary) => match &hook.summary_cache {
             Some((cached, js)) if Arc::ptr_eq(cached, summary) => js.clone(),
@@ -97,14 +102,41 @@ fn snapshot(hook: &mut Hook, state: &LoadState) -> JsValue {
     };
     let error = state.error.as_ref().map_or(JsValue::NULL, to_js);
     let version = state.protocol_version.map_or(JsValue::NULL, |v| v.into());
+    let table = table_js(tables);
     let obj = Object::new();
-    let fields: [(&str, JsValue); 6] = [
+    let fields: [(&str, JsValue); 7] = [
         ("status", state.status.as_str().into()),
         ("summary", summary),
         ("error", error),
         ("loads", state.loads.into()),
         ("protocolVersion", version),
+        ("table", table),
         ("idle", hook.idle.clone().into()),
+    ];
+    for (key, value) in fields {
+        let _ = Reflect::set(&obj, &key.into(), &value);
+    }
+    Object::freeze(&obj).into()
+}
+
+/// `{kind, rows, sort, byShape, pending}` for the table tab shown, or null.
+fn table_js(t: &TableState) -> JsValue {
+    let Some(data) = t.data.as_ref().filter(|_| t.tab != Tab::Summary) else {
+        return JsValue::NULL;
+    };
+    let sort = t.sort.as_ref().map_or(JsValue::NULL, |s| {
+        let obj = Object::new();
+        let _ = Reflect::set(&obj, &"key".into(), &s.key.as_str().into());
+        let _ = Reflect::set(&obj, &"desc".into(), &s.desc.into());
+        Object::freeze(&obj).into()
+    });
+    let obj = Object::new();
+    let fields: [(&str, JsValue); 5] = [
+        ("kind", data.kind.as_str().into()),
+        ("rows", (t.visible_rows().len() as u32).into()),
+        ("sort", sort),
+        ("byShape", t.by_shape.into()),
+        ("pending", t.pending.is_some().into()),
     ];
     for (key, value) in fields {
         let _ = Reflect::set(&obj, &key.into(), &value);

@@ -1,5 +1,5 @@
 // Page object for Kinetoscope's single screen. Locators by data-testid; state through the
-// read-only `window.kinetoscope` ({ status, summary, error, loads, protocolVersion, idle() }).
+// read-only `window.kinetoscope` ({ status, summary, error, loads, protocolVersion, table, idle() }).
 // Waits are on `loads` and `idle()`, never on sleeps.
 const path = require('node:path');
 const { test: base, expect } = require('@playwright/test');
@@ -20,6 +20,8 @@ class AppPage {
     this.phaseCounts = page.getByTestId('phase-counts');
     this.categoryCounts = page.getByTestId('category-counts');
     this.laneList = page.getByTestId('lane-list');
+    this.tableFilter = page.getByTestId('table-filter');
+    this.byShapeToggle = page.getByTestId('by-shape-toggle');
     /** Uncaught exceptions in the page; tests expect none. */
     this.pageErrors = [];
     page.on('pageerror', (err) => this.pageErrors.push(String(err)));
@@ -66,6 +68,31 @@ class AppPage {
     }, { name, b64: buffer.toString('base64') });
     await this.waitForLoads(before + 1);
     return this.state();
+  }
+
+  /** Clicks tab `name` (summary, ops, kernels, steps) and waits until its table (if any) arrived. */
+  async openTab(name) {
+    await this.page.getByTestId(`tab-${name}`).click();
+    await this.idle();
+  }
+
+  /** Waits on `window.kinetoscope.idle()` (no load running, no query pending). */
+  async idle() {
+    await this.page.evaluate(() => window.kinetoscope.idle());
+  }
+
+  /** `window.kinetoscope.table` ({ kind, rows, sort: { key, desc }, byShape, pending } or null). */
+  async table() {
+    return this.page.evaluate(() => {
+      const t = window.kinetoscope.table;
+      return t && { kind: t.kind, rows: t.rows, sort: t.sort && { key: t.sort.key, desc: t.sort.desc }, byShape: t.byShape, pending: t.pending };
+    });
+  }
+
+  /** The cells of column `key` in the shown rows (locator `rowTestId`): `data-value` numbers, or text. */
+  async column(rowTestId, key) {
+    return this.page.getByTestId(rowTestId).locator(`td[data-key="${key}"]`).evaluateAll((tds) => tds.map((td) => (
+      td.dataset.value !== undefined && td.dataset.value !== '' ? Number(td.dataset.value) : td.textContent)));
   }
 
   /** Saves a full-page screenshot as e2e/test-results/NAME.png. */

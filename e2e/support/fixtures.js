@@ -22,6 +22,15 @@ function realFixture(name) {
   return file;
 }
 
+/** Absolute path of a file in the shared `fixtures/torch-cpu/`; throws (never skips) when missing. */
+function torchCpuFixture(name) {
+  const file = path.join(SHARED_DIR, 'fixtures', 'torch-cpu', name);
+  if (!fs.existsSync(file)) {
+    throw new Error(`missing fixture ${file} (set KINETOSCOPE_SHARED to the shared directory)`);
+  }
+  return file;
+}
+
 /** `kinetoscope info --json FILE`, parsed. */
 function cliInfo(file) {
   const out = execFileSync(CLI, ['info', '--json', file], { encoding: 'utf8', maxBuffer: 256 << 20 });
@@ -56,5 +65,5 @@ function numbersIn(text) {
 
 module.exports = {
   SHARED_DIR, CLI, DEMO_TRACE, RESULTS_DIR,
-  realFixture, cliInfo, protocolVersion, expectSameSummary, numbersIn,
+  realFixture, torchCpuFixture, cliInfo, protocolVersion, expectSameSummary, numbersIn,
 };

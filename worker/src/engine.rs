@@ -2,16 +2,20 @@
 //!
 //! The wasm worker and the CLI both call [`Engine::load`]; they time it themselves.
 
+use crate::analysis::ops::{OpIndex, OpOptions};
+use crate::analysis::{kernels, steps};
 use crate::input;
 use crate::load::{self, LoadFailure};
 use crate::model::Trace;
 use crate::summary::summarize;
-use protocol::{LoadError, Phase, TraceSummary};
+use protocol::{LoadError, Phase, Query, TableData, TraceSummary};
 
 /// Holds the currently loaded trace between requests.
 #[derive(Default)]
 pub struct Engine {
     trace: Option<Trace>,
+    /// Op index of `trace`, built on the first ops query.
+    ops: Option<OpIndex>,
 }
 
 impl Engine {
@@ -37,6 +41,7 @@ impl Engine {
         progress: &mut dyn FnMut(Phase, u64, Option<u64>),
     ) -> Result<TraceSummary, LoadError> {
         self.trace = None;
+        self.ops = None;
         let file_bytes = bytes.len() as u64;
         if bytes.is_empty() {
             return Err(error("empty", "the file is empty (0 bytes)".into(), None));
@@ -56,6 +61,30 @@ impl Engine {
         let summary = summarize(&trace, name, file_bytes, json_bytes, decoded.gzip);
         self.trace = Some(trace);
         Ok(summary)
+    }
+
+    /// Answers a table query over the loaded trace.
+    ///
+    /// # Errors
+    /// A message when no trace is loaded.
+    pub fn query(&mut self, q: &Query) -> Result<TableData, String> {
+        let Some(trace) = self.trace.as_ref() else {
+            return Err("no trace is loaded".into());
+        };
+        Ok(match q {
+            Query::Ops { by_shape, range_ns } => {
+                let index = self.ops.get_or_insert_with(|| OpIndex::new(trace));
+                let opts = OpOptions {
+                    by_shape: *by_shape,
+                    range: *range_ns,
+                };
+                crate::tables::ops(&index.table(trace, &opts), *by_shape)
+            }
+            Query::Kernels { range_ns } => {
+                crate::tables::kernels(&kernels::kernel_table(trace, *range_ns))
+            }
+            Query::Steps => crate::tables::steps(&steps::analyze(trace, None)),
+        })
     }
 }
 

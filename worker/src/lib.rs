@@ -26,3 +26,4 @@ pub mod model;
 pub mod report;
 pub mod summary;
 pub mod synth;
+pub mod tables;

@@ -149,7 +149,7 @@ pub fn assemble(json: &[u8], plan: &Plan, parts: Vec<Part>) -> Result<Trace, Loa
     let n = parts.len();
     if n == 0 || parts.iter().take(n - 1).any(|p| !p.ended_cleanly()) {
         // A cut that was not a clean boundary: the sequential parse decides what the input is.
-        let whole = Plan { form: plan.form, parts: Vec::from([0..json.len()]) };
+        let whole = Plan { form: plan.form, parts: std::iter::once(0..json.len()).collect() };
         let part = parse_part(json, &whole, 0, &mut |_| {});
         return finish(json, vec![part]);
     }

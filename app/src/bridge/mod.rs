@@ -23,7 +23,7 @@ mod wire;
 
 use conn::{spawn_worker, Conn};
 use js_sys::ArrayBuffer;
-use protocol::{FromWorker, LoadError, ToWorker, PROTOCOL_VERSION};
+use protocol::{FromWorker, LoadError, Query, ToWorker, PROTOCOL_VERSION};
 use std::cell::RefCell;
 use std::rc::Rc;
 use wasm_bindgen::JsValue;
@@ -41,6 +41,8 @@ struct Inner {
     link: Link,
     next_id: u32,
     current: Option<u32>,
+    /// The latest table query; replies to older ones are dropped (latest wins).
+    query: Option<u32>,
 }
 
 /// The connection's state.
@@ -63,6 +65,7 @@ impl Bridge {
             link: Link::Dead(never),
             next_id: 1,
             current: None,
+            query: None,
         };
         let bridge = Bridge(Rc::new(Shared {
             inner: RefCell::new(inner),
@@ -94,6 +97,37 @@ impl Bridge {
             Link::Dead(_) | Link::Refused(_) => {}
         }
         id
+    }
+
+    /// A fresh request id for [`Bridge::query`].
+    pub fn next_query_id(&self) -> u32 {
+        let mut inner = self.0.inner.borrow_mut();
+        let id = inner.next_id;
+        inner.next_id = id.checked_add(1).unwrap_or(1);
+        id
+    }
+
+    /// Sends table query `id` (from [`Bridge::next_query_id`]); an older query's reply will be
+    /// dropped. An unusable worker answers at once with `QueryFailed`.
+    pub fn query(&self, id: u32, query: Query) {
+        let mut inner = self.0.inner.borrow_mut();
+        inner.query = Some(id);
+        let msg = ToWorker::Query { id, query };
+        let outcome = match &mut inner.link {
+            Link::Booting(_, queue) => {
+                queue.push((msg, None));
+                Ok(())
+            }
+            Link::Ready(conn) => wire::post(&conn.worker, &msg, None),
+            Link::Dead(error) | Link::Refused(error) => Err(error.message.clone()),
+        };
+        if outcome.is_err() {
+            inner.query = None;
+        }
+        drop(inner);
+        if let Err(message) = outcome {
+            (self.0.sink)(FromWorker::QueryFailed { id, message });
+        }
     }
 
     /// True while `id` is the current load.
@@ -198,7 +232,12 @@ impl Bridge {
         // Dropping the connection terminates the crashed worker; the next load spawns a new one.
         inner.link = Link::Dead(error.clone());
         let id = inner.current.take().unwrap_or(0);
+        let query = inner.query.take();
         drop(inner);
+        if let Some(qid) = query {
+            let message = error.message.clone();
+            (self.0.sink)(FromWorker::QueryFailed { id: qid, message });
+        }
         (self.0.sink)(FromWorker::Failed { id, error });
     }
 }
@@ -213,6 +252,12 @@ impl Inner {
                 if self.current == Some(id) =>
             {
                 self.current = None;
+                vec![msg]
+            }
+            FromWorker::Table { id, .. } | FromWorker::QueryFailed { id, .. }
+                if self.query == Some(id) =>
+            {
+                self.query = None;
                 vec![msg]
             }
             _ => Vec::new(),

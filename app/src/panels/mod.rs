@@ -4,7 +4,9 @@
 mod error;
 mod loader;
 mod summary;
+mod tables;
 
 pub use error::ErrorPanel;
 pub use loader::{DropZone, OpenButton, ProgressPanel};
 pub use summary::SummaryPanel;
+pub use tables::{TablePanel, Tabs};

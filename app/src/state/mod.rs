@@ -12,6 +12,7 @@
 //! are tested natively (STYLE.md §8). Number formatting lives in [`format`].
 
 pub mod format;
+pub mod table;
 
 use protocol::{FromWorker, LoadError, Phase, TraceSummary};
 use std::sync::Arc;
@@ -126,6 +127,8 @@ impl LoadState {
                 self.summary = None;
                 self.error = Some(error);
             }
+            // Table replies belong to `table::TableState`.
+            FromWorker::Table { .. } | FromWorker::QueryFailed { .. } => {}
         }
     }
 

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Bumped on any incompatible change; the app refuses a worker that reports another version.
-pub const PROTOCOL_VERSION: u32 = 1;
+pub const PROTOCOL_VERSION: u32 = 2;
 
 /// A message from the app to the worker.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -25,6 +25,59 @@ pub enum ToWorker {
     Finish { id: u32 },
     /// Drops a load in progress.
     Cancel { id: u32 },
+    /// Asks for a table over the loaded trace; answered by `Table` or `QueryFailed` with `id`.
+    Query { id: u32, query: Query },
+}
+
+/// A table request over the loaded trace. Times are ns from the trace origin.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Query {
+    /// PyTorch's `key_averages` table, by name or by name + input shapes.
+    Ops { by_shape: bool, range_ns: Option<(i64, i64)> },
+    /// Kernels grouped by name.
+    Kernels { range_ns: Option<(i64, i64)> },
+    /// Profiler steps with their time breakdown.
+    Steps,
+}
+
+/// A small table on the wire (at most a few thousand rows, so plain serde): columns, row-major
+/// cells, and named totals.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct TableData {
+    /// `ops`, `kernels` or `steps`.
+    pub kind: String,
+    /// Column descriptions, in display order.
+    pub columns: Vec<Column>,
+    /// One `Vec` per row, one cell per column.
+    pub rows: Vec<Vec<CellValue>>,
+    /// Named totals, e.g. `self_cpu_total_ns`, `self_device_total_ns`.
+    pub totals: BTreeMap<String, f64>,
+}
+
+/// One column of a [`TableData`].
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Column {
+    /// Stable key (`self_cpu`, `calls`, …); test ids use it as `col-<key>`.
+    pub key: String,
+    /// Header text.
+    pub label: String,
+    /// `ns`, `count`, `pct`, `text` or `bytes`.
+    pub unit: String,
+}
+
+/// One cell: an integer, a float, text, or nothing (JSON `null`).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum CellValue {
+    /// Exact integer (ns, counts, bytes).
+    Int(i64),
+    /// Float (percentages, averages).
+    Float(f64),
+    /// Text (names, shapes).
+    Text(String),
+    /// No value.
+    Empty,
 }
 
 /// A message from the worker to the app.
@@ -39,6 +92,10 @@ pub enum FromWorker {
     Loaded { id: u32, summary: Box<TraceSummary> },
     /// Load `id` failed; nothing was kept.
     Failed { id: u32, error: LoadError },
+    /// The answer to query `id`.
+    Table { id: u32, table: Box<TableData> },
+    /// Query `id` could not be answered (e.g. no trace loaded).
+    QueryFailed { id: u32, message: String },
 }
 
 /// Stage of a load, for the progress bar.
@@ -148,4 +205,34 @@ pub struct LinkSummary {
     pub with_launch: u64,
     /// Of those, whose launch call sits inside a CPU op.
     pub with_op: u64,
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_and_table_round_trip() {
+        let q = ToWorker::Query {
+            id: 3,
+            query: Query::Ops { by_shape: true, range_ns: Some((1, 2)) },
+        };
+        let json = serde_json::to_string(&q).unwrap();
+        assert_eq!(serde_json::from_str::<ToWorker>(&json).unwrap(), q);
+        let table = TableData {
+            kind: "ops".into(),
+            columns: vec![Column { key: "name".into(), label: "Name".into(), unit: "text".into() }],
+            rows: vec![vec![
+                CellValue::Text("aten::mm".into()),
+                CellValue::Int(7),
+                CellValue::Float(1.5),
+                CellValue::Empty,
+            ]],
+            totals: BTreeMap::new(),
+        };
+        let msg = FromWorker::Table { id: 3, table: Box::new(table) };
+        let json = serde_json::to_string(&msg).unwrap();
+        assert_eq!(serde_json::from_str::<FromWorker>(&json).unwrap(), msg);
+    }
 }

@@ -5,6 +5,9 @@
 //! only with `Chunk` and is transferred (zero copy across threads). Outputs: `[json]` arrays holding
 //! a [`protocol::FromWorker`]. The first message posted is `Ready { protocol_version }`.
 //!
+//! `Query { id, .. }` is answered at once with `Table` or `QueryFailed` (same id) over the loaded
+//! trace.
+//!
 //! Invariants: at most one load is pending; `Open` replaces it (latest wins, the app never
 //! interleaves loads), and chunks or `Finish` for another id are ignored. Nothing here panics on
 //! input: allocation failures and malformed messages become `Failed` replies or console errors.
@@ -92,6 +95,16 @@ mod wasm {
                     if self.pending.as_ref().is_some_and(|p| p.id == id) {
                         self.pending = None;
                     }
+                }
+                Ok(ToWorker::Query { id, query }) => {
+                    let reply = match self.engine.query(&query) {
+                        Ok(table) => FromWorker::Table {
+                            id,
+                            table: Box::new(table),
+                        },
+                        Err(message) => FromWorker::QueryFailed { id, message },
+                    };
+                    post(&self.scope, &reply);
                 }
                 Err(e) => console_error(&format!("worker: bad message {e}: {json:?}")),
             }

@@ -1,0 +1,397 @@
+//! Table view state as a plain struct: which tab is shown, the table the worker sent, the sort
+//! column and direction, the name filter and the by-shape toggle.
+//!
+//! Inputs: [`TableState::select`] / [`TableState::set_by_shape`] (which return the query to send,
+//! if any), [`TableState::sent`] with the bridge's request id, then the worker's `Table` or
+//! `QueryFailed` reply for that id (older ids are ignored: latest wins). Output: the visible rows
+//! (filtered, sorted) as indices into the table, and formatted cells.
+//!
+//! Invariants: `pending` is the id of the only reply still wanted; the previous table stays shown
+//! while a new one is in flight (stale-while-revalidate); a new load drops table and pending.
+//! Default sort: ops by Self CUDA desc when any device time, else Self CPU desc; kernels by Total
+//! desc; steps in step order (no sort key).
+
+use super::format;
+use protocol::{CellValue, FromWorker, Query, TableData};
+use std::cmp::Ordering;
+use std::sync::Arc;
+
+/// The tabs under the header; the strings are test ids (`tab-<as_str>`) and table kinds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Tab {
+    /// The trace summary (no query).
+    #[default]
+    Summary,
+    /// The op table.
+    Ops,
+    /// The kernel table.
+    Kernels,
+    /// The step table.
+    Steps,
+}
+
+impl Tab {
+    /// All tabs in display order.
+    pub const ALL: [Tab; 4] = [Tab::Summary, Tab::Ops, Tab::Kernels, Tab::Steps];
+
+    /// `summary`, `ops`, `kernels`, `steps`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tab::Summary => "summary",
+            Tab::Ops => "ops",
+            Tab::Kernels => "kernels",
+            Tab::Steps => "steps",
+        }
+    }
+
+    /// The tab's label.
+    pub fn label(self) -> &'static str {
+        match self {
+            Tab::Summary => "Summary",
+            Tab::Ops => "Ops",
+            Tab::Kernels => "Kernels",
+            Tab::Steps => "Steps",
+        }
+    }
+}
+
+/// A sort column and direction.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Sort {
+    /// Column key.
+    pub key: String,
+    /// Descending.
+    pub desc: bool,
+}
+
+/// Everything the table panel shows.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TableState {
+    /// The tab shown.
+    pub tab: Tab,
+    /// Group ops by input shape.
+    pub by_shape: bool,
+    /// The table for `tab` (possibly stale while `pending`).
+    pub data: Option<Arc<TableData>>,
+    /// Why the last query failed.
+    pub error: Option<String>,
+    /// Sort column; `None`: the worker's order.
+    pub sort: Option<Sort>,
+    /// Case-insensitive substring filter on the `name` column.
+    pub filter: String,
+    /// Id of the query whose reply is awaited.
+    pub pending: Option<u32>,
+}
+
+impl TableState {
+    /// The query for the current tab and toggle; `None` on the summary tab.
+    pub fn query(&self) -> Option<Query> {
+        match self.tab {
+            Tab::Summary => None,
+            Tab::Ops => Some(Query::Ops {
+                by_shape: self.by_shape,
+                range_ns: None,
+            }),
+            Tab::Kernels => Some(Query::Kernels { range_ns: None }),
+            Tab::Steps => Some(Query::Steps),
+        }
+    }
+
+    /// Switches to `tab`; returns the query to send (none for the summary tab).
+    pub fn select(&mut self, tab: Tab) -> Option<Query> {
+        if tab != self.tab {
+            self.tab = tab;
+            self.data = None;
+            self.error = None;
+            self.sort = None;
+            self.filter.clear();
+            self.pending = None;
+        }
+        self.query()
+    }
+
+    /// Sets the by-shape toggle; returns the query to send when on the ops tab.
+    pub fn set_by_shape(&mut self, on: bool) -> Option<Query> {
+        self.by_shape = on;
+        self.query().filter(|_| self.tab == Tab::Ops)
+    }
+
+    /// Records that query `id` was sent; its reply is the only one wanted.
+    pub fn sent(&mut self, id: u32) {
+        self.pending = Some(id);
+    }
+
+    /// A new load started: drops the table and any awaited reply (the tab stays).
+    pub fn reset(&mut self) {
+        self.data = None;
+        self.error = None;
+        self.pending = None;
+    }
+
+    /// Applies a `Table` or `QueryFailed` reply; others and stale ids are ignored.
+    pub fn apply(&mut self, msg: FromWorker) {
+        match msg {
+            FromWorker::Table { id, table } if self.pending == Some(id) => {
+                self.pending = None;
+                self.error = None;
+                let keep = self
+                    .sort
+                    .as_ref()
+                    .is_some_and(|s| table.columns.iter().any(|c| c.key == s.key));
+                if !keep {
+                    self.sort = default_sort(&table);
+                }
+                self.data = Some(Arc::from(table));
+            }
+            FromWorker::QueryFailed { id, message } if self.pending == Some(id) => {
+                self.pending = None;
+                self.error = Some(message);
+            }
+            _ => {}
+        }
+    }
+
+    /// Header click: the same column flips direction, another starts descending (text ascending).
+    pub fn toggle_sort(&mut self, key: &str) {
+        match &mut self.sort {
+            Some(s) if s.key == key => s.desc = !s.desc,
+            _ => {
+                let text = self
+                    .data
+                    .as_ref()
+                    .and_then(|d| d.columns.iter().find(|c| c.key == key))
+                    .is_some_and(|c| c.unit == "text");
+                self.sort = Some(Sort {
+                    key: key.to_owned(),
+                    desc: !text,
+                });
+            }
+        }
+    }
+
+    /// Indices of the rows to show: filtered by name, then sorted (stable).
+    pub fn visible_rows(&self) -> Vec<usize> {
+        let Some(data) = &self.data else {
+            return Vec::new();
+        };
+        let needle = self.filter.trim().to_lowercase();
+        let name = data.columns.iter().position(|c| c.key == "name");
+        let mut rows: Vec<usize> = (0..data.rows.len())
+            .filter(|&i| match (name, needle.is_empty()) {
+                (_, true) => true,
+                (Some(col), false) => match data.rows[i].get(col) {
+                    Some(CellValue::Text(t)) => t.to_lowercase().contains(&needle),
+                    _ => false,
+                },
+                (None, false) => true,
+            })
+            .collect();
+        if let Some(sort) = &self.sort {
+            if let Some(col) = data.columns.iter().position(|c| c.key == sort.key) {
+                rows.sort_by(|&a, &b| {
+                    let ord = compare(data.rows[a].get(col), data.rows[b].get(col));
+                    if sort.desc {
+                        ord.reverse()
+                    } else {
+                        ord
+                    }
+                });
+            }
+        }
+        rows
+    }
+}
+
+/// Ops: Self CUDA desc when any device time, else Self CPU desc; kernels: Total desc; steps:
+/// none (step order).
+pub fn default_sort(table: &TableData) -> Option<Sort> {
+    let key = match table.kind.as_str() {
+        "ops" => {
+            let device = table
+                .totals
+                .get("self_device_total_ns")
+                .copied()
+                .unwrap_or(0.0);
+            if device > 0.0 {
+                "self_cuda"
+            } else {
+                "self_cpu"
+            }
+        }
+        "kernels" => "total",
+        _ => return None,
+    };
+    Some(Sort {
+        key: key.to_owned(),
+        desc: true,
+    })
+}
+
+/// Numbers before text before empty cells (ascending); numbers by value, text by code point.
+fn compare(a: Option<&CellValue>, b: Option<&CellValue>) -> Ordering {
+    fn rank(c: Option<&CellValue>) -> (u8, f64, &str) {
+        match c {
+            Some(CellValue::Int(n)) => (0, *n as f64, ""),
+            Some(CellValue::Float(x)) => (0, *x, ""),
+            Some(CellValue::Text(t)) => (1, 0.0, t.as_str()),
+            Some(CellValue::Empty) | None => (2, 0.0, ""),
+        }
+    }
+    let (ra, xa, ta) = rank(a);
+    let (rb, xb, tb) = rank(b);
+    ra.cmp(&rb).then(xa.total_cmp(&xb)).then_with(|| ta.cmp(tb))
+}
+
+/// A cell as display text for a column of `unit`.
+pub fn cell_text(cell: &CellValue, unit: &str) -> String {
+    let x = match cell {
+        CellValue::Text(t) => return t.clone(),
+        CellValue::Empty => return "—".to_owned(),
+        CellValue::Int(n) => *n as f64,
+        CellValue::Float(x) => *x,
+    };
+    match unit {
+        "ns" => format::span_us(x / 1e3),
+        "pct" => format!("{x:.2}%"),
+        "bytes" => format::bytes(x.max(0.0) as u64),
+        _ if matches!(cell, CellValue::Int(_)) || x.fract() == 0.0 => match cell {
+            CellValue::Int(n) if *n < 0 => format!("-{}", format::count(n.unsigned_abs())),
+            _ => format::count(x.max(0.0) as u64),
+        },
+        _ => format!("{x:.2}"),
+    }
+}
+
+/// A cell's raw value for `data-value` (empty for text and empty cells).
+pub fn cell_value(cell: &CellValue) -> String {
+    match cell {
+        CellValue::Int(n) => n.to_string(),
+        CellValue::Float(x) => x.to_string(),
+        CellValue::Text(_) | CellValue::Empty => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use protocol::Column;
+    use std::collections::BTreeMap;
+
+    fn table(kind: &str, device_ns: f64) -> TableData {
+        let columns = [
+            ("name", "text"),
+            ("self_cpu", "ns"),
+            ("self_cuda", "ns"),
+            ("calls", "count"),
+        ]
+        .map(|(k, u)| Column {
+            key: k.into(),
+            label: k.into(),
+            unit: u.into(),
+        })
+        .to_vec();
+        let row = |name: &str, cpu: i64, calls: i64| {
+            vec![
+                CellValue::Text(name.into()),
+                CellValue::Int(cpu),
+                CellValue::Int(0),
+                CellValue::Int(calls),
+            ]
+        };
+        TableData {
+            kind: kind.into(),
+            columns,
+            rows: vec![
+                row("aten::add", 5, 30),
+                row("aten::mm", 50, 10),
+                row("aten::addmm", 1, 20),
+            ],
+            totals: BTreeMap::from([("self_device_total_ns".to_owned(), device_ns)]),
+        }
+    }
+
+    fn loaded(kind: &str, device_ns: f64) -> TableState {
+        let mut s = TableState::default();
+        assert!(s.select(Tab::Ops).is_some());
+        s.sent(4);
+        s.apply(FromWorker::Table {
+            id: 4,
+            table: Box::new(table(kind, device_ns)),
+        });
+        s
+    }
+
+    #[test]
+    fn default_sort_and_header_toggle() {
+        let mut s = loaded("ops", 0.0);
+        assert_eq!(
+            s.sort,
+            Some(Sort {
+                key: "self_cpu".into(),
+                desc: true
+            })
+        );
+        assert_eq!(s.visible_rows(), vec![1, 0, 2]);
+        s.toggle_sort("calls");
+        assert_eq!(s.visible_rows(), vec![0, 2, 1]);
+        s.toggle_sort("calls");
+        assert_eq!(s.visible_rows(), vec![1, 2, 0]);
+        s.toggle_sort("name");
+        assert_eq!(
+            s.sort.as_ref().map(|s| s.desc),
+            Some(false),
+            "text starts ascending"
+        );
+        assert_eq!(s.visible_rows(), vec![0, 2, 1]);
+        assert_eq!(
+            loaded("ops", 7.0).sort.map(|s| s.key).as_deref(),
+            Some("self_cuda")
+        );
+        assert_eq!(
+            loaded("kernels", 0.0).sort.map(|s| s.key).as_deref(),
+            Some("total")
+        );
+        assert_eq!(loaded("steps", 0.0).sort, None);
+    }
+
+    #[test]
+    fn filter_is_a_case_insensitive_name_substring() {
+        let mut s = loaded("ops", 0.0);
+        s.filter = "ADD".into();
+        assert_eq!(s.visible_rows(), vec![0, 2]);
+        s.filter = "zzz".into();
+        assert!(s.visible_rows().is_empty());
+    }
+
+    #[test]
+    fn latest_reply_wins_and_tabs_reset() {
+        let mut s = loaded("ops", 0.0);
+        assert!(s.set_by_shape(true).is_some());
+        s.sent(5);
+        s.apply(FromWorker::Table {
+            id: 4,
+            table: Box::new(table("ops", 1.0)),
+        });
+        assert_eq!(s.pending, Some(5), "a stale reply is ignored");
+        s.apply(FromWorker::QueryFailed {
+            id: 5,
+            message: "no trace".into(),
+        });
+        assert_eq!((s.pending, s.error.as_deref()), (None, Some("no trace")));
+        assert!(s.data.is_some(), "the previous table stays");
+        assert_eq!(s.select(Tab::Summary), None);
+        assert!(s.data.is_none());
+        assert_eq!(s.set_by_shape(false), None, "no ops query off the ops tab");
+    }
+
+    #[test]
+    fn cells_format_by_unit() {
+        assert_eq!(cell_text(&CellValue::Int(1_500_000), "ns"), "1.50 ms");
+        assert_eq!(cell_text(&CellValue::Float(85.333), "pct"), "85.33%");
+        assert_eq!(cell_text(&CellValue::Int(12_345), "count"), "12,345");
+        assert_eq!(cell_text(&CellValue::Float(2.5), "count"), "2.50");
+        assert_eq!(cell_text(&CellValue::Text("x".into()), "text"), "x");
+        assert_eq!(cell_text(&CellValue::Empty, "ns"), "—");
+        assert_eq!(cell_value(&CellValue::Int(3)), "3");
+    }
+}

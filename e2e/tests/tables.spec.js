@@ -1,0 +1,99 @@
+// Journey: load a trace, switch to the Ops / Kernels / Steps tabs, sort by a header, filter by
+// name, group ops by input shape. Expected numbers come from PyTorch itself (the torch-cpu
+// fixture's key_averages: 6 rows by name, 10 by input shape, aten::mm on top by Self CPU).
+// State is read from `window.kinetoscope.table`; waits are on `idle()` (queries included).
+const { test, expect } = require('../pages/app');
+const { realFixture, torchCpuFixture } = require('../support/fixtures');
+
+test('ops table: PyTorch key_averages rows, sort, filter and group by input shape', async ({ app }) => {
+  await app.open();
+  await app.upload(torchCpuFixture('matmul_add.pt.trace.json'));
+  await expect(app.page.getByTestId('tab-summary')).toBeVisible();
+  await app.openTab('ops');
+  const table = app.page.getByTestId('op-table');
+  await expect(table).toBeVisible();
+  const rows = app.page.getByTestId('op-row');
+  await expect(rows).toHaveCount(6);
+  let t = await app.table();
+  expect(t).toMatchObject({ kind: 'ops', rows: 6, sort: { key: 'self_cpu', desc: true } });
+  await expect(rows.first().locator('td[data-key="name"]')).toHaveText('aten::mm');
+  const selfCpu = await app.column('op-row', 'self_cpu');
+  expect([...selfCpu].sort((a, b) => b - a)).toEqual(selfCpu);
+  for (const key of ['name', 'self_cpu_pct', 'self_cpu', 'cpu_total_pct', 'cpu_total', 'cpu_avg',
+    'self_cuda', 'self_cuda_pct', 'cuda_total', 'cuda_avg', 'calls']) {
+    await expect(app.page.getByTestId(`col-${key}`)).toBeVisible();
+  }
+  await app.screenshot('tables-ops');
+
+  // Sort by # of Calls: descending first, then ascending.
+  await app.page.getByTestId('col-calls').click();
+  await app.idle();
+  t = await app.table();
+  expect(t.sort).toEqual({ key: 'calls', desc: true });
+  const calls = await app.column('op-row', 'calls');
+  expect(calls).toEqual([...calls].sort((a, b) => b - a));
+  expect(calls[0]).toBe(30); // aten::resolve_conj
+  await app.page.getByTestId('col-calls').click();
+  t = await app.table();
+  expect(t.sort).toEqual({ key: 'calls', desc: false });
+  const asc = await app.column('op-row', 'calls');
+  expect(asc).toEqual([...asc].sort((a, b) => a - b));
+
+  // Filter by name.
+  await app.tableFilter.fill('add');
+  await expect(rows).toHaveCount(2);
+  const names = await app.column('op-row', 'name');
+  expect(names.length).toBeGreaterThan(0);
+  for (const name of names) expect(name).toContain('add');
+  expect((await app.table()).rows).toBe(names.length);
+  await app.tableFilter.fill('');
+  await expect(rows).toHaveCount(6);
+
+  // Group by input shape: PyTorch's by-shape table has 10 rows.
+  await app.byShapeToggle.check();
+  await app.idle();
+  await expect(rows).toHaveCount(10);
+  t = await app.table();
+  expect(t).toMatchObject({ kind: 'ops', rows: 10, byShape: true, pending: false });
+  await expect(app.page.getByTestId('col-input_shapes')).toBeVisible();
+  await app.byShapeToggle.uncheck();
+  await app.idle();
+  await expect(rows).toHaveCount(6);
+});
+
+test('kernel table of a GPU trace is sorted by total time', async ({ app }) => {
+  await app.open();
+  await app.upload(realFixture('partx__profiler_trace_single_sample.json'));
+  await app.openTab('kernels');
+  await expect(app.page.getByTestId('kernel-table')).toBeVisible();
+  const rows = app.page.getByTestId('kernel-row');
+  expect(await rows.count()).toBeGreaterThan(1);
+  const t = await app.table();
+  expect(t).toMatchObject({ kind: 'kernels', sort: { key: 'total', desc: true } });
+  expect(t.rows).toBe(await rows.count());
+  const totals = await app.column('kernel-row', 'total');
+  expect(totals[0]).toBeGreaterThanOrEqual(totals[1]);
+  expect(totals).toEqual([...totals].sort((a, b) => b - a));
+  await app.screenshot('tables-kernels');
+});
+
+test('step table of the demo lists its 5 steps in order', async ({ app }) => {
+  await app.open();
+  await app.openTab('steps');
+  await expect(app.page.getByTestId('step-table')).toBeVisible();
+  await expect(app.page.getByTestId('step-row')).toHaveCount(5);
+  const t = await app.table();
+  expect(t).toMatchObject({ kind: 'steps', rows: 5, sort: null });
+  const steps = await app.column('step-row', 'step');
+  expect(steps).toEqual([...steps].sort((a, b) => a - b));
+  await app.screenshot('tables-steps');
+
+  // Back to the summary: no table state; a table tab survives a new load and re-queries.
+  await app.openTab('summary');
+  expect(await app.table()).toBeNull();
+  await expect(app.summary).toBeVisible();
+  await app.openTab('ops');
+  await app.upload(torchCpuFixture('matmul_add.pt.trace.json'));
+  await app.idle();
+  await expect(app.page.getByTestId('op-row')).toHaveCount(6);
+});

@@ -1,0 +1,202 @@
+//! Wire tables: converts analysis results (op, kernel and step tables) into
+//! [`protocol::TableData`] for the app. Column keys are the app's and the tests' contract
+//! (`col-<key>` test ids); units tell the app how to format (`ns`, `count`, `pct`, `text`).
+//!
+//! Percentages are 0–100. Averages are ns (floats). Missing values (no GPU span, no launch
+//! config) are [`CellValue::Empty`].
+
+use crate::analysis::breakdown::CATEGORIES;
+use crate::analysis::kernels::KernelTable;
+use crate::analysis::ops::OpTable;
+use crate::analysis::steps::Steps;
+use protocol::{CellValue, Column, TableData};
+use std::collections::BTreeMap;
+
+fn col(key: &str, label: &str, unit: &str) -> Column {
+    Column {
+        key: key.into(),
+        label: label.into(),
+        unit: unit.into(),
+    }
+}
+
+fn pct(part: i64, total: i64) -> CellValue {
+    if total > 0 {
+        CellValue::Float(part as f64 * 100.0 / total as f64)
+    } else {
+        CellValue::Float(0.0)
+    }
+}
+
+fn avg(total: i64, n: u64) -> CellValue {
+    if n > 0 {
+        CellValue::Float(total as f64 / n as f64)
+    } else {
+        CellValue::Empty
+    }
+}
+
+fn count(n: u64) -> CellValue {
+    CellValue::Int(i64::try_from(n).unwrap_or(i64::MAX))
+}
+
+fn float(x: Option<f64>) -> CellValue {
+    x.map_or(CellValue::Empty, CellValue::Float)
+}
+
+/// The op table (PyTorch's `key_averages` columns; `Input Shapes` when grouped by shape).
+pub fn ops(table: &OpTable, by_shape: bool) -> TableData {
+    let mut columns = vec![col("name", "Name", "text")];
+    if by_shape {
+        columns.push(col("input_shapes", "Input Shapes", "text"));
+    }
+    columns.extend([
+        col("self_cpu_pct", "Self CPU %", "pct"),
+        col("self_cpu", "Self CPU", "ns"),
+        col("cpu_total_pct", "CPU total %", "pct"),
+        col("cpu_total", "CPU total", "ns"),
+        col("cpu_avg", "CPU time avg", "ns"),
+        col("self_cuda", "Self CUDA", "ns"),
+        col("self_cuda_pct", "Self CUDA %", "pct"),
+        col("cuda_total", "CUDA total", "ns"),
+        col("cuda_avg", "CUDA time avg", "ns"),
+        col("calls", "# of Calls", "count"),
+    ]);
+    let (cpu, dev) = (table.self_cpu_total_ns, table.self_device_total_ns);
+    let rows = table
+        .rows
+        .iter()
+        .map(|r| {
+            let mut row = vec![CellValue::Text(r.name.clone())];
+            if by_shape {
+                row.push(CellValue::Text(r.input_shapes.clone()));
+            }
+            row.extend([
+                pct(r.self_cpu_ns, cpu),
+                CellValue::Int(r.self_cpu_ns),
+                pct(r.cpu_total_ns, cpu),
+                CellValue::Int(r.cpu_total_ns),
+                avg(r.cpu_total_ns, r.calls),
+                CellValue::Int(r.self_device_ns),
+                pct(r.self_device_ns, dev),
+                CellValue::Int(r.device_total_ns),
+                avg(r.device_total_ns, r.calls),
+                count(r.calls),
+            ]);
+            row
+        })
+        .collect();
+    let totals = BTreeMap::from([
+        ("self_cpu_total_ns".to_owned(), cpu as f64),
+        ("self_device_total_ns".to_owned(), dev as f64),
+        (
+            "unattributed_device_ns".to_owned(),
+            table.unattributed_device_ns as f64,
+        ),
+    ]);
+    TableData {
+        kind: "ops".into(),
+        columns,
+        rows,
+        totals,
+    }
+}
+
+/// The kernel table, by name.
+pub fn kernels(table: &KernelTable) -> TableData {
+    let columns = vec![
+        col("name", "Name", "text"),
+        col("calls", "Calls", "count"),
+        col("total", "Total", "ns"),
+        col("mean", "Mean", "ns"),
+        col("median", "Median", "ns"),
+        col("p95", "P95", "ns"),
+        col("max", "Max", "ns"),
+        col("gpu_pct", "GPU %", "pct"),
+        col("blocks_per_sm", "Blocks/SM", "count"),
+        col("occupancy", "Occupancy %", "pct"),
+        col("tensor_cores", "Tensor cores", "text"),
+        col("top_op", "Top op", "text"),
+    ];
+    let rows = table
+        .rows
+        .iter()
+        .map(|r| {
+            vec![
+                CellValue::Text(r.name.clone()),
+                count(r.calls()),
+                CellValue::Int(r.total_ns),
+                CellValue::Float(r.stats.mean),
+                CellValue::Float(r.stats.median),
+                CellValue::Float(r.stats.p95),
+                CellValue::Int(r.stats.max),
+                CellValue::Float(r.share * 100.0),
+                float(r.blocks_per_sm),
+                float(r.occupancy_pct),
+                CellValue::Text(if r.tensor_cores { "yes" } else { "no" }.into()),
+                r.top_op
+                    .as_ref()
+                    .map_or(CellValue::Empty, |t| CellValue::Text(t.name.clone())),
+            ]
+        })
+        .collect();
+    let totals = BTreeMap::from([
+        ("total_ns".to_owned(), table.total_ns as f64),
+        ("calls".to_owned(), table.calls as f64),
+    ]);
+    TableData {
+        kind: "kernels".into(),
+        columns,
+        rows,
+        totals,
+    }
+}
+
+/// The step table, in step order, with the time breakdown of each step span.
+pub fn steps(steps: &Steps) -> TableData {
+    let mut columns = vec![
+        col("step", "Step", "count"),
+        col("cpu_dur", "CPU dur", "ns"),
+        col("gpu_dur", "GPU dur", "ns"),
+        col("step_dur", "Step dur", "ns"),
+    ];
+    const CATS: [(&str, &str); 8] = [
+        ("kernel", "Kernel"),
+        ("memcpy", "Memcpy"),
+        ("memset", "Memset"),
+        ("communication", "Communication"),
+        ("runtime", "Runtime"),
+        ("dataloader", "DataLoader"),
+        ("cpu_exec", "CPU Exec"),
+        ("other", "Other"),
+    ];
+    columns.extend(CATS.iter().map(|(k, l)| col(k, l, "ns")));
+    let rows = steps
+        .steps
+        .iter()
+        .map(|s| {
+            let mut row = vec![
+                count(s.number),
+                CellValue::Int(s.cpu_dur_ns()),
+                if s.gpu.is_some() {
+                    CellValue::Int(s.gpu_dur_ns())
+                } else {
+                    CellValue::Empty
+                },
+                CellValue::Int(s.dur_ns()),
+            ];
+            row.extend(
+                CATEGORIES
+                    .iter()
+                    .map(|&c| CellValue::Int(s.breakdown.get(c))),
+            );
+            row
+        })
+        .collect();
+    TableData {
+        kind: "steps".into(),
+        columns,
+        rows,
+        totals: BTreeMap::new(),
+    }
+}

@@ -1,0 +1,97 @@
+//! Wire tables through `Engine::query`: the shapes the app relies on (row counts, column keys,
+//! order) on PyTorch's own CPU trace and a real GPU trace.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use kinetoscope::engine::Engine;
+use protocol::{CellValue, Query, TableData};
+
+fn engine(path: &std::path::Path) -> Engine {
+    let bytes = common::json_bytes(path);
+    let (engine, result) = common::load_bytes(&path.to_string_lossy(), bytes);
+    result.unwrap_or_else(|e| panic!("{path:?}: {}", e.message));
+    engine
+}
+
+fn column(t: &TableData, key: &str) -> usize {
+    t.columns.iter().position(|c| c.key == key).unwrap()
+}
+
+fn num(c: &CellValue) -> f64 {
+    match c {
+        CellValue::Int(n) => *n as f64,
+        CellValue::Float(x) => *x,
+        _ => f64::NAN,
+    }
+}
+
+#[test]
+fn no_trace_is_an_error() {
+    assert!(Engine::new().query(&Query::Steps).is_err());
+}
+
+#[test]
+fn ops_by_name_and_by_shape_on_matmul_add() {
+    let mut e = engine(&common::shared().join("fixtures/torch-cpu/matmul_add.pt.trace.json"));
+    let by_name = Query::Ops {
+        by_shape: false,
+        range_ns: None,
+    };
+    let t = e.query(&by_name).unwrap();
+    assert_eq!(t.kind, "ops");
+    assert_eq!(t.rows.len(), 6);
+    let keys: Vec<&str> = t.columns.iter().map(|c| c.key.as_str()).collect();
+    assert_eq!(
+        keys,
+        [
+            "name",
+            "self_cpu_pct",
+            "self_cpu",
+            "cpu_total_pct",
+            "cpu_total",
+            "cpu_avg",
+            "self_cuda",
+            "self_cuda_pct",
+            "cuda_total",
+            "cuda_avg",
+            "calls"
+        ]
+    );
+    assert!(t.rows.iter().all(|r| r.len() == t.columns.len()));
+    let self_cpu = column(&t, "self_cpu");
+    let top = t
+        .rows
+        .iter()
+        .max_by(|a, b| num(&a[self_cpu]).total_cmp(&num(&b[self_cpu])))
+        .unwrap();
+    assert_eq!(top[0], CellValue::Text("aten::mm".into()));
+    assert!(t.totals["self_cpu_total_ns"] > 0.0);
+
+    let shaped = e
+        .query(&Query::Ops {
+            by_shape: true,
+            range_ns: None,
+        })
+        .unwrap();
+    assert_eq!(shaped.rows.len(), 10);
+    assert_eq!(shaped.columns[1].key, "input_shapes");
+    // Cached index: the same answer again.
+    assert_eq!(e.query(&by_name).unwrap(), t);
+}
+
+#[test]
+fn kernels_and_steps_on_a_gpu_trace() {
+    let mut e = engine(&common::real("partx__profiler_trace_single_sample.json"));
+    let k = e.query(&Query::Kernels { range_ns: None }).unwrap();
+    assert!(!k.rows.is_empty());
+    assert_eq!(k.columns.len(), 12);
+    let total = column(&k, "total");
+    assert!(k
+        .rows
+        .windows(2)
+        .all(|w| num(&w[0][total]) >= num(&w[1][total])));
+    let s = e.query(&Query::Steps).unwrap();
+    assert_eq!(s.columns.len(), 12);
+    assert!(s.rows.iter().all(|r| r.len() == 12));
+}
