@@ -239,6 +239,9 @@ impl Trace {
 
     /// The raw JSON text of slice args (`{}` when none).
     pub fn args_text(&self, args: ArgsRef) -> &str {
+        if args.len == 0 {
+            return "{}";
+        }
         let start = args.start as usize;
         let bytes = self.args.get(start..start + args.len as usize).unwrap_or(b"{}");
         std::str::from_utf8(bytes).unwrap_or("{}")
