@@ -1,0 +1,241 @@
+//! Finishing a build: sort slices per lane, shift times to the origin, nest, link, and put
+//! processes and lanes in display order (sort index metadata, else numeric id, else first
+//! slice start and id text: never creation order, which depends on how the input was split).
+
+use super::{Builder, Open, PendingEnd};
+use crate::diag::DiagKind;
+use crate::json::{Form, RawEvent};
+use crate::model::category::CatClass;
+use crate::model::strings::{StrId, Strings};
+use crate::model::{Counters, Instants, Lane, LaneId, Process, ProcessKind, Slices, Trace, NONE};
+
+impl Builder {
+    /// Sorts, nests, links and orders everything; see the module docs.
+    pub fn finish(mut self, form: Form, truncated: bool) -> Trace {
+        let origin = if self.min_ts == i64::MAX { 0 } else { self.min_ts };
+        let end = if self.max_end == i64::MIN { origin } else { self.max_end };
+        self.close_open(end);
+        let cat_class = self.classify_categories();
+        let slices = sort_slices(std::mem::take(&mut self.slices), origin);
+        let mut lanes = self.lane_table(&slices);
+        let mut trace = Trace {
+            strings: std::mem::take(&mut self.strings),
+            cat_class,
+            processes: Vec::new(),
+            lanes: Vec::new(),
+            slices,
+            instants: sort_instants(std::mem::take(&mut self.instants), origin),
+            counters: sort_counters(std::mem::take(&mut self.counters), origin),
+            flows: Vec::new(),
+            flows_unlinked: 0,
+            args: {
+                let mut args = std::mem::take(&mut self.args);
+                args.shrink_to_fit();
+                args
+            },
+            origin_ns: origin,
+            end_ns: end - origin,
+            top_level: std::mem::take(&mut self.top_level),
+            stats: std::mem::take(&mut self.stats),
+            diagnostics: std::mem::take(&mut self.diag),
+            truncated,
+            form,
+        };
+        crate::model::nest::nest(&mut trace, &mut lanes);
+        trace.lanes = lanes;
+        let mut points = std::mem::take(&mut self.flow_points);
+        for p in &mut points {
+            p.ts_ns -= origin;
+        }
+        crate::model::link::link(&mut trace, &points);
+        self.order(&mut trace);
+        trace
+    }
+
+    fn close_open(&mut self, end: i64) {
+        for pending in std::mem::take(&mut self.pending_ends) {
+            let (PendingEnd::Thread { offset, .. } | PendingEnd::Async { offset, .. }) = pending;
+            self.diag.report(DiagKind::ModelUnmatchedEnd, Some(offset), String::new);
+        }
+        let mut unclosed: Vec<(LaneId, Open)> = Vec::new();
+        for (lane, stack) in self.open_b.iter_mut().enumerate() {
+            unclosed.extend(stack.drain(..).map(|open| (LaneId(lane as u32), open)));
+        }
+        let mut open_async: Vec<((StrId, StrId, u32), Vec<Open>)> = self.open_async.drain().collect();
+        open_async.sort_by_key(|(key, _)| *key);
+        for ((_, _, process), stack) in open_async {
+            let pid = self.procs[process as usize];
+            for open in stack {
+                let lane = self.async_lane_of(pid, open.name);
+                unclosed.push((lane, open));
+            }
+        }
+        for (lane, open) in unclosed {
+            self.diag.report(DiagKind::ModelUnclosedBegin, Some(open.offset), String::new);
+            self.push_slice(lane, open.start_ns, end - open.start_ns, open.name, open.cat, open.args, &RawEvent::default(), open.offset);
+        }
+    }
+
+    fn classify_categories(&self) -> Vec<CatClass> {
+        let mut classes = vec![CatClass::Other; self.strings.len()];
+        for (i, &n) in self.stats.by_category.iter().enumerate() {
+            if n > 0 {
+                classes[i] = CatClass::of(self.strings.bytes_of(StrId(i as u32)));
+            }
+        }
+        classes
+    }
+
+    fn lane_table(&self, slices: &Slices) -> Vec<Lane> {
+        let mut lanes: Vec<Lane> = self
+            .lanes
+            .iter()
+            .map(|&(process, tid)| Lane { process, tid, name: tid, sort_index: None, slices: 0..0, rows: 0 })
+            .collect();
+        let mut i = 0;
+        while i < slices.len() {
+            let lane = slices.lane[i];
+            let start = i;
+            while i < slices.len() && slices.lane[i] == lane {
+                i += 1;
+            }
+            lanes[lane.0 as usize].slices = start as u32..i as u32;
+        }
+        lanes
+    }
+
+    /// Names processes and lanes and puts both in display order.
+    fn order(&self, trace: &mut Trace) {
+        let mut gpu = vec![false; self.procs.len()];
+        for i in 0..trace.slices.len() {
+            if trace.class(trace.slices.cat[i]).is_gpu_side() {
+                gpu[trace.lanes[trace.slices.lane[i].0 as usize].process as usize] = true;
+            }
+        }
+        for lane in &mut trace.lanes {
+            let pid = self.procs[lane.process as usize];
+            let (name, sort_index) = self.thread_meta.get(&(pid, lane.tid)).copied().unwrap_or_default();
+            lane.sort_index = sort_index;
+            lane.name = match name {
+                Some(n) => {
+                    let text = trace.strings.get(n);
+                    let trimmed = text.trim();
+                    if trimmed.len() == text.len() { n } else { let t = trimmed.to_owned(); trace.strings.intern(t.as_bytes()) }
+                }
+                None => {
+                    let tid = trace.strings.get(lane.tid).into_owned();
+                    let text = match (tid.strip_prefix("async:"), gpu[lane.process as usize]) {
+                        (Some(name), _) => name.to_owned(),
+                        (None, true) => format!("stream {tid}"),
+                        (None, false) => format!("thread {tid}"),
+                    };
+                    trace.strings.intern(text.as_bytes())
+                }
+            };
+        }
+        let mut procs: Vec<Process> = Vec::with_capacity(self.procs.len());
+        for (i, &pid) in self.procs.iter().enumerate() {
+            let meta = self.proc_meta.get(&pid).cloned().unwrap_or_default();
+            let kind = if gpu[i] { ProcessKind::Gpu } else { ProcessKind::Cpu };
+            // Kineto names every device process after the host program and labels it
+            // "GPU N": the label is what tells devices apart.
+            let gpu_label = meta.labels.filter(|_| kind == ProcessKind::Gpu);
+            let name = gpu_label.or(meta.name).unwrap_or_else(|| {
+                let pid_text = trace.strings.get(pid).into_owned();
+                let text = match kind {
+                    ProcessKind::Gpu => format!("GPU {pid_text}"),
+                    ProcessKind::Cpu => format!("process {pid_text}"),
+                };
+                trace.strings.intern(text.as_bytes())
+            });
+            let mut lanes: Vec<LaneId> =
+                (0..trace.lanes.len() as u32).map(LaneId).filter(|l| trace.lanes[l.0 as usize].process == i as u32).collect();
+            // Never by lane id: ids follow creation order, which depends on how the input
+            // was split; the first slice's start and the tid text do not.
+            lanes.sort_by_key(|l| {
+                let lane = &trace.lanes[l.0 as usize];
+                let is_async = trace.strings.bytes_of(lane.tid).starts_with(b"async:");
+                let first = trace.slices.start_ns.get(lane.slices.start as usize).filter(|_| !lane.slices.is_empty());
+                let index = lane.sort_index.or_else(|| numeric(&trace.strings, lane.tid)).unwrap_or(i64::MAX);
+                (is_async, index, first.copied().unwrap_or(i64::MAX), trace.strings.bytes_of(lane.tid))
+            });
+            procs.push(Process { pid, name, labels: meta.labels, sort_index: meta.sort_index, kind, lanes });
+        }
+        let mut order: Vec<u32> = (0..procs.len() as u32).collect();
+        order.sort_by_key(|&i| {
+            let p = &procs[i as usize];
+            (p.sort_index.or_else(|| numeric(&trace.strings, p.pid)).unwrap_or(i64::MAX), trace.strings.bytes_of(p.pid))
+        });
+        let mut new_index = vec![0u32; procs.len()];
+        for (new, &old) in order.iter().enumerate() {
+            new_index[old as usize] = new as u32;
+        }
+        for lane in &mut trace.lanes {
+            lane.process = new_index[lane.process as usize];
+        }
+        for p in &mut trace.counters.process {
+            *p = new_index[*p as usize];
+        }
+        let mut slots: Vec<Option<Process>> = procs.into_iter().map(Some).collect();
+        trace.processes = order.iter().filter_map(|&i| slots[i as usize].take()).collect();
+    }
+}
+
+/// The numeric value of an id string, if it is an integer.
+fn numeric(strings: &Strings, id: StrId) -> Option<i64> {
+    std::str::from_utf8(strings.bytes_of(id)).ok()?.parse().ok()
+}
+
+/// Sorts slice columns by (lane, start, longer first, input order of the begin event: its byte
+/// offset, which no parse path changes) and shifts times to origin.
+fn sort_slices(s: Slices, origin: i64) -> Slices {
+    let mut order: Vec<u32> = (0..s.len() as u32).collect();
+    order.sort_unstable_by_key(|&i| {
+        let i = i as usize;
+        (s.lane[i], s.start_ns[i], std::cmp::Reverse(s.dur_ns[i]), s.offset[i])
+    });
+    let n = order.len();
+    Slices {
+        start_ns: order.iter().map(|&i| s.start_ns[i as usize] - origin).collect(),
+        dur_ns: permute(&s.dur_ns, &order),
+        lane: permute(&s.lane, &order),
+        name: permute(&s.name, &order),
+        cat: permute(&s.cat, &order),
+        depth: vec![0; n],
+        row: vec![0; n],
+        parent: vec![NONE; n],
+        args: permute(&s.args, &order),
+        correlation: permute(&s.correlation, &order),
+        external_id: permute(&s.external_id, &order),
+        launch: vec![NONE; n],
+        offset: permute(&s.offset, &order),
+    }
+}
+
+fn sort_instants(t: Instants, origin: i64) -> Instants {
+    let mut order: Vec<u32> = (0..t.ts_ns.len() as u32).collect();
+    order.sort_by_key(|&i| t.ts_ns[i as usize]);
+    Instants {
+        ts_ns: order.iter().map(|&i| t.ts_ns[i as usize] - origin).collect(),
+        lane: permute(&t.lane, &order),
+        name: permute(&t.name, &order),
+        cat: permute(&t.cat, &order),
+        args: permute(&t.args, &order),
+    }
+}
+
+fn sort_counters(c: Counters, origin: i64) -> Counters {
+    let mut order: Vec<u32> = (0..c.ts_ns.len() as u32).collect();
+    order.sort_by_key(|&i| c.ts_ns[i as usize]);
+    Counters {
+        ts_ns: order.iter().map(|&i| c.ts_ns[i as usize] - origin).collect(),
+        process: permute(&c.process, &order),
+        name: permute(&c.name, &order),
+        args: permute(&c.args, &order),
+    }
+}
+
+/// `col` reordered by `order` (a permutation of its indexes).
+fn permute<T: Copy>(col: &[T], order: &[u32]) -> Vec<T> {
+    order.iter().map(|&i| col[i as usize]).collect()
+}
