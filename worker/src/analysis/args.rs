@@ -8,6 +8,7 @@
 //! Cost: O(len of the args text) per lookup, no allocation. Why not `serde_json`: decoding
 //! every object into a map costs an allocation per member and is ~10x slower on the hot path.
 
+use crate::json::StringTracker;
 use memchr::memmem::Finder;
 
 /// A prepared lookup of one top-level key (build once, use on many args texts).
@@ -62,21 +63,12 @@ pub fn parse_i64(raw: &[u8]) -> Option<i64> {
 /// Nesting depth (objects and arrays) at byte `at` of `text`, strings skipped.
 fn depth_at(text: &[u8], at: usize) -> u32 {
     let mut depth = 0u32;
-    let mut in_string = false;
-    let mut escape = false;
+    let mut strings = StringTracker::default();
     for &b in &text[..at] {
-        if in_string {
-            if escape {
-                escape = false;
-            } else if b == b'\\' {
-                escape = true;
-            } else if b == b'"' {
-                in_string = false;
-            }
+        if !strings.outside(b) {
             continue;
         }
         match b {
-            b'"' => in_string = true,
             b'{' | b'[' => depth += 1,
             b'}' | b']' => depth = depth.saturating_sub(1),
             _ => {}
@@ -89,21 +81,12 @@ fn depth_at(text: &[u8], at: usize) -> u32 {
 /// that closes it at its own level.
 fn value_len(text: &[u8]) -> usize {
     let mut depth = 0u32;
-    let mut in_string = false;
-    let mut escape = false;
+    let mut strings = StringTracker::default();
     for (i, &b) in text.iter().enumerate() {
-        if in_string {
-            if escape {
-                escape = false;
-            } else if b == b'\\' {
-                escape = true;
-            } else if b == b'"' {
-                in_string = false;
-            }
+        if !strings.outside(b) {
             continue;
         }
         match b {
-            b'"' => in_string = true,
             b'{' | b'[' => depth += 1,
             b'}' | b']' if depth == 0 => return i,
             b'}' | b']' => depth -= 1,

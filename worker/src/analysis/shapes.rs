@@ -9,6 +9,7 @@
 //!
 //! Cost: O(len) per distinct raw text; callers intern by raw text, so once per distinct shape.
 
+use crate::json::StringTracker;
 /// `str(input_shapes)` for the raw JSON value of `Input Dims` (`None`: no such arg -> `[]`).
 pub fn python_shapes(raw: Option<&[u8]>) -> String {
     let Some(raw) = raw else {
@@ -62,22 +63,13 @@ fn push_entry(out: &mut String, entry: &[u8]) {
 fn split_top_level(inner: &[u8]) -> impl Iterator<Item = &[u8]> {
     let mut parts = Vec::new();
     let mut depth = 0u32;
-    let mut in_string = false;
-    let mut escape = false;
+    let mut strings = StringTracker::default();
     let mut start = 0;
     for (i, &b) in inner.iter().enumerate() {
-        if in_string {
-            if escape {
-                escape = false;
-            } else if b == b'\\' {
-                escape = true;
-            } else if b == b'"' {
-                in_string = false;
-            }
+        if !strings.outside(b) {
             continue;
         }
         match b {
-            b'"' => in_string = true,
             b'[' | b'{' => depth += 1,
             b']' | b'}' => depth = depth.saturating_sub(1),
             b',' if depth == 0 => {

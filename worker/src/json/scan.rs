@@ -105,6 +105,36 @@ fn find_quote_or_backslash(buf: &[u8], from: usize) -> Option<usize> {
     buf.get(i..)?.iter().position(|&b| b == b'"' || b == b'\\').map(|p| i + p)
 }
 
+/// Tells, byte by byte, whether a walk over raw JSON text is outside strings: the one place
+/// that knows how quotes and escapes nest, for code that scans raw args without parsing them.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct StringTracker {
+    in_string: bool,
+    escape: bool,
+}
+
+impl StringTracker {
+    /// Feeds the next byte; true when it is structural (outside strings and not a quote).
+    #[inline]
+    pub fn outside(&mut self, b: u8) -> bool {
+        if self.in_string {
+            if self.escape {
+                self.escape = false;
+            } else if b == b'\\' {
+                self.escape = true;
+            } else if b == b'"' {
+                self.in_string = false;
+            }
+            return false;
+        }
+        if b == b'"' {
+            self.in_string = true;
+            return false;
+        }
+        true
+    }
+}
+
 /// A position in a byte slice that knows its absolute offset.
 pub struct Cursor<'a> {
     /// The bytes being read.

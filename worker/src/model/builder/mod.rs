@@ -14,7 +14,7 @@
 use super::strings::{FxHashMap, StrId, Strings};
 use super::{ArgsRef, Counters, EventStats, Instants, LaneId, Slices, NONE};
 use crate::diag::{DiagKind, Diagnostics};
-use crate::json::{unescape, JStr, RawEvent};
+use crate::json::{unescape, JStr, RawEvent, StringTracker};
 
 mod finish;
 mod merge;
@@ -254,20 +254,9 @@ impl Builder {
     fn args(&mut self, ev: &RawEvent<'_>) -> ArgsRef {
         let Some(raw) = ev.args else { return ArgsRef::default() };
         let start = self.args.len();
-        let mut in_string = false;
-        let mut escape = false;
+        let mut strings = StringTracker::default();
         for &b in raw {
-            if in_string {
-                self.args.push(b);
-                if escape {
-                    escape = false;
-                } else if b == b'\\' {
-                    escape = true;
-                } else if b == b'"' {
-                    in_string = false;
-                }
-            } else if !matches!(b, b' ' | b'\n' | b'\r' | b'\t') {
-                in_string = b == b'"';
+            if !strings.outside(b) || !matches!(b, b' ' | b'\n' | b'\r' | b'\t') {
                 self.args.push(b);
             }
         }
