@@ -14,11 +14,6 @@ use kinetoscope::model::{CatClass, Trace};
 use kinetoscope::report::gpu::{gpu_text, gpus_json};
 use serde_json::Value;
 
-fn oracle(name: &str) -> Value {
-    let stem = name.trim_end_matches(".gz").trim_end_matches(".json");
-    let path = common::shared().join(format!("fixtures/oracle/{stem}.tbhead.json"));
-    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
-}
 
 /// Real fixtures for which tb_plugin computed GPU metrics.
 const WITH_GPU_METRICS: [&str; 10] = [
@@ -44,7 +39,7 @@ fn pp(ours: Option<f64>, theirs: &Value) -> f64 {
 fn oracle_gpu_metrics() {
     let mut worst = [0.0f64; 3];
     for name in WITH_GPU_METRICS {
-        let o = oracle(name);
+        let o = common::oracle(name);
         let per_gpu = o["gpu_metrics"]["per_gpu"].as_object().unwrap();
         let (engine, _) = common::load(&common::real(name));
         let ours = gpu_metrics(engine.trace().unwrap(), None);
@@ -132,7 +127,7 @@ fn oracle_tensor_core_share() {
         ),
     ];
     for name in WITH_GPU_METRICS {
-        let o = oracle(name);
+        let o = common::oracle(name);
         let (engine, _) = common::load(&common::real(name));
         let trace = engine.trace().unwrap();
         let ours = gpu_metrics(trace, None);
@@ -171,7 +166,7 @@ fn oracle_windows() {
             "1",
         ),
     ] {
-        let o = oracle(name);
+        let o = common::oracle(name);
         let (engine, _) = common::load(&common::real(name));
         let trace = engine.trace().unwrap();
         let (w0, w1) = metrics_window(trace);

@@ -9,12 +9,6 @@ use kinetoscope::analysis::memory::{analyze, device_label, DeviceMemory, Memory}
 use kinetoscope::engine::Engine;
 use kinetoscope::report::memory::{bytes, memory_json, memory_text};
 
-fn load(name: &str) -> Engine {
-    let path = common::real(name);
-    let (engine, result) = common::load_bytes(name, common::json_bytes(&path));
-    result.unwrap_or_else(|e| panic!("{name}: {}", e.message));
-    engine
-}
 
 /// (label, events, allocations, frees, peak allocated, peak reserved) of a device.
 type Row<L> = (L, usize, u64, u64, i64, i64);
@@ -63,7 +57,7 @@ fn real_traces_peaks_and_counts() {
         ),
     ];
     for (name, expected) in cases {
-        let engine = load(name);
+        let engine = common::load_real(name);
         let m = analyze(engine.trace().unwrap(), None, 5);
         let expected: Vec<_> = expected
             .into_iter()
@@ -82,7 +76,7 @@ fn real_traces_peaks_and_counts() {
 
 #[test]
 fn real_trace_largest_allocations() {
-    let engine = load("partx__profiler_trace_single_sample.json");
+    let engine = common::load_real("partx__profiler_trace_single_sample.json");
     let t = engine.trace().unwrap();
     let m = analyze(t, None, 3);
     let cuda = &m.devices[1];

@@ -426,11 +426,6 @@ fn gpu_index_reuse() {
 // ---------------------------------------------------------------------------------------
 // tb_plugin's numbers (fixtures/oracle/*.tbhead.json, REFERENCE.md §6).
 
-fn oracle(fixture: &str) -> Value {
-    let stem = fixture.trim_end_matches(".gz").trim_end_matches(".json");
-    let path = common::shared().join(format!("fixtures/oracle/{stem}.tbhead.json"));
-    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
-}
 
 /// tb_plugin's floats carry binary noise; traces with integer µs give integer answers.
 fn close(ours: f64, tb: f64) -> bool {
@@ -463,7 +458,7 @@ fn linked_device_ns(trace: &Trace) -> i64 {
 fn agrees_with_tb_everywhere(fixture: &str) -> usize {
     let engine = load(&common::real(fixture));
     let trace = trace(&engine);
-    let oracle = oracle(fixture);
+    let oracle = common::oracle(fixture);
     let index = OpIndex::new(trace);
     let by_name = index.table(trace, &BY_NAME);
     let mut matched = 0;
@@ -593,7 +588,7 @@ fn external_id_trace(fixture: &str, pinned: &[(&str, f64, f64)]) -> usize {
         }
     }
     let mut agreed = 0;
-    for o in oracle(fixture)["ops_by_name"].as_array().unwrap() {
+    for o in common::oracle(fixture)["ops_by_name"].as_array().unwrap() {
         let name = o["name"].as_str().unwrap();
         let r = op_row(&table, name, "").unwrap_or_else(|| panic!("{fixture}: no row {name:?}"));
         assert_eq!(
@@ -658,7 +653,7 @@ fn oracle_qatut_external_id_equals_correlation() {
     // Device columns: every kernel (391 µs, tb_plugin's kernel table total) is owned by the
     // op that launched it; tb_plugin's op table shows 17 µs in all, on aten::empty.
     assert_eq!(table.self_device_total_ns, 391_000);
-    let o = oracle(fixture);
+    let o = common::oracle(fixture);
     let tb_row = |name: &str| {
         o["ops_by_name"]
             .as_array()
@@ -701,7 +696,7 @@ fn oracle_dlrm_worker0_external_id_equals_correlation() {
     assert_eq!(external_id_trace(fixture, &pinned), 130 - 3);
     let engine = load(&common::real(fixture));
     let table = op_table(trace(&engine), &BY_NAME);
-    let o = oracle(fixture);
+    let o = common::oracle(fixture);
     // tb_plugin's op table shows no device time at all on this trace; ours holds every
     // linked kernel and memcpy, e.g. the NCCL kernels under their annotations.
     assert!(o["ops_by_name"]
@@ -730,7 +725,7 @@ fn oracle_triton_culaunchkernel() {
     let engine = load(&common::real(fixture));
     let trace = trace(&engine);
     let table = op_table(trace, &BY_NAME);
-    let o = oracle(fixture);
+    let o = common::oracle(fixture);
     let tb = &o["ops_by_name"].as_array().unwrap()[1];
     assert_eq!(tb["name"], "triton_poi_fused_add_cos_sin_0");
     let r = op_row(&table, "triton_poi_fused_add_cos_sin_0", "").unwrap();

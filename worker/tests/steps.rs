@@ -13,18 +13,7 @@ use kinetoscope::model::Trace;
 use kinetoscope::report::steps::{step_stats_json, steps_json, steps_text};
 use serde_json::Value;
 
-fn load(name: &str) -> Engine {
-    let path = common::real(name);
-    let (engine, result) = common::load_bytes(name, common::json_bytes(&path));
-    result.unwrap_or_else(|e| panic!("{name}: {}", e.message));
-    engine
-}
 
-fn oracle(fixture: &str) -> Value {
-    let stem = fixture.trim_end_matches(".gz").trim_end_matches(".json");
-    let path = common::shared().join(format!("fixtures/oracle/{stem}.tbhead.json"));
-    serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap()
-}
 
 /// An oracle time (absolute µs, maybe fractional) as ns from the trace origin, exactly:
 /// `x * 1000.0` in f64 loses up to ~100 ns at 1.7e15 µs.
@@ -72,9 +61,9 @@ fn every_fixture_with_steps_is_checked() {
 #[test]
 fn step_lists_equal_tb_plugin() {
     for name in FIXTURES_WITH_STEPS {
-        let engine = load(name);
+        let engine = common::load_real(name);
         let t = engine.trace().unwrap();
-        let o = oracle(name);
+        let o = common::oracle(name);
         assert_eq!(o["steps"]["from_profiler_step_events"], true, "{name}");
         assert_eq!(o["steps"]["trimmed_tail_steps"], 0, "{name}");
         let ours = analyze(t, None);
@@ -110,7 +99,7 @@ fn step_lists_equal_tb_plugin() {
 #[test]
 fn resnet50_steps_2021_operator_category() {
     // tb_plugin failed on this file; it still has six `Operator` ProfilerStep#5..10.
-    let engine = load("kineto__resnet50_num_workers_4__worker0.pt.trace.json.gz");
+    let engine = common::load_real("kineto__resnet50_num_workers_4__worker0.pt.trace.json.gz");
     let steps = analyze(engine.trace().unwrap(), None);
     let numbers: Vec<u64> = steps.steps.iter().map(|s| s.number).collect();
     assert_eq!(numbers, [5, 6, 7, 8, 9, 10]);
@@ -127,11 +116,11 @@ fn breakdown_with_tb_rules_equals_tb_plugin() {
     let mut checked = 0;
     for path in common::real_fixtures() {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        let o = oracle(&name);
+        let o = common::oracle(&name);
         if o["status"] != "ok" || o["steps"]["final"][0].is_null() {
             continue;
         }
-        let engine = load(&name);
+        let engine = common::load_real(&name);
         let t = engine.trace().unwrap();
         let roles = Roles::with_rules(t, Rules::TbPlugin);
         for (k, f) in o["steps"]["final"].as_array().unwrap().iter().enumerate() {
@@ -150,9 +139,9 @@ fn breakdown_with_tb_rules_equals_tb_plugin() {
 #[test]
 fn breakdown_deliberate_differences_pinned() {
     let check = |name: &str, step: usize, ours: [i64; 8]| {
-        let engine = load(name);
+        let engine = common::load_real(name);
         let t = engine.trace().unwrap();
-        let o = oracle(name);
+        let o = common::oracle(name);
         let s = &analyze(t, None).steps[step];
         assert_eq!(s.breakdown.ns, ours, "{name}");
         let tb = tb_breakdown(&o["step_breakdown"]["per_step"][step]);

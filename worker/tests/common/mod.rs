@@ -68,3 +68,17 @@ pub fn load_str(text: &str) -> (Engine, TraceSummary) {
     let (engine, result) = load_bytes("inline.json", text.as_bytes().to_vec());
     (engine, result.unwrap_or_else(|e| panic!("{}", e.message)))
 }
+
+/// A real fixture loaded through the engine; panics with the engine's message on failure.
+pub fn load_real(name: &str) -> Engine {
+    let (engine, result) = load_bytes(name, json_bytes(&real(name)));
+    result.unwrap_or_else(|e| panic!("{name}: {}", e.message));
+    engine
+}
+
+/// tb_plugin's numbers for a real fixture (`fixtures/oracle/STEM.tbhead.json`, REFERENCE.md §6).
+pub fn oracle(fixture: &str) -> serde_json::Value {
+    let stem = fixture.trim_end_matches(".gz").trim_end_matches(".json");
+    let path = shared().join(format!("fixtures/oracle/{stem}.tbhead.json"));
+    serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap()
+}

@@ -213,10 +213,9 @@ fn sort_slices(s: Slices, origin: i64) -> Slices {
 }
 
 fn sort_instants(t: Instants, origin: i64) -> Instants {
-    let mut order: Vec<u32> = (0..t.ts_ns.len() as u32).collect();
-    order.sort_by_key(|&i| t.ts_ns[i as usize]);
+    let (order, ts_ns) = time_order(&t.ts_ns, origin);
     Instants {
-        ts_ns: order.iter().map(|&i| t.ts_ns[i as usize] - origin).collect(),
+        ts_ns,
         lane: permute(&t.lane, &order),
         name: permute(&t.name, &order),
         cat: permute(&t.cat, &order),
@@ -225,14 +224,16 @@ fn sort_instants(t: Instants, origin: i64) -> Instants {
 }
 
 fn sort_counters(c: Counters, origin: i64) -> Counters {
-    let mut order: Vec<u32> = (0..c.ts_ns.len() as u32).collect();
-    order.sort_by_key(|&i| c.ts_ns[i as usize]);
-    Counters {
-        ts_ns: order.iter().map(|&i| c.ts_ns[i as usize] - origin).collect(),
-        process: permute(&c.process, &order),
-        name: permute(&c.name, &order),
-        args: permute(&c.args, &order),
-    }
+    let (order, ts_ns) = time_order(&c.ts_ns, origin);
+    Counters { ts_ns, process: permute(&c.process, &order), name: permute(&c.name, &order), args: permute(&c.args, &order) }
+}
+
+/// The stable time order of `ts` and the times in that order, shifted to `origin`.
+fn time_order(ts: &[i64], origin: i64) -> (Vec<u32>, Vec<i64>) {
+    let mut order: Vec<u32> = (0..ts.len() as u32).collect();
+    order.sort_by_key(|&i| ts[i as usize]);
+    let shifted = order.iter().map(|&i| ts[i as usize] - origin).collect();
+    (order, shifted)
 }
 
 /// `col` reordered by `order` (a permutation of its indexes).
