@@ -27,3 +27,4 @@ pub mod report;
 pub mod summary;
 pub mod synth;
 pub mod tables;
+pub mod timeline;

@@ -5,7 +5,7 @@
 mod common;
 
 use kinetoscope::engine::Engine;
-use protocol::{CellValue, Query, TableData};
+use protocol::{Answer, CellValue, Query, TableData};
 
 fn engine(path: &std::path::Path) -> Engine {
     let bytes = common::json_bytes(path);
@@ -16,6 +16,14 @@ fn engine(path: &std::path::Path) -> Engine {
 
 fn column(t: &TableData, key: &str) -> usize {
     t.columns.iter().position(|c| c.key == key).unwrap()
+}
+
+/// The table answered to `q`.
+fn table(e: &mut Engine, q: &Query) -> TableData {
+    match e.query(q).unwrap() {
+        (Answer::Table(t), None) => t,
+        other => panic!("not a table: {other:?}"),
+    }
 }
 
 fn num(c: &CellValue) -> f64 {
@@ -38,7 +46,7 @@ fn ops_by_name_and_by_shape_on_matmul_add() {
         by_shape: false,
         range_ns: None,
     };
-    let t = e.query(&by_name).unwrap();
+    let t = table(&mut e, &by_name);
     assert_eq!(t.kind, "ops");
     assert_eq!(t.rows.len(), 6);
     let keys: Vec<&str> = t.columns.iter().map(|c| c.key.as_str()).collect();
@@ -68,22 +76,23 @@ fn ops_by_name_and_by_shape_on_matmul_add() {
     assert_eq!(top[0], CellValue::Text("aten::mm".into()));
     assert!(t.totals["self_cpu_total_ns"] > 0.0);
 
-    let shaped = e
-        .query(&Query::Ops {
+    let shaped = table(
+        &mut e,
+        &Query::Ops {
             by_shape: true,
             range_ns: None,
-        })
-        .unwrap();
+        },
+    );
     assert_eq!(shaped.rows.len(), 10);
     assert_eq!(shaped.columns[1].key, "input_shapes");
     // Cached index: the same answer again.
-    assert_eq!(e.query(&by_name).unwrap(), t);
+    assert_eq!(table(&mut e, &by_name), t);
 }
 
 #[test]
 fn kernels_and_steps_on_a_gpu_trace() {
     let mut e = engine(&common::real("partx__profiler_trace_single_sample.json"));
-    let k = e.query(&Query::Kernels { range_ns: None }).unwrap();
+    let k = table(&mut e, &Query::Kernels { range_ns: None });
     assert!(!k.rows.is_empty());
     assert_eq!(k.columns.len(), 12);
     let total = column(&k, "total");
@@ -91,7 +100,7 @@ fn kernels_and_steps_on_a_gpu_trace() {
         .rows
         .windows(2)
         .all(|w| num(&w[0][total]) >= num(&w[1][total])));
-    let s = e.query(&Query::Steps).unwrap();
+    let s = table(&mut e, &Query::Steps);
     assert_eq!(s.columns.len(), 12);
     assert!(s.rows.iter().all(|r| r.len() == 12));
 }

@@ -5,8 +5,8 @@
 //! only with `Chunk` and is transferred (zero copy across threads). Outputs: `[json]` arrays holding
 //! a [`protocol::FromWorker`]. The first message posted is `Ready { protocol_version }`.
 //!
-//! `Query { id, .. }` is answered at once with `Table` or `QueryFailed` (same id) over the loaded
-//! trace.
+//! `Query { id, .. }` is answered at once with `Answer` or `QueryFailed` (same id) over the loaded
+//! trace; tile answers carry their rect words as a transferred `ArrayBuffer`.
 //!
 //! Invariants: at most one load is pending; `Open` replaces it (latest wins, the app never
 //! interleaves loads), and chunks or `Finish` for another id are ignored. Nothing here panics on
@@ -96,16 +96,16 @@ mod wasm {
                         self.pending = None;
                     }
                 }
-                Ok(ToWorker::Query { id, query }) => {
-                    let reply = match self.engine.query(&query) {
-                        Ok(table) => FromWorker::Table {
+                Ok(ToWorker::Query { id, query }) => match self.engine.query(&query) {
+                    Ok((answer, words)) => {
+                        let reply = FromWorker::Answer {
                             id,
-                            table: Box::new(table),
-                        },
-                        Err(message) => FromWorker::QueryFailed { id, message },
-                    };
-                    post(&self.scope, &reply);
-                }
+                            answer: Box::new(answer),
+                        };
+                        post_with(&self.scope, &reply, words.as_deref());
+                    }
+                    Err(message) => post(&self.scope, &FromWorker::QueryFailed { id, message }),
+                },
                 Err(e) => console_error(&format!("worker: bad message {e}: {json:?}")),
             }
         }
@@ -228,12 +228,27 @@ mod wasm {
 
     /// Posts `[json]`; failures (never expected for a string) go to the console.
     fn post(scope: &DedicatedWorkerGlobalScope, msg: &FromWorker) {
+        post_with(scope, msg, None);
+    }
+
+    /// Posts `[json, ArrayBuffer?]`, transferring a buffer holding `words` when given.
+    fn post_with(scope: &DedicatedWorkerGlobalScope, msg: &FromWorker, words: Option<&[u32]>) {
         let json = match serde_json::to_string(msg) {
             Ok(json) => json,
             Err(e) => return console_error(&format!("worker: cannot encode reply: {e}")),
         };
         let parts = js_sys::Array::of1(&JsValue::from_str(&json));
-        if let Err(e) = scope.post_message(&parts) {
+        let sent = match words {
+            Some(words) => {
+                let array = js_sys::Uint32Array::new_with_length(words.len() as u32);
+                array.copy_from(words);
+                let buffer = array.buffer();
+                parts.push(&buffer);
+                scope.post_message_with_transfer(&parts, &js_sys::Array::of1(&buffer))
+            }
+            None => scope.post_message(&parts),
+        };
+        if let Err(e) = sent {
             console_error(&format!("worker: postMessage failed: {e:?}"));
         }
     }

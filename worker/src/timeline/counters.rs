@@ -1,0 +1,71 @@
+//! Counter tracks: GPU utilization and SM efficiency per device (from the GPU analysis' sweep)
+//! and allocated memory per device (from the `[memory]` series), bucketed over a window.
+
+use crate::analysis::gpu::GpuIndex;
+use crate::analysis::memory::Memory;
+use protocol::{CounterSeries, CounterSet};
+
+/// Most buckets per series.
+pub const MAX_BUCKETS: u32 = 4096;
+
+/// The counter tracks over `[start_ns, end_ns)` in at most `buckets` buckets.
+pub fn counters(
+    gpu: &GpuIndex,
+    memory: &Memory,
+    (start_ns, end_ns): (i64, i64),
+    buckets: u32,
+) -> CounterSet {
+    let n = i64::from(buckets.clamp(1, MAX_BUCKETS));
+    let bucket_ns = ((end_ns.saturating_sub(start_ns)) / n).max(1);
+    let mut series = Vec::new();
+    for device in gpu.devices() {
+        let samples = gpu.timeseries(device, (start_ns, end_ns), bucket_ns);
+        let util: Vec<Option<f64>> = samples.iter().map(|s| Some(s.utilization)).collect();
+        series.push(CounterSeries {
+            device,
+            metric: "utilization".into(),
+            label: format!("GPU {device} utilization"),
+            values: util,
+            max: 1.0,
+        });
+        if samples.iter().any(|s| s.sm_efficiency.is_some()) {
+            series.push(CounterSeries {
+                device,
+                metric: "sm_efficiency".into(),
+                label: format!("GPU {device} SM efficiency"),
+                values: samples.iter().map(|s| s.sm_efficiency).collect(),
+                max: 1.0,
+            });
+        }
+    }
+    for dev in &memory.devices {
+        let mut values = Vec::with_capacity(n as usize);
+        let mut k = dev.series.partition_point(|s| s.ts_ns < start_ns);
+        let mut last = k.checked_sub(1).and_then(|k| dev.series.get(k)).map(|s| s.allocated);
+        let mut b0 = start_ns;
+        while b0 < end_ns {
+            let b1 = b0.saturating_add(bucket_ns).min(end_ns);
+            // The bucket shows its peak: a spike narrower than a pixel stays visible.
+            let mut peak = last;
+            while let Some(s) = dev.series.get(k).filter(|s| s.ts_ns < b1) {
+                peak = Some(peak.map_or(s.allocated, |p| p.max(s.allocated)));
+                last = Some(s.allocated);
+                k += 1;
+            }
+            values.push(peak.map(|v| v as f64));
+            b0 = b1;
+        }
+        series.push(CounterSeries {
+            device: dev.device_id,
+            metric: "memory".into(),
+            label: format!("{} allocated", dev.label),
+            values,
+            max: dev.peak_allocated as f64,
+        });
+    }
+    CounterSet {
+        start_ns,
+        bucket_ns,
+        series,
+    }
+}

@@ -1,0 +1,168 @@
+//! Timeline answers through `Engine::query` on real fixtures: the layout lists every lane the
+//! summary lists, tile words equal the index's tiles, a kernel's details name its launching
+//! `cudaLaunchKernel`, stable keys resolve back, search steps cycle through every match, and
+//! counter tracks cover the GPUs.
+
+mod common;
+
+use kinetoscope::engine::Engine;
+use kinetoscope::index::Index;
+use kinetoscope::model::LaneId;
+use protocol::{Answer, Query, SliceDetails, RECT_MATCH, RECT_WORDS};
+
+fn answer(e: &mut Engine, q: &Query) -> (Answer, Option<Vec<u32>>) {
+    e.query(q).unwrap()
+}
+
+fn details(e: &mut Engine, q: &Query) -> Option<SliceDetails> {
+    match answer(e, q).0 {
+        Answer::Details(d) => d,
+        other => panic!("not details: {other:?}"),
+    }
+}
+
+#[test]
+fn layout_lists_every_lane_of_every_fixture() {
+    for path in common::real_fixtures() {
+        let (mut e, summary) = common::load(&path);
+        let Answer::Layout(layout) = answer(&mut e, &Query::Layout).0 else {
+            panic!("not a layout");
+        };
+        let names: Vec<(String, Vec<String>)> = layout
+            .groups
+            .iter()
+            .map(|g| (g.name.clone(), g.lanes.iter().map(|l| l.name.clone()).collect()))
+            .collect();
+        let expected: Vec<(String, Vec<String>)> = summary
+            .processes
+            .iter()
+            .filter(|p| !p.lanes.is_empty())
+            .map(|p| (p.name.clone(), p.lanes.iter().map(|l| l.name.clone()).collect()))
+            .collect();
+        assert_eq!(names, expected, "{}", path.display());
+        let slices: u64 = layout.groups.iter().flat_map(|g| &g.lanes).map(|l| l.slices).sum();
+        let trace = e.trace().unwrap();
+        assert_eq!(slices, trace.slices.len() as u64, "{}", path.display());
+        assert!(layout.steps.windows(2).all(|w| w[0].start_ns <= w[1].start_ns));
+    }
+}
+
+#[test]
+fn tile_words_equal_the_index_tiles() {
+    let mut e = common::load_real("partx__profiler_trace_single_sample.json");
+    let trace = e.trace().unwrap().clone();
+    let index = Index::build(&trace);
+    let lanes: Vec<u32> = (0..trace.lanes.len() as u32).collect();
+    let (t0, t1, res) = (0, trace.end_ns, (trace.end_ns / 1500).max(1));
+    let (Answer::Tiles(set), Some(words)) = answer(
+        &mut e,
+        &Query::Tiles {
+            lanes: lanes.clone(),
+            start_ns: t0,
+            end_ns: t1,
+            resolution_ns: res,
+            search: Some("gemm".into()),
+        },
+    ) else {
+        panic!("not tiles");
+    };
+    assert_eq!(set.lanes.len(), lanes.len());
+    let mut at = 0;
+    let mut matched = 0;
+    for &(lane, n) in &set.lanes {
+        let tile = index.lane_tile(&trace, LaneId(lane), t0, t1, res);
+        assert_eq!(tile.len(), n as usize);
+        assert_eq!((set.start_ns, set.resolution_ns), (tile.start_ns, tile.resolution_ns));
+        for i in 0..tile.len() {
+            let w = &words[at * RECT_WORDS..(at + 1) * RECT_WORDS];
+            assert_eq!(w[0], u32::from(tile.row[i]));
+            assert_eq!((w[1], w[2], w[3], w[5]), (tile.start_bucket[i], tile.end_bucket[i], tile.slice[i], tile.count[i]));
+            let name = &set.names[(w[4] & !RECT_MATCH) as usize];
+            assert_eq!(*name, trace.strings.get(trace.slices.name[w[3] as usize]));
+            let is_match = name.to_ascii_lowercase().contains("gemm");
+            if w[4] & RECT_MATCH != 0 {
+                matched += 1;
+            } else {
+                assert!(!is_match, "{name} matches gemm but is not flagged");
+            }
+            at += 1;
+        }
+    }
+    assert_eq!(at * RECT_WORDS, words.len());
+    assert!(matched > 0);
+}
+
+#[test]
+fn kernel_details_name_the_launch_and_keys_resolve() {
+    let mut e = common::load_real("partx__profiler_trace_single_sample.json");
+    let trace = e.trace().unwrap();
+    let s = &trace.slices;
+    let kernel = (0..s.len())
+        .find(|&i| s.launch[i] != kinetoscope::model::NONE && trace.strings.get(s.name[i]).contains("gemm"))
+        .unwrap() as u32;
+    let d = details(&mut e, &Query::Details { slice: kernel }).unwrap();
+    let launch = d.launched_by.clone().unwrap();
+    assert!(launch.name.starts_with("cudaLaunchKernel") || launch.name.starts_with("cuLaunch"), "{}", launch.name);
+    assert!(d.args.iter().any(|(k, _)| k == "grid"));
+    assert!(d.args.iter().any(|(k, _)| k == "correlation"));
+    assert!(d.op.is_some());
+    // The launch's own details list this kernel among what it launched.
+    let back = details(&mut e, &Query::Details { slice: launch.id }).unwrap();
+    assert!(back.launched.iter().any(|r| r.id == kernel));
+    // The stable key resolves to the same slice.
+    let again = details(&mut e, &Query::Resolve { key: d.key.clone() }).unwrap();
+    assert_eq!(again.slice.id, kernel);
+    assert!(details(&mut e, &Query::Details { slice: u32::MAX - 1 }).is_none());
+}
+
+#[test]
+fn search_steps_cycle_through_every_match() {
+    let mut e = common::load_real("partx__profiler_trace_single_sample.json");
+    let step = |e: &mut Engine, from: Option<u32>, forward: bool| match answer(
+        e,
+        &Query::Search {
+            text: "aten::addmm".into(),
+            from_slice: from,
+            from_ns: 0,
+            forward,
+        },
+    )
+    .0
+    {
+        Answer::Search(h) => h,
+        other => panic!("not a search: {other:?}"),
+    };
+    let first = step(&mut e, None, true);
+    let total = first.total;
+    assert!(total > 1);
+    assert_eq!(first.rank, Some(1));
+    let mut hit = first.hit.clone().unwrap();
+    for k in 2..=total {
+        let h = step(&mut e, Some(hit.id), true);
+        hit = h.hit.unwrap();
+        assert_eq!(h.rank, Some(k));
+        assert!(hit.name.contains("aten::addmm"));
+    }
+    // Past the last match, next wraps to the first; previous from the first wraps to the last.
+    let wrapped = step(&mut e, Some(hit.id), true);
+    assert_eq!(wrapped.hit.as_ref().unwrap().id, first.hit.as_ref().unwrap().id);
+    let back = step(&mut e, Some(first.hit.unwrap().id), false);
+    assert_eq!(back.hit.unwrap().id, hit.id);
+    assert_eq!(back.rank, Some(total));
+}
+
+#[test]
+fn counters_cover_every_gpu() {
+    let mut e = common::load_real("partx__profiler_trace_single_sample.json");
+    let end = e.trace().unwrap().end_ns;
+    let Answer::Counters(set) = answer(&mut e, &Query::Counters { start_ns: 0, end_ns: end, buckets: 200 }).0 else {
+        panic!("not counters");
+    };
+    let util: Vec<_> = set.series.iter().filter(|s| s.metric == "utilization").collect();
+    assert!(!util.is_empty());
+    for s in &util {
+        assert!(s.values.len() <= 201 && s.values.len() >= 199);
+        assert!(s.values.iter().flatten().all(|v| (0.0..=1.0).contains(v)));
+        assert!(s.values.iter().flatten().any(|&v| v > 0.0));
+    }
+}
