@@ -1,14 +1,17 @@
 //! Kinetoscope front end: a Leptos CSR app that streams a trace into the engine worker and shows
 //! its summary. View code only; parsing happens in the worker (`worker/src/bin/worker.rs`).
 //!
-//! Layout: [`bridge`] talks to the worker, [`state`] holds plain view state, [`panels`] render it,
-//! [`testing`] publishes `window.kinetoscope`, [`app`] wires them together.
+//! Layout: [`bridge`] talks to the worker, [`state`] holds plain view state, [`control`] turns
+//! intents and replies into state and queries, [`timeline`] paints the lane timeline, [`panels`]
+//! render the rest, [`testing`] publishes `window.kinetoscope`, [`app`] wires them together.
 
 mod app;
 mod bridge;
+mod control;
 mod panels;
 mod state;
 mod testing;
+mod timeline;
 
 fn main() {
     console_error_panic_hook::set_once();

@@ -9,11 +9,23 @@
 //! error           LoadError as JSON ({kind, message, offset, line, column}), or null
 //! loads           number of loads that ended, success or failure
 //! protocolVersion the worker's announced protocol version, or null before its Ready
-//! table           the table tab shown: {kind: "ops"|"kernels"|"steps", rows: visible row
+//! table           the table tab shown: {kind: "ops"|"kernels"|"steps", scope: "trace"|"step"|
+//!                 "range", rows: visible row
 //!                 count (after the filter), sort: {key, desc} or null, byShape, pending},
 //!                 or null on the summary tab or before the first table arrived
-//! idle()          Promise resolved when no load is running and no table query is pending
-//!                 (at once if none is)
+//! timeline        null before the layout arrives, then {
+//!                   startNs, endNs, nsPerPx, width, height, scrollY, rulerH: the view;
+//!                   lanes: [{lane, name, group, y, height, rows}] (y: content px, screen y =
+//!                          rulerH + y - scrollY, relative to the canvas top), counters: labels;
+//!                   selection: {id, name, lane, row, startNs, durNs, key, args: {k: text},
+//!                               launchedBy: name|null, launched: count} or null;
+//!                   range: [startNs, endNs] or null;
+//!                   search: {text, total, rank} or null;
+//!                   rects: rects in the tile cache, resolutionNs;
+//!                   frames: {count, p50Ms, p95Ms, maxMs}, firstPaintMs }
+//! longTasks       {count, maxMs}: main-thread tasks over 50 ms since the page started
+//! idle()          Promise resolved when no load is running and no table or timeline query is
+//!                 pending (at once if none is)
 //! ```
 //!
 //! Invariants: [`publish`] runs synchronously inside the state change (not in an effect), so a
@@ -21,6 +33,8 @@
 //! waits. The snapshot is rebuilt per change; `summary` is serialized only when it changes.
 
 use crate::state::table::{Tab, TableState};
+use crate::state::timeline::TimelineState;
+use crate::state::tracks::TrackKind;
 use crate::state::{LoadState, Status};
 use js_sys::{Function, Object, Promise, Reflect};
 use protocol::TraceSummary;
@@ -30,6 +44,8 @@ use wasm_bindgen::prelude::*;
 
 thread_local! {
     static HOOK: RefCell<Option<Hook>> = const { RefCell::new(None) };
+    /// Long tasks seen: (count, longest ms).
+    static LONG_TASKS: std::cell::Cell<(u32, f64)> = const { std::cell::Cell::new((0, 0.0)) };
 }
 
 /// What the getter and `idle()` read.
@@ -66,17 +82,43 @@ pub fn install() {
     }));
     // Fails only if the property already exists (a second install); the first one stays.
     let _ = Object::define_property(&window, &"kinetoscope".into(), &descriptor);
+    observe_long_tasks();
+}
+
+/// Counts main-thread tasks over 50 ms (Chromium's `longtask` entries).
+fn observe_long_tasks() {
+    let callback = Closure::<dyn Fn(web_sys::PerformanceObserverEntryList)>::new(
+        |list: web_sys::PerformanceObserverEntryList| {
+            for entry in list.get_entries() {
+                let ms = entry
+                    .dyn_ref::<web_sys::PerformanceEntry>()
+                    .map_or(0.0, |e| e.duration());
+                LONG_TASKS.with(|c| {
+                    let (n, max) = c.get();
+                    c.set((n + 1, max.max(ms)));
+                });
+            }
+        },
+    );
+    if let Ok(observer) = web_sys::PerformanceObserver::new(callback.as_ref().unchecked_ref()) {
+        let init = web_sys::PerformanceObserverInit::new(&js_sys::Array::of1(&"longtask".into()));
+        observer.observe(&init);
+        // Observes for the page's lifetime.
+        std::mem::forget(observer);
+    }
+    callback.forget();
 }
 
 /// Replaces the snapshot with `state` and `tables`, and resolves `idle()` waiters if no load is
 /// running and no query is pending.
-pub fn publish(state: &LoadState, tables: &TableState) {
+pub fn publish(state: &LoadState, tables: &TableState, timeline: &TimelineState) {
     let waiters = HOOK.with_borrow_mut(|hook| {
         let Some(hook) = hook.as_mut() else {
             return Vec::new();
         };
-        hook.loading = state.status == Status::Loading || tables.pending.is_some();
-        hook.snapshot = snapshot(hook, state, tables);
+        hook.loading =
+            state.status == Status::Loading || tables.pending.is_some() || timeline.busy();
+        hook.snapshot = snapshot(hook, state, tables, timeline);
         if hook.loading {
             Vec::new()
         } else {
@@ -88,7 +130,12 @@ pub fn publish(state: &LoadState, tables: &TableState) {
     }
 }
 
-fn snapshot(hook: &mut Hook, state: &LoadState, tables: &TableState) -> JsValue {
+fn snapshot(
+    hook: &mut Hook,
+    state: &LoadState,
+    tables: &TableState,
+    timeline: &TimelineState,
+) -> JsValue {
     let summary = match &state.summary {
         Some(summary) => match &hook.summary_cache {
             Some((cached, js)) if Arc::ptr_eq(cached, summary) => js.clone(),
@@ -103,14 +150,18 @@ fn snapshot(hook: &mut Hook, state: &LoadState, tables: &TableState) -> JsValue 
     let error = state.error.as_ref().map_or(JsValue::NULL, to_js);
     let version = state.protocol_version.map_or(JsValue::NULL, |v| v.into());
     let table = table_js(tables);
+    let (n, max) = LONG_TASKS.with(std::cell::Cell::get);
+    let long_tasks = to_js(&serde_json::json!({ "count": n, "maxMs": max }));
     let obj = Object::new();
-    let fields: [(&str, JsValue); 7] = [
+    let fields: [(&str, JsValue); 9] = [
         ("status", state.status.as_str().into()),
         ("summary", summary),
         ("error", error),
         ("loads", state.loads.into()),
         ("protocolVersion", version),
         ("table", table),
+        ("timeline", timeline_js(timeline)),
+        ("longTasks", long_tasks),
         ("idle", hook.idle.clone().into()),
     ];
     for (key, value) in fields {
@@ -131,8 +182,9 @@ fn table_js(t: &TableState) -> JsValue {
         Object::freeze(&obj).into()
     });
     let obj = Object::new();
-    let fields: [(&str, JsValue); 5] = [
+    let fields: [(&str, JsValue); 6] = [
         ("kind", data.kind.as_str().into()),
+        ("scope", t.scope.kind().into()),
         ("rows", (t.visible_rows().len() as u32).into()),
         ("sort", sort),
         ("byShape", t.by_shape.into()),
@@ -142,6 +194,58 @@ fn table_js(t: &TableState) -> JsValue {
         let _ = Reflect::set(&obj, &key.into(), &value);
     }
     Object::freeze(&obj).into()
+}
+
+/// The timeline's view, lanes, selection, range, search and frame figures; null before layout.
+fn timeline_js(t: &TimelineState) -> JsValue {
+    use serde_json::{json, Value};
+    if t.layout.is_none() {
+        return JsValue::NULL;
+    }
+    let lanes: Vec<Value> = t
+        .tracks
+        .iter()
+        .filter_map(|tr| match tr.kind {
+            TrackKind::Lane { lane, rows } => Some(json!({
+                "lane": lane, "name": tr.label, "group": tr.group,
+                "y": tr.y, "height": tr.height, "rows": rows,
+            })),
+            _ => None,
+        })
+        .collect();
+    let counters: Vec<&str> = t
+        .tracks
+        .iter()
+        .filter(|tr| matches!(tr.kind, TrackKind::Counter { .. }))
+        .map(|tr| tr.label.as_str())
+        .collect();
+    let selection = t.selected.as_ref().map(|d| {
+        let args: serde_json::Map<String, Value> =
+            d.args.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect();
+        json!({
+            "id": d.slice.id, "name": d.slice.name, "lane": d.slice.lane, "row": d.slice.row,
+            "startNs": d.slice.start_ns, "durNs": d.slice.dur_ns, "key": d.key, "args": args,
+            "launchedBy": d.launched_by.as_ref().map(|r| r.name.clone()),
+            "launched": d.launched.len(),
+        })
+    });
+    let search = t.search.hit.as_ref().map(|h| {
+        json!({ "text": h.text, "total": h.total, "rank": h.rank })
+    });
+    let v = &t.view;
+    to_js(&json!({
+        "startNs": v.start, "endNs": v.end, "nsPerPx": v.ns_per_px(), "width": v.width,
+        "height": t.height, "scrollY": t.scroll_y, "rulerH": crate::timeline::draw::RULER_H,
+        "lanes": lanes, "counters": counters, "selection": selection,
+        "range": t.range.map(|(a, b)| [a, b]), "search": search,
+        "rects": t.tiles.len(), "resolutionNs": t.tiles.set.resolution_ns,
+        "frames": {
+            "count": t.frames.count, "p50Ms": t.frames.quantile(0.5),
+            "p95Ms": t.frames.quantile(0.95),
+            "maxMs": t.frames.ms.iter().copied().fold(0.0, f64::max),
+        },
+        "firstPaintMs": t.frames.first_paint_ms,
+    }))
 }
 
 /// A plain JS object with the value's serde JSON fields; null if it cannot be encoded.

@@ -1,5 +1,6 @@
 // Page object for Kinetoscope's single screen. Locators by data-testid; state through the
-// read-only `window.kinetoscope` ({ status, summary, error, loads, protocolVersion, table, idle() }).
+// read-only `window.kinetoscope` ({ status, summary, error, loads, protocolVersion, table, timeline,
+// longTasks, idle() }).
 // Waits are on `loads` and `idle()`, never on sleeps.
 const path = require('node:path');
 const { test: base, expect } = require('@playwright/test');
@@ -22,6 +23,12 @@ class AppPage {
     this.laneList = page.getByTestId('lane-list');
     this.tableFilter = page.getByTestId('table-filter');
     this.byShapeToggle = page.getByTestId('by-shape-toggle');
+    this.timelineRegion = page.getByTestId('timeline');
+    this.canvas = page.getByTestId('timeline-canvas');
+    this.laneLabels = page.getByTestId('lane-labels');
+    this.details = page.getByTestId('details-panel');
+    this.searchInput = page.getByTestId('search-input');
+    this.searchCount = page.getByTestId('search-count');
     /** Uncaught exceptions in the page; tests expect none. */
     this.pageErrors = [];
     page.on('pageerror', (err) => this.pageErrors.push(String(err)));
@@ -93,6 +100,32 @@ class AppPage {
   async column(rowTestId, key) {
     return this.page.getByTestId(rowTestId).locator(`td[data-key="${key}"]`).evaluateAll((tds) => tds.map((td) => (
       td.dataset.value !== undefined && td.dataset.value !== '' ? Number(td.dataset.value) : td.textContent)));
+  }
+
+  /** `window.kinetoscope.timeline` as plain data (null before the layout arrived). */
+  async timeline() {
+    return this.page.evaluate(() => JSON.parse(JSON.stringify(window.kinetoscope.timeline)));
+  }
+
+  /** Waits until the timeline has its layout and first tiles, then until idle. */
+  async waitForTimeline() {
+    await this.page.waitForFunction(() => {
+      const t = window.kinetoscope.timeline;
+      return t && t.frames.count > 0 && t.resolutionNs > 0;
+    });
+    await this.idle();
+  }
+
+  /** Page coordinates of time `ns` on row `row` of lane `lane` (scrolls nothing). */
+  async pointOf(lane, row, ns) {
+    const t = await this.timeline();
+    const box = await this.canvas.boundingBox();
+    const l = t.lanes.find((x) => x.lane === lane);
+    if (!l) throw new Error(`lane ${lane} is not laid out`);
+    return {
+      x: box.x + (ns - t.startNs) / t.nsPerPx,
+      y: box.y + t.rulerH + l.y - t.scrollY + 3 + row * 18 + 9,
+    };
   }
 
   /** Saves a full-page screenshot as e2e/test-results/NAME.png. */

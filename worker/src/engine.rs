@@ -121,7 +121,7 @@ impl Engine {
                 );
                 return Ok((Answer::Tiles(set), Some(words)));
             }
-            Query::Details { slice } => {
+            Query::Details { slice } | Query::Hover { slice } => {
                 Answer::Details(timeline::details::slice_details(trace, &self.index, *slice))
             }
             Query::Resolve { key } => Answer::Details(
@@ -148,6 +148,9 @@ impl Engine {
                 Answer::Counters(timeline::counters::counters(gpu, memory, (*start_ns, *end_ns), *buckets))
             }
             Query::Findings => Answer::Findings(Vec::new()),
+            Query::Histogram { name, bins } => {
+                Answer::Histogram(timeline::counters::histogram(trace, name, *bins))
+            }
         };
         Ok((answer, None))
     }

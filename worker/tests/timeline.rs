@@ -166,3 +166,26 @@ fn counters_cover_every_gpu() {
         assert!(s.values.iter().flatten().any(|&v| v > 0.0));
     }
 }
+
+#[test]
+fn kernel_histogram_counts_every_kernel_of_that_name() {
+    let mut e = common::load_real("partx__profiler_trace_single_sample.json");
+    let trace = e.trace().unwrap();
+    let s = &trace.slices;
+    let name = (0..s.len())
+        .find(|&i| trace.strings.get(s.cat[i]) == "kernel")
+        .map(|i| trace.strings.get(s.name[i]).into_owned())
+        .unwrap();
+    let durs: Vec<i64> = (0..s.len())
+        .filter(|&i| trace.strings.get(s.cat[i]) == "kernel" && trace.strings.get(s.name[i]) == name)
+        .map(|i| s.dur_ns[i])
+        .collect();
+    let Answer::Histogram(h) = answer(&mut e, &Query::Histogram { name: name.clone(), bins: 20 }).0 else {
+        panic!("not a histogram");
+    };
+    assert_eq!(h.total, durs.len() as u64);
+    assert_eq!(h.counts.iter().sum::<u64>(), h.total);
+    assert_eq!(h.min_ns, *durs.iter().min().unwrap());
+    assert_eq!(h.max_ns, *durs.iter().max().unwrap());
+    assert!(h.min_ns + h.width_ns * 20 > h.max_ns);
+}

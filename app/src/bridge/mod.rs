@@ -2,9 +2,10 @@
 //! keeps only the latest load (latest wins).
 //!
 //! Inputs: `begin` / `open` / `chunk` / `finish` / `fail` calls from [`source`] (which streams a
-//! URL or a file), and the worker's messages. Output: the [`FromWorker`] replies that belong to the
-//! current load (plus `Ready`), handed to the `sink` given to [`Bridge::spawn`]; replies for
-//! cancelled ids are dropped here.
+//! URL or a file), `query` calls, and the worker's messages. Output: the [`FromWorker`] replies
+//! that belong to the current load (plus `Ready`) and the answers to the latest query of each
+//! [`Channel`], handed to the `sink` given to [`Bridge::spawn`] with the rect words of a tile
+//! answer; replies for cancelled or superseded ids are dropped here.
 //!
 //! Invariants: at most one load is current; starting one cancels the previous in the worker.
 //! Messages sent before the worker's `Ready` wait in a queue (a worker drops messages that arrive
@@ -23,7 +24,7 @@ mod wire;
 
 use conn::{spawn_worker, Conn};
 use js_sys::ArrayBuffer;
-use protocol::{FromWorker, LoadError, Query, ToWorker, PROTOCOL_VERSION};
+use protocol::{Channel, FromWorker, LoadError, Query, ToWorker, PROTOCOL_VERSION};
 use std::cell::RefCell;
 use std::rc::Rc;
 use wasm_bindgen::JsValue;
@@ -32,17 +33,20 @@ use wasm_bindgen::JsValue;
 #[derive(Clone)]
 pub struct Bridge(Rc<Shared>);
 
+/// What the bridge hands to its sink: a reply and, for tile answers, the rect words.
+pub type Sink = dyn Fn(FromWorker, Option<Vec<u32>>);
+
 struct Shared {
     inner: RefCell<Inner>,
-    sink: Box<dyn Fn(FromWorker)>,
+    sink: Box<Sink>,
 }
 
 struct Inner {
     link: Link,
     next_id: u32,
     current: Option<u32>,
-    /// The latest table query; replies to older ones are dropped (latest wins).
-    query: Option<u32>,
+    /// The latest query of each channel; replies to older ones are dropped (latest wins).
+    queries: Vec<(Channel, u32)>,
 }
 
 /// The connection's state.
@@ -59,13 +63,13 @@ enum Link {
 
 impl Bridge {
     /// Spawns the worker; `sink` receives `Ready` and the current load's replies.
-    pub fn spawn(sink: impl Fn(FromWorker) + 'static) -> Bridge {
+    pub fn spawn(sink: impl Fn(FromWorker, Option<Vec<u32>>) + 'static) -> Bridge {
         let never = worker_error("not started".into());
         let inner = Inner {
             link: Link::Dead(never),
             next_id: 1,
             current: None,
-            query: None,
+            queries: Vec::new(),
         };
         let bridge = Bridge(Rc::new(Shared {
             inner: RefCell::new(inner),
@@ -107,11 +111,13 @@ impl Bridge {
         id
     }
 
-    /// Sends table query `id` (from [`Bridge::next_query_id`]); an older query's reply will be
-    /// dropped. An unusable worker answers at once with `QueryFailed`.
+    /// Sends query `id` (from [`Bridge::next_query_id`]); the reply to an older query of the
+    /// same channel will be dropped. An unusable worker answers at once with `QueryFailed`.
     pub fn query(&self, id: u32, query: Query) {
         let mut inner = self.0.inner.borrow_mut();
-        inner.query = Some(id);
+        let channel = query.channel();
+        inner.queries.retain(|&(c, _)| c != channel);
+        inner.queries.push((channel, id));
         let msg = ToWorker::Query { id, query };
         let outcome = match &mut inner.link {
             Link::Booting(_, queue) => {
@@ -122,11 +128,11 @@ impl Bridge {
             Link::Dead(error) | Link::Refused(error) => Err(error.message.clone()),
         };
         if outcome.is_err() {
-            inner.query = None;
+            inner.queries.retain(|&(_, q)| q != id);
         }
         drop(inner);
         if let Err(message) = outcome {
-            (self.0.sink)(FromWorker::QueryFailed { id, message });
+            (self.0.sink)(FromWorker::QueryFailed { id, message }, None);
         }
     }
 
@@ -175,7 +181,7 @@ impl Bridge {
             Link::Dead(_) | Link::Refused(_) => {}
         }
         drop(inner);
-        (self.0.sink)(FromWorker::Failed { id, error });
+        (self.0.sink)(FromWorker::Failed { id, error }, None);
     }
 
     /// Queues or posts `msg` for the current load `id`; false when the load should stop.
@@ -218,9 +224,13 @@ impl Bridge {
 
     fn on_message(&self, data: &JsValue) {
         match wire::decode(data) {
-            Ok(msg) => {
+            Ok((msg, words)) => {
                 let replies = self.0.inner.borrow_mut().receive(msg);
-                replies.into_iter().for_each(|m| (self.0.sink)(m));
+                let mut words = words;
+                for m in replies {
+                    let w = matches!(m, FromWorker::Answer { .. }).then(|| words.take()).flatten();
+                    (self.0.sink)(m, w);
+                }
             }
             Err(e) => web_sys::console::error_1(&JsValue::from_str(&e)),
         }
@@ -232,13 +242,13 @@ impl Bridge {
         // Dropping the connection terminates the crashed worker; the next load spawns a new one.
         inner.link = Link::Dead(error.clone());
         let id = inner.current.take().unwrap_or(0);
-        let query = inner.query.take();
+        let queries = std::mem::take(&mut inner.queries);
         drop(inner);
-        if let Some(qid) = query {
+        for (_, qid) in queries {
             let message = error.message.clone();
-            (self.0.sink)(FromWorker::QueryFailed { id: qid, message });
+            (self.0.sink)(FromWorker::QueryFailed { id: qid, message }, None);
         }
-        (self.0.sink)(FromWorker::Failed { id, error });
+        (self.0.sink)(FromWorker::Failed { id, error }, None);
     }
 }
 
@@ -254,10 +264,10 @@ impl Inner {
                 self.current = None;
                 vec![msg]
             }
-            FromWorker::Table { id, .. } | FromWorker::QueryFailed { id, .. }
-                if self.query == Some(id) =>
+            FromWorker::Answer { id, .. } | FromWorker::QueryFailed { id, .. }
+                if self.queries.iter().any(|&(_, q)| q == id) =>
             {
-                self.query = None;
+                self.queries.retain(|&(_, q)| q != id);
                 vec![msg]
             }
             _ => Vec::new(),

@@ -26,16 +26,21 @@ pub fn post(worker: &Worker, msg: &ToWorker, buffer: Option<&ArrayBuffer>) -> Re
     .map_err(|e| js_error(&e))
 }
 
-/// Decodes a worker message's `data`.
+/// Decodes a worker message's `data`: the reply and the `u32` words of its buffer, if any.
 ///
 /// # Errors
-/// A description of what was wrong when the data is not a `[json]` array holding a `FromWorker`.
-pub fn decode(data: &JsValue) -> Result<FromWorker, String> {
-    let json = Array::from(data)
-        .get(0)
-        .as_string()
-        .ok_or("message without a JSON string")?;
-    serde_json::from_str(&json).map_err(|e| format!("bad message from worker: {e}: {json:?}"))
+/// A description of what was wrong when the data is not a `[json, ArrayBuffer?]` array holding
+/// a `FromWorker`.
+pub fn decode(data: &JsValue) -> Result<(FromWorker, Option<Vec<u32>>), String> {
+    let parts = Array::from(data);
+    let json = parts.get(0).as_string().ok_or("message without a JSON string")?;
+    let msg = serde_json::from_str(&json)
+        .map_err(|e| format!("bad message from worker: {e}: {json:?}"))?;
+    let words = parts
+        .get(1)
+        .dyn_ref::<ArrayBuffer>()
+        .map(|b| js_sys::Uint32Array::new(b).to_vec());
+    Ok((msg, words))
 }
 
 /// The message of a JS exception or rejection value, or its debug form.

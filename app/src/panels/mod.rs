@@ -1,11 +1,13 @@
 //! Page panels: thin views over [`crate::state::LoadState`]. Trace text is always rendered as
 //! text nodes, never as HTML.
 
+mod details;
 mod error;
 mod loader;
 mod summary;
 mod tables;
 
+pub use details::DetailsPanel;
 pub use error::ErrorPanel;
 pub use loader::{DropZone, OpenButton, ProgressPanel};
 pub use summary::SummaryPanel;

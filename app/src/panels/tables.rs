@@ -3,14 +3,18 @@
 //! again: ascending). A thin view over [`TableState`]; changes go through the callbacks, which
 //! send queries and publish `window.kinetoscope`.
 //!
-//! Test ids: `tab-<summary|ops|kernels|steps>`, `table-filter`, `by-shape-toggle`,
+//! The scope select (`table-scope`: whole trace, one profiler step, the selected range) rescopes
+//! the op and kernel tables; clicking a row searches the timeline for its name, highlighting
+//! every occurrence.
+//!
+//! Test ids: `tab-<summary|ops|kernels|steps>`, `table-filter`, `by-shape-toggle`, `table-scope`,
 //! `op-table` / `kernel-table` / `step-table` with rows `op-row` / `kernel-row` / `step-row`,
 //! headers `col-<key>` (`data-sort` = `desc` / `asc` on the sorted one), `table-error`.
 //! Cells carry the raw number in `data-value`; text is always rendered as text nodes.
 
-use crate::state::table::{cell_text, cell_value, Tab, TableState};
+use crate::state::table::{cell_text, cell_value, Scope, Tab, TableState};
 use leptos::prelude::*;
-use protocol::TableData;
+use protocol::{CellValue, StepMark, TableData};
 use std::sync::Arc;
 
 /// The tab buttons; `on_select` switches tabs.
@@ -35,11 +39,16 @@ pub fn Tabs(tables: ReadSignal<TableState>, on_select: Callback<Tab>) -> impl In
 
 /// The table of the current tab (nothing on the summary tab).
 #[component]
+#[allow(clippy::too_many_arguments)]
 pub fn TablePanel(
     tables: ReadSignal<TableState>,
+    steps: Memo<Vec<StepMark>>,
+    range: Memo<Option<(f64, f64)>>,
     on_filter: Callback<String>,
     on_by_shape: Callback<bool>,
     on_sort: Callback<String>,
+    on_scope: Callback<Scope>,
+    on_row: Callback<String>,
 ) -> impl IntoView {
     let tab = Memo::new(move |_| tables.with(|t| t.tab));
     move || {
@@ -73,15 +82,18 @@ pub fn TablePanel(
                             on:input=move |ev| on_filter.run(event_target_value(&ev))
                         />
             });
+            let scope = matches!(tab, Tab::Ops | Tab::Kernels)
+                .then(|| scope_select(tables, steps, range, on_scope));
             view! {
                 <section class="card">
                     <div class="table-tools">
                         {filter}
+                        {scope}
                         {toggle}
                         <span class="muted">{move || count_text(&tables.read())}</span>
                     </div>
                     {error}
-                    {move || table_view(tab, &tables.read(), on_sort)}
+                    {move || table_view(tab, &tables.read(), on_sort, on_row)}
                 </section>
             }
         })
@@ -109,7 +121,54 @@ fn count_text(t: &TableState) -> String {
     }
 }
 
-fn table_view(tab: Tab, t: &TableState, on_sort: Callback<String>) -> Option<impl IntoView> {
+/// The scope select: whole trace, each profiler step, the selected range (when there is one).
+fn scope_select(
+    tables: ReadSignal<TableState>,
+    steps: Memo<Vec<StepMark>>,
+    range: Memo<Option<(f64, f64)>>,
+    on_scope: Callback<Scope>,
+) -> impl IntoView {
+    let value = move || match tables.with(|t| t.scope.clone()) {
+        Scope::Trace => "trace".to_owned(),
+        Scope::Step(n, ..) => format!("step:{n}"),
+        Scope::Range(..) => "range".to_owned(),
+    };
+    let on_change = move |ev| {
+        let v = event_target_value(&ev);
+        let scope = if let Some(n) = v.strip_prefix("step:") {
+            steps.with_untracked(|s| {
+                s.iter()
+                    .find(|s| s.number.to_string() == n)
+                    .map(|s| Scope::Step(s.number, s.start_ns, s.end_ns))
+            })
+        } else if v == "range" {
+            range
+                .get_untracked()
+                .map(|(a, b)| Scope::Range(a.floor() as i64, b.ceil() as i64))
+        } else {
+            Some(Scope::Trace)
+        };
+        if let Some(scope) = scope {
+            on_scope.run(scope);
+        }
+    };
+    view! {
+        <select data-testid="table-scope" prop:value=value on:change=on_change>
+            <option value="trace">"Whole trace"</option>
+            {move || steps.get().into_iter().map(|s| {
+                view! { <option value=format!("step:{}", s.number)>{format!("ProfilerStep#{}", s.number)}</option> }
+            }).collect_view()}
+            <option value="range" disabled=move || range.get().is_none()>"Selected range"</option>
+        </select>
+    }
+}
+
+fn table_view(
+    tab: Tab,
+    t: &TableState,
+    on_sort: Callback<String>,
+    on_row: Callback<String>,
+) -> Option<impl IntoView> {
     let data: Arc<TableData> = t.data.clone()?;
     let (table_id, row_id) = match tab {
         Tab::Ops => ("op-table", "op-row"),
@@ -140,10 +199,15 @@ fn table_view(tab: Tab, t: &TableState, on_sort: Callback<String>) -> Option<imp
             }
         })
         .collect_view();
+    let name_col = data.columns.iter().position(|c| c.key == "name");
     let rows = t
         .visible_rows()
         .into_iter()
         .map(|i| {
+            let name = match name_col.and_then(|c| data.rows[i].get(c)) {
+                Some(CellValue::Text(n)) => Some(n.clone()),
+                _ => None,
+            };
             let cells = data.columns.iter().zip(&data.rows[i]).map(|(c, cell)| {
                 let text = cell_text(cell, &c.unit);
                 if c.unit == "text" {
@@ -155,7 +219,14 @@ fn table_view(tab: Tab, t: &TableState, on_sort: Callback<String>) -> Option<imp
                     .into_any()
                 }
             });
-            view! { <tr data-testid=row_id>{cells.collect_view()}</tr> }
+            let title = name.as_ref().map(|_| "Click: highlight on the timeline");
+            view! {
+                <tr data-testid=row_id title=title on:click=move |_| {
+                    if let Some(n) = &name {
+                        on_row.run(n.clone());
+                    }
+                }>{cells.collect_view()}</tr>
+            }
         })
         .collect_view();
     Some(view! {

@@ -13,6 +13,10 @@
 
 pub mod format;
 pub mod table;
+pub mod tiles;
+pub mod timeline;
+pub mod tracks;
+pub mod viewport;
 
 use protocol::{FromWorker, LoadError, Phase, TraceSummary};
 use std::sync::Arc;
@@ -127,8 +131,8 @@ impl LoadState {
                 self.summary = None;
                 self.error = Some(error);
             }
-            // Table replies belong to `table::TableState`.
-            FromWorker::Table { .. } | FromWorker::QueryFailed { .. } => {}
+            // Query replies belong to the table and timeline states.
+            FromWorker::Answer { .. } | FromWorker::QueryFailed { .. } => {}
         }
     }
 

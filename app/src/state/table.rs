@@ -12,7 +12,7 @@
 //! desc; steps in step order (no sort key).
 
 use super::format;
-use protocol::{CellValue, FromWorker, Query, TableData};
+use protocol::{Answer, CellValue, FromWorker, Query, TableData};
 use std::cmp::Ordering;
 use std::sync::Arc;
 
@@ -64,6 +64,37 @@ pub struct Sort {
     pub desc: bool,
 }
 
+/// What the op and kernel tables cover.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Scope {
+    /// The whole trace.
+    #[default]
+    Trace,
+    /// `ProfilerStep#n` over `[start, end)` ns.
+    Step(u64, i64, i64),
+    /// The range selected on the timeline, ns.
+    Range(i64, i64),
+}
+
+impl Scope {
+    /// The time range, if any.
+    pub fn range_ns(&self) -> Option<(i64, i64)> {
+        match *self {
+            Scope::Trace => None,
+            Scope::Step(_, a, b) | Scope::Range(a, b) => Some((a, b)),
+        }
+    }
+
+    /// `trace`, `step` or `range` (the scope select's value prefix and a test contract).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Scope::Trace => "trace",
+            Scope::Step(..) => "step",
+            Scope::Range(..) => "range",
+        }
+    }
+}
+
 /// Everything the table panel shows.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TableState {
@@ -71,6 +102,8 @@ pub struct TableState {
     pub tab: Tab,
     /// Group ops by input shape.
     pub by_shape: bool,
+    /// What the op and kernel tables cover.
+    pub scope: Scope,
     /// The table for `tab` (possibly stale while `pending`).
     pub data: Option<Arc<TableData>>,
     /// Why the last query failed.
@@ -90,9 +123,11 @@ impl TableState {
             Tab::Summary => None,
             Tab::Ops => Some(Query::Ops {
                 by_shape: self.by_shape,
-                range_ns: None,
+                range_ns: self.scope.range_ns(),
             }),
-            Tab::Kernels => Some(Query::Kernels { range_ns: None }),
+            Tab::Kernels => Some(Query::Kernels {
+                range_ns: self.scope.range_ns(),
+            }),
             Tab::Steps => Some(Query::Steps),
         }
     }
@@ -116,22 +151,35 @@ impl TableState {
         self.query().filter(|_| self.tab == Tab::Ops)
     }
 
+    /// Sets the scope; returns the query to send when the tab shown depends on it.
+    pub fn set_scope(&mut self, scope: Scope) -> Option<Query> {
+        if scope == self.scope {
+            return None;
+        }
+        self.scope = scope;
+        self.query().filter(|_| matches!(self.tab, Tab::Ops | Tab::Kernels))
+    }
+
     /// Records that query `id` was sent; its reply is the only one wanted.
     pub fn sent(&mut self, id: u32) {
         self.pending = Some(id);
     }
 
-    /// A new load started: drops the table and any awaited reply (the tab stays).
+    /// A new load started: drops the table, any awaited reply and the scope (the tab stays).
     pub fn reset(&mut self) {
         self.data = None;
         self.error = None;
         self.pending = None;
+        self.scope = Scope::Trace;
     }
 
     /// Applies a `Table` or `QueryFailed` reply; others and stale ids are ignored.
     pub fn apply(&mut self, msg: FromWorker) {
         match msg {
-            FromWorker::Table { id, table } if self.pending == Some(id) => {
+            FromWorker::Answer { id, answer } if self.pending == Some(id) => {
+                let Answer::Table(table) = *answer else {
+                    return;
+                };
                 self.pending = None;
                 self.error = None;
                 let keep = self
@@ -314,9 +362,9 @@ mod tests {
         let mut s = TableState::default();
         assert!(s.select(Tab::Ops).is_some());
         s.sent(4);
-        s.apply(FromWorker::Table {
+        s.apply(FromWorker::Answer {
             id: 4,
-            table: Box::new(table(kind, device_ns)),
+            answer: Box::new(Answer::Table(table(kind, device_ns))),
         });
         s
     }
@@ -368,9 +416,9 @@ mod tests {
         let mut s = loaded("ops", 0.0);
         assert!(s.set_by_shape(true).is_some());
         s.sent(5);
-        s.apply(FromWorker::Table {
+        s.apply(FromWorker::Answer {
             id: 4,
-            table: Box::new(table("ops", 1.0)),
+            answer: Box::new(Answer::Table(table("ops", 1.0))),
         });
         assert_eq!(s.pending, Some(5), "a stale reply is ignored");
         s.apply(FromWorker::QueryFailed {

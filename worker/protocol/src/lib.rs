@@ -55,6 +55,8 @@ pub enum Query {
     },
     /// Everything the details panel shows about one slice.
     Details { slice: u32 },
+    /// The same for the hover tooltip (its own channel, so hovering never cancels a selection).
+    Hover { slice: u32 },
     /// The slice a share link names by its stable key.
     Resolve { key: SliceKey },
     /// Slices whose name or an arg value contains `text`: the count, and the match after
@@ -65,6 +67,8 @@ pub enum Query {
     Counters { start_ns: i64, end_ns: i64, buckets: u32 },
     /// The cheatsheet's findings over the whole trace.
     Findings,
+    /// Durations of the kernels named `name` in `bins` equal-width bins (the kernel chart).
+    Histogram { name: String, bins: u32 },
 }
 
 /// Independent request streams; see [`Query`].
@@ -78,6 +82,8 @@ pub enum Channel {
     Tiles,
     /// Details panel (details and stable-key resolution).
     Details,
+    /// Hover tooltip.
+    Hover,
     /// Search box.
     Search,
     /// Counter tracks and charts.
@@ -94,8 +100,9 @@ impl Query {
             Query::Layout => Channel::Layout,
             Query::Tiles { .. } => Channel::Tiles,
             Query::Details { .. } | Query::Resolve { .. } => Channel::Details,
+            Query::Hover { .. } => Channel::Hover,
             Query::Search { .. } => Channel::Search,
-            Query::Counters { .. } => Channel::Counters,
+            Query::Counters { .. } | Query::Histogram { .. } => Channel::Counters,
             Query::Findings => Channel::Findings,
         }
     }
@@ -111,7 +118,7 @@ pub enum Answer {
     Layout(Layout),
     /// Tiles: one header per lane; the rects travel in the message's buffer.
     Tiles(TileSet),
-    /// Details or Resolve (`None`: no such slice).
+    /// Details, Hover or Resolve (`None`: no such slice).
     Details(Option<SliceDetails>),
     /// Search.
     Search(SearchHit),
@@ -119,6 +126,28 @@ pub enum Answer {
     Counters(CounterSet),
     /// Findings.
     Findings(Vec<FindingData>),
+    /// Histogram.
+    Histogram(Histogram),
+}
+
+/// Kernel durations binned: `counts[i]` kernels lasted `[min_ns + i·width_ns, + width_ns)`
+/// (the last bin includes `max_ns`).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Histogram {
+    /// Kernel name.
+    pub name: String,
+    /// Shortest duration, ns.
+    pub min_ns: i64,
+    /// Longest duration, ns.
+    pub max_ns: i64,
+    /// Bin width, ns (>= 1).
+    pub width_ns: i64,
+    /// Kernels per bin.
+    pub counts: Vec<u64>,
+    /// All kernels of that name.
+    pub total: u64,
+    /// Median duration, ns.
+    pub median_ns: i64,
 }
 
 /// What the timeline lays out: groups of lanes in display order and the profiler steps.
@@ -213,6 +242,8 @@ pub struct SliceRef {
     pub name: String,
     /// Lane id.
     pub lane: u32,
+    /// Display row in the lane.
+    pub row: u16,
     /// Start, ns.
     pub start_ns: i64,
     /// Duration, ns.

@@ -1,9 +1,11 @@
 //! Counter tracks: GPU utilization and SM efficiency per device (from the GPU analysis' sweep)
-//! and allocated memory per device (from the `[memory]` series), bucketed over a window.
+//! and allocated memory per device (from the `[memory]` series), bucketed over a window; and
+//! the duration histogram of one kernel.
 
 use crate::analysis::gpu::GpuIndex;
 use crate::analysis::memory::Memory;
-use protocol::{CounterSeries, CounterSet};
+use crate::model::{CatClass, Trace};
+use protocol::{CounterSeries, CounterSet, Histogram};
 
 /// Most buckets per series.
 pub const MAX_BUCKETS: u32 = 4096;
@@ -67,5 +69,41 @@ pub fn counters(
         start_ns,
         bucket_ns,
         series,
+    }
+}
+
+/// Durations of the kernels named `name` in `bins` (1..=MAX_BUCKETS) equal-width bins.
+pub fn histogram(trace: &Trace, name: &str, bins: u32) -> Histogram {
+    let s = &trace.slices;
+    let mut durs: Vec<i64> = match trace.strings.lookup(name) {
+        Some(id) => (0..s.len())
+            .filter(|&i| s.name[i] == id && trace.class(s.cat[i]) == CatClass::Kernel)
+            .map(|i| s.dur_ns[i])
+            .collect(),
+        None => Vec::new(),
+    };
+    durs.sort_unstable();
+    let (Some(&min_ns), Some(&max_ns)) = (durs.first(), durs.last()) else {
+        return Histogram {
+            name: name.to_owned(),
+            width_ns: 1,
+            ..Histogram::default()
+        };
+    };
+    let n = i64::from(bins.clamp(1, MAX_BUCKETS));
+    let width_ns = ((max_ns - min_ns) / n + 1).max(1);
+    let mut counts = vec![0u64; n as usize];
+    for &d in &durs {
+        let b = ((d - min_ns) / width_ns).clamp(0, n - 1) as usize;
+        counts[b] += 1;
+    }
+    Histogram {
+        name: name.to_owned(),
+        min_ns,
+        max_ns,
+        width_ns,
+        counts,
+        total: durs.len() as u64,
+        median_ns: durs[durs.len() / 2],
     }
 }

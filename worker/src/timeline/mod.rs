@@ -30,6 +30,7 @@ pub fn slice_ref(trace: &Trace, id: u32) -> Option<SliceRef> {
         id,
         name: trace.strings.get(*s.name.get(i)?).into_owned(),
         lane: s.lane.get(i)?.0,
+        row: *s.row.get(i)?,
         start_ns: *s.start_ns.get(i)?,
         dur_ns: *s.dur_ns.get(i)?,
     })

@@ -1,0 +1,42 @@
+//! Starting loads: a URL (http(s) or relative) or a local file; a new load cancels the running
+//! one and clears the tables and the timeline.
+
+use super::Controller;
+use crate::bridge::source;
+use crate::state::table::TableState;
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+use web_sys::File;
+
+impl Controller {
+    /// Loads `url` (http(s) or relative), cancelling any running load.
+    pub fn load_url(self, url: &str) {
+        let Some(bridge) = self.get_bridge() else {
+            return;
+        };
+        let target = source::resolve_url(url);
+        let name = target.as_ref().map_or(url, |t| t.name.as_str());
+        self.begin(name);
+        let id = bridge.begin();
+        match target {
+            Ok(target) => spawn_local(source::stream_url(bridge, id, target)),
+            Err(error) => bridge.fail(id, error),
+        }
+    }
+
+    /// Loads a local file, cancelling any running load.
+    pub fn load_file(self, file: File) {
+        let Some(bridge) = self.get_bridge() else {
+            return;
+        };
+        self.begin(&file.name());
+        let id = bridge.begin();
+        spawn_local(source::stream_file(bridge, id, file));
+    }
+
+    fn begin(self, name: &str) {
+        self.tables.update(TableState::reset);
+        self.timeline.update(|t| t.reset());
+        self.commit(|s| s.begin(name));
+    }
+}

@@ -1,0 +1,143 @@
+//! The controller: owns the view-state signals and the worker bridge, turns user intents into
+//! state changes and queries, and routes worker replies back into state.
+//!
+//! Every state change goes through a `commit*` method, which also publishes `window.kinetoscope`
+//! synchronously (see `testing`). Loads: latest wins (in the bridge). Queries: latest wins per
+//! channel (in the bridge), and each state keeps the id it awaits.
+//!
+//! Files: this one routes replies and publishes; [`load`] starts loads; [`tables`] drives the
+//! table tabs; [`timeline`] drives the timeline (view changes, tiles, selection, search).
+
+mod load;
+mod tables;
+pub mod timeline;
+
+use crate::bridge::Bridge;
+use crate::state::table::TableState;
+use crate::state::timeline::TimelineState;
+use crate::state::LoadState;
+use crate::testing;
+use leptos::prelude::*;
+use protocol::{Answer, Channel, FromWorker, Query};
+
+/// Owns the load, table and timeline state and the worker bridge; cheap to copy into handlers.
+#[derive(Clone, Copy)]
+pub struct Controller {
+    /// Load cycle and summary.
+    pub state: RwSignal<LoadState>,
+    /// Table tabs.
+    pub tables: RwSignal<TableState>,
+    /// Timeline.
+    pub timeline: RwSignal<TimelineState>,
+    bridge: StoredValue<Option<Bridge>, LocalStorage>,
+}
+
+impl Controller {
+    /// Spawns the worker and installs `window.kinetoscope`.
+    pub fn new() -> Self {
+        let ctl = Controller {
+            state: RwSignal::new(LoadState::default()),
+            tables: RwSignal::new(TableState::default()),
+            timeline: RwSignal::new(TimelineState::default()),
+            bridge: StoredValue::new_local(None),
+        };
+        let spawned = Bridge::spawn(move |msg, words| ctl.receive(msg, words));
+        ctl.bridge.set_value(Some(spawned));
+        testing::install();
+        ctl.publish();
+        ctl
+    }
+
+    /// Routes one worker reply: answers to whichever state awaits their id, load replies to
+    /// the load state; a finished load asks for the layout and re-queries the table tab shown.
+    fn receive(self, msg: FromWorker, words: Option<Vec<u32>>) {
+        match msg {
+            FromWorker::Answer { id, answer } => {
+                if self.timeline.with_untracked(|t| t.awaits(id)) {
+                    let layout = matches!(*answer, Answer::Layout(_));
+                    self.timeline.update(|t| {
+                        t.apply(id, *answer, words);
+                    });
+                    if layout {
+                        self.layout_arrived();
+                    }
+                    self.follow_search();
+                    self.fetch();
+                    self.publish();
+                } else {
+                    self.commit_tables(|t| t.apply(FromWorker::Answer { id, answer }));
+                }
+            }
+            FromWorker::QueryFailed { id, message } => {
+                if self.timeline.with_untracked(|t| t.awaits(id)) {
+                    web_sys::console::warn_1(&format!("timeline query failed: {message}").into());
+                    self.timeline.update(|t| {
+                        t.failed(id);
+                    });
+                    self.publish();
+                } else {
+                    self.commit_tables(|t| t.apply(FromWorker::QueryFailed { id, message }));
+                }
+            }
+            FromWorker::Loaded { .. } => {
+                // Published once the queries are pending, so `idle()` never resolves in between.
+                self.state.update(|s| s.apply(msg));
+                let now = web_sys::window().and_then(|w| w.performance()).map(|p| p.now());
+                self.timeline.update_untracked(|t| t.loaded_at = now);
+                if let Some(query) = self.tables.with_untracked(TableState::query) {
+                    self.send(query);
+                }
+                self.ask_timeline(Query::Layout);
+                self.publish();
+            }
+            msg => self.commit(|s| s.apply(msg)),
+        }
+    }
+
+    fn get_bridge(self) -> Option<Bridge> {
+        self.bridge.with_value(Clone::clone)
+    }
+
+    /// Sends `query` when a trace is loaded and returns its id.
+    fn ask(self, query: Query) -> Option<u32> {
+        if !self.state.with_untracked(|s| s.summary.is_some()) {
+            return None;
+        }
+        let bridge = self.get_bridge()?;
+        let id = bridge.next_query_id();
+        // Recorded as pending first: a dead worker answers synchronously inside `query`.
+        match query.channel() {
+            Channel::Table => self.tables.update(|t| t.sent(id)),
+            channel => self.timeline.update_untracked(|t| t.sent(channel, id)),
+        }
+        bridge.query(id, query);
+        Some(id)
+    }
+
+    /// Sends a table query; its reply supersedes any pending one.
+    fn send(self, query: Query) {
+        self.ask(query);
+        self.publish();
+    }
+
+    /// Changes the load state and publishes it to `window.kinetoscope` in the same turn.
+    fn commit(self, change: impl FnOnce(&mut LoadState)) {
+        self.state.update(change);
+        self.publish();
+    }
+
+    /// Changes the table state and publishes it to `window.kinetoscope` in the same turn.
+    fn commit_tables(self, change: impl FnOnce(&mut TableState)) {
+        self.tables.update(change);
+        self.publish();
+    }
+
+    /// Publishes the current state to `window.kinetoscope`.
+    pub fn publish(self) {
+        self.state.with_untracked(|s| {
+            self.tables.with_untracked(|t| {
+                self.timeline.with_untracked(|tl| testing::publish(s, t, tl));
+            });
+        });
+    }
+}

@@ -1,0 +1,95 @@
+//! The details panel for the selected slice: name, category, lane, start, duration, self time,
+//! every arg (grid, block, registers, shared memory, occupancy, input dims, correlation, ...),
+//! parent and children, "launched by" / "launched" (the cudaLaunchKernel <-> kernel link, by
+//! correlation or flow) and flows in and out. Every related slice is a link that selects it and
+//! brings it into view.
+//!
+//! Test ids: `details-panel` (`data-slice` = selected id), `detail-name`, `detail-arg` rows
+//! (`data-key`), `launched-by`, `launched`, `flow-in`, `flow-out`, `parent`, `child`, `enclosing-op`
+//! (each a `slice-link` button with `data-slice`). Trace text is always text, never HTML.
+
+use crate::control::Controller;
+use crate::state::format;
+use leptos::prelude::*;
+use protocol::{SliceDetails, SliceRef};
+
+/// Shows the selected slice, or a hint when nothing is selected.
+#[component]
+pub fn DetailsPanel(ctl: Controller) -> impl IntoView {
+    let selected = Memo::new(move |_| ctl.timeline.with(|t| t.selected.clone()));
+    view! {
+        <aside class="details card" data-testid="details-panel"
+            data-slice=move || selected.get().map(|d| d.slice.id.to_string())>
+            {move || match selected.get() {
+                Some(d) => details_view(ctl, d).into_any(),
+                None => view! {
+                    <p class="muted">"Click a slice to see its args, its parent and children, and what launched it. Shift-drag to measure a range; press ? for keys."</p>
+                }.into_any(),
+            }}
+        </aside>
+    }
+}
+
+fn details_view(ctl: Controller, d: SliceDetails) -> impl IntoView {
+    let s = &d.slice;
+    let facts = [
+        ("Category", d.cat.clone()),
+        ("Lane", d.lane_name.clone()),
+        ("Start", format::span_us(s.start_ns as f64 / 1e3)),
+        ("Duration", format::span_us(s.dur_ns as f64 / 1e3)),
+        ("Self time", format::span_us(d.self_ns as f64 / 1e3)),
+    ]
+    .into_iter()
+    .map(|(k, v)| view! { <tr><th>{k}</th><td>{v}</td></tr> })
+    .collect_view();
+    let args = d
+        .args
+        .iter()
+        .map(|(k, v)| {
+            view! {
+                <tr data-testid="detail-arg" data-key=k.clone()>
+                    <th>{k.clone()}</th>
+                    <td class="mono">{v.clone()}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    let one = |title: &'static str, id: &'static str, r: Option<SliceRef>| {
+        r.map(|r| view! { <div class="rel"><h3>{title}</h3>{link(ctl, id, r)}</div> })
+    };
+    let many = |title: &'static str, id: &'static str, rs: Vec<SliceRef>, total: usize| {
+        (!rs.is_empty()).then(|| {
+            let more = (total > rs.len()).then(|| format!("… {} more", total - rs.len()));
+            let items = rs.into_iter().map(|r| link(ctl, id, r)).collect_view();
+            view! { <div class="rel"><h3>{title}</h3>{items}<span class="muted">{more}</span></div> }
+        })
+    };
+    let launched_n = d.launched.len();
+    let children_n = d.children_total as usize;
+    let (flows_in_n, flows_out_n) = (d.flows_in.len(), d.flows_out.len());
+    view! {
+        <h2 data-testid="detail-name" class="mono">{s.name.clone()}</h2>
+        <table class="facts">{facts}</table>
+        {one("Launched by", "launched-by", d.launched_by.clone())}
+        {many("Launched", "launched", d.launched.clone(), launched_n)}
+        {one("Enclosing op", "enclosing-op", d.op.clone())}
+        {one("Parent", "parent", d.parent.clone())}
+        {many("Children", "child", d.children.clone(), children_n)}
+        {many("Flows in", "flow-in", d.flows_in.clone(), flows_in_n)}
+        {many("Flows out", "flow-out", d.flows_out.clone(), flows_out_n)}
+        <h3>"Args"</h3>
+        <table class="args">{args}</table>
+    }
+}
+
+/// A button that selects `r` and shows its name and duration.
+fn link(ctl: Controller, testid: &'static str, r: SliceRef) -> impl IntoView {
+    let text = format!("{} ({})", r.name, format::span_us(r.dur_ns as f64 / 1e3));
+    let id = r.id;
+    view! {
+        <button class="slice-link" data-testid=testid data-slice=id title=r.name.clone()
+            on:click=move |_| ctl.select_ref(r.clone())>
+            {text}
+        </button>
+    }
+}

@@ -1,0 +1,440 @@
+//! Timeline view state as a plain struct: layout and tracks, the visible window, vertical
+//! scroll, the tile and counter caches, selection, hover, range and search.
+//!
+//! Inputs: the worker's answers on the layout, tiles, counters, details, hover and search
+//! channels ([`TimelineState::apply`], matched to the ids recorded by [`TimelineState::sent`]),
+//! and view changes (zoom, pan, scroll, resize, collapse) made by the controller. Outputs: what
+//! the canvas draws, and the queries to send ([`TimelineState::tile_request`],
+//! [`TimelineState::counter_request`]).
+//!
+//! Invariants: at most one pending id per channel (latest wins, as in the bridge); `tracks` is
+//! rebuilt whenever the layout, the collapsed groups or the counter series change.
+
+use super::tiles::{self, TileRequest, Tiles};
+use super::tracks::{self, Track, TrackKind};
+use super::viewport::Viewport;
+use protocol::{Answer, Channel, CounterSet, Layout, SearchHit, SliceDetails, SliceRef};
+use std::sync::Arc;
+
+/// How many draw times the frame statistics keep.
+const FRAME_WINDOW: usize = 600;
+
+/// A counter request: the window and bucket count asked for.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CounterRequest {
+    /// Window start, ns.
+    pub start_ns: i64,
+    /// Window end, ns.
+    pub end_ns: i64,
+    /// Buckets.
+    pub buckets: u32,
+}
+
+/// The search box's state.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SearchState {
+    /// Text typed (matches are flagged in tiles once non-empty).
+    pub text: String,
+    /// The latest answer for `text`.
+    pub hit: Option<SearchHit>,
+    /// The next answer should move the selection to its match (next / previous was asked).
+    pub navigate: bool,
+}
+
+/// What the pointer is over.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Hover {
+    /// Pointer position in the canvas, CSS px.
+    pub x: f64,
+    /// Pointer position in the canvas, CSS px.
+    pub y: f64,
+    /// Slice under the pointer.
+    pub slice: u32,
+    /// Its name.
+    pub name: String,
+    /// Slices the rect stands for.
+    pub count: u32,
+    /// Lane label.
+    pub lane: String,
+    /// Details once the hover query answered (duration, self time).
+    pub details: Option<SliceDetails>,
+}
+
+/// Draw-time statistics for the benchmark.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Frames {
+    /// Last draw times, ms (a ring of [`FRAME_WINDOW`]).
+    pub ms: Vec<f64>,
+    /// Frames drawn since load.
+    pub count: u64,
+    /// Time from the load's end to the first frame with tiles, ms.
+    pub first_paint_ms: Option<f64>,
+}
+
+impl Frames {
+    /// Records one draw.
+    pub fn push(&mut self, ms: f64) {
+        if self.ms.len() == FRAME_WINDOW {
+            self.ms.remove(0);
+        }
+        self.ms.push(ms);
+        self.count += 1;
+    }
+
+    /// The `q` quantile (0..=1) of the recorded draw times.
+    pub fn quantile(&self, q: f64) -> f64 {
+        let mut v = self.ms.clone();
+        v.sort_by(f64::total_cmp);
+        let i = ((v.len() as f64 - 1.0) * q.clamp(0.0, 1.0)).round() as usize;
+        v.get(i).copied().unwrap_or(0.0)
+    }
+}
+
+/// Everything the timeline shows.
+#[derive(Clone, Debug, Default)]
+pub struct TimelineState {
+    /// Lanes and steps of the loaded trace.
+    pub layout: Option<Arc<Layout>>,
+    /// Folded groups, by group index.
+    pub collapsed: Vec<bool>,
+    /// Tracks top to bottom.
+    pub tracks: Vec<Track>,
+    /// The visible window.
+    pub view: Viewport,
+    /// Vertical scroll of the tracks, CSS px.
+    pub scroll_y: f64,
+    /// Height of the track area, CSS px.
+    pub height: f64,
+    /// Tile cache.
+    pub tiles: Tiles,
+    /// Counter series (the latest window asked for).
+    pub counters: Option<CounterSet>,
+    /// The selected slice's details.
+    pub selected: Option<SliceDetails>,
+    /// Pointer hover.
+    pub hover: Option<Hover>,
+    /// Selected time range, ns.
+    pub range: Option<(f64, f64)>,
+    /// Search box.
+    pub search: SearchState,
+    /// Draw statistics.
+    pub frames: Frames,
+    /// When the load finished (page clock, ms), for the first-paint figure.
+    pub loaded_at: Option<f64>,
+    /// Pending query ids by channel, with the tile / counter request they stand for.
+    pending: Vec<(Channel, u32)>,
+    tiles_pending: Option<TileRequest>,
+    counters_pending: Option<CounterRequest>,
+    counters_request: Option<CounterRequest>,
+}
+
+impl TimelineState {
+    /// A new load started: forget everything.
+    pub fn reset(&mut self) {
+        let (width, height) = (self.view.width, self.height);
+        *self = Self::default();
+        self.view.resize(width);
+        self.height = height;
+    }
+
+    /// True while any timeline query is unanswered.
+    pub fn busy(&self) -> bool {
+        !self.pending.is_empty()
+    }
+
+    /// Records that query `id` was sent on `channel`.
+    pub fn sent(&mut self, channel: Channel, id: u32) {
+        self.pending.retain(|&(c, _)| c != channel);
+        self.pending.push((channel, id));
+    }
+
+    /// Records a tile request sent as `id`.
+    pub fn sent_tiles(&mut self, id: u32, request: TileRequest) {
+        self.sent(Channel::Tiles, id);
+        self.tiles_pending = Some(request);
+    }
+
+    /// Records a counter request sent as `id`.
+    pub fn sent_counters(&mut self, id: u32, request: CounterRequest) {
+        self.sent(Channel::Counters, id);
+        self.counters_pending = Some(request);
+    }
+
+    /// True when `id` is awaited here.
+    pub fn awaits(&self, id: u32) -> bool {
+        self.pending.iter().any(|&(_, p)| p == id)
+    }
+
+    /// Applies the answer to query `id` (with the tile words); false when it is not awaited.
+    pub fn apply(&mut self, id: u32, answer: Answer, words: Option<Vec<u32>>) -> bool {
+        let Some(k) = self.pending.iter().position(|&(_, p)| p == id) else {
+            return false;
+        };
+        let (channel, _) = self.pending.remove(k);
+        match (channel, answer) {
+            (Channel::Layout, Answer::Layout(layout)) => self.set_layout(layout),
+            (Channel::Tiles, Answer::Tiles(set)) => {
+                let request = self.tiles_pending.take();
+                self.tiles = Tiles::new(set, words.unwrap_or_default(), request);
+            }
+            (Channel::Counters, Answer::Counters(set)) => {
+                self.counters_request = self.counters_pending.take();
+                self.counters = Some(set);
+                self.rebuild_tracks();
+            }
+            (Channel::Details, Answer::Details(d)) => self.selected = d,
+            (Channel::Hover, Answer::Details(d)) => {
+                if let Some(h) = self.hover.as_mut() {
+                    if d.as_ref().is_some_and(|d| d.slice.id == h.slice) {
+                        h.details = d;
+                    }
+                }
+            }
+            (Channel::Search, Answer::Search(hit)) => {
+                if hit.text == self.search.text.trim() {
+                    self.search.hit = Some(hit);
+                }
+            }
+            _ => {}
+        }
+        true
+    }
+
+    /// A query failed: stop waiting for it (a failed tile or counter request is asked again
+    /// on the next view change).
+    pub fn failed(&mut self, id: u32) -> bool {
+        let Some(k) = self.pending.iter().position(|&(_, p)| p == id) else {
+            return false;
+        };
+        match self.pending.remove(k).0 {
+            Channel::Tiles => self.tiles_pending = None,
+            Channel::Counters => self.counters_pending = None,
+            _ => {}
+        }
+        true
+    }
+
+    /// The match to move to, once, after a next / previous answer arrived.
+    pub fn take_navigation(&mut self) -> Option<SliceRef> {
+        if !self.search.navigate {
+            return None;
+        }
+        let hit = self.search.hit.as_ref()?.hit.clone()?;
+        self.search.navigate = false;
+        Some(hit)
+    }
+
+    fn set_layout(&mut self, layout: Layout) {
+        self.collapsed = vec![false; layout.groups.len()];
+        self.view = Viewport::new(layout.end_ns as f64, self.view.width);
+        self.layout = Some(Arc::new(layout));
+        self.scroll_y = 0.0;
+        self.rebuild_tracks();
+    }
+
+    /// Folds or unfolds group `g`.
+    pub fn toggle_group(&mut self, g: usize) {
+        if let Some(c) = self.collapsed.get_mut(g) {
+            *c = !*c;
+            self.rebuild_tracks();
+        }
+    }
+
+    fn rebuild_tracks(&mut self) {
+        if let Some(layout) = &self.layout {
+            self.tracks = tracks::build(layout, &self.collapsed, self.counters.as_ref());
+            self.scroll_by(0.0);
+        }
+    }
+
+    /// Scrolls the tracks by `dy` CSS px, within the content.
+    pub fn scroll_by(&mut self, dy: f64) {
+        let max = (tracks::content_height(&self.tracks) - self.height).max(0.0);
+        self.scroll_y = (self.scroll_y + dy).clamp(0.0, max);
+    }
+
+    /// Lanes whose tracks are on screen or within one screen of it.
+    pub fn nearby_lanes(&self) -> Vec<u32> {
+        let (top, bottom) = (self.scroll_y - self.height, self.scroll_y + 2.0 * self.height);
+        self.tracks
+            .iter()
+            .filter(|t| t.y + t.height >= top && t.y <= bottom)
+            .filter_map(|t| match t.kind {
+                TrackKind::Lane { lane, .. } => Some(lane),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn visible_lanes(&self) -> Vec<u32> {
+        let (top, bottom) = (self.scroll_y, self.scroll_y + self.height);
+        self.tracks
+            .iter()
+            .filter(|t| t.y + t.height >= top && t.y <= bottom)
+            .filter_map(|t| match t.kind {
+                TrackKind::Lane { lane, .. } => Some(lane),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn search_text(&self) -> Option<String> {
+        Some(self.search.text.trim().to_owned()).filter(|t| !t.is_empty())
+    }
+
+    /// The tile request to send now, if the cached and pending tiles cannot draw the view.
+    pub fn tile_request(&self) -> Option<TileRequest> {
+        self.layout.as_ref()?;
+        let v = &self.view;
+        let want = tiles::visible(self.visible_lanes(), v.start, v.end, v.ns_per_px(), self.search_text());
+        let covered = |r: &Option<TileRequest>| r.as_ref().is_some_and(|r| r.covers(&want));
+        if covered(&self.tiles.request) || covered(&self.tiles_pending) {
+            return None;
+        }
+        Some(tiles::request(self.nearby_lanes(), v.start, v.end, v.ns_per_px(), self.search_text()))
+    }
+
+    /// The counter request to send now, if the series held do not cover the view at about its
+    /// resolution.
+    pub fn counter_request(&self) -> Option<CounterRequest> {
+        let layout = self.layout.as_ref()?;
+        if !layout.groups.iter().any(|g| g.kind == "gpu") {
+            return None;
+        }
+        let v = &self.view;
+        let ok = |r: &Option<CounterRequest>| {
+            r.is_some_and(|r| {
+                let bucket = (r.end_ns - r.start_ns) as f64 / f64::from(r.buckets.max(1));
+                r.start_ns as f64 <= v.start.max(0.0)
+                    && r.end_ns as f64 >= v.end.min(layout.end_ns as f64)
+                    && bucket <= v.ns_per_px() * 2.0
+                    && bucket >= v.ns_per_px() / 2.0
+            })
+        };
+        if ok(&self.counters_request) || ok(&self.counters_pending) {
+            return None;
+        }
+        let span = v.span();
+        let start = (v.start - span).max(0.0);
+        let end = (v.end + span).min(layout.end_ns as f64).max(start + 1.0);
+        let buckets = ((end - start) / v.ns_per_px()).ceil().clamp(1.0, 4096.0) as u32;
+        Some(CounterRequest {
+            start_ns: start.floor() as i64,
+            end_ns: end.ceil() as i64,
+            buckets,
+        })
+    }
+
+    /// The lane track of `lane`.
+    pub fn lane_track(&self, lane: u32) -> Option<&Track> {
+        self.tracks
+            .iter()
+            .find(|t| matches!(t.kind, TrackKind::Lane { lane: l, .. } if l == lane))
+    }
+
+    /// Brings slice (`lane`, `row`, `[start, start + dur]`) into view: zooms out or centers it
+    /// when it is not fully visible, unfolds its group and scrolls its row on screen.
+    pub fn reveal(&mut self, lane: u32, row: u16, start: f64, dur: f64) {
+        let (s, e) = (start, start + dur);
+        if dur > self.view.span() * 0.9 {
+            self.view.show(s, e);
+        } else if s < self.view.start || e > self.view.end {
+            self.view.center((s + e) / 2.0);
+        }
+        let group = self.layout.as_ref().and_then(|l| {
+            l.groups.iter().position(|g| g.lanes.iter().any(|x| x.lane == lane))
+        });
+        if let Some(g) = group.filter(|&g| self.collapsed.get(g) == Some(&true)) {
+            self.toggle_group(g);
+        }
+        if let Some(t) = self.lane_track(lane) {
+            let y = tracks::row_y(t, row);
+            if y < self.scroll_y || y + tracks::ROW_H > self.scroll_y + self.height {
+                self.scroll_by(y - self.scroll_y - self.height / 3.0);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use protocol::{LaneGroup, LaneInfo, TileSet};
+
+    fn loaded() -> TimelineState {
+        let mut t = TimelineState::default();
+        t.view.resize(1000.0);
+        t.height = 400.0;
+        t.sent(Channel::Layout, 1);
+        let layout = Layout {
+            end_ns: 1_000_000,
+            groups: vec![LaneGroup {
+                name: "gpu".into(),
+                kind: "gpu".into(),
+                device: Some(0),
+                lanes: (0..40)
+                    .map(|lane| LaneInfo {
+                        lane,
+                        name: format!("s{lane}"),
+                        rows: 1,
+                        slices: 1,
+                    })
+                    .collect(),
+            }],
+            steps: vec![],
+        };
+        assert!(t.apply(1, Answer::Layout(layout), None));
+        t
+    }
+
+    #[test]
+    fn tiles_are_requested_once_per_covering_window() {
+        let mut t = loaded();
+        let r = t.tile_request().unwrap();
+        // Lanes of 24 px under a 22 px header, down to two screens below the top.
+        assert_eq!(r.lanes.len(), ((800.0 - 22.0) / 24.0) as usize + 1);
+        t.sent_tiles(2, r.clone());
+        assert!(t.tile_request().is_none(), "pending request covers the view");
+        assert!(t.busy());
+        let set = TileSet {
+            start_ns: r.start_ns,
+            end_ns: r.end_ns,
+            resolution_ns: r.resolution_ns,
+            lanes: vec![],
+            names: vec![],
+        };
+        assert!(t.apply(2, Answer::Tiles(set), Some(vec![])));
+        assert!(!t.busy());
+        assert!(t.tile_request().is_none());
+        t.view.pan_px(300.0);
+        assert!(t.tile_request().is_none(), "a pan inside the fetched window needs nothing");
+        t.view.zoom(0.4, 500.0);
+        assert!(t.tile_request().is_some(), "zooming in changes the resolution");
+        t.view.zoom(2.5, 500.0);
+        t.search.text = "mm".into();
+        assert!(t.tile_request().is_some(), "a new search needs flagged tiles");
+    }
+
+    #[test]
+    fn stale_answers_are_ignored_and_reveal_scrolls() {
+        let mut t = loaded();
+        t.sent(Channel::Details, 5);
+        t.sent(Channel::Details, 6);
+        assert!(!t.apply(5, Answer::Details(None), None));
+        assert!(t.apply(6, Answer::Details(None), None));
+        t.reveal(39, 0, 500_000.0, 10.0);
+        let track = t.lane_track(39).unwrap().clone();
+        assert!(track.y >= t.scroll_y && track.y <= t.scroll_y + t.height);
+        assert!(t.view.start <= 500_000.0 && t.view.end >= 500_010.0);
+    }
+
+    #[test]
+    fn frame_quantiles() {
+        let mut f = Frames::default();
+        for i in 1..=100 {
+            f.push(f64::from(i));
+        }
+        assert_eq!(f.quantile(0.95), 95.0);
+        assert_eq!(f.count, 100);
+    }
+}

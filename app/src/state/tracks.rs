@@ -1,0 +1,221 @@
+//! Vertical layout of the timeline: group headers, lanes (one row per nesting level) and counter
+//! tracks, stacked top to bottom in the trace's display order.
+//!
+//! Inputs: the worker's [`Layout`], which groups are collapsed, and the counter series (tracks
+//! appear under their GPU once the series arrive). Output: [`Track`]s with `y` and `height` in
+//! CSS pixels from the top of the content; the canvas and the DOM lane labels both read them,
+//! so labels and drawings always line up.
+
+use protocol::{CounterSet, Layout};
+
+/// Height of one slice row.
+pub const ROW_H: f64 = 18.0;
+/// Space above and below a lane's rows.
+pub const LANE_PAD: f64 = 3.0;
+/// Height of a group header.
+pub const GROUP_H: f64 = 22.0;
+/// Height of a counter track.
+pub const COUNTER_H: f64 = 30.0;
+
+/// What a track shows.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TrackKind {
+    /// A process / device header; `collapsed` hides its lanes.
+    Group { group: usize, collapsed: bool },
+    /// A thread or stream with `rows` slice rows.
+    Lane { lane: u32, rows: u16 },
+    /// Series `series` of the counter set.
+    Counter { series: usize },
+}
+
+/// One horizontal band of the timeline.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Track {
+    /// What it shows.
+    pub kind: TrackKind,
+    /// Label text.
+    pub label: String,
+    /// Top, CSS px from the content top.
+    pub y: f64,
+    /// Height, CSS px.
+    pub height: f64,
+    /// Index of the owning group.
+    pub group: usize,
+}
+
+/// The tracks of `layout` with groups in `collapsed` folded; counter series are placed under
+/// the group of their device (GPU series by device id, memory by its `cuda:N` / `cpu` label).
+pub fn build(layout: &Layout, collapsed: &[bool], counters: Option<&CounterSet>) -> Vec<Track> {
+    let mut out = Vec::new();
+    let mut y = 0.0;
+    for (g, group) in layout.groups.iter().enumerate() {
+        let folded = collapsed.get(g).copied().unwrap_or(false);
+        let mut push = |kind, label: String, height: f64, y: &mut f64| {
+            out.push(Track {
+                kind,
+                label,
+                y: *y,
+                height,
+                group: g,
+            });
+            *y += height;
+        };
+        push(
+            TrackKind::Group {
+                group: g,
+                collapsed: folded,
+            },
+            group.name.clone(),
+            GROUP_H,
+            &mut y,
+        );
+        if folded {
+            continue;
+        }
+        if let Some(set) = counters {
+            for (i, s) in set.series.iter().enumerate() {
+                if series_group(layout, s) == Some(g) {
+                    push(TrackKind::Counter { series: i }, s.label.clone(), COUNTER_H, &mut y);
+                }
+            }
+        }
+        for lane in &group.lanes {
+            let rows = lane.rows.max(1);
+            let height = f64::from(rows) * ROW_H + 2.0 * LANE_PAD;
+            push(
+                TrackKind::Lane {
+                    lane: lane.lane,
+                    rows,
+                },
+                lane.name.clone(),
+                height,
+                &mut y,
+            );
+        }
+    }
+    out
+}
+
+/// The group a counter series belongs under.
+fn series_group(layout: &Layout, s: &protocol::CounterSeries) -> Option<usize> {
+    let gpu = |d: i64| {
+        layout
+            .groups
+            .iter()
+            .position(|g| g.kind == "gpu" && g.device == Some(d))
+    };
+    if s.metric != "memory" {
+        return gpu(s.device);
+    }
+    match s.label.split_once(':') {
+        Some((kind, _)) if kind != "cpu" => gpu(s.device),
+        // Host memory goes under the busiest CPU process (the one running the model).
+        _ => layout
+            .groups
+            .iter()
+            .enumerate()
+            .filter(|(_, g)| g.kind == "cpu")
+            .max_by_key(|(i, g)| (g.lanes.iter().map(|l| l.slices).sum::<u64>(), std::cmp::Reverse(*i)))
+            .map(|(i, _)| i),
+    }
+}
+
+/// Total content height.
+pub fn content_height(tracks: &[Track]) -> f64 {
+    tracks.last().map_or(0.0, |t| t.y + t.height)
+}
+
+/// The slice row at content height `y` inside a lane track, if `y` falls on one.
+pub fn row_at(track: &Track, y: f64) -> Option<u16> {
+    let TrackKind::Lane { rows, .. } = track.kind else {
+        return None;
+    };
+    let r = ((y - track.y - LANE_PAD) / ROW_H).floor();
+    (r >= 0.0 && r < f64::from(rows)).then_some(r as u16)
+}
+
+/// Top of slice row `row` of a lane track, content px.
+pub fn row_y(track: &Track, row: u16) -> f64 {
+    track.y + LANE_PAD + f64::from(row) * ROW_H
+}
+
+/// The track at content height `y`.
+pub fn track_at(tracks: &[Track], y: f64) -> Option<&Track> {
+    let i = tracks.partition_point(|t| t.y + t.height <= y);
+    tracks.get(i).filter(|t| t.y <= y)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use protocol::{CounterSeries, LaneGroup, LaneInfo};
+
+    fn layout() -> Layout {
+        let lane = |lane, rows| LaneInfo {
+            lane,
+            name: format!("l{lane}"),
+            rows,
+            slices: 1,
+        };
+        Layout {
+            end_ns: 10,
+            groups: vec![
+                LaneGroup {
+                    name: "cpu".into(),
+                    kind: "cpu".into(),
+                    device: None,
+                    lanes: vec![lane(0, 3), lane(1, 1)],
+                },
+                LaneGroup {
+                    name: "gpu 0".into(),
+                    kind: "gpu".into(),
+                    device: Some(0),
+                    lanes: vec![lane(2, 2)],
+                },
+            ],
+            steps: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn tracks_stack_and_fold() {
+        let l = layout();
+        let t = build(&l, &[], None);
+        assert_eq!(t.len(), 5);
+        assert_eq!(t[1].y, GROUP_H);
+        assert_eq!(t[1].height, 3.0 * ROW_H + 2.0 * LANE_PAD);
+        assert_eq!(track_at(&t, t[2].y + 1.0).map(|t| t.label.as_str()), Some("l1"));
+        assert_eq!(row_at(&t[1], t[1].y + LANE_PAD + ROW_H * 2.5), Some(2));
+        assert_eq!(row_at(&t[1], t[1].y + 1.0), None);
+        let folded = build(&l, &[true], None);
+        assert_eq!(folded.len(), 3);
+        assert_eq!(content_height(&folded), 2.0 * GROUP_H + 2.0 * ROW_H + 2.0 * LANE_PAD);
+    }
+
+    #[test]
+    fn counters_go_under_their_device() {
+        let l = layout();
+        let series = |device, metric: &str, label: &str| CounterSeries {
+            device,
+            metric: metric.into(),
+            label: label.into(),
+            values: vec![],
+            max: 1.0,
+        };
+        let set = CounterSet {
+            start_ns: 0,
+            bucket_ns: 1,
+            series: vec![
+                series(0, "utilization", "GPU 0 utilization"),
+                series(0, "memory", "cuda:0 allocated"),
+                series(-1, "memory", "cpu allocated"),
+            ],
+        };
+        let t = build(&l, &[], Some(&set));
+        let kinds: Vec<String> = t.iter().map(|t| t.label.clone()).collect();
+        assert_eq!(
+            kinds,
+            ["cpu", "cpu allocated", "l0", "l1", "gpu 0", "GPU 0 utilization", "cuda:0 allocated", "l2"]
+        );
+    }
+}

@@ -1,0 +1,421 @@
+//! The lane timeline: a toolbar (search, range readout, zoom buttons, help), sticky lane labels
+//! in the DOM beside a canvas painted from the worker's level-of-detail tiles, a hover tooltip
+//! and the key help overlay.
+//!
+//! Input handling (Perfetto's conventions): drag pans (and scrolls), shift-drag selects a range,
+//! click selects, wheel scrolls lanes, shift+wheel or a horizontal swipe pans, ctrl+wheel (and
+//! trackpad pinch) zooms around the pointer; keys in [`keys`]. Painting runs at most once per
+//! animation frame, after any state change ([`draw`]).
+//!
+//! Test ids: `timeline`, `timeline-canvas`, `lane-labels` with `group-label` (button, folds the
+//! group; `data-collapsed`), `lane-label` (`data-lane`) and `counter-label`; `search-input`,
+//! `search-count`, `search-next`, `search-prev`; `range-readout`, `range-clear`; `zoom-reset`;
+//! `tooltip`; `help-overlay`.
+
+pub mod draw;
+mod keys;
+pub mod theme;
+
+use crate::control::Controller;
+use crate::state::format;
+use crate::state::tracks::TrackKind;
+use crate::state::timeline::TimelineState;
+use draw::{Painter, RULER_H};
+use keys::{now_ms, Keys};
+use leptos::ev;
+use leptos::html;
+use leptos::prelude::*;
+use std::cell::Cell;
+use std::rc::Rc;
+use theme::Theme;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+/// Width of the lane label column, CSS px.
+const LABEL_W: f64 = 200.0;
+/// Pointer travel below which a press is a click, CSS px.
+const CLICK_SLOP: f64 = 4.0;
+
+/// A press on the canvas in progress.
+#[derive(Clone, Copy)]
+struct Press {
+    x: f64,
+    y: f64,
+    last_x: f64,
+    last_y: f64,
+    shift: bool,
+    moved: bool,
+}
+
+/// The timeline panel.
+#[component]
+pub fn Timeline(ctl: Controller, theme: ReadSignal<Theme>) -> impl IntoView {
+    let canvas: NodeRef<html::Canvas> = NodeRef::new();
+    let area: NodeRef<html::Div> = NodeRef::new();
+    let help = RwSignal::new(false);
+    let keys = Rc::new(Keys::default());
+    let press: Rc<Cell<Option<Press>>> = Rc::new(Cell::new(None));
+    let painter = Rc::new(Painter::default());
+    let scheduled = Rc::new(Cell::new(false));
+
+    // Paint once per animation frame after any timeline or theme change.
+    let schedule = {
+        let scheduled = scheduled.clone();
+        move || {
+            if scheduled.replace(true) {
+                return;
+            }
+            let (scheduled, painter) = (scheduled.clone(), painter.clone());
+            request_animation_frame(move || {
+                scheduled.set(false);
+                paint(ctl, canvas, &painter, theme.get_untracked());
+            });
+        }
+    };
+    {
+        let schedule = schedule.clone();
+        Effect::new(move |_| {
+            ctl.timeline.track();
+            theme.track();
+            schedule();
+        });
+    }
+    // Keep the canvas sized to its box (device pixels), and the state told of the size.
+    Effect::new(move |_| {
+        if let Some(el) = area.get() {
+            observe_size(ctl, &el, canvas);
+        }
+    });
+
+    {
+        let keys1 = keys.clone();
+        let down = window_event_listener(ev::keydown, move |e| {
+            if keys1.down(ctl, &e, help) {
+                e.prevent_default();
+            }
+        });
+        let keys2 = keys.clone();
+        let up = window_event_listener(ev::keyup, move |e| keys2.up(&e));
+        let keys3 = keys.clone();
+        let blur = window_event_listener(ev::blur, move |_| keys3.clear());
+        on_cleanup(move || {
+            down.remove();
+            up.remove();
+            blur.remove();
+        });
+    }
+
+    let on_down = {
+        let press = press.clone();
+        move |e: web_sys::PointerEvent| {
+            if e.button() != 0 {
+                return;
+            }
+            let (x, y) = (f64::from(e.offset_x()), f64::from(e.offset_y()));
+            if let Some(c) = canvas.get_untracked() {
+                let _ = c.set_pointer_capture(e.pointer_id());
+            }
+            press.set(Some(Press { x, y, last_x: x, last_y: y, shift: e.shift_key(), moved: false }));
+        }
+    };
+    let on_move = {
+        let (press, keys) = (press.clone(), keys.clone());
+        move |e: web_sys::PointerEvent| {
+            let (x, y) = (f64::from(e.offset_x()), f64::from(e.offset_y()));
+            keys.anchor.set(Some(x));
+            let Some(mut p) = press.get() else {
+                if y > RULER_H {
+                    ctl.hover(x, y - RULER_H);
+                } else {
+                    ctl.hover_end();
+                }
+                return;
+            };
+            p.moved |= (x - p.x).abs() + (y - p.y).abs() > CLICK_SLOP;
+            if p.moved {
+                if p.shift {
+                    let (a, b) = ctl.timeline.with_untracked(|t| (t.view.ns_at(p.x), t.view.ns_at(x)));
+                    ctl.set_range(Some((a, b)));
+                } else {
+                    ctl.view(|t: &mut TimelineState| {
+                        t.view.pan_px(p.last_x - x);
+                        t.scroll_by(p.last_y - y);
+                    });
+                }
+            }
+            p.last_x = x;
+            p.last_y = y;
+            press.set(Some(p));
+        }
+    };
+    let on_up = {
+        let press = press.clone();
+        move |e: web_sys::PointerEvent| {
+            let Some(p) = press.take() else { return };
+            if !p.moved && p.y > RULER_H {
+                ctl.click(f64::from(e.offset_x()), f64::from(e.offset_y()) - RULER_H);
+            }
+        }
+    };
+    let on_leave = {
+        let keys = keys.clone();
+        move |_: web_sys::PointerEvent| {
+            keys.anchor.set(None);
+            ctl.hover_end();
+        }
+    };
+    let on_wheel = move |e: web_sys::WheelEvent| {
+        e.prevent_default();
+        let scale = match e.delta_mode() {
+            1 => 16.0,
+            2 => 400.0,
+            _ => 1.0,
+        };
+        let (dx, dy) = (e.delta_x() * scale, e.delta_y() * scale);
+        if e.ctrl_key() || e.meta_key() {
+            ctl.zoom((dy * 0.01).exp(), f64::from(e.offset_x()));
+        } else if e.shift_key() {
+            ctl.pan(if dx != 0.0 { dx } else { dy });
+        } else if dx.abs() > dy.abs() {
+            ctl.pan(dx);
+        } else {
+            ctl.scroll(dy);
+        }
+    };
+
+    view! {
+        <section class="timeline" data-testid="timeline">
+            <Toolbar ctl=ctl help=help />
+            <div class="tl-body" node_ref=area>
+                <Labels ctl=ctl />
+                <canvas
+                    data-testid="timeline-canvas"
+                    node_ref=canvas
+                    style:left=format!("{LABEL_W}px")
+                    on:pointerdown=on_down
+                    on:pointermove=on_move
+                    on:pointerup=on_up
+                    on:pointerleave=on_leave
+                    on:wheel=on_wheel
+                ></canvas>
+                <Tooltip ctl=ctl />
+            </div>
+            <Show when=move || help.get()>
+                <HelpOverlay on_close=Callback::new(move |()| help.set(false)) />
+            </Show>
+        </section>
+    }
+}
+
+/// Paints the canvas now and records the frame time (and the first paint after a load).
+fn paint(ctl: Controller, canvas: NodeRef<html::Canvas>, painter: &Painter, theme: Theme) {
+    let Some(canvas) = canvas.get_untracked() else { return };
+    let Some(ctx) = canvas
+        .get_context("2d")
+        .ok()
+        .flatten()
+        .and_then(|c| c.dyn_into::<web_sys::CanvasRenderingContext2d>().ok())
+    else {
+        return;
+    };
+    let dpr = web_sys::window().map_or(1.0, |w| w.device_pixel_ratio());
+    let (w, h) = (f64::from(canvas.width()) / dpr, f64::from(canvas.height()) / dpr);
+    let started = now_ms();
+    let _ = ctx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0);
+    let (has_tiles, loaded_at) = ctl.timeline.with_untracked(|t| {
+        painter.paint(&ctx, t, theme, w, h);
+        (t.tiles.request.is_some(), t.loaded_at)
+    });
+    let done = now_ms();
+    let first = (has_tiles && loaded_at.is_some()).then(|| done - loaded_at.unwrap_or(done));
+    ctl.frame_drawn(done - started, first);
+}
+
+/// Sizes the canvas to `el` minus the label column whenever `el` resizes.
+fn observe_size(ctl: Controller, el: &web_sys::HtmlDivElement, canvas: NodeRef<html::Canvas>) {
+    let el2 = el.clone();
+    let apply = move || {
+        let Some(c) = canvas.get_untracked() else { return };
+        let dpr = web_sys::window().map_or(1.0, |w| w.device_pixel_ratio());
+        let w = (f64::from(el2.client_width()) - LABEL_W).max(50.0);
+        let h = f64::from(el2.client_height()).max(RULER_H + 20.0);
+        c.set_width((w * dpr).round() as u32);
+        c.set_height((h * dpr).round() as u32);
+        let style = web_sys::HtmlElement::style(&c);
+        let _ = style.set_property("width", &format!("{w}px"));
+        let _ = style.set_property("height", &format!("{h}px"));
+        ctl.resize(w, h - RULER_H);
+    };
+    apply();
+    let callback = Closure::<dyn Fn()>::new(apply);
+    if let Ok(observer) = web_sys::ResizeObserver::new(callback.as_ref().unchecked_ref()) {
+        observer.observe(el);
+        // Lives as long as the element; the page never removes the timeline once shown.
+        std::mem::forget(observer);
+    }
+    callback.forget();
+}
+
+/// Search box, match count and navigation, range readout, reset and help buttons.
+#[component]
+fn Toolbar(ctl: Controller, help: RwSignal<bool>) -> impl IntoView {
+    let count = Memo::new(move |_| {
+        ctl.timeline.with(|t| {
+            let text = t.search.text.trim();
+            if text.is_empty() {
+                return String::new();
+            }
+            match &t.search.hit {
+                Some(h) if h.total == 0 => "no matches".to_owned(),
+                Some(h) => match h.rank {
+                    Some(r) if t.selected.as_ref().map(|d| d.slice.id) == h.hit.as_ref().map(|x| x.id) => {
+                        format!("{r} / {}", h.total)
+                    }
+                    _ => format!("{} matches", h.total),
+                },
+                None => "searching…".to_owned(),
+            }
+        })
+    });
+    let range = Memo::new(move |_| ctl.timeline.with(|t| t.range));
+    let on_key = move |e: web_sys::KeyboardEvent| {
+        if e.key() == "Enter" {
+            e.prevent_default();
+            ctl.search_step(!e.shift_key());
+        }
+    };
+    view! {
+        <div class="tl-toolbar">
+            <input
+                type="search"
+                placeholder="Search names and args (Enter: next)"
+                data-testid="search-input"
+                prop:value=move || ctl.timeline.with(|t| t.search.text.clone())
+                on:input=move |e| ctl.search(event_target_value(&e))
+                on:keydown=on_key
+            />
+            <button data-testid="search-prev" title="Previous match (Shift+Enter)" on:click=move |_| ctl.search_step(false)>"◀"</button>
+            <button data-testid="search-next" title="Next match (Enter)" on:click=move |_| ctl.search_step(true)>"▶"</button>
+            <span class="muted" data-testid="search-count">{move || count.get()}</span>
+            <span class="spacer"></span>
+            {move || range.get().map(|(a, b)| view! {
+                <span class="range" data-testid="range-readout" data-start=a data-end=b>
+                    {format!("Range {} ", format::span_us((b - a) / 1e3))}
+                    <button data-testid="range-clear" title="Clear range (Esc)" on:click=move |_| ctl.set_range(None)>"×"</button>
+                </span>
+            })}
+            <button data-testid="zoom-reset" title="Show everything (0)" on:click=move |_| ctl.reset_view()>"Reset zoom"</button>
+            <button data-testid="help-button" title="Keyboard help (?)" on:click=move |_| help.update(|h| *h = !*h)>"?"</button>
+        </div>
+    }
+}
+
+/// Sticky lane labels: one per track, aligned with the canvas, scrolled with it.
+#[component]
+fn Labels(ctl: Controller) -> impl IntoView {
+    let tracks = Memo::new(move |_| ctl.timeline.with(|t| t.tracks.clone()));
+    let scroll = Memo::new(move |_| ctl.timeline.with(|t| t.scroll_y));
+    let items = move || {
+        tracks
+            .get()
+            .into_iter()
+            .map(|t| {
+                let style = format!("top:{}px;height:{}px", t.y, t.height);
+                let title = t.label.clone();
+                match t.kind {
+                    TrackKind::Group { group, collapsed } => view! {
+                        <button
+                            class="tl-label group"
+                            data-testid="group-label"
+                            data-collapsed=collapsed.to_string()
+                            style=style
+                            title=title
+                            on:click=move |_| ctl.toggle_group(group)
+                        >
+                            {if collapsed { "▸ " } else { "▾ " }}{t.label}
+                        </button>
+                    }
+                    .into_any(),
+                    TrackKind::Lane { lane, .. } => view! {
+                        <div class="tl-label lane" data-testid="lane-label" data-lane=lane style=style title=title>
+                            {t.label}
+                        </div>
+                    }
+                    .into_any(),
+                    TrackKind::Counter { .. } => view! {
+                        <div class="tl-label counter" data-testid="counter-label" style=style title=title>
+                            {t.label}
+                        </div>
+                    }
+                    .into_any(),
+                }
+            })
+            .collect_view()
+    };
+    view! {
+        <div class="tl-labels" data-testid="lane-labels" style:width=format!("{LABEL_W}px")>
+            <div class="tl-ruler-spacer" style:height=format!("{RULER_H}px")></div>
+            <div class="tl-label-clip">
+                <div class="tl-label-track" style:transform=move || format!("translateY({}px)", -scroll.get())>
+                    {items}
+                </div>
+            </div>
+        </div>
+    }
+}
+
+/// The hover tooltip: name, duration, self time, lane; how many slices a merged rect stands for.
+#[component]
+fn Tooltip(ctl: Controller) -> impl IntoView {
+    let hover = Memo::new(move |_| ctl.timeline.with(|t| t.hover.clone()));
+    move || {
+        hover.get().map(|h| {
+            let style = format!("left:{}px;top:{}px", h.x + LABEL_W + 14.0, h.y + RULER_H + 14.0);
+            let times = h.details.as_ref().map(|d| {
+                format!(
+                    "{} · self {}",
+                    format::span_us(d.slice.dur_ns as f64 / 1e3),
+                    format::span_us(d.self_ns as f64 / 1e3)
+                )
+            });
+            let more = (h.count > 1).then(|| format!("+{} more slices here at this zoom", h.count - 1));
+            view! {
+                <div class="tooltip" data-testid="tooltip" style=style>
+                    <div class="tt-name">{h.name}</div>
+                    <div>{times.unwrap_or_default()}</div>
+                    <div class="muted">{h.lane}</div>
+                    <div class="muted">{more.unwrap_or_default()}</div>
+                </div>
+            }
+        })
+    }
+}
+
+/// The key help overlay (`?`).
+#[component]
+fn HelpOverlay(on_close: Callback<()>) -> impl IntoView {
+    let rows = [
+        ("W / S", "zoom in / out around the pointer"),
+        ("A / D", "pan left / right"),
+        ("drag", "pan and scroll"),
+        ("wheel", "scroll lanes; Shift+wheel pans; Ctrl+wheel or pinch zooms"),
+        ("click", "select a slice (details, flows)"),
+        ("Shift+drag", "select a time range (tables follow it)"),
+        ("F", "zoom to the selection or range"),
+        ("0 / Home", "show the whole trace"),
+        ("Enter / Shift+Enter", "next / previous search match"),
+        ("Esc", "clear selection and range"),
+        ("?", "toggle this help"),
+    ]
+    .into_iter()
+    .map(|(k, what)| view! { <tr><td><kbd>{k}</kbd></td><td>{what}</td></tr> })
+    .collect_view();
+    view! {
+        <div class="help-overlay" data-testid="help-overlay" on:click=move |_| on_close.run(())>
+            <div class="card">
+                <h2>"Keyboard and mouse"</h2>
+                <table>{rows}</table>
+            </div>
+        </div>
+    }
+}
