@@ -69,12 +69,27 @@ fn summary_of(trace: &Trace) -> HashMap<Metric, Option<f64>> {
         (Metric::StepMedian, stats.map(|s| s.median)),
         (Metric::StepP95, stats.map(|s| s.p95)),
         (Metric::SelfCpuTotal, Some(ops.self_cpu_total_ns as f64)),
-        (Metric::SelfDeviceTotal, Some(ops.self_device_total_ns as f64)),
-        (Metric::GpuUtilization, mean(gpus.iter().map(|g| Some(g.utilization * 100.0)))),
-        (Metric::SmEfficiency, mean(gpus.iter().map(|g| g.sm_efficiency.map(|v| v * 100.0)))),
-        (Metric::AchievedOccupancy, mean(gpus.iter().map(|g| g.occupancy_pct))),
+        (
+            Metric::SelfDeviceTotal,
+            Some(ops.self_device_total_ns as f64),
+        ),
+        (
+            Metric::GpuUtilization,
+            mean(gpus.iter().map(|g| Some(g.utilization * 100.0))),
+        ),
+        (
+            Metric::SmEfficiency,
+            mean(gpus.iter().map(|g| g.sm_efficiency.map(|v| v * 100.0))),
+        ),
+        (
+            Metric::AchievedOccupancy,
+            mean(gpus.iter().map(|g| g.occupancy_pct)),
+        ),
         (Metric::PeakMemory, peak.map(|b| b as f64)),
-        (Metric::KernelsPerStep, (n > 0).then(|| kernels.calls as f64 / n as f64)),
+        (
+            Metric::KernelsPerStep,
+            (n > 0).then(|| kernels.calls as f64 / n as f64),
+        ),
     ])
 }
 
@@ -82,41 +97,78 @@ fn summary_of(trace: &Trace) -> HashMap<Metric, Option<f64>> {
 /// analyses: summary rows, op rows (by key, per step), kernel rows, statuses, row sets.
 fn check_against_analyses(base: &Trace, cand: &Trace, by_shape: bool) -> Comparison {
     let c = compare(base, cand, &CompareOptions { by_shape });
-    let (bn, cn) = (steps::analyze(base, None).steps.len(), steps::analyze(cand, None).steps.len());
+    let (bn, cn) = (
+        steps::analyze(base, None).steps.len(),
+        steps::analyze(cand, None).steps.len(),
+    );
     assert_eq!((c.base_steps, c.cand_steps), (bn, cn));
     assert_eq!(c.per_step, bn > 0 && cn > 0);
-    let (bd, cd) = if c.per_step { (bn as f64, cn as f64) } else { (1.0, 1.0) };
+    let (bd, cd) = if c.per_step {
+        (bn as f64, cn as f64)
+    } else {
+        (1.0, 1.0)
+    };
 
     let (bs, cs) = (summary_of(base), summary_of(cand));
     assert_eq!(c.summary.len(), 10);
     for r in &c.summary {
         let (b, k) = (bs[&r.metric], cs[&r.metric]);
-        assert!(close_opt(r.base, b) && close_opt(r.cand, k), "{:?}: {r:?} vs {b:?} {k:?}", r.metric);
-        assert!(close_opt(r.delta, b.zip(k).map(|(b, k)| k - b)), "{:?} delta", r.metric);
-        let rel = b.zip(k).filter(|(b, _)| *b != 0.0).map(|(b, k)| (k - b) / b);
+        assert!(
+            close_opt(r.base, b) && close_opt(r.cand, k),
+            "{:?}: {r:?} vs {b:?} {k:?}",
+            r.metric
+        );
+        assert!(
+            close_opt(r.delta, b.zip(k).map(|(b, k)| k - b)),
+            "{:?} delta",
+            r.metric
+        );
+        let rel = b
+            .zip(k)
+            .filter(|(b, _)| *b != 0.0)
+            .map(|(b, k)| (k - b) / b);
         assert!(close_opt(r.rel_delta, rel), "{:?} rel", r.metric);
     }
 
-    let opts = OpOptions { by_shape, range: None };
+    let opts = OpOptions {
+        by_shape,
+        range: None,
+    };
     let (bt, ct) = (op_table(base, &opts), op_table(cand, &opts));
-    let key = |r: &kinetoscope::analysis::ops::OpRow| (r.name.clone(), r.is_annotation, r.input_shapes.clone());
+    let key = |r: &kinetoscope::analysis::ops::OpRow| {
+        (r.name.clone(), r.is_annotation, r.input_shapes.clone())
+    };
     let bo: HashMap<_, _> = bt.rows.iter().map(|r| (key(r), r)).collect();
     let co: HashMap<_, _> = ct.rows.iter().map(|r| (key(r), r)).collect();
     let mut union: Vec<_> = bo.keys().chain(co.keys()).cloned().collect();
     union.sort();
     union.dedup();
-    assert_eq!(c.ops.len(), union.len(), "one op row per key of either table");
+    assert_eq!(
+        c.ops.len(),
+        union.len(),
+        "one op row per key of either table"
+    );
     for r in &c.ops {
         let k = (r.name.clone(), r.is_annotation, r.input_shapes.clone());
         let (b, x) = (bo.get(&k), co.get(&k));
         let v = |row: Option<&&kinetoscope::analysis::ops::OpRow>, d: f64| {
             row.map_or([0.0; 4], |o| {
-                [o.calls as f64 / d, o.self_cpu_ns as f64 / d, o.self_device_ns as f64 / d, o.device_total_ns as f64 / d]
+                [
+                    o.calls as f64 / d,
+                    o.self_cpu_ns as f64 / d,
+                    o.self_device_ns as f64 / d,
+                    o.device_total_ns as f64 / d,
+                ]
             })
         };
         let (vb, vc) = (v(b, bd), v(x, cd));
         for (i, col) in OpColumn::ALL.iter().enumerate() {
-            check_pair(&format!("op {k:?} {col:?}"), kinetoscope::compare::DiffRow::pair(r, *col), vb[i], vc[i]);
+            check_pair(
+                &format!("op {k:?} {col:?}"),
+                kinetoscope::compare::DiffRow::pair(r, *col),
+                vb[i],
+                vc[i],
+            );
         }
         let status = match (b, x) {
             (None, Some(_)) => Status::Appeared,
@@ -133,20 +185,50 @@ fn check_against_analyses(base: &Trace, cand: &Trace, by_shape: bool) -> Compari
     let mut names: Vec<&str> = bk.keys().chain(ck.keys()).copied().collect();
     names.sort_unstable();
     names.dedup();
-    assert_eq!(c.kernels.len(), names.len(), "one kernel row per name of either table");
+    assert_eq!(
+        c.kernels.len(),
+        names.len(),
+        "one kernel row per name of either table"
+    );
     for r in &c.kernels {
         let (b, x) = (bk.get(r.name.as_str()), ck.get(r.name.as_str()));
         assert!(b.is_some() || x.is_some());
-        let calls = |k: Option<&&kinetoscope::analysis::kernels::KernelRow>, d: f64| k.map_or(0.0, |k| k.calls() as f64 / d);
-        let total = |k: Option<&&kinetoscope::analysis::kernels::KernelRow>, d: f64| k.map_or(0.0, |k| k.total_ns as f64 / d);
-        let mean = |k: Option<&&kinetoscope::analysis::kernels::KernelRow>| k.map_or(0.0, |k| k.stats.mean);
-        check_pair(&format!("kernel {} calls", r.name), r.calls, calls(b, bd), calls(x, cd));
-        check_pair(&format!("kernel {} total", r.name), r.total_ns, total(b, bd), total(x, cd));
-        check_pair(&format!("kernel {} mean", r.name), r.mean_ns, mean(b), mean(x));
+        let calls = |k: Option<&&kinetoscope::analysis::kernels::KernelRow>, d: f64| {
+            k.map_or(0.0, |k| k.calls() as f64 / d)
+        };
+        let total = |k: Option<&&kinetoscope::analysis::kernels::KernelRow>, d: f64| {
+            k.map_or(0.0, |k| k.total_ns as f64 / d)
+        };
+        let mean = |k: Option<&&kinetoscope::analysis::kernels::KernelRow>| {
+            k.map_or(0.0, |k| k.stats.mean)
+        };
+        check_pair(
+            &format!("kernel {} calls", r.name),
+            r.calls,
+            calls(b, bd),
+            calls(x, cd),
+        );
+        check_pair(
+            &format!("kernel {} total", r.name),
+            r.total_ns,
+            total(b, bd),
+            total(x, cd),
+        );
+        check_pair(
+            &format!("kernel {} mean", r.name),
+            r.mean_ns,
+            mean(b),
+            mean(x),
+        );
         let expected = match (b, x) {
             (None, _) => Status::Appeared,
             (_, None) => Status::Disappeared,
-            _ if r.calls.base == r.calls.cand && r.total_ns.base == r.total_ns.cand && r.mean_ns.base == r.mean_ns.cand => Status::Same,
+            _ if r.calls.base == r.calls.cand
+                && r.total_ns.base == r.total_ns.cand
+                && r.mean_ns.base == r.mean_ns.cand =>
+            {
+                Status::Same
+            }
             _ => Status::Changed,
         };
         assert_eq!(r.status, expected, "{}", r.name);
@@ -162,11 +244,33 @@ fn dlrm_ranks_deltas_match_the_per_trace_analyses() {
     let c = check_against_analyses(t0, t1, false);
     assert!(c.per_step);
     assert_eq!((c.base_steps, c.cand_steps), (1, 1));
-    assert!(c.ops.iter().all(|r| r.status != Status::Appeared && r.status != Status::Disappeared), "same model, same ops");
-    let step = c.summary.iter().find(|r| r.metric == Metric::StepMean).unwrap();
-    assert!(step.rel_delta.unwrap() > 0.0, "rank 1 waits longer in all_to_all");
-    assert!(c.verdict.text.starts_with("step time +"), "{}", c.verdict.text);
-    assert!(c.verdict.text.contains("largest op change: nccl:all_to_all Self CUDA +"), "{}", c.verdict.text);
+    assert!(
+        c.ops
+            .iter()
+            .all(|r| r.status != Status::Appeared && r.status != Status::Disappeared),
+        "same model, same ops"
+    );
+    let step = c
+        .summary
+        .iter()
+        .find(|r| r.metric == Metric::StepMean)
+        .unwrap();
+    assert!(
+        step.rel_delta.unwrap() > 0.0,
+        "rank 1 waits longer in all_to_all"
+    );
+    assert!(
+        c.verdict.text.starts_with("step time +"),
+        "{}",
+        c.verdict.text
+    );
+    assert!(
+        c.verdict
+            .text
+            .contains("largest op change: nccl:all_to_all Self CUDA +"),
+        "{}",
+        c.verdict.text
+    );
     // By shape too, and the reverse direction flips every delta.
     let shaped = check_against_analyses(t0, t1, true);
     assert!(shaped.ops.len() >= c.ops.len());
@@ -182,13 +286,24 @@ fn per_step_division_uses_each_traces_step_count() {
     let (a, b) = (common::load_real(QATUT), common::load_real(HTA));
     let c = check_against_analyses(a.trace().unwrap(), b.trace().unwrap(), false);
     assert_eq!((c.base_steps, c.cand_steps, c.per_step), (3, 5, true));
-    let peak = c.summary.iter().find(|r| r.metric == Metric::PeakMemory).unwrap();
-    assert_eq!((peak.base, peak.cand), (Some(94_398_464.0), Some(6_629_508_096.0)));
+    let peak = c
+        .summary
+        .iter()
+        .find(|r| r.metric == Metric::PeakMemory)
+        .unwrap();
+    assert_eq!(
+        (peak.base, peak.cand),
+        (Some(94_398_464.0), Some(6_629_508_096.0))
+    );
     // A trace without steps: totals, no per-step kernel count.
     let gm = common::load_real("gpumodel__trace.json");
     let c = check_against_analyses(gm.trace().unwrap(), a.trace().unwrap(), false);
     assert!(!c.per_step);
-    let k = c.summary.iter().find(|r| r.metric == Metric::KernelsPerStep).unwrap();
+    let k = c
+        .summary
+        .iter()
+        .find(|r| r.metric == Metric::KernelsPerStep)
+        .unwrap();
     assert_eq!((k.base.is_none(), k.delta, k.rel_delta), (true, None, None));
 }
 
@@ -226,7 +341,10 @@ fn after() -> String {
         let t = s * 100;
         let c = s + 1;
         ev.push(format!(r#"{{"ph":"X","cat":"user_annotation","name":"ProfilerStep#{}","pid":1,"tid":1,"ts":{t},"dur":100}}"#, s + 1));
-        ev.push(format!(r#"{{"ph":"X","cat":"cpu_op","name":"aten::to","pid":1,"tid":1,"ts":{},"dur":6}}"#, t + 2));
+        ev.push(format!(
+            r#"{{"ph":"X","cat":"cpu_op","name":"aten::to","pid":1,"tid":1,"ts":{},"dur":6}}"#,
+            t + 2
+        ));
         ev.push(format!(r#"{{"ph":"X","cat":"cpu_op","name":"aten::addmm","pid":1,"tid":1,"ts":{},"dur":50,"args":{{"Input Dims":[[64],[64,128],[128,64]]}}}}"#, t + 10));
         ev.push(format!(r#"{{"ph":"i","s":"t","cat":"cpu_instant_event","name":"[memory]","pid":1,"tid":1,"ts":{},"args":{{"Device Type":1,"Device Id":0,"Addr":{c},"Bytes":500000,"Total Allocated":500000,"Total Reserved":2097152}}}}"#, t + 15));
         ev.push(format!(r#"{{"ph":"i","s":"t","cat":"cpu_instant_event","name":"[memory]","pid":1,"tid":1,"ts":{},"args":{{"Device Type":1,"Device Id":0,"Addr":{c},"Bytes":-500000,"Total Allocated":0,"Total Reserved":2097152}}}}"#, t + 55));
@@ -249,55 +367,134 @@ fn hand_built_sgemm_to_bf16_rows_appear_disappear_and_change() {
     assert_eq!((c.base_steps, c.cand_steps), (2, 4));
 
     let ops: Vec<OpExpect> = vec![
-        ("ProfilerStep*", Status::Changed, [1.0, 100.0, 0.0, 120.0], [1.0, 44.0, 0.0, 40.0]),
-        ("aten::addmm", Status::Changed, [1.0, 80.0, 120.0, 120.0], [1.0, 40.0, 40.0, 40.0]),
-        ("cudaMemcpyAsync", Status::Disappeared, [1.0, 10.0, 0.0, 0.0], [0.0; 4]),
-        ("cudaLaunchKernel", Status::Same, [1.0, 10.0, 0.0, 0.0], [1.0, 10.0, 0.0, 0.0]),
+        (
+            "ProfilerStep*",
+            Status::Changed,
+            [1.0, 100.0, 0.0, 120.0],
+            [1.0, 44.0, 0.0, 40.0],
+        ),
+        (
+            "aten::addmm",
+            Status::Changed,
+            [1.0, 80.0, 120.0, 120.0],
+            [1.0, 40.0, 40.0, 40.0],
+        ),
+        (
+            "cudaMemcpyAsync",
+            Status::Disappeared,
+            [1.0, 10.0, 0.0, 0.0],
+            [0.0; 4],
+        ),
+        (
+            "cudaLaunchKernel",
+            Status::Same,
+            [1.0, 10.0, 0.0, 0.0],
+            [1.0, 10.0, 0.0, 0.0],
+        ),
         ("aten::to", Status::Appeared, [0.0; 4], [1.0, 6.0, 0.0, 0.0]),
     ];
     let got: Vec<&str> = c.ops.iter().map(|r| r.name.as_str()).collect();
-    assert_eq!(got, ops.iter().map(|o| o.0).collect::<Vec<_>>(), "base order, then appeared rows");
+    assert_eq!(
+        got,
+        ops.iter().map(|o| o.0).collect::<Vec<_>>(),
+        "base order, then appeared rows"
+    );
     for (r, (name, status, b, a)) in c.ops.iter().zip(&ops) {
         assert_eq!(r.status, *status, "{name}");
         let us = |i: usize| if i == 0 { 1.0 } else { 1000.0 };
         for (i, col) in OpColumn::ALL.iter().enumerate() {
             let p = kinetoscope::compare::DiffRow::pair(r, *col);
-            assert_eq!((p.base, p.cand), (b[i] * us(i), a[i] * us(i)), "{name} {col:?}");
+            assert_eq!(
+                (p.base, p.cand),
+                (b[i] * us(i), a[i] * us(i)),
+                "{name} {col:?}"
+            );
         }
     }
     let addmm = &c.ops[1];
-    assert_eq!((addmm.self_device_ns.delta(), addmm.self_device_ns.ratio()), (-80_000.0, Some(1.0 / 3.0)));
+    assert_eq!(
+        (addmm.self_device_ns.delta(), addmm.self_device_ns.ratio()),
+        (-80_000.0, Some(1.0 / 3.0))
+    );
 
     let k: Vec<(&str, Status, bool, Pair, Pair, Pair)> = c
         .kernels
         .iter()
-        .map(|r| (r.name.as_str(), r.status, r.tensor_cores, r.calls, r.total_ns, r.mean_ns))
+        .map(|r| {
+            (
+                r.name.as_str(),
+                r.status,
+                r.tensor_cores,
+                r.calls,
+                r.total_ns,
+                r.mean_ns,
+            )
+        })
         .collect();
     let p = |base: f64, cand: f64| Pair { base, cand };
     assert_eq!(
         k,
         [
-            ("volta_sgemm_128x64_nn", Status::Disappeared, false, p(1.0, 0.0), p(100_000.0, 0.0), p(100_000.0, 0.0)),
-            (BF16, Status::Appeared, true, p(0.0, 1.0), p(0.0, 40_000.0), p(0.0, 40_000.0)),
+            (
+                "volta_sgemm_128x64_nn",
+                Status::Disappeared,
+                false,
+                p(1.0, 0.0),
+                p(100_000.0, 0.0),
+                p(100_000.0, 0.0)
+            ),
+            (
+                BF16,
+                Status::Appeared,
+                true,
+                p(0.0, 1.0),
+                p(0.0, 40_000.0),
+                p(0.0, 40_000.0)
+            ),
         ]
     );
 
-    let s: HashMap<Metric, (Option<f64>, Option<f64>, Option<f64>)> =
-        c.summary.iter().map(|r| (r.metric, (r.base, r.cand, r.rel_delta))).collect();
-    assert_eq!(s[&Metric::StepMean], (Some(200_000.0), Some(100_000.0), Some(-0.5)));
-    assert_eq!(s[&Metric::StepP95], (Some(200_000.0), Some(100_000.0), Some(-0.5)));
-    assert_eq!(s[&Metric::SelfCpuTotal], (Some(400_000.0), Some(400_000.0), Some(0.0)));
+    type Values = (Option<f64>, Option<f64>, Option<f64>);
+    let s: HashMap<Metric, Values> = c
+        .summary
+        .iter()
+        .map(|r| (r.metric, (r.base, r.cand, r.rel_delta)))
+        .collect();
+    assert_eq!(
+        s[&Metric::StepMean],
+        (Some(200_000.0), Some(100_000.0), Some(-0.5))
+    );
+    assert_eq!(
+        s[&Metric::StepP95],
+        (Some(200_000.0), Some(100_000.0), Some(-0.5))
+    );
+    assert_eq!(
+        s[&Metric::SelfCpuTotal],
+        (Some(400_000.0), Some(400_000.0), Some(0.0))
+    );
     assert_eq!(s[&Metric::SelfDeviceTotal].0, Some(240_000.0));
     assert_eq!(s[&Metric::SelfDeviceTotal].1, Some(160_000.0));
     assert_eq!(s[&Metric::GpuUtilization].0, Some(50.0));
     assert_eq!(s[&Metric::GpuUtilization].1, Some(40.0));
     assert_eq!(s[&Metric::SmEfficiency].0, Some(50.0));
     assert_eq!(s[&Metric::SmEfficiency].1, Some(20.0));
-    assert_eq!(s[&Metric::AchievedOccupancy], (Some(25.0), Some(50.0), Some(1.0)));
-    assert_eq!(s[&Metric::PeakMemory], (Some(1_000_000.0), Some(500_000.0), Some(-0.5)));
-    assert_eq!(s[&Metric::KernelsPerStep], (Some(1.0), Some(1.0), Some(0.0)));
+    assert_eq!(
+        s[&Metric::AchievedOccupancy],
+        (Some(25.0), Some(50.0), Some(1.0))
+    );
+    assert_eq!(
+        s[&Metric::PeakMemory],
+        (Some(1_000_000.0), Some(500_000.0), Some(-0.5))
+    );
+    assert_eq!(
+        s[&Metric::KernelsPerStep],
+        (Some(1.0), Some(1.0), Some(0.0))
+    );
 
-    assert_eq!((c.verdict.base_bound.kind, c.verdict.cand_bound.kind), (BoundKind::Gpu, BoundKind::Gpu));
+    assert_eq!(
+        (c.verdict.base_bound.kind, c.verdict.cand_bound.kind),
+        (BoundKind::Gpu, BoundKind::Gpu)
+    );
     assert_eq!(
         c.verdict.text,
         "step time -50.0% (200.000us -> 100.000us); GPU-bound (60% GPU) -> GPU-bound (40% GPU); \
@@ -310,20 +507,66 @@ fn hand_built_sgemm_to_bf16_rows_appear_disappear_and_change() {
 fn sorting_by_delta_abs_delta_and_name() {
     let (eb, _) = common::load_str(&before());
     let (ea, _) = common::load_str(&after());
-    let mut c = compare(eb.trace().unwrap(), ea.trace().unwrap(), &CompareOptions::default());
+    let mut c = compare(
+        eb.trace().unwrap(),
+        ea.trace().unwrap(),
+        &CompareOptions::default(),
+    );
     let names = |c: &Comparison| c.ops.iter().map(|r| r.name.clone()).collect::<Vec<_>>();
     sort_rows(&mut c.ops, SortKey::Delta(OpColumn::SelfCpu), true);
-    assert_eq!(names(&c), ["aten::to", "cudaLaunchKernel", "cudaMemcpyAsync", "aten::addmm", "ProfilerStep*"]);
+    assert_eq!(
+        names(&c),
+        [
+            "aten::to",
+            "cudaLaunchKernel",
+            "cudaMemcpyAsync",
+            "aten::addmm",
+            "ProfilerStep*"
+        ]
+    );
     sort_rows(&mut c.ops, SortKey::AbsDelta(OpColumn::SelfCpu), true);
-    assert_eq!(names(&c), ["ProfilerStep*", "aten::addmm", "cudaMemcpyAsync", "aten::to", "cudaLaunchKernel"]);
+    assert_eq!(
+        names(&c),
+        [
+            "ProfilerStep*",
+            "aten::addmm",
+            "cudaMemcpyAsync",
+            "aten::to",
+            "cudaLaunchKernel"
+        ]
+    );
     sort_rows(&mut c.ops, SortKey::Name, false);
-    assert_eq!(names(&c), ["ProfilerStep*", "aten::addmm", "aten::to", "cudaLaunchKernel", "cudaMemcpyAsync"]);
+    assert_eq!(
+        names(&c),
+        [
+            "ProfilerStep*",
+            "aten::addmm",
+            "aten::to",
+            "cudaLaunchKernel",
+            "cudaMemcpyAsync"
+        ]
+    );
     sort_rows(&mut c.kernels, SortKey::Delta(KernelColumn::Total), false);
     assert_eq!(c.kernels[0].name, "volta_sgemm_128x64_nn");
-    assert_eq!(parse_sort("name"), Some((Some(SortKey::Name), Some(SortKey::Name))));
-    assert_eq!(parse_sort("self_cuda"), Some((Some(SortKey::AbsDelta(OpColumn::SelfDevice)), None)));
-    assert_eq!(parse_sort("delta:calls"), Some((Some(SortKey::Delta(OpColumn::Calls)), Some(SortKey::Delta(KernelColumn::Calls)))));
-    assert_eq!(parse_sort("abs:mean"), Some((None, Some(SortKey::AbsDelta(KernelColumn::Mean)))));
+    assert_eq!(
+        parse_sort("name"),
+        Some((Some(SortKey::Name), Some(SortKey::Name)))
+    );
+    assert_eq!(
+        parse_sort("self_cuda"),
+        Some((Some(SortKey::AbsDelta(OpColumn::SelfDevice)), None))
+    );
+    assert_eq!(
+        parse_sort("delta:calls"),
+        Some((
+            Some(SortKey::Delta(OpColumn::Calls)),
+            Some(SortKey::Delta(KernelColumn::Calls))
+        ))
+    );
+    assert_eq!(
+        parse_sort("abs:mean"),
+        Some((None, Some(SortKey::AbsDelta(KernelColumn::Mean))))
+    );
     assert_eq!(parse_sort("bogus"), None);
     assert_eq!(parse_sort("up:calls"), None);
 }
@@ -332,8 +575,15 @@ fn sorting_by_delta_abs_delta_and_name() {
 // The CLI.
 
 fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_kinetoscope")).args(args).output().unwrap();
-    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+    let out = Command::new(env!("CARGO_BIN_EXE_kinetoscope"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 fn write_tmp(name: &str, text: &str) -> String {
@@ -344,24 +594,55 @@ fn write_tmp(name: &str, text: &str) -> String {
 
 #[test]
 fn cli_diff_json_keys_text_verdict_and_errors() {
-    let (b, a) = (write_tmp("compare_before.json", &before()), write_tmp("compare_after.json", &after()));
+    let (b, a) = (
+        write_tmp("compare_before.json", &before()),
+        write_tmp("compare_after.json", &after()),
+    );
     let (code, out, err) = run(&["diff", &b, &a, "--json"]);
     assert_eq!(code, 0, "{err}");
     let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
-    for key in ["summary", "verdict", "ops", "kernels", "base", "candidate", "per_step", "by_shape"] {
+    for key in [
+        "summary",
+        "verdict",
+        "ops",
+        "kernels",
+        "base",
+        "candidate",
+        "per_step",
+        "by_shape",
+    ] {
         assert!(doc.get(key).is_some(), "diff --json has {key}");
     }
     assert_eq!(doc["summary"][0]["key"], "step_time_mean");
     assert_eq!(doc["summary"][0]["base"], 200.0);
-    assert!(doc["verdict"]["text"].as_str().unwrap().starts_with("step time -50.0%"));
+    assert!(doc["verdict"]["text"]
+        .as_str()
+        .unwrap()
+        .starts_with("step time -50.0%"));
     let ops = doc["ops"].as_array().unwrap();
     assert_eq!(ops[0]["name"], "aten::addmm", "sorted by |Δ Self CUDA|");
     assert_eq!(ops[0]["self_device_us"]["delta"], -80.0);
-    for key in ["name", "input_shapes", "is_annotation", "status", "calls", "self_cpu_us", "self_device_us", "device_total_us"] {
+    for key in [
+        "name",
+        "input_shapes",
+        "is_annotation",
+        "status",
+        "calls",
+        "self_cpu_us",
+        "self_device_us",
+        "device_total_us",
+    ] {
         assert!(ops[0].get(key).is_some(), "ops[] has {key}");
     }
     let k = &doc["kernels"][0];
-    for key in ["name", "status", "tensor_cores", "calls", "total_us", "mean_us"] {
+    for key in [
+        "name",
+        "status",
+        "tensor_cores",
+        "calls",
+        "total_us",
+        "mean_us",
+    ] {
         assert!(k.get(key).is_some(), "kernels[] has {key}");
     }
     for key in ["base", "candidate", "delta", "ratio"] {
@@ -400,9 +681,18 @@ fn cli_diff_matches_the_two_reports() {
         assert_eq!(code, 0, "{err}");
         serde_json::from_str(&out).unwrap()
     };
-    let (r0, r1, d) = (json(&["report", p0, "--json"]), json(&["report", p1, "--json"]), json(&["diff", p0, p1, "--json"]));
+    let (r0, r1, d) = (
+        json(&["report", p0, "--json"]),
+        json(&["report", p1, "--json"]),
+        json(&["diff", p0, p1, "--json"]),
+    );
     let by_name = |r: &serde_json::Value, list: &str| -> HashMap<String, serde_json::Value> {
-        r[list].as_array().unwrap().iter().map(|o| (o["name"].as_str().unwrap().to_owned(), o.clone())).collect()
+        r[list]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| (o["name"].as_str().unwrap().to_owned(), o.clone()))
+            .collect()
     };
     let (o0, o1) = (by_name(&r0, "ops"), by_name(&r1, "ops"));
     let f = |v: &serde_json::Value| v.as_f64().unwrap();
@@ -411,7 +701,10 @@ fn cli_diff_matches_the_two_reports() {
         for key in ["self_cpu_us", "self_device_us", "device_total_us", "calls"] {
             let b = o0.get(name).map_or(0.0, |o| f(&o[key]));
             let c = o1.get(name).map_or(0.0, |o| f(&o[key]));
-            assert!(close(f(&row[key]["base"]), b) && close(f(&row[key]["candidate"]), c), "{name} {key}");
+            assert!(
+                close(f(&row[key]["base"]), b) && close(f(&row[key]["candidate"]), c),
+                "{name} {key}"
+            );
             assert!(close(f(&row[key]["delta"]), c - b), "{name} {key} delta");
         }
     }
@@ -421,16 +714,35 @@ fn cli_diff_matches_the_two_reports() {
         for key in ["total_us", "mean_us", "calls"] {
             let b = k0.get(name).map_or(0.0, |o| f(&o[key]));
             let c = k1.get(name).map_or(0.0, |o| f(&o[key]));
-            assert!(close(f(&row[key]["base"]), b) && close(f(&row[key]["candidate"]), c), "{name} {key}");
+            assert!(
+                close(f(&row[key]["base"]), b) && close(f(&row[key]["candidate"]), c),
+                "{name} {key}"
+            );
         }
     }
     let total = |r: &serde_json::Value| f(&r["self_cpu_time_total_us"]);
-    let row = d["summary"].as_array().unwrap().iter().find(|r| r["key"] == "self_cpu_time_total").unwrap().clone();
+    let row = d["summary"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["key"] == "self_cpu_time_total")
+        .unwrap()
+        .clone();
     assert!(close(f(&row["base"]), total(&r0)) && close(f(&row["delta"]), total(&r1) - total(&r0)));
     let util = |r: &serde_json::Value| f(&r["gpus"][0]["utilization_pct"]);
-    let row = d["summary"].as_array().unwrap().iter().find(|r| r["key"] == "gpu_utilization").unwrap().clone();
+    let row = d["summary"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["key"] == "gpu_utilization")
+        .unwrap()
+        .clone();
     assert!(close(f(&row["base"]), util(&r0)) && close(f(&row["candidate"]), util(&r1)));
     let mean = |r: &serde_json::Value| f(&r["step_stats"]["mean_us"]);
     let row = &d["summary"][0];
-    assert!(close(f(&row["base"]), mean(&r0)) && close(f(&row["candidate"]), mean(&r1)), "{row} {}", r0["step_stats"]);
+    assert!(
+        close(f(&row["base"]), mean(&r0)) && close(f(&row["candidate"]), mean(&r1)),
+        "{row} {}",
+        r0["step_stats"]
+    );
 }

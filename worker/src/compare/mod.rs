@@ -37,7 +37,7 @@ pub mod verdict;
 
 pub use kernels::{KernelColumn, KernelDiffRow};
 pub use ops::{OpColumn, OpDiffRow};
-pub use sort::{parse_sort, sort_rows, DiffRow, SortKey};
+pub use sort::{parse_sort, sort_rows, DiffRow, SortKey, SortKeys};
 pub use summary::{Metric, SummaryRow, Unit};
 pub use verdict::{Bound, BoundKind, Verdict};
 

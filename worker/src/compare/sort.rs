@@ -50,14 +50,14 @@ pub fn sort_rows<R: DiffRow>(rows: &mut [R], key: SortKey<R::Column>, descending
     });
 }
 
+/// Sort keys for the op table and the kernel table; `None`: that table's default order.
+pub type SortKeys = (Option<SortKey<OpColumn>>, Option<SortKey<KernelColumn>>);
+
 /// Parses a `--sort` value for both tables: `name`, `COLUMN` or `abs:COLUMN` (absolute
 /// delta), `delta:COLUMN` (signed delta). Op columns: `calls`, `self_cpu`, `self_cuda`,
 /// `cuda_total`; kernel columns: `calls`, `total`, `mean`. A table whose columns the key does
 /// not name gets `None` (its default order). `None` overall when the value is not a key.
-#[allow(clippy::type_complexity)]
-pub fn parse_sort(
-    text: &str,
-) -> Option<(Option<SortKey<OpColumn>>, Option<SortKey<KernelColumn>>)> {
+pub fn parse_sort(text: &str) -> Option<SortKeys> {
     if text == "name" {
         return Some((Some(SortKey::Name), Some(SortKey::Name)));
     }

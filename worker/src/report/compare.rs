@@ -122,19 +122,26 @@ fn summary_text(out: &mut String, rows: &[SummaryRow]) {
     let _ = writeln!(out, "{rule}\n");
 }
 
-/// Cell filters for the base and candidate sides: `-` on the side a row is missing from.
-fn sides(status: Status) -> (fn(String) -> String, fn(String) -> String) {
-    fn keep(s: String) -> String {
-        s
+/// Cell filter for one side: the cell, or `-` when the row is missing from that side.
+#[derive(Clone, Copy)]
+struct Side(bool);
+
+impl Side {
+    fn cell(self, s: String) -> String {
+        if self.0 {
+            s
+        } else {
+            "-".to_owned()
+        }
     }
-    fn dash(_: String) -> String {
-        "-".to_owned()
-    }
-    match status {
-        Status::Appeared => (dash, keep),
-        Status::Disappeared => (keep, dash),
-        _ => (keep, keep),
-    }
+}
+
+/// The base and candidate [`Side`]s of a row with `status`.
+fn sides(status: Status) -> (Side, Side) {
+    (
+        Side(status != Status::Appeared),
+        Side(status != Status::Disappeared),
+    )
 }
 
 /// Writes the name cell; a name longer than `w` goes on its own line first.
@@ -201,12 +208,12 @@ fn ops_text(out: &mut String, c: &Comparison, rows: &[&OpDiffRow], o: &TextOptio
         let (on_base, on_cand) = sides(r.status);
         let mut cells = vec![
             r.status.key().to_owned(),
-            on_base(cell(headline, p.base)),
-            on_cand(cell(headline, p.cand)),
+            on_base.cell(cell(headline, p.base)),
+            on_cand.cell(cell(headline, p.cand)),
             dcell(headline, p.delta()),
             ratio(p),
-            on_base(count(r.calls.base)),
-            on_cand(count(r.calls.cand)),
+            on_base.cell(count(r.calls.base)),
+            on_cand.cell(count(r.calls.cand)),
         ];
         cells.extend(others.iter().map(|&k| dcell(k, r.pair(k).delta())));
         let label = if c.by_shape && !r.input_shapes.is_empty() {
@@ -250,14 +257,14 @@ fn kernels_text(out: &mut String, rows: &[&KernelDiffRow], unit: &str, order: &s
         let t = |v: f64| time(v.round() as i64);
         let cells = [
             r.status.key().to_owned(),
-            b(count(r.calls.base)),
-            c(count(r.calls.cand)),
-            b(t(r.total_ns.base)),
-            c(t(r.total_ns.cand)),
+            b.cell(count(r.calls.base)),
+            c.cell(count(r.calls.cand)),
+            b.cell(t(r.total_ns.base)),
+            c.cell(t(r.total_ns.cand)),
             signed_time(r.total_ns.delta()),
             ratio(r.total_ns),
-            b(t(r.mean_ns.base)),
-            c(t(r.mean_ns.cand)),
+            b.cell(t(r.mean_ns.base)),
+            c.cell(t(r.mean_ns.cand)),
             if r.tensor_cores { "yes" } else { "no" }.to_owned(),
         ];
         name_cell(out, &r.name, name_w);
