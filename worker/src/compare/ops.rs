@@ -105,66 +105,50 @@ fn values(r: &OpRow, d: f64) -> [f64; 4] {
     ]
 }
 
-/// The diff of two op tables; `base_div` / `cand_div` divide each side's values.
-pub fn diff(base: &OpTable, cand: &OpTable, base_div: f64, cand_div: f64) -> Vec<OpDiffRow> {
-    type Key<'a> = (&'a str, bool, &'a str);
-    let key = |r: &OpRow| -> (String, bool, String) {
-        (r.name.clone(), r.is_annotation, r.input_shapes.clone())
-    };
-    let in_cand: HashMap<Key<'_>, &OpRow> = cand
-        .rows
-        .iter()
-        .map(|r| {
-            (
-                (r.name.as_str(), r.is_annotation, r.input_shapes.as_str()),
-                r,
-            )
-        })
-        .collect();
-    let in_base: HashMap<Key<'_>, &OpRow> = base
-        .rows
-        .iter()
-        .map(|r| {
-            (
-                (r.name.as_str(), r.is_annotation, r.input_shapes.as_str()),
-                r,
-            )
-        })
-        .collect();
-    let mut out = Vec::with_capacity(base.rows.len().max(cand.rows.len()));
-    for b in &base.rows {
-        let c = in_cand.get(&(b.name.as_str(), b.is_annotation, b.input_shapes.as_str()));
-        out.push(row(key(b), Some(b), c.copied(), base_div, cand_div));
-    }
-    for c in &cand.rows {
-        if !in_base.contains_key(&(c.name.as_str(), c.is_annotation, c.input_shapes.as_str())) {
-            out.push(row(key(c), None, Some(c), base_div, cand_div));
-        }
-    }
-    out
+/// The row key: name, annotation flag, input shapes.
+type Key<'a> = (&'a str, bool, &'a str);
+
+fn key(r: &OpRow) -> Key<'_> {
+    (&r.name, r.is_annotation, &r.input_shapes)
 }
 
+/// The diff of two op tables; `base_div` / `cand_div` divide each side's values.
+pub fn diff(base: &OpTable, cand: &OpTable, base_div: f64, cand_div: f64) -> Vec<OpDiffRow> {
+    let in_cand: HashMap<Key<'_>, &OpRow> = cand.rows.iter().map(|r| (key(r), r)).collect();
+    let in_base: HashMap<Key<'_>, &OpRow> = base.rows.iter().map(|r| (key(r), r)).collect();
+    let mut out = Vec::with_capacity(base.rows.len().max(cand.rows.len()));
+    for b in &base.rows {
+        let c = in_cand.get(&key(b)).copied();
+        out.push(row(Some(b), c, base_div, cand_div));
+    }
+    for c in cand.rows.iter().filter(|c| !in_base.contains_key(&key(c))) {
+        out.push(row(None, Some(c), base_div, cand_div));
+    }
+    out.into_iter().flatten().collect()
+}
+
+/// The row of an op key on either or both sides; `None` when on neither.
 fn row(
-    (name, is_annotation, input_shapes): (String, bool, String),
     base: Option<&OpRow>,
     cand: Option<&OpRow>,
     base_div: f64,
     cand_div: f64,
-) -> OpDiffRow {
+) -> Option<OpDiffRow> {
+    let any = base.or(cand)?;
     let b = base.map_or([0.0; 4], |r| values(r, base_div));
     let c = cand.map_or([0.0; 4], |r| values(r, cand_div));
     let pairs: [Pair; 4] = std::array::from_fn(|i| Pair {
         base: b[i],
         cand: c[i],
     });
-    OpDiffRow {
-        name,
-        input_shapes,
-        is_annotation,
+    Some(OpDiffRow {
+        name: any.name.clone(),
+        input_shapes: any.input_shapes.clone(),
+        is_annotation: any.is_annotation,
         status: Status::of(base.is_some(), cand.is_some(), &pairs),
         calls: pairs[0],
         self_cpu_ns: pairs[1],
         self_device_ns: pairs[2],
         device_total_ns: pairs[3],
-    }
+    })
 }
