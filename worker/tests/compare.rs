@@ -299,6 +299,11 @@ fn per_step_division_uses_each_traces_step_count() {
     let gm = common::load_real("gpumodel__trace.json");
     let c = check_against_analyses(gm.trace().unwrap(), a.trace().unwrap(), false);
     assert!(!c.per_step);
+    assert!(
+        c.verdict.text.starts_with("Self CUDA time total "),
+        "no step time on one side: the headline falls back to device time: {}",
+        c.verdict.text
+    );
     let k = c
         .summary
         .iter()
