@@ -14,8 +14,10 @@
 //! The engine never reads a clock, a file or the environment and never spawns threads: callers
 //! (the CLI in `src/bin/kinetoscope.rs`, the wasm worker in `src/bin/worker.rs`) pass bytes in and
 //! measure time themselves. `synth` generates traces (the demo, large benchmark inputs).
+//! `compare` diffs the analyses of two traces (baseline / candidate, `kinetoscope diff`).
 
 pub mod analysis;
+pub mod compare;
 pub mod diag;
 pub mod engine;
 pub mod index;

@@ -3,6 +3,8 @@
 //! ```text
 //! kinetoscope info TRACE [--json]          trace summary (same numbers as the page)
 //! kinetoscope report TRACE [--step N | --range T0:T1] [--by-shape] [--sort KEY] [--top K] [--json]
+//! kinetoscope diff BASE CAND [--by-shape] [--sort KEY] [--top K] [--json]
+//!                                          compare two traces (verdict, summary, op/kernel diff)
 //! kinetoscope bench TRACE [--runs N] [--threads T]   parse+index throughput, one JSON line per run
 //! kinetoscope demo OUT                     write the built-in demo trace (gzip)
 //! kinetoscope inflate IN OUT --target-mb N repeat a trace along time to N MB
@@ -17,6 +19,7 @@ use std::time::Instant;
 const USAGE: &str = "usage:
   kinetoscope info TRACE [--json]
   kinetoscope report TRACE [--step N | --range T0:T1] [--by-shape] [--sort self_cpu|cpu_total|self_cuda|cuda_total|calls] [--top K] [--json]
+  kinetoscope diff BASE CAND [--by-shape] [--sort name|[abs:|delta:]calls|self_cpu|self_cuda|cuda_total|total|mean] [--top K] [--json]
   kinetoscope bench TRACE [--runs N] [--threads T]
   kinetoscope demo OUT
   kinetoscope inflate IN OUT --target-mb N";
@@ -26,6 +29,7 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("info") => info(&args[1..]),
         Some("report") => report(&args[1..]),
+        Some("diff") => diff(&args[1..]),
         Some("bench") => bench(&args[1..]),
         Some("demo") => demo(&args[1..]),
         Some("inflate") => inflate(&args[1..]),
@@ -248,6 +252,53 @@ impl Sections {
             out.push_str(&idle::idle_text(trace, &self.idle));
         }
         out
+    }
+}
+
+fn diff(args: &[String]) -> Result<(), Failure> {
+    use kinetoscope::compare::{compare, parse_sort, sort_rows, CompareOptions, KernelColumn, OpColumn, SortKey};
+    use kinetoscope::report::compare::{comparison_json, comparison_text, Files, TextOptions};
+    let a = Args::new(args, &["--sort", "--top"]);
+    let (base_path, cand_path) = (a.positional(0, "BASE")?, a.positional(1, "CAND")?);
+    let top: usize = a.value("--top").unwrap_or("20").parse().map_err(|_| Failure::Usage("--top takes a number".into()))?;
+    let (op_sort, kernel_sort) = match a.value("--sort") {
+        Some(s) => parse_sort(s).ok_or_else(|| Failure::Usage(format!("unknown --sort {s:?}\n{USAGE}")))?,
+        None => (None, None),
+    };
+    let (base_engine, base) = load(base_path)?;
+    let (cand_engine, cand) = load(cand_path)?;
+    let no_trace = || Failure::Input("no trace loaded".into());
+    let opts = CompareOptions { by_shape: a.has("--by-shape") };
+    let mut c = compare(base_engine.trace().ok_or_else(no_trace)?, cand_engine.trace().ok_or_else(no_trace)?, &opts);
+    let device = c.ops.iter().any(|r| r.self_device_ns.base != 0.0 || r.self_device_ns.cand != 0.0);
+    let default_column = if device { OpColumn::SelfDevice } else { OpColumn::SelfCpu };
+    let op_sort = op_sort.unwrap_or(SortKey::AbsDelta(default_column));
+    let kernel_sort = kernel_sort.unwrap_or(SortKey::AbsDelta(KernelColumn::Total));
+    // Name sorts ascending; deltas largest first.
+    sort_rows(&mut c.ops, op_sort, op_sort != SortKey::Name);
+    sort_rows(&mut c.kernels, kernel_sort, kernel_sort != SortKey::Name);
+    let files = Files { base: &base.file_name, cand: &cand.file_name };
+    if a.has("--json") {
+        let text = serde_json::to_string_pretty(&comparison_json(&c, files)).map_err(|e| Failure::Input(e.to_string()))?;
+        println!("{text}");
+    } else {
+        let headline = match op_sort {
+            SortKey::Delta(k) | SortKey::AbsDelta(k) => k,
+            SortKey::Name => default_column,
+        };
+        let options = TextOptions { headline, op_order: order(op_sort, OpColumn::label), kernel_order: order(kernel_sort, KernelColumn::label), top };
+        print!("{}", comparison_text(&c, files, &options));
+    }
+    Ok(())
+}
+
+/// How a sort key orders rows, for a table title.
+fn order<C: Copy>(key: kinetoscope::compare::SortKey<C>, label: fn(C) -> &'static str) -> String {
+    use kinetoscope::compare::SortKey;
+    match key {
+        SortKey::Delta(c) => format!("Δ {} descending", label(c)),
+        SortKey::AbsDelta(c) => format!("|Δ {}| descending", label(c)),
+        SortKey::Name => "name".to_owned(),
     }
 }
 
