@@ -22,7 +22,8 @@
 //!                   range: [startNs, endNs] or null;
 //!                   search: {text, total, rank} or null;
 //!                   rects: rects in the tile cache, resolutionNs;
-//!                   frames: {count, p50Ms, p95Ms, maxMs}, firstPaintMs }
+//!                   frames: {count, p50Ms, p95Ms, maxMs}, firstPaintMs,
+//!                   pending: channels with an unanswered query }
 //! longTasks       {count, maxMs}: main-thread tasks over 50 ms since the page started
 //! idle()          Promise resolved when no load is running and no table or timeline query is
 //!                 pending (at once if none is)
@@ -245,6 +246,7 @@ fn timeline_js(t: &TimelineState) -> JsValue {
             "maxMs": t.frames.ms.iter().copied().fold(0.0, f64::max),
         },
         "firstPaintMs": t.frames.first_paint_ms,
+        "pending": t.pending_channels(),
     }))
 }
 

@@ -92,7 +92,7 @@ class AppPage {
   async table() {
     return this.page.evaluate(() => {
       const t = window.kinetoscope.table;
-      return t && { kind: t.kind, rows: t.rows, sort: t.sort && { key: t.sort.key, desc: t.sort.desc }, byShape: t.byShape, pending: t.pending };
+      return t && { kind: t.kind, scope: t.scope, rows: t.rows, sort: t.sort && { key: t.sort.key, desc: t.sort.desc }, byShape: t.byShape, pending: t.pending };
     });
   }
 

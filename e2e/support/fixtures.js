@@ -37,6 +37,12 @@ function cliInfo(file) {
   return JSON.parse(out);
 }
 
+/** `kinetoscope report --json FILE ...ARGS`, parsed. */
+function cliReport(file, ...args) {
+  const out = execFileSync(CLI, ['report', '--json', file, ...args], { encoding: 'utf8', maxBuffer: 256 << 20 });
+  return JSON.parse(out);
+}
+
 /** The protocol version the worker and app must report (from worker/protocol/src/lib.rs). */
 function protocolVersion() {
   const src = fs.readFileSync(path.join(REPO_DIR, 'worker/protocol/src/lib.rs'), 'utf8');
@@ -65,5 +71,5 @@ function numbersIn(text) {
 
 module.exports = {
   SHARED_DIR, CLI, DEMO_TRACE, RESULTS_DIR,
-  realFixture, torchCpuFixture, cliInfo, protocolVersion, expectSameSummary, numbersIn,
+  realFixture, torchCpuFixture, cliInfo, cliReport, protocolVersion, expectSameSummary, numbersIn,
 };

@@ -137,6 +137,11 @@ impl TimelineState {
         self.height = height;
     }
 
+    /// Channels with an unanswered query.
+    pub fn pending_channels(&self) -> Vec<String> {
+        self.pending.iter().map(|(c, _)| format!("{c:?}")).collect()
+    }
+
     /// True while any timeline query is unanswered.
     pub fn busy(&self) -> bool {
         !self.pending.is_empty()

@@ -1,13 +1,14 @@
 //! Keyboard navigation as Perfetto users expect: W/S zoom around the pointer, A/D pan; a press
 //! moves one step at once and holding keeps moving smoothly (per animation frame, scaled by the
 //! elapsed time); F zooms to the selection, 0 / Home shows everything, Escape clears, `?` toggles
-//! the help overlay. Keys typed into inputs are left alone.
+//! the help overlay. Keys typed into inputs are left alone, except Escape, which leaves the input.
 
 use crate::control::timeline::{KEY_PAN, KEY_ZOOM};
 use crate::control::Controller;
 use leptos::prelude::*;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
+use wasm_bindgen::JsCast;
 
 /// Navigation keys held down, the pointer's x (zoom anchor) and the animation's state.
 #[derive(Default)]
@@ -21,7 +22,16 @@ pub struct Keys {
 impl Keys {
     /// Handles a keydown; returns true when the key was used.
     pub fn down(self: &Rc<Self>, ctl: Controller, ev: &web_sys::KeyboardEvent, help: RwSignal<bool>) -> bool {
-        if typing(ev) || ev.ctrl_key() || ev.meta_key() || ev.alt_key() {
+        if typing(ev) {
+            // Escape leaves the text field, so the navigation keys work again.
+            if ev.key() == "Escape" {
+                if let Some(el) = ev.target().and_then(|t| t.dyn_into::<web_sys::HtmlElement>().ok()) {
+                    let _ = el.blur();
+                }
+            }
+            return false;
+        }
+        if ev.ctrl_key() || ev.meta_key() || ev.alt_key() {
             return false;
         }
         let key = ev.key();
@@ -108,7 +118,6 @@ fn frame(keys: Rc<Keys>, ctl: Controller, since: f64) {
 
 /// True when the key goes to a text field.
 fn typing(ev: &web_sys::KeyboardEvent) -> bool {
-    use wasm_bindgen::JsCast;
     ev.target()
         .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
         .is_some_and(|el| matches!(el.tag_name().as_str(), "INPUT" | "TEXTAREA" | "SELECT"))

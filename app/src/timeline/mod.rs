@@ -68,7 +68,9 @@ pub fn Timeline(ctl: Controller, theme: ReadSignal<Theme>) -> impl IntoView {
             let (scheduled, painter) = (scheduled.clone(), painter.clone());
             request_animation_frame(move || {
                 scheduled.set(false);
-                paint(ctl, canvas, &painter, theme.get_untracked());
+                if let Some(theme) = theme.try_get_untracked() {
+                    paint(ctl, canvas, &painter, theme);
+                }
             });
         }
     };
@@ -112,7 +114,7 @@ pub fn Timeline(ctl: Controller, theme: ReadSignal<Theme>) -> impl IntoView {
                 return;
             }
             let (x, y) = (f64::from(e.offset_x()), f64::from(e.offset_y()));
-            if let Some(c) = canvas.get_untracked() {
+            if let Some(c) = canvas.try_get_untracked().flatten() {
                 let _ = c.set_pointer_capture(e.pointer_id());
             }
             press.set(Some(Press { x, y, last_x: x, last_y: y, shift: e.shift_key(), moved: false }));
@@ -209,7 +211,8 @@ pub fn Timeline(ctl: Controller, theme: ReadSignal<Theme>) -> impl IntoView {
 
 /// Paints the canvas now and records the frame time (and the first paint after a load).
 fn paint(ctl: Controller, canvas: NodeRef<html::Canvas>, painter: &Painter, theme: Theme) {
-    let Some(canvas) = canvas.get_untracked() else { return };
+    // `try_`: a frame scheduled just before the timeline unmounted finds its node gone.
+    let Some(canvas) = canvas.try_get_untracked().flatten() else { return };
     let Some(ctx) = canvas
         .get_context("2d")
         .ok()
@@ -235,7 +238,7 @@ fn paint(ctl: Controller, canvas: NodeRef<html::Canvas>, painter: &Painter, them
 fn observe_size(ctl: Controller, el: &web_sys::HtmlDivElement, canvas: NodeRef<html::Canvas>) {
     let el2 = el.clone();
     let apply = move || {
-        let Some(c) = canvas.get_untracked() else { return };
+        let Some(c) = canvas.try_get_untracked().flatten() else { return };
         let dpr = web_sys::window().map_or(1.0, |w| w.device_pixel_ratio());
         let w = (f64::from(el2.client_width()) - LABEL_W).max(50.0);
         let h = f64::from(el2.client_height()).max(RULER_H + 20.0);

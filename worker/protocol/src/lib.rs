@@ -108,9 +108,10 @@ impl Query {
     }
 }
 
-/// The answer to a [`Query`].
+/// The answer to a [`Query`]; adjacently tagged (`{"kind": .., "data": ..}`) because some
+/// payloads have a `kind` field of their own.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[serde(tag = "kind", content = "data", rename_all = "snake_case")]
 pub enum Answer {
     /// Ops, Kernels or Steps.
     Table(TableData),
@@ -539,4 +540,25 @@ mod tests {
         let json = serde_json::to_string(&msg).unwrap();
         assert_eq!(serde_json::from_str::<FromWorker>(&json).unwrap(), msg);
     }
+
+    #[test]
+    fn every_answer_round_trips() {
+        let answers = [
+            Answer::Table(TableData { kind: "ops".into(), ..TableData::default() }),
+            Answer::Layout(Layout::default()),
+            Answer::Tiles(TileSet::default()),
+            Answer::Details(Some(SliceDetails::default())),
+            Answer::Details(None),
+            Answer::Search(SearchHit::default()),
+            Answer::Counters(CounterSet::default()),
+            Answer::Findings(vec![FindingData::default()]),
+            Answer::Histogram(Histogram::default()),
+        ];
+        for answer in answers {
+            let msg = FromWorker::Answer { id: 1, answer: Box::new(answer) };
+            let json = serde_json::to_string(&msg).unwrap();
+            assert_eq!(serde_json::from_str::<FromWorker>(&json).unwrap(), msg, "{json}");
+        }
+    }
+
 }

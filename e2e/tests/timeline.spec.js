@@ -1,0 +1,220 @@
+// Journey: the lane timeline. Lanes listed equal the trace's threads and streams (the CLI's
+// `info --json` as oracle); W/S/A/D change the visible range; clicking a kernel shows its args
+// and the launching cudaLaunchKernel (and back); shift-drag selects a range and the op table
+// is recomputed for it (equal to `report --range`); search counts and selects matches; a table
+// row highlights its op; groups fold. State is read from `window.kinetoscope.timeline`.
+const { test, expect } = require('../pages/app');
+const { realFixture, cliInfo, cliReport, DEMO_TRACE } = require('../support/fixtures');
+
+const PARTX = 'partx__profiler_trace_single_sample.json';
+
+/** Lane names per process from `kinetoscope info --json`, processes without lanes left out. */
+function expectedLanes(file) {
+  return cliInfo(file).processes.filter((p) => p.lanes.length > 0)
+    .map((p) => ({ name: p.name, lanes: p.lanes.map((l) => l.name) }));
+}
+
+/** Lane names per group as the page lists them. */
+async function shownLanes(app) {
+  return app.page.evaluate(() => {
+    const out = [];
+    const labels = document.querySelectorAll('[data-testid="lane-labels"] [data-testid]');
+    for (const el of labels) {
+      const text = el.textContent.replace(/^[▾▸] /, '');
+      if (el.dataset.testid === 'group-label') out.push({ name: text, lanes: [] });
+      else if (el.dataset.testid === 'lane-label') out[out.length - 1].lanes.push(text);
+    }
+    return out;
+  });
+}
+
+for (const [name, file] of [['demo', DEMO_TRACE], ['partx', realFixture(PARTX)],
+  ['dlrm rank 0', realFixture('param__dlrm_kineto__worker0_step_12.1694128201545.pt.trace.json')]]) {
+  test(`lanes listed match the trace's threads and streams: ${name}`, async ({ app }) => {
+    await app.open();
+    if (file !== DEMO_TRACE) await app.upload(file);
+    await app.waitForTimeline();
+    expect(await shownLanes(app)).toEqual(expectedLanes(file));
+    const t = await app.timeline();
+    expect(t.lanes.length).toBe(cliInfo(file).lanes);
+    expect(t.rects).toBeGreaterThan(0);
+  });
+}
+
+test('W/S zoom and A/D pan change the visible range; 0 resets; groups fold', async ({ app, page }) => {
+  await app.open();
+  await app.waitForTimeline();
+  const t0 = await app.timeline();
+  const span = (t) => t.endNs - t.startNs;
+  await page.keyboard.press('w');
+  await app.idle();
+  const t1 = await app.timeline();
+  expect(span(t1)).toBeLessThan(span(t0) * 0.85);
+  await page.keyboard.press('d');
+  await app.idle();
+  const t2 = await app.timeline();
+  expect(t2.startNs).toBeGreaterThan(t1.startNs);
+  expect(span(t2)).toBeCloseTo(span(t1), 0);
+  await page.keyboard.press('a');
+  await page.keyboard.press('a');
+  await app.idle();
+  expect((await app.timeline()).startNs).toBeLessThan(t2.startNs);
+  await page.keyboard.press('s');
+  await page.keyboard.press('s');
+  await app.idle();
+  expect(span(await app.timeline())).toBeGreaterThan(span(t1));
+  await page.keyboard.press('0');
+  await app.idle();
+  const t3 = await app.timeline();
+  expect(t3.startNs).toBeCloseTo(t0.startNs, 0);
+  expect(t3.endNs).toBeCloseTo(t0.endNs, 0);
+
+  // Ctrl+wheel zooms around the pointer.
+  const box = await app.canvas.boundingBox();
+  await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+  await page.keyboard.down('Control');
+  await page.mouse.wheel(0, -300);
+  await page.keyboard.up('Control');
+  await app.idle();
+  expect(span(await app.timeline())).toBeLessThan(span(t3) * 0.5);
+
+  // Folding the first group hides its lanes; unfolding brings them back.
+  const lanes = (await app.timeline()).lanes.length;
+  const group = page.getByTestId('group-label').first();
+  await group.click();
+  await app.idle();
+  await expect(group).toHaveAttribute('data-collapsed', 'true');
+  expect((await app.timeline()).lanes.length).toBeLessThan(lanes);
+  await group.click();
+  await app.idle();
+  expect((await app.timeline()).lanes.length).toBe(lanes);
+
+  // The key help overlay.
+  await page.keyboard.press('?');
+  await expect(page.getByTestId('help-overlay')).toBeVisible();
+  await page.keyboard.press('Escape');
+  await expect(page.getByTestId('help-overlay')).toHaveCount(0);
+});
+
+test('clicking a kernel shows its args and the launching cudaLaunchKernel via the flow', async ({ app, page }) => {
+  await app.open();
+  await app.upload(realFixture(PARTX));
+  await app.waitForTimeline();
+  // Find a GEMM kernel by search, zoom to it (F), then deselect and click it on the canvas.
+  await app.searchInput.fill('s16816gemm');
+  await app.idle();
+  await app.searchInput.press('Enter');
+  await app.idle();
+  let sel = (await app.timeline()).selection;
+  expect(sel.name).toContain('s16816gemm');
+  await app.searchInput.press('Escape'); // leaves the search box; keys navigate again
+  await page.keyboard.press('f');
+  await app.idle();
+  await page.keyboard.press('Escape');
+  await app.idle();
+  expect((await app.timeline()).selection).toBeNull();
+  const at = await app.pointOf(sel.lane, sel.row, sel.startNs + sel.durNs / 2);
+  await page.mouse.click(at.x, at.y);
+  await app.idle();
+  const clicked = (await app.timeline()).selection;
+  expect(clicked.id).toBe(sel.id);
+  await expect(app.details).toHaveAttribute('data-slice', String(sel.id));
+  await expect(page.getByTestId('detail-name')).toHaveText(sel.name);
+  for (const key of ['grid', 'block', 'registers per thread', 'shared memory', 'est. achieved occupancy %', 'correlation']) {
+    await expect(page.locator(`[data-testid="detail-arg"][data-key="${key}"]`)).toHaveCount(1);
+  }
+  expect(clicked.launchedBy).toBe('cudaLaunchKernel');
+  const launchedBy = page.getByTestId('launched-by');
+  await expect(launchedBy).toContainText('cudaLaunchKernel');
+  await app.screenshot('timeline-kernel-selected');
+
+  // Follow the link to the launch call: it lists the kernel it launched.
+  await launchedBy.click();
+  await app.idle();
+  const launch = (await app.timeline()).selection;
+  expect(launch.name).toBe('cudaLaunchKernel');
+  await expect(page.locator(`[data-testid="launched"][data-slice="${sel.id}"]`)).toHaveCount(1);
+  await expect(page.getByTestId('enclosing-op')).toHaveCount(1);
+  await app.screenshot('timeline-launch-selected');
+});
+
+test('shift-drag selects a range and the op table is recomputed for it', async ({ app, page }) => {
+  await app.open();
+  await app.waitForTimeline();
+  await app.openTab('ops');
+  const whole = await app.column('op-row', 'calls');
+  const box = await app.canvas.boundingBox();
+  const y = box.y + box.height / 2;
+  await page.keyboard.down('Shift');
+  await page.mouse.move(box.x + box.width * 0.45, y);
+  await page.mouse.down();
+  await page.mouse.move(box.x + box.width * 0.6, y, { steps: 5 });
+  await page.mouse.up();
+  await page.keyboard.up('Shift');
+  await app.idle();
+  const t = await app.timeline();
+  expect(t.range).not.toBeNull();
+  await expect(page.getByTestId('range-readout')).toBeVisible();
+  expect((await app.table()).scope).toBe('range');
+  const [a, b] = t.range;
+  const report = cliReport(DEMO_TRACE, '--range', `${Math.floor(a) / 1000}:${Math.ceil(b) / 1000}`);
+  const names = await app.column('op-row', 'name');
+  const calls = await app.column('op-row', 'calls');
+  const shown = Object.fromEntries(names.map((n, i) => [n, calls[i]]));
+  const expected = Object.fromEntries(report.ops.map((o) => [o.name, o.calls]));
+  expect(shown).toEqual(expected);
+  expect(calls.reduce((x, y) => x + y, 0)).toBeLessThan(whole.reduce((x, y) => x + y, 0));
+  await app.screenshot('timeline-range');
+
+  // Clearing the range puts the table back on the whole trace.
+  await page.getByTestId('range-clear').click();
+  await app.idle();
+  expect((await app.table()).scope).toBe('trace');
+  expect(await app.column('op-row', 'calls')).toEqual(whole);
+});
+
+test('search counts matches, Enter steps through them, a table row highlights its op', async ({ app, page }) => {
+  await app.open();
+  await app.waitForTimeline();
+  const report = cliReport(DEMO_TRACE);
+  const addmm = report.ops.find((o) => o.name === 'aten::addmm').calls;
+  await app.searchInput.fill('aten::addmm');
+  await app.idle();
+  let t = await app.timeline();
+  expect(t.search.total).toBe(addmm);
+  await expect(app.searchCount).toHaveText(`${addmm} matches`);
+  await app.searchInput.press('Enter');
+  await app.idle();
+  t = await app.timeline();
+  expect(t.selection.name).toBe('aten::addmm');
+  const first = t.selection.id;
+  await app.searchInput.press('Enter');
+  await app.idle();
+  t = await app.timeline();
+  expect(t.selection.id).not.toBe(first);
+  expect(t.search.rank).toBe(2);
+  await expect(app.searchCount).toHaveText(`2 / ${addmm}`);
+  await app.searchInput.press('Shift+Enter');
+  await app.idle();
+  expect((await app.timeline()).selection.id).toBe(first);
+  await app.screenshot('timeline-search');
+
+  // Clicking an op row searches the timeline for it.
+  await app.openTab('ops');
+  await page.getByTestId('op-row').filter({ hasText: 'aten::mm' }).first().click();
+  await app.idle();
+  t = await app.timeline();
+  expect(t.search.text).toBe('aten::mm');
+  expect(t.search.total).toBeGreaterThanOrEqual(report.ops.find((o) => o.name === 'aten::mm').calls);
+});
+
+test('the theme toggle switches the page and canvas colors', async ({ app, page }) => {
+  await app.open();
+  await app.waitForTimeline();
+  const before = await page.evaluate(() => document.documentElement.dataset.theme);
+  await page.getByTestId('theme-toggle').click();
+  await app.idle();
+  const after = await page.evaluate(() => document.documentElement.dataset.theme);
+  expect(after).not.toBe(before);
+  await app.screenshot(`timeline-${after}`);
+});
