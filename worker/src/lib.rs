@@ -18,6 +18,7 @@
 pub mod analysis;
 pub mod diag;
 pub mod engine;
+pub mod finding;
 pub mod index;
 pub mod input;
 pub mod json;

@@ -7,6 +7,7 @@
 //! - [`ops`]: op tables; [`kernels`]: the kernel table; [`gpu`]: GPU metrics per device.
 //! - [`steps`]: steps, breakdown and step-time statistics; [`memory`]: memory peaks and largest
 //!   allocations; [`idle`]: GPU idle time per stream and launch statistics.
+//! - [`findings`]: the cheatsheet's findings (text section and `findings[]`).
 
 pub mod ops;
 pub mod kernels;
@@ -14,6 +15,7 @@ pub mod gpu;
 pub mod steps;
 pub mod memory;
 pub mod idle;
+pub mod findings;
 
 pub use ops::{op_table_text, ops_json, sorted, time, SortKey};
 
