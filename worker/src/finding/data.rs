@@ -238,8 +238,8 @@ fn memory_near_limit(ctx: &Ctx, out: &mut Vec<Finding>) {
         if limit <= 0 || peak as f64 <= MEMORY_NEAR_LIMIT_SHARE * limit as f64 {
             continue;
         }
-        let mut evidence = super::Evidence::default();
-        evidence.range_ns = Some((at, at));
+        // The peak is a `[memory]` instant, not a slice: the evidence is its time.
+        let evidence = super::Evidence { range_ns: Some((at, at)), ..Default::default() };
         out.push(finding(
             "memory-near-limit",
             Severity::Alert,
@@ -290,7 +290,7 @@ fn amp_opportunity(ctx: &Ctx, out: &mut Vec<Finding>) {
     if rows.is_empty() || rows.iter().any(|r| r.tensor_cores) {
         return;
     }
-    if !ctx.max_compute_major().is_some_and(|m| m >= TENSOR_CORE_MIN_MAJOR) {
+    if ctx.max_compute_major().is_none_or(|m| m < TENSOR_CORE_MIN_MAJOR) {
         return;
     }
     let eligible_ns: i64 = ctx

@@ -241,8 +241,9 @@ fn dtod_before_gemm(ctx: &Ctx, out: &mut Vec<Finding>) {
             format_args!("{:.1}", bytes_total as f64 / 1e6),
             dur(copy_ns)
         ),
-        "aten::addmm (nn.Linear with bias) first copies the broadcast bias into the output, \
-         then runs the GEMM with beta=1 to add into it: one extra read and write of the output.",
+        "aten::addmm / aten::baddbmm (nn.Linear with bias, attention scores with a bias or \
+         mask) first copy the broadcast input into the output, then run the GEMM with beta=1 \
+         to add into it: one extra read and write of the output.",
         "Usually small; for large outputs, fuse the bias into the GEMM epilogue (torch.compile, \
          cuBLASLt epilogues) or drop the bias where a following norm makes it redundant.",
         ctx.evidence(ids),

@@ -31,7 +31,8 @@ pub fn findings_json(findings: &[Finding]) -> Value {
     )
 }
 
-/// The "Findings" section: one block per finding, alert first; a one-line note when none.
+/// The "Findings" section: one block per finding, alert first, wrapped to [`WIDTH`] columns;
+/// a one-line note when there are none.
 pub fn findings_text(findings: &[Finding]) -> String {
     let mut out = String::new();
     let title = "Findings (cheatsheet; whole trace)";
@@ -41,9 +42,10 @@ pub fn findings_text(findings: &[Finding]) -> String {
         return out;
     }
     for f in findings {
-        let _ = writeln!(out, "[{}] {}: {}", f.severity.as_str(), f.rule, printable(&f.title));
-        let _ = writeln!(out, "    means: {}", f.meaning);
-        let _ = writeln!(out, "    try:   {}", f.try_this);
+        let head = format!("[{}] {}: {}", f.severity.as_str(), f.rule, printable(&f.title));
+        wrap(&mut out, "", "    ", &head);
+        wrap(&mut out, "    means: ", "           ", &f.meaning);
+        wrap(&mut out, "    try:   ", "           ", &f.try_this);
         let e = &f.evidence;
         let range = e
             .range_ns
@@ -53,4 +55,26 @@ pub fn findings_text(findings: &[Finding]) -> String {
     }
     out.push('\n');
     out
+}
+
+/// Appends `text` word-wrapped to [`WIDTH`] columns: the first line starts with `first`, the
+/// others with `rest`. A word longer than a line is cut (kernel names can be).
+fn wrap(out: &mut String, first: &str, rest: &str, text: &str) {
+    let mut line = first.to_string();
+    let mut empty = true;
+    for word in text.split_whitespace() {
+        let len = line.chars().count();
+        if !empty && len + 1 + word.chars().count() > WIDTH {
+            let _ = writeln!(out, "{line}");
+            line = rest.to_string();
+            empty = true;
+        }
+        if !empty {
+            line.push(' ');
+        }
+        let room = WIDTH.saturating_sub(line.chars().count());
+        line.push_str(&super::cut(word, room));
+        empty = false;
+    }
+    let _ = writeln!(out, "{line}");
 }
