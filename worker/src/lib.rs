@@ -14,6 +14,10 @@
 //! The engine never reads a clock, a file or the environment and never spawns threads: callers
 //! (the CLI in `src/bin/kinetoscope.rs`, the wasm worker in `src/bin/worker.rs`) pass bytes in and
 //! measure time themselves. `synth` generates traces (the demo, large benchmark inputs).
+//!
+//! On top of the model, `analysis` computes the tables (ops, kernels, steps, GPU metrics,
+//! memory, idle time) and `finding` reads them as a cheatsheet: rules that name a pattern,
+//! explain it and cite the slices that show it.
 
 pub mod analysis;
 pub mod diag;

@@ -451,7 +451,7 @@ fn compile_cpu_tax() {
         t
     };
     let f = check("compile-cpu-tax", &mk(10.0), &mk(500.0));
-    assert!(f.title.contains("100.0 µs of CPU per step for 10.0 µs"), "{}", f.title);
+    assert!(f.title.contains("100.0 µs of CPU for 10.0 µs"), "{}", f.title);
 }
 
 // ---- data and devices ----------------------------------------------------------------------
@@ -757,4 +757,57 @@ fn real_fixture_evidence_is_consistent() {
         let text = findings_text(&detect(trace));
         assert!(text.lines().all(|l| l.chars().count() <= 120), "{path:?}:\n{text}");
     }
+}
+
+/// `kinetoscope report`: `findings[]` in `--json` with the documented keys, and the text
+/// "Findings" section, on gpumodel.
+#[test]
+fn cli_report_has_findings() {
+    let path = common::real("gpumodel__trace.json");
+    let run = |extra: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_kinetoscope"))
+            .arg("report")
+            .arg(&path)
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let doc: serde_json::Value = serde_json::from_str(&run(&["--json"])).unwrap();
+    let findings = doc["findings"].as_array().unwrap();
+    let rules: Vec<&str> = findings.iter().map(|f| f["rule"].as_str().unwrap()).collect();
+    assert_eq!(rules, ["sync-heavy", "activity-buffer-request", "compute-bound", "occupancy-query"]);
+    let buffer = &findings[1];
+    assert_eq!(buffer["severity"], "info");
+    assert_eq!(buffer["title"], "1 Activity Buffer Request slices (1.86 ms in total)");
+    let e = &buffer["evidence"];
+    assert_eq!(e["total"], 1);
+    assert_eq!(e["slices"].as_array().unwrap().len(), 1);
+    assert_eq!(e["lanes"].as_array().unwrap().len(), 1);
+    assert!(e["range_ns"].as_array().is_some_and(|r| r.len() == 2));
+    assert!(buffer["meaning"].as_str().is_some_and(|m| m.contains("CUPTI")));
+    assert!(buffer["try"].is_string());
+    let text = run(&[]);
+    let section = text.split("==== Findings").nth(1).unwrap();
+    assert!(section.contains("[warn] sync-heavy: Synchronizing calls take 96.8% of CPU time"), "{section}");
+}
+
+/// Times `detect` on a large trace: `KINETOSCOPE_BENCH_TRACE=big.json cargo test --release -p
+/// kinetoscope --test findings -- --ignored bench_detect --nocapture` (make one with
+/// `kinetoscope inflate`).
+#[test]
+#[ignore = "benchmark: needs KINETOSCOPE_BENCH_TRACE"]
+fn bench_detect() {
+    let Some(path) = std::env::var_os("KINETOSCOPE_BENCH_TRACE") else { return };
+    let (engine, _) = common::load(std::path::Path::new(&path));
+    let trace = engine.trace().unwrap();
+    let started = std::time::Instant::now();
+    let found = detect(trace);
+    println!(
+        "detect: {} slices, {} findings in {:.2} s",
+        trace.slices.len(),
+        found.len(),
+        started.elapsed().as_secs_f64()
+    );
 }

@@ -177,14 +177,16 @@ fn compile_cpu_tax(ctx: &Ctx, out: &mut Vec<Finding>) {
     if (cpu as f64) < COMPILE_CPU_TAX_RATIO * gpu as f64 {
         return;
     }
-    let steps = ctx.complete_steps().len().max(1) as i64;
+    let steps = ctx.complete_steps().len();
+    let per = if steps > 0 { " per step" } else { "" };
+    let n = steps.max(1) as i64;
     out.push(finding(
         "compile-cpu-tax",
         Severity::Warn,
         format!(
-            "Compiled regions take {} of CPU per step for {} of GPU work they launch ({} regions)",
-            dur(cpu / steps),
-            dur(gpu / steps),
+            "Compiled regions take {} of CPU{per} for {} of GPU work they launch ({} regions)",
+            dur(cpu / n),
+            dur(gpu / n),
             ids.len()
         ),
         "The compiled wrapper (guards, cache lookup, argument handling, launches) costs more \

@@ -121,17 +121,15 @@ fn occupancy_query(ctx: &Ctx, out: &mut Vec<Finding>) {
         let qi = q as usize;
         let Some(lane) = ctx.trace.lanes.get(s.lane[qi].0 as usize) else { continue };
         let parent = s.parent[qi];
-        // Without an enclosing slice, look only at the next few calls.
         let end = if parent == NONE { i64::MAX } else { s.end_ns(parent as usize) };
-        let limit = if parent == NONE { 8 } else { usize::MAX };
+        // The first call after the query that launched device work decides: a kernel is a
+        // hit, a memset or copy is not. Bounded lookahead keeps this O(1) per query.
         let hit = (qi + 1..lane.slices.end as usize)
             .take_while(|&j| s.start_ns[j] < end)
             .filter(|&j| ctx.trace.class(s.cat[j]) == CatClass::Launch)
-            .take(limit)
-            .find_map(|j| {
-                ctx.launched(j as u32)
-                    .filter(|&k| ctx.trace.class(s.cat[k as usize]) == CatClass::Kernel)
-            });
+            .take(OCCUPANCY_LOOKAHEAD_CALLS)
+            .find_map(|j| ctx.launched(j as u32))
+            .filter(|&k| ctx.trace.class(s.cat[k as usize]) == CatClass::Kernel);
         if let Some(k) = hit {
             ids.push(q);
             kernels.push(k);
@@ -206,11 +204,10 @@ fn long_device_sync(ctx: &Ctx, out: &mut Vec<Finding>) {
         })
         .filter(|&(_, d, busy)| (busy as f64) < LONG_SYNC_MAX_BUSY_SHARE * d as f64)
         .collect();
-    if hits.is_empty() {
-        return;
-    }
     hits.sort_by_key(|h| (std::cmp::Reverse(h.1), h.0));
-    let (_, d, busy) = hits[0];
+    let Some(&(_, d, busy)) = hits.first() else {
+        return;
+    };
     out.push(finding(
         "long-device-sync",
         Severity::Warn,

@@ -5,7 +5,6 @@
 use super::thresholds::*;
 use super::{dur, finding, pct, Ctx, Finding, Severity};
 use crate::analysis::args::ArgKey;
-use crate::analysis::kernels::LaunchArgs;
 use crate::analysis::stats::median;
 use crate::analysis::tensor_cores::is_gemm;
 use crate::model::strings::FxHashMap;
@@ -144,10 +143,17 @@ fn kernel_time_variance(ctx: &Ctx, out: &mut Vec<Finding>) {
     }
     let s = &ctx.trace.slices;
     let (grid, block) = (ArgKey::new("grid"), ArgKey::new("block"));
+    // Only names holding the minimum share can qualify: read launch shapes for those alone.
+    let big = ctx.mask(|n| {
+        ctx.kernels.rows.iter().any(|r| r.name == n && r.total_ns as f64 >= KERNEL_VARIANCE_MIN_SHARE * total as f64)
+    });
     // (name, shape) -> per-step time; per group, not per kernel.
     let mut groups: FxHashMap<(u32, u64), Vec<i64>> = FxHashMap::default();
     for k in ctx.kernels_sorted_by_time(false) {
         let i = k as usize;
+        if !big.get(s.name[i].0 as usize).copied().unwrap_or(false) {
+            continue;
+        }
         let t = s.start_ns[i];
         // Steps are ordered and their spans do not overlap (steps.rs).
         let at = steps.partition_point(|st| st.start_ns <= t);
@@ -171,7 +177,9 @@ fn kernel_time_variance(ctx: &Ctx, out: &mut Vec<Finding>) {
     }
     hits.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
     for (ratio, name, shape, worst) in hits {
-        let per_step = &groups[&(name, shape)];
+        // `hits` was built from `groups`' keys, and `worst` indexes its per-step vector, which
+        // has one entry per step.
+        let Some(per_step) = groups.get(&(name, shape)) else { continue };
         let (lo, hi) = (steps[worst].start_ns, steps[worst].end_ns);
         // Evidence: this kernel's calls in its slowest step first, then the other steps.
         let mut calls: Vec<u32> = ctx
@@ -346,41 +354,38 @@ fn gpu_idle(ctx: &Ctx, out: &mut Vec<Finding>) {
 }
 
 /// `low-occupancy`: time-weighted Est. Achieved Occupancy < [`LOW_OCCUPANCY_PCT`] over the
-/// kernels that report it (running >= [`LOW_OCCUPANCY_MIN_KERNEL_NS`] in total). A kernel
-/// reporting 0% while it has >= 1 block per SM is left out: CUPTI could not compute it (a
-/// cuBLAS GEMM with 46 blocks per SM reads 0% in gpumodel), so it is unknown, not low. The
-/// GPU metrics table keeps tb_plugin's number, which counts such zeros.
+/// kernels that report it (running >= [`LOW_OCCUPANCY_MIN_KERNEL_NS`] in total), from the
+/// kernel table's per-name averages (weighted by each name's time). A name averaging 0% while
+/// it has >= 1 block per SM is left out: CUPTI could not compute it (a cuBLAS GEMM with 46
+/// blocks per SM reads 0% in gpumodel), so it is unknown, not low. The GPU metrics table keeps
+/// tb_plugin's number, which counts such zeros.
 fn low_occupancy(ctx: &Ctx, out: &mut Vec<Finding>) {
-    let s = &ctx.trace.slices;
-    let args = LaunchArgs::new();
-    let (mut weighted, mut time) = (0.0f64, 0i64);
-    let mut low: Vec<u32> = Vec::new();
-    for k in ctx.kernels_sorted_by_time(true) {
-        let (blocks, occ) = args.of(ctx.trace, k as usize);
-        let Some(occ) = occ.filter(|&o| o >= 0.0) else { continue };
-        if occ == 0.0 && blocks.is_some_and(|b| b >= 1.0) {
-            continue;
-        }
-        let d = s.dur_ns[k as usize];
-        weighted += occ * d as f64;
-        time += d;
-        if occ < LOW_OCCUPANCY_PCT {
-            low.push(k);
-        }
-    }
+    let rows: Vec<_> = ctx
+        .kernels
+        .rows
+        .iter()
+        .filter_map(|r| r.occupancy_pct.filter(|&o| o >= 0.0).map(|o| (r, o)))
+        .filter(|(r, o)| !(*o == 0.0 && r.blocks_per_sm.is_some_and(|b| b >= 1.0)))
+        .collect();
+    let time: i64 = rows.iter().map(|(r, _)| r.total_ns).sum();
     if time < LOW_OCCUPANCY_MIN_KERNEL_NS {
         return;
     }
-    let occ = weighted / time as f64;
+    let occ = rows.iter().map(|(r, o)| o * r.total_ns as f64).sum::<f64>() / time as f64;
     if occ >= LOW_OCCUPANCY_PCT {
         return;
     }
-    let low_ns: i64 = low.iter().map(|&k| s.dur_ns[k as usize]).sum();
+    let low: Vec<_> = rows.iter().filter(|(_, o)| *o < LOW_OCCUPANCY_PCT).map(|(r, _)| r).collect();
+    let low_ns: i64 = low.iter().map(|r| r.total_ns).sum();
+    let mask = ctx.mask(|n| low.iter().any(|r| r.name == n));
+    let s = &ctx.trace.slices;
+    let mut ids = ctx.slices_named(&mask, Some(CatClass::Kernel));
+    ids.sort_by_key(|&i| (std::cmp::Reverse(s.dur_ns[i as usize]), i));
     out.push(finding(
         "low-occupancy",
         Severity::Warn,
         format!(
-            "Est. Achieved Occupancy {occ:.1}% over {} of kernels (below {LOW_OCCUPANCY_PCT}%: {} kernels, {})",
+            "Est. Achieved Occupancy {occ:.1}% over {} of kernels (below {LOW_OCCUPANCY_PCT}%: {} kernel names, {})",
             dur(time),
             low.len(),
             dur(low_ns)
@@ -389,6 +394,6 @@ fn low_occupancy(ctx: &Ctx, out: &mut Vec<Finding>) {
          for the GPU, or kernels limited by registers or shared memory.",
         "Increase the batch or tensor sizes, fuse small kernels; for custom kernels, tune block \
          size and register use.",
-        ctx.evidence(low),
+        ctx.evidence(ids),
     ));
 }

@@ -34,7 +34,7 @@ mod gpu;
 mod table;
 pub mod thresholds;
 
-use crate::analysis::gpu::{gpu_metrics, GpuIndex, GpuMetrics};
+use crate::analysis::gpu::{metrics_window, GpuIndex, GpuMetrics};
 use crate::analysis::kernels::{kernel_table, KernelTable};
 use crate::analysis::ops::{op_table, OpOptions, OpTable};
 use crate::analysis::steps::{self, StepSpan, Steps};
@@ -153,6 +153,7 @@ impl<'t> Ctx<'t> {
         let activities: Vec<u32> = (0..s.len() as u32)
             .filter(|&i| trace.class(s.cat[i as usize]).is_device_activity())
             .collect();
+        let gpu_index = GpuIndex::new(trace);
         let mut launched: FxHashMap<u32, (u32, i64)> = FxHashMap::default();
         for &a in &activities {
             if let Some(l) = launch_of(trace, a) {
@@ -164,8 +165,9 @@ impl<'t> Ctx<'t> {
             steps: steps::analyze(trace, None),
             ops: op_table(trace, &OpOptions::default()),
             kernels: kernel_table(trace, None),
-            gpus: gpu_metrics(trace, None),
-            gpu_index: GpuIndex::new(trace),
+            // One sweep for both: `gpu_metrics` would build its own index.
+            gpus: gpu_index.metrics(metrics_window(trace)),
+            gpu_index,
             activities,
             launched,
         }

@@ -26,6 +26,8 @@ pub const COLD_START_RATIO: f64 = 1.5;
 pub const DISPATCH_GAP_MIN_NS: i64 = 50_000;
 /// `annotation-dispatch-gap`: and at least this many times the median gap in later steps.
 pub const DISPATCH_GAP_RATIO: f64 = 10.0;
+/// `occupancy-query`: how many launch calls after a query are looked at for the kernel it sizes.
+pub const OCCUPANCY_LOOKAHEAD_CALLS: usize = 8;
 /// `long-device-sync`: a `cudaDeviceSynchronize` at least this long, ns (1 ms) ...
 pub const LONG_SYNC_MIN_NS: i64 = 1_000_000;
 /// ... during which the GPU is busy less than this share of the call.
