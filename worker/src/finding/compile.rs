@@ -5,6 +5,9 @@
 //! Names (PyTorch 2.x): `Torch-Compiled Region: F/C` (frame F, compile id C; a new C for the
 //! same F is a recompile), `## Call CompiledFxGraph <hash> ##` (Inductor graph),
 //! `CompiledFunction` / `CompiledFunctionBackward` (AOTAutograd), `TorchDynamo Cache Lookup`.
+//!
+//! Cost: one slice pass per rule; outermost regions are disjoint on a lane, so summing the
+//! device time their calls launched is one pass over their contents.
 
 use super::thresholds::*;
 use super::{dur, finding, Ctx, Finding, Severity};

@@ -1,6 +1,9 @@
 //! CPU-lane rules: slow first steps (`cold-start-step`, `annotation-dispatch-gap`), what the
 //! host waits on (`long-device-sync`, `sync-heavy`, `hidden-memcpy`), what launches cost
 //! (`launch-overhead`) and which kernels are launched adaptively (`occupancy-query`).
+//!
+//! Cost: one pass over the slices per rule; per query or annotation a bounded look at the
+//! slices after it on its lane; per memcpy call a parent walk.
 
 use super::thresholds::*;
 use super::{dur, finding, pct, Ctx, Finding, Severity};
@@ -125,6 +128,7 @@ fn occupancy_query(ctx: &Ctx, out: &mut Vec<Finding>) {
         // The first call after the query that launched device work decides: a kernel is a
         // hit, a memset or copy is not. Bounded lookahead keeps this O(1) per query.
         let hit = (qi + 1..lane.slices.end as usize)
+            .take(OCCUPANCY_LOOKAHEAD_SLICES)
             .take_while(|&j| s.start_ns[j] < end)
             .filter(|&j| ctx.trace.class(s.cat[j]) == CatClass::Launch)
             .take(OCCUPANCY_LOOKAHEAD_CALLS)

@@ -2,6 +2,10 @@
 //! communication (`comm-heavy`, `comm-not-overlapped`), memory (`memory-near-limit`) and
 //! mixed precision (`amp-opportunity`). Shares of step time come from the step breakdown
 //! (tb_plugin's priority rule), so they equal the steps table.
+//!
+//! Cost: one slice pass per rule, a union of each GPU's compute kernels (O(k log k)) for the
+//! overlap, and one `memory::analyze` pass over the `[memory]` instants when the trace lists
+//! device memory sizes.
 
 use super::thresholds::*;
 use super::{dur, finding, pct, Ctx, Finding, Severity};

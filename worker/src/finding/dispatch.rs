@@ -1,6 +1,8 @@
 //! Dispatch rules (info): what PyTorch turned the user's call into. `addmm-fusion`: linear
 //! layers with bias run as `aten::addmm`; `bmm-dispatch`: `aten::matmul` on batched inputs
 //! runs as `aten::bmm`.
+//!
+//! Cost: one pass over the slices per rule, plus a parent walk per `aten::bmm`.
 
 use super::{dur, finding, Ctx, Finding, Severity};
 use crate::model::{CatClass, NONE};
@@ -27,7 +29,11 @@ fn addmm_fusion(ctx: &Ctx, out: &mut Vec<Finding>) {
     out.push(finding(
         "addmm-fusion",
         Severity::Info,
-        format!("{} aten::addmm calls ({} of GPU time): matmul and bias add in one op", ids.len(), dur(device)),
+        if device > 0 {
+            format!("{} aten::addmm calls ({} of GPU time): matmul and bias add in one op", ids.len(), dur(device))
+        } else {
+            format!("{} aten::addmm calls: matmul and bias add in one op", ids.len())
+        },
         "nn.Linear with a bias dispatches to aten::addmm instead of mm + add: the bias is \
          written into the output first (a copy) and the GEMM accumulates into it.",
         "Nothing to fix; this is why a DtoD copy or a fill kernel precedes these GEMMs \

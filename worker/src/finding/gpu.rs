@@ -1,6 +1,10 @@
 //! GPU-lane rules: profiler overhead (`activity-buffer-request`, `profiler-gap`), unstable
 //! kernels (`kernel-time-variance`), GEMM patterns (`dtod-before-gemm`, `fp32-gemm`) and how
 //! well the device is used (`gpu-idle`, `low-occupancy`).
+//!
+//! Cost: O(k log k) over the k device activities (per-stream and per-device passes); launch
+//! shapes (`grid`, `block` args) are read only for kernels whose name holds at least
+//! `KERNEL_VARIANCE_MIN_SHARE` of kernel time.
 
 use super::thresholds::*;
 use super::{dur, finding, pct, Ctx, Finding, Severity};

@@ -1,6 +1,9 @@
 //! Table-level rules: where the time goes overall (`overhead-bound`, `compute-bound`) and which
 //! ops dominate (`hotspot-op`, `many-small-calls`). Numbers come from the op table
 //! (`key_averages()` semantics) and the step spans, so they match the tables the user sees.
+//!
+//! Cost: O(rows) over the op table, O(log k) per step for GPU busy time (the shared
+//! `GpuIndex`), one slice pass per op named in a finding.
 
 use super::thresholds::*;
 use super::{dur, finding, pct, Ctx, Finding, Severity};

@@ -28,6 +28,8 @@ pub const DISPATCH_GAP_MIN_NS: i64 = 50_000;
 pub const DISPATCH_GAP_RATIO: f64 = 10.0;
 /// `occupancy-query`: how many launch calls after a query are looked at for the kernel it sizes.
 pub const OCCUPANCY_LOOKAHEAD_CALLS: usize = 8;
+/// `occupancy-query`: and how many slices after it at most (bounds the cost per query).
+pub const OCCUPANCY_LOOKAHEAD_SLICES: usize = 64;
 /// `long-device-sync`: a `cudaDeviceSynchronize` at least this long, ns (1 ms) ...
 pub const LONG_SYNC_MIN_NS: i64 = 1_000_000;
 /// ... during which the GPU is busy less than this share of the call.
