@@ -723,7 +723,12 @@ fn real_fixtures_fire_exactly_these_rules() {
 }
 
 /// The demo trace (`public/demo.pt.trace.json.gz`, `synth/demo.rs`) shows a data-loader-bound
-/// FP32 training loop with a cold first step; these are the rules it is meant to teach.
+/// FP32 training loop with a cold first step; these are the rules it teaches. Checked with the
+/// same python script as the fixtures: step 1 11.12 ms vs median 2.85 ms (3.9x); DataLoader
+/// 53.4% of step time; 5 `Memcpy DtoD` each followed by `ampere_sgemm_*` on stream 7, issued by
+/// `aten::linear` -> `aten::addmm` (hidden-memcpy); all 3.90 ms of GEMMs SIMT on an A100 (cc
+/// 8.0: fp32-gemm, amp-opportunity); 10 pageable copies, 5.24 MB; weighted occupancy 19.2%
+/// over 5.09 ms of kernels; 1 buffer request; 25 occupancy queries before sgemm launches.
 #[test]
 fn demo_trace_fires() {
     let bytes = kinetoscope::synth::demo::generate();
