@@ -15,11 +15,16 @@
 //! (the CLI in `src/bin/kinetoscope.rs`, the wasm worker in `src/bin/worker.rs`) pass bytes in and
 //! measure time themselves. `synth` generates traces (the demo, large benchmark inputs).
 //! `compare` diffs the analyses of two traces (baseline / candidate, `kinetoscope diff`).
+//!
+//! On top of the model, `analysis` computes the tables (ops, kernels, steps, GPU metrics,
+//! memory, idle time) and `finding` reads them as a cheatsheet: rules that name a pattern,
+//! explain it and cite the slices that show it.
 
 pub mod analysis;
 pub mod compare;
 pub mod diag;
 pub mod engine;
+pub mod finding;
 pub mod index;
 pub mod input;
 pub mod json;

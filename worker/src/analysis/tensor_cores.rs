@@ -35,9 +35,12 @@
 //! `xmma_gemm ... ffma` kernels as tensor-core ones. Tests pin where our share differs.
 //!
 //! **Rules for [`is_gemm`]**: a matrix-multiply kernel. Name contains `gemm` (not `gemv`, not
-//! the library name `fbgemm`), or `matmul`, or is `Cijk_*` (Tensile), `nvjet*`, or a Triton
-//! template whose fused-op tokens include `mm`, `addmm`, `bmm` or `baddbmm`
-//! (`triton_tem_fused_addmm_relu_0`). Implicit-GEMM convolutions (`implicit_convolve_sgemm`,
+//! the library name `fbgemm`), or `matmul`, or is `Cijk_*` (Tensile), `nvjet*`, or an
+//! Inductor Triton kernel other than pointwise / reduction ones (`triton_poi_*`, `triton_red_*`,
+//! `triton_per_*`) whose fused-op tokens include `mm`, `addmm`, `bmm` or `baddbmm`
+//! (`triton_tem_fused_addmm_relu_0`, `triton_mm_4`). Covered by name: cuBLAS
+//! (`ampere_*gemm*`, `volta_sgemm_*`, `sm90_xmma_gemm_*`), CUTLASS (`cutlass_*gemm*`),
+//! cuBLASLt `nvjet_*`, hipBLASLt / Tensile `Cijk_*`, Triton `matmul_kernel` and templates. Implicit-GEMM convolutions (`implicit_convolve_sgemm`,
 //! `xmma_fprop_implicit_gemm`) count: they are matrix multiplies on the same units.
 //!
 //! **Cost.** A handful of substring searches per call; callers classify each distinct name
@@ -95,10 +98,15 @@ pub fn is_gemm(name: &str) -> bool {
     if name.starts_with("Cijk_") || name.starts_with("nvjet") {
         return true;
     }
-    if let Some(rest) = name.strip_prefix("triton_tem_") {
-        return rest
-            .split('_')
-            .any(|t| matches!(t, "mm" | "addmm" | "bmm" | "baddbmm"));
+    // Inductor's generated kernels are named `triton_<kind>_fused_<ops>_<n>`: templates
+    // (`tem`) and any non-pointwise / non-reduction kind whose fused ops include a matmul.
+    if let Some(rest) = name.strip_prefix("triton_") {
+        let elementwise = ["poi_", "red_", "per_"].iter().any(|k| rest.starts_with(k));
+        if !elementwise {
+            return rest
+                .split('_')
+                .any(|t| matches!(t, "mm" | "addmm" | "bmm" | "baddbmm"));
+        }
     }
     let lower = name.to_ascii_lowercase();
     let gemm = lower
@@ -126,6 +134,36 @@ mod tests {
         assert!(uses_tensor_cores(
             "sm80_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize128x128x16_kernel"
         ));
+    }
+
+    #[test]
+    fn gemm_names_from_real_traces() {
+        // Names as they appear in the shared fixtures and in public traces (issue #6).
+        for name in [
+            "ampere_fp16_s16816gemm_fp16_128x256_ldg8_f2f_stages_64x3_nn",
+            "ampere_sgemm_32x32_sliced1x4_tn",
+            "ampere_fp16_sgemm_fp16_64x64_tn",
+            "volta_sgemm_128x32_nt",
+            "sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas",
+            "sm80_xmma_fprop_implicit_gemm_indexed_tf32f32_tf32f32_f32_nhwckrsc_nchw_tilesize128x128x16_stage4_warpsize2x2x1_g1_tensor16x8x8_kernel",
+            "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_128x64_16x6_tn_align4>(cutlass_80_tensorop_s1688gemm_128x64_16x6_tn_align4::Params)",
+            "nvjet_tst_128x256_64x4_1x2_h_bz_coopA_NNT",
+            "Cijk_Ailk_Bljk_HHS_BH_MT128x128x32_MI32x32x8x1_SN_1LDSB0_GRVW8",
+            "triton_tem_fused_addmm_relu_0",
+            "triton_mm_4",
+            "matmul_kernel",
+            "void implicit_convolve_sgemm<float, float, 128, 5, 5, 3, 3, 3, 1, false, false, true>(int, int, int, float const*, int, float*, float const*, kernel_conv_params, unsigned long long, int, float, float, int, float const*, float const*, bool, int, int)",
+        ] {
+            assert!(is_gemm(name), "{name}");
+        }
+        for name in [
+            "triton_poi_fused_add_cos_sin_0",
+            "triton_red_fused_mm_sum_1",
+            "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>()",
+            "ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)",
+        ] {
+            assert!(!is_gemm(name), "{name}");
+        }
     }
 
     #[test]

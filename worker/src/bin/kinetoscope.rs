@@ -174,6 +174,8 @@ struct Sections {
     gpus: Vec<kinetoscope::analysis::gpu::GpuMetrics>,
     memory: kinetoscope::analysis::memory::Memory,
     idle: kinetoscope::analysis::idle::Idle,
+    /// Cheatsheet findings: always over the whole trace (rules compare steps with each other).
+    findings: Vec<kinetoscope::finding::Finding>,
 }
 
 impl Sections {
@@ -185,6 +187,7 @@ impl Sections {
             gpus: gpu::gpu_metrics(trace, range),
             memory: memory::analyze(trace, range, top.min(10)),
             idle: idle::analyze(trace, range),
+            findings: kinetoscope::finding::detect(trace),
         }
     }
 
@@ -210,7 +213,7 @@ impl Sections {
             "memory": memory::memory_json(trace, &self.memory),
             "idle": idle::idle_json(&self.idle),
             "launch": idle::launch_json(trace, &self.idle),
-            "findings": [],
+            "findings": kinetoscope::report::findings::findings_json(&self.findings),
         })
     }
 
@@ -251,6 +254,7 @@ impl Sections {
         if !self.idle.streams.is_empty() {
             out.push_str(&idle::idle_text(trace, &self.idle));
         }
+        out.push_str(&kinetoscope::report::findings::findings_text(&self.findings));
         out
     }
 }

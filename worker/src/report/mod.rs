@@ -8,6 +8,7 @@
 //! - [`steps`]: steps, breakdown and step-time statistics; [`memory`]: memory peaks and largest
 //!   allocations; [`idle`]: GPU idle time per stream and launch statistics.
 //! - [`compare`]: a baseline / candidate comparison (`kinetoscope diff`).
+//! - [`findings`]: the cheatsheet's findings (text section and `findings[]`).
 
 pub mod ops;
 pub mod kernels;
@@ -16,6 +17,7 @@ pub mod steps;
 pub mod memory;
 pub mod idle;
 pub mod compare;
+pub mod findings;
 
 pub use ops::{op_table_text, ops_json, sorted, time, SortKey};
 

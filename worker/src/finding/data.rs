@@ -1,0 +1,326 @@
+//! Data and device rules: input pipeline (`dataloader-bound`, `pageable-memcpy`), distributed
+//! communication (`comm-heavy`, `comm-not-overlapped`), memory (`memory-near-limit`) and
+//! mixed precision (`amp-opportunity`). Shares of step time come from the step breakdown
+//! (tb_plugin's priority rule), so they equal the steps table.
+//!
+//! Cost: one slice pass per rule, a union of each GPU's compute kernels (O(k log k)) for the
+//! overlap, and one `memory::analyze` pass over the `[memory]` instants when the trace lists
+//! device memory sizes.
+
+use super::thresholds::*;
+use super::{dur, finding, pct, Ctx, Finding, Severity};
+use crate::analysis::breakdown::{is_communication_kernel, is_communication_op, is_dataloader, Breakdown, Category, Roles};
+use crate::analysis::gpu::metrics_window;
+use crate::analysis::memory;
+use crate::model::{CatClass, ProcessKind};
+
+pub(super) fn rules(ctx: &Ctx, out: &mut Vec<Finding>) {
+    dataloader_bound(ctx, out);
+    pageable_memcpy(ctx, out);
+    comm_heavy(ctx, out);
+    comm_not_overlapped(ctx, out);
+    memory_near_limit(ctx, out);
+    amp_opportunity(ctx, out);
+}
+
+/// The breakdown summed over complete steps; without steps, over tb_plugin's window.
+fn breakdown(ctx: &Ctx) -> Breakdown {
+    let steps = ctx.complete_steps();
+    if steps.is_empty() {
+        let (w0, w1) = metrics_window(ctx.trace);
+        return Roles::new(ctx.trace).breakdown(w0, w1);
+    }
+    let mut b = Breakdown::default();
+    for s in steps {
+        for (k, v) in b.ns.iter_mut().enumerate() {
+            *v += s.breakdown.ns[k];
+        }
+    }
+    b
+}
+
+/// `dataloader-bound`: DataLoader > [`DATALOADER_SHARE`] of step time (tb_plugin's rule).
+fn dataloader_bound(ctx: &Ctx, out: &mut Vec<Finding>) {
+    let b = breakdown(ctx);
+    let (dl, total) = (b.get(Category::DataLoader), b.total());
+    if total <= 0 || dl as f64 <= DATALOADER_SHARE * total as f64 {
+        return;
+    }
+    let mask = ctx.mask(is_dataloader);
+    out.push(finding(
+        "dataloader-bound",
+        Severity::Warn,
+        format!("DataLoader takes {} of step time ({} of {})", pct(dl as f64 / total as f64), dur(dl), dur(total)),
+        "The training loop waits for the next batch: loading, decoding or augmenting data is \
+         slower than the model step.",
+        "Use DataLoader(num_workers>0, pin_memory=True, persistent_workers=True, \
+         prefetch_factor), move augmentation to the GPU, cache decoded data.",
+        ctx.evidence(ctx.slices_named(&mask, None)),
+    ));
+}
+
+/// `pageable-memcpy`: host-device copies from or to pageable memory (Nsight's rule).
+fn pageable_memcpy(ctx: &Ctx, out: &mut Vec<Finding>) {
+    let s = &ctx.trace.slices;
+    let mask = ctx.mask(|n| n.contains("Pageable"));
+    let ids = ctx.slices_named(&mask, Some(CatClass::Memcpy));
+    if ids.is_empty() {
+        return;
+    }
+    let total: i64 = ids.iter().map(|&i| s.dur_ns[i as usize]).sum();
+    let bytes_key = crate::analysis::args::ArgKey::new("bytes");
+    let bytes: i64 = ids
+        .iter()
+        .filter_map(|&i| bytes_key.i64(ctx.trace.args_text(s.args[i as usize]).as_bytes()))
+        .sum();
+    let calls: Vec<u32> = ids.iter().filter_map(|&i| super::launch_of(ctx.trace, i)).collect();
+    out.push(finding(
+        "pageable-memcpy",
+        Severity::Warn,
+        format!(
+            "{} copies between device and pageable host memory ({:.2} MB, {})",
+            ids.len(),
+            bytes as f64 / 1e6,
+            dur(total)
+        ),
+        "Copies from unpinned memory go through a staging buffer and are synchronous with the \
+         host: slower, and they cannot overlap compute.",
+        "Pin host memory (DataLoader(pin_memory=True), tensor.pin_memory()) and copy with \
+         .to(device, non_blocking=True).",
+        ctx.evidence(ids.into_iter().chain(calls)),
+    ));
+}
+
+/// Communication kernels and host ops.
+fn comm_slices(ctx: &Ctx) -> Vec<u32> {
+    let kernels = ctx.mask(is_communication_kernel);
+    let ops = ctx.mask(is_communication_op);
+    let s = &ctx.trace.slices;
+    (0..s.len() as u32)
+        .filter(|&i| {
+            let (n, class) = (s.name[i as usize].0 as usize, ctx.trace.class(s.cat[i as usize]));
+            match class {
+                CatClass::Kernel => kernels.get(n).copied().unwrap_or(false),
+                CatClass::CpuOp | CatClass::Annotation => ops.get(n).copied().unwrap_or(false),
+                _ => false,
+            }
+        })
+        .collect()
+}
+
+/// `comm-heavy`: communication > [`COMM_HEAVY_SHARE`] of step time (tb_plugin's rule).
+fn comm_heavy(ctx: &Ctx, out: &mut Vec<Finding>) {
+    let b = breakdown(ctx);
+    let (comm, total) = (b.get(Category::Communication), b.total());
+    if total <= 0 || comm as f64 <= COMM_HEAVY_SHARE * total as f64 {
+        return;
+    }
+    out.push(finding(
+        "comm-heavy",
+        Severity::Warn,
+        format!(
+            "Communication takes {} of step time ({} of {}, not hidden by kernels)",
+            pct(comm as f64 / total as f64),
+            dur(comm),
+            dur(total)
+        ),
+        "Collectives (all-reduce, all-to-all, ...) take a large share of the step without \
+         compute running beside them: the job is communication-bound.",
+        "Overlap communication with backward (DDP bucket_cap_mb, FSDP prefetch), compress or \
+         reduce what is exchanged, use larger batches per rank.",
+        ctx.evidence(comm_slices(ctx)),
+    ));
+}
+
+/// Sorted, disjoint union of intervals.
+fn union(mut v: Vec<(i64, i64)>) -> Vec<(i64, i64)> {
+    v.sort_unstable();
+    let mut out: Vec<(i64, i64)> = Vec::with_capacity(v.len());
+    for (a, b) in v {
+        match out.last_mut() {
+            Some(last) if a <= last.1 => last.1 = last.1.max(b),
+            _ => out.push((a, b)),
+        }
+    }
+    out
+}
+
+/// Length of `[a, b)` covered by the sorted disjoint `cover`.
+fn covered(cover: &[(i64, i64)], a: i64, b: i64) -> i64 {
+    let from = cover.partition_point(|c| c.1 <= a);
+    cover[from..]
+        .iter()
+        .take_while(|c| c.0 < b)
+        .map(|c| c.1.min(b) - c.0.max(a))
+        .sum()
+}
+
+/// `comm-not-overlapped`: on a GPU, communication kernels take >= [`COMM_MIN_KERNEL_SHARE`] of
+/// kernel time and >= [`COMM_EXPOSED_SHARE`] of their time runs with no compute kernel beside
+/// them (HTA's comm/compute overlap, inverted).
+fn comm_not_overlapped(ctx: &Ctx, out: &mut Vec<Finding>) {
+    let t = ctx.trace;
+    let s = &t.slices;
+    let comm_mask = ctx.mask(is_communication_kernel);
+    let mut worst: Option<(f64, i64, i64, Vec<u32>, String)> = None;
+    for p in t.processes.iter().filter(|p| p.kind == ProcessKind::Gpu) {
+        let (mut comm, mut compute) = (Vec::new(), Vec::new());
+        for l in p.lanes.iter().filter_map(|l| t.lanes.get(l.0 as usize)) {
+            for i in l.slices.start as usize..l.slices.end as usize {
+                if t.class(s.cat[i]) != CatClass::Kernel {
+                    continue;
+                }
+                if comm_mask.get(s.name[i].0 as usize).copied().unwrap_or(false) {
+                    comm.push(i as u32);
+                } else {
+                    compute.push((s.start_ns[i], s.end_ns(i)));
+                }
+            }
+        }
+        let compute_ns: i64 = compute.iter().map(|c| c.1 - c.0).sum();
+        let comm_ns: i64 = comm.iter().map(|&i| s.dur_ns[i as usize]).sum();
+        if comm_ns <= 0 || (comm_ns as f64) < COMM_MIN_KERNEL_SHARE * (comm_ns + compute_ns) as f64 {
+            continue;
+        }
+        let cover = union(compute);
+        let mut exposed: Vec<(i64, u32)> = comm
+            .iter()
+            .map(|&i| {
+                let (a, b) = (s.start_ns[i as usize], s.end_ns(i as usize));
+                ((b - a) - covered(&cover, a, b), i)
+            })
+            .collect();
+        let exposed_ns: i64 = exposed.iter().map(|e| e.0).sum();
+        let share = exposed_ns as f64 / comm_ns as f64;
+        if share < COMM_EXPOSED_SHARE || worst.as_ref().is_some_and(|w| w.0 >= share) {
+            continue;
+        }
+        exposed.sort_by_key(|e| (std::cmp::Reverse(e.0), e.1));
+        let name = t.strings.get(p.name).into_owned();
+        worst = Some((share, exposed_ns, comm_ns, exposed.into_iter().map(|e| e.1).collect(), name));
+    }
+    let Some((share, exposed_ns, comm_ns, ids, name)) = worst else { return };
+    out.push(finding(
+        "comm-not-overlapped",
+        Severity::Warn,
+        format!(
+            "{}: {} of communication kernel time ({} of {}) runs with no compute beside it",
+            crate::report::printable(&name),
+            pct(share),
+            dur(exposed_ns),
+            dur(comm_ns)
+        ),
+        "NCCL kernels run while the GPU computes nothing: every step waits for the \
+         collectives instead of hiding them behind compute.",
+        "Overlap communication with computation: DDP/FSDP bucketing and prefetch, issue \
+         collectives on a side stream early (async_op=True), avoid syncing right after them.",
+        ctx.evidence(ids),
+    ));
+}
+
+/// `memory-near-limit` (alert): a device's peak reserved (else allocated) memory >
+/// [`MEMORY_NEAR_LIMIT_SHARE`] of its `totalGlobalMem` (tb_plugin's rule).
+fn memory_near_limit(ctx: &Ctx, out: &mut Vec<Finding>) {
+    let devices = ctx.devices();
+    if devices.is_empty() {
+        return;
+    }
+    let mem = memory::analyze(ctx.trace, None, 0);
+    for d in &mem.devices {
+        // c10::DeviceType CUDA = 1, HIP = 6: the devices deviceProperties describes.
+        if !matches!(d.device_type, 1 | 6) {
+            continue;
+        }
+        let Some(limit) = devices.iter().find(|p| p.id == d.device_id).and_then(|p| p.total_mem) else {
+            continue;
+        };
+        let (peak, at) = if d.peak_reserved > 0 {
+            (d.peak_reserved, d.peak_reserved_ns)
+        } else {
+            (d.peak_allocated, d.peak_allocated_ns)
+        };
+        if limit <= 0 || peak as f64 <= MEMORY_NEAR_LIMIT_SHARE * limit as f64 {
+            continue;
+        }
+        // The peak is a `[memory]` instant, not a slice: the evidence is its time.
+        let evidence = super::Evidence { range_ns: Some((at, at)), ..Default::default() };
+        out.push(finding(
+            "memory-near-limit",
+            Severity::Alert,
+            format!(
+                "{}: peak memory {:.2} GB is {} of the device's {:.2} GB",
+                d.label,
+                peak as f64 / 1e9,
+                pct(peak as f64 / limit as f64),
+                limit as f64 / 1e9
+            ),
+            "The caching allocator holds almost all device memory: one larger batch or \
+             sequence will run out of memory, and fragmentation may already cost time.",
+            "Lower the batch size, use activation checkpointing, mixed precision, or \
+             PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True; free references to old tensors.",
+            evidence,
+        ));
+    }
+}
+
+/// Ops that run on tensor cores under autocast.
+fn is_amp_eligible(n: &str) -> bool {
+    matches!(
+        n,
+        "aten::mm"
+            | "aten::addmm"
+            | "aten::bmm"
+            | "aten::baddbmm"
+            | "aten::addbmm"
+            | "aten::matmul"
+            | "aten::linear"
+            | "aten::conv1d"
+            | "aten::conv2d"
+            | "aten::conv3d"
+            | "aten::convolution"
+            | "aten::_convolution"
+            | "aten::cudnn_convolution"
+            | "aten::conv_transpose2d"
+            | "aten::einsum"
+            | "aten::scaled_dot_product_attention"
+    )
+}
+
+/// `amp-opportunity` (info): a device with compute capability >= [`TENSOR_CORE_MIN_MAJOR`], no
+/// tensor-core kernel at all, and autocast-eligible ops that launched GPU work (tb_plugin's
+/// rule).
+fn amp_opportunity(ctx: &Ctx, out: &mut Vec<Finding>) {
+    let rows = &ctx.kernels.rows;
+    if rows.is_empty() || rows.iter().any(|r| r.tensor_cores) {
+        return;
+    }
+    if ctx.max_compute_major().is_none_or(|m| m < TENSOR_CORE_MIN_MAJOR) {
+        return;
+    }
+    let eligible_ns: i64 = ctx
+        .ops
+        .rows
+        .iter()
+        .filter(|r| is_amp_eligible(&r.name))
+        .map(|r| r.device_total_ns)
+        .max()
+        .unwrap_or(0);
+    if eligible_ns <= 0 {
+        return;
+    }
+    let mask = ctx.mask(is_amp_eligible);
+    let ids = ctx.slices_named(&mask, Some(CatClass::CpuOp));
+    out.push(finding(
+        "amp-opportunity",
+        Severity::Info,
+        format!(
+            "No tensor-core kernels on a tensor-core GPU; {} matmul/conv ops could use them",
+            ids.len()
+        ),
+        "Every kernel runs on the CUDA cores in FP32 although the GPU has tensor cores, which \
+         run matmuls and convolutions several times faster in reduced precision.",
+        "Wrap the forward pass in torch.autocast(\"cuda\", dtype=torch.bfloat16) (or float16 \
+         with a GradScaler), or allow TF32 for FP32 matmuls.",
+        ctx.evidence(ids),
+    ));
+}

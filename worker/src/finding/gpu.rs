@@ -1,0 +1,403 @@
+//! GPU-lane rules: profiler overhead (`activity-buffer-request`, `profiler-gap`), unstable
+//! kernels (`kernel-time-variance`), GEMM patterns (`dtod-before-gemm`, `fp32-gemm`) and how
+//! well the device is used (`gpu-idle`, `low-occupancy`).
+//!
+//! Cost: O(k log k) over the k device activities (per-stream and per-device passes); launch
+//! shapes (`grid`, `block` args) are read only for kernels whose name holds at least
+//! `KERNEL_VARIANCE_MIN_SHARE` of kernel time.
+
+use super::thresholds::*;
+use super::{dur, finding, pct, Ctx, Finding, Severity};
+use crate::analysis::args::ArgKey;
+use crate::analysis::stats::median;
+use crate::analysis::tensor_cores::is_gemm;
+use crate::model::strings::FxHashMap;
+use crate::model::{CatClass, ProcessKind};
+
+pub(super) fn rules(ctx: &Ctx, out: &mut Vec<Finding>) {
+    activity_buffer_request(ctx, out);
+    profiler_gap(ctx, out);
+    kernel_time_variance(ctx, out);
+    dtod_before_gemm(ctx, out);
+    fp32_gemm(ctx, out);
+    gpu_idle(ctx, out);
+    low_occupancy(ctx, out);
+}
+
+/// Slices of the profiler's `Activity Buffer Request` overhead.
+fn buffer_requests(ctx: &Ctx) -> Vec<u32> {
+    let mask = ctx.mask(|n| n == "Activity Buffer Request");
+    ctx.slices_named(&mask, None)
+}
+
+/// `activity-buffer-request` (info): the profiler's own buffer requests appear in the trace.
+fn activity_buffer_request(ctx: &Ctx, out: &mut Vec<Finding>) {
+    let ids = buffer_requests(ctx);
+    if ids.is_empty() {
+        return;
+    }
+    let s = &ctx.trace.slices;
+    let total: i64 = ids.iter().map(|&i| s.dur_ns[i as usize]).sum();
+    out.push(finding(
+        "activity-buffer-request",
+        Severity::Info,
+        format!("{} Activity Buffer Request slices ({} in total)", ids.len(), dur(total)),
+        "CUPTI (the profiler) allocating a buffer for GPU activity records: profiler overhead, \
+         not your program. It explains a late first kernel (the CPU-GPU offset at the start) \
+         and gaps that would not exist without profiling.",
+        "Ignore this time when reading the trace; profile more steps after a warmup so it falls \
+         outside the steps you measure.",
+        ctx.evidence(ids),
+    ));
+}
+
+/// Device activities of every GPU stream: per lane, (start, end, slice) in start order.
+fn streams(ctx: &Ctx) -> Vec<Vec<(i64, i64, u32)>> {
+    let t = ctx.trace;
+    let s = &t.slices;
+    t.processes
+        .iter()
+        .filter(|p| p.kind == ProcessKind::Gpu)
+        .flat_map(|p| p.lanes.iter())
+        .filter_map(|l| t.lanes.get(l.0 as usize))
+        .map(|lane| {
+            (lane.slices.start as usize..lane.slices.end as usize)
+                .filter(|&i| t.class(s.cat[i]).is_device_activity())
+                .map(|i| (s.start_ns[i], s.end_ns(i), i as u32))
+                .collect::<Vec<_>>()
+        })
+        .filter(|v| !v.is_empty())
+        .collect()
+}
+
+/// Idle gaps of one stream: (gap start, gap end, activity before, activity after).
+fn gaps(acts: &[(i64, i64, u32)]) -> impl Iterator<Item = (i64, i64, u32, u32)> + '_ {
+    // Running maximum of ends: same-stream overlaps never make a false gap (as in idle.rs).
+    let mut prev: Option<(i64, u32)> = None;
+    acts.iter().filter_map(move |&(a, b, id)| {
+        let gap = prev.filter(|&(pe, _)| a > pe).map(|(pe, pid)| (pe, a, pid, id));
+        prev = Some(match prev {
+            Some((pe, pid)) if pe >= b => (pe, pid),
+            _ => (b, id),
+        });
+        gap
+    })
+}
+
+/// `profiler-gap`: a gap between activities on a stream, inside a step (anywhere when the
+/// trace has no steps), that overlaps an `Activity Buffer Request`.
+fn profiler_gap(ctx: &Ctx, out: &mut Vec<Finding>) {
+    let s = &ctx.trace.slices;
+    let requests: Vec<(i64, i64, u32)> = buffer_requests(ctx)
+        .into_iter()
+        .map(|i| (s.start_ns[i as usize], s.end_ns(i as usize), i))
+        .collect();
+    if requests.is_empty() {
+        return;
+    }
+    let steps: Vec<(i64, i64)> = ctx.steps.steps.iter().map(|st| (st.start_ns, st.end_ns)).collect();
+    let in_step = |a: i64, b: i64| steps.is_empty() || steps.iter().any(|&(s0, s1)| a >= s0 && b <= s1);
+    let mut ids = Vec::new();
+    let mut total = 0i64;
+    let mut count = 0usize;
+    for acts in streams(ctx) {
+        for (a, b, before, after) in gaps(&acts) {
+            let Some(req) = requests.iter().find(|r| r.0 < b && r.1 > a) else { continue };
+            if !in_step(a, b) {
+                continue;
+            }
+            count += 1;
+            total += b - a;
+            ids.extend([req.2, before, after]);
+        }
+    }
+    if count == 0 {
+        return;
+    }
+    out.push(finding(
+        "profiler-gap",
+        Severity::Info,
+        format!("{count} gaps between kernels ({} in total) coincide with profiler buffer requests", dur(total)),
+        "The GPU went idle while the profiler requested a new activity buffer: the gap is \
+         profiling overhead, not a stall of your program.",
+        "Do not optimize this gap; compare with a step that has no buffer request.",
+        ctx.evidence(ids),
+    ));
+}
+
+/// FNV-1a over the raw text of a kernel's `grid` and `block` args: its launch shape.
+fn shape_hash(grid: Option<&[u8]>, block: Option<&[u8]>) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for part in [grid.unwrap_or(b"-"), b"|", block.unwrap_or(b"-")] {
+        for &b in part {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    h
+}
+
+/// `kernel-time-variance`: a kernel (same name, grid and block) present in every complete
+/// step, holding >= [`KERNEL_VARIANCE_MIN_SHARE`] of kernel time, whose per-step time varies:
+/// max >= [`KERNEL_VARIANCE_RATIO`] x median. One finding per kernel, largest ratio first.
+fn kernel_time_variance(ctx: &Ctx, out: &mut Vec<Finding>) {
+    let steps = ctx.complete_steps();
+    let total = ctx.kernels.total_ns;
+    if steps.len() < 2 || total <= 0 {
+        return;
+    }
+    let s = &ctx.trace.slices;
+    let (grid, block) = (ArgKey::new("grid"), ArgKey::new("block"));
+    // Only names holding the minimum share can qualify: read launch shapes for those alone.
+    let big = ctx.mask(|n| {
+        ctx.kernels.rows.iter().any(|r| r.name == n && r.total_ns as f64 >= KERNEL_VARIANCE_MIN_SHARE * total as f64)
+    });
+    // (name, shape) -> per-step time; per group, not per kernel.
+    let mut groups: FxHashMap<(u32, u64), Vec<i64>> = FxHashMap::default();
+    for k in ctx.kernels_sorted_by_time(false) {
+        let i = k as usize;
+        if !big.get(s.name[i].0 as usize).copied().unwrap_or(false) {
+            continue;
+        }
+        let t = s.start_ns[i];
+        // Steps are ordered and their spans do not overlap (steps.rs).
+        let at = steps.partition_point(|st| st.start_ns <= t);
+        let Some(step) = at.checked_sub(1).filter(|&j| t < steps[j].end_ns) else { continue };
+        let args = ctx.trace.args_text(s.args[i]).as_bytes();
+        let key = (s.name[i].0, shape_hash(grid.raw(args), block.raw(args)));
+        groups.entry(key).or_insert_with(|| vec![0; steps.len()])[step] += s.dur_ns[i];
+    }
+    let mut hits: Vec<(f64, u32, u64, usize)> = Vec::new();
+    for (&(name, shape), per_step) in &groups {
+        let sum: i64 = per_step.iter().sum();
+        if per_step.contains(&0) || (sum as f64) < KERNEL_VARIANCE_MIN_SHARE * total as f64 {
+            continue;
+        }
+        let (Some(med), Some((worst, &max))) = (median(per_step), per_step.iter().enumerate().max_by_key(|p| *p.1)) else {
+            continue;
+        };
+        if med > 0.0 && max as f64 >= KERNEL_VARIANCE_RATIO * med {
+            hits.push((max as f64 / med, name, shape, worst));
+        }
+    }
+    hits.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+    for (ratio, name, shape, worst) in hits {
+        // `hits` was built from `groups`' keys, and `worst` indexes its per-step vector, which
+        // has one entry per step.
+        let Some(per_step) = groups.get(&(name, shape)) else { continue };
+        let (lo, hi) = (steps[worst].start_ns, steps[worst].end_ns);
+        // Evidence: this kernel's calls in its slowest step first, then the other steps.
+        let mut calls: Vec<u32> = ctx
+            .kernels_sorted_by_time(false)
+            .into_iter()
+            .filter(|&k| s.name[k as usize].0 == name)
+            .filter(|&k| {
+                let args = ctx.trace.args_text(s.args[k as usize]).as_bytes();
+                shape_hash(grid.raw(args), block.raw(args)) == shape
+            })
+            .collect();
+        calls.sort_by_key(|&k| (!(s.start_ns[k as usize] >= lo && s.start_ns[k as usize] < hi), k));
+        let kname = ctx.trace.strings.get(crate::model::StrId(name));
+        out.push(finding(
+            "kernel-time-variance",
+            Severity::Warn,
+            format!(
+                "{}: {} in ProfilerStep#{} vs {} median per step ({ratio:.1}x)",
+                crate::report::cut(&kname, 70),
+                dur(per_step[worst]),
+                steps[worst].number,
+                dur(median(per_step).unwrap_or(0.0) as i64)
+            ),
+            "The same kernel with the same launch shape takes different time in different \
+             steps: contention (another stream, process or communication overlapping it), \
+             clock changes, or different data (sparsity, cache) under the same shape.",
+            "Look at what runs beside it in the slow step (other streams, NCCL); lock clocks when \
+             benchmarking; compare inputs of the slow step.",
+            ctx.evidence(calls),
+        ));
+    }
+}
+
+/// `dtod-before-gemm`: a device-to-device copy whose next activity on the same stream is a
+/// GEMM kernel (addmm copying its bias into the output before the GEMM accumulates into it).
+fn dtod_before_gemm(ctx: &Ctx, out: &mut Vec<Finding>) {
+    let s = &ctx.trace.slices;
+    let dtod = ctx.mask(|n| n.contains("DtoD") || n.contains("Device -> Device"));
+    let gemm = ctx.mask(is_gemm);
+    let hit = |m: &[bool], i: u32| m.get(s.name[i as usize].0 as usize).copied().unwrap_or(false);
+    let mut ids = Vec::new();
+    let mut bytes_total = 0i64;
+    let bytes_key = ArgKey::new("bytes");
+    for acts in streams(ctx) {
+        for w in acts.windows(2) {
+            let (c, k) = (w[0].2, w[1].2);
+            if ctx.trace.class(s.cat[c as usize]) == CatClass::Memcpy
+                && hit(&dtod, c)
+                && ctx.trace.class(s.cat[k as usize]) == CatClass::Kernel
+                && hit(&gemm, k)
+            {
+                bytes_total += bytes_key.i64(ctx.trace.args_text(s.args[c as usize]).as_bytes()).unwrap_or(0);
+                ids.extend([c, k]);
+            }
+        }
+    }
+    if ids.is_empty() {
+        return;
+    }
+    let pairs = ids.len() / 2;
+    let copy_ns: i64 = ids.iter().step_by(2).map(|&c| s.dur_ns[c as usize]).sum();
+    out.push(finding(
+        "dtod-before-gemm",
+        Severity::Warn,
+        format!(
+            "{pairs} device-to-device copies right before a GEMM on the same stream ({} MB, {})",
+            format_args!("{:.1}", bytes_total as f64 / 1e6),
+            dur(copy_ns)
+        ),
+        "aten::addmm / aten::baddbmm (nn.Linear with bias, attention scores with a bias or \
+         mask) first copy the broadcast input into the output, then run the GEMM with beta=1 \
+         to add into it: one extra read and write of the output.",
+        "Usually small; for large outputs, fuse the bias into the GEMM epilogue (torch.compile, \
+         cuBLASLt epilogues) or drop the bias where a following norm makes it redundant.",
+        ctx.evidence(ids),
+    ));
+}
+
+/// `fp32-gemm`: GEMM kernels without tensor cores hold >= [`FP32_GEMM_MIN_SHARE`] of GEMM
+/// time, on a device that has tensor cores (or an unknown one).
+fn fp32_gemm(ctx: &Ctx, out: &mut Vec<Finding>) {
+    if ctx.max_compute_major().is_some_and(|m| m < TENSOR_CORE_MIN_MAJOR) {
+        return;
+    }
+    let rows = &ctx.kernels.rows;
+    let gemm_ns: i64 = rows.iter().filter(|r| r.gemm).map(|r| r.total_ns).sum();
+    let simt: Vec<_> = rows.iter().filter(|r| r.gemm && !r.tensor_cores).collect();
+    let simt_ns: i64 = simt.iter().map(|r| r.total_ns).sum();
+    if simt.is_empty() || gemm_ns <= 0 || (simt_ns as f64) < FP32_GEMM_MIN_SHARE * gemm_ns as f64 {
+        return;
+    }
+    let mask = ctx.mask(|n| simt.iter().any(|r| r.name == n));
+    let mut ids = ctx.slices_named(&mask, Some(CatClass::Kernel));
+    ids.sort_by_key(|&i| (std::cmp::Reverse(ctx.trace.slices.dur_ns[i as usize]), i));
+    out.push(finding(
+        "fp32-gemm",
+        Severity::Warn,
+        format!(
+            "GEMMs without tensor cores take {} of GEMM time ({}, {} kernels, e.g. {})",
+            pct(simt_ns as f64 / gemm_ns as f64),
+            dur(simt_ns),
+            simt.len(),
+            crate::report::cut(&simt[0].name, 50)
+        ),
+        "These matrix multiplies run on the CUDA cores in FP32 (sgemm / SIMT kernels), many \
+         times slower than tensor cores on the same GPU.",
+        "Allow TF32 (torch.backends.cuda.matmul.allow_tf32 = True, or \
+         torch.set_float32_matmul_precision(\"high\")) or run under \
+         torch.autocast(\"cuda\", dtype=torch.bfloat16).",
+        ctx.evidence(ids),
+    ));
+}
+
+/// `gpu-idle`: a device's GPU Utilization < [`GPU_IDLE_UTILIZATION`] over the step window, or
+/// a gap >= [`GPU_IDLE_GAP_NS`] with no device activity on a GPU between its first and last.
+fn gpu_idle(ctx: &Ctx, out: &mut Vec<Finding>) {
+    let low = ctx
+        .gpus
+        .iter()
+        .filter(|m| m.kernels > 0 && m.window.1 > m.window.0)
+        .min_by(|a, b| a.utilization.total_cmp(&b.utilization).then(a.device.cmp(&b.device)))
+        .filter(|m| m.utilization < GPU_IDLE_UTILIZATION);
+    // Gaps over the union of each GPU process's streams.
+    let mut big: Vec<(i64, i64, u32, u32)> = Vec::new();
+    let t = ctx.trace;
+    for p in t.processes.iter().filter(|p| p.kind == ProcessKind::Gpu) {
+        let mut acts: Vec<(i64, i64, u32)> = Vec::new();
+        for l in p.lanes.iter().filter_map(|l| t.lanes.get(l.0 as usize)) {
+            acts.extend(
+                (l.slices.start as usize..l.slices.end as usize)
+                    .filter(|&i| t.class(t.slices.cat[i]).is_device_activity())
+                    .map(|i| (t.slices.start_ns[i], t.slices.end_ns(i), i as u32)),
+            );
+        }
+        acts.sort_unstable();
+        big.extend(gaps(&acts).filter(|g| g.1 - g.0 >= GPU_IDLE_GAP_NS));
+    }
+    if low.is_none() && big.is_empty() {
+        return;
+    }
+    big.sort_by_key(|g| (std::cmp::Reverse(g.1 - g.0), g.0));
+    let mut parts = Vec::new();
+    if let Some(m) = low {
+        parts.push(format!(
+            "GPU {} utilization {} over {}",
+            m.device,
+            pct(m.utilization),
+            dur(m.window.1 - m.window.0)
+        ));
+    }
+    if let Some(g) = big.first() {
+        parts.push(format!("{} gaps of 500 ms or more (longest {})", big.len(), dur(g.1 - g.0)));
+    }
+    let mut evidence = ctx.evidence(big.iter().flat_map(|g| [g.2, g.3]));
+    if let Some(m) = low {
+        let steps: Vec<u32> = ctx.complete_steps().iter().map(|s| s.slice).collect();
+        if big.is_empty() {
+            evidence = ctx.evidence(steps);
+        }
+        evidence.range_ns = Some(m.window);
+    }
+    out.push(finding(
+        "gpu-idle",
+        Severity::Warn,
+        parts.join("; "),
+        "The GPU has nothing to do much of the time: it waits for the host (data loading, \
+         Python, synchronization) or for other processes.",
+        "Find what the CPU does during the gaps: overlap data loading (num_workers, \
+         pin_memory, prefetch), remove syncs, increase the batch size.",
+        evidence,
+    ));
+}
+
+/// `low-occupancy`: time-weighted Est. Achieved Occupancy < [`LOW_OCCUPANCY_PCT`] over the
+/// kernels that report it (running >= [`LOW_OCCUPANCY_MIN_KERNEL_NS`] in total), from the
+/// kernel table's per-name averages (weighted by each name's time). A name averaging 0% while
+/// it has >= 1 block per SM is left out: CUPTI could not compute it (a cuBLAS GEMM with 46
+/// blocks per SM reads 0% in gpumodel), so it is unknown, not low. The GPU metrics table keeps
+/// tb_plugin's number, which counts such zeros.
+fn low_occupancy(ctx: &Ctx, out: &mut Vec<Finding>) {
+    let rows: Vec<_> = ctx
+        .kernels
+        .rows
+        .iter()
+        .filter_map(|r| r.occupancy_pct.filter(|&o| o >= 0.0).map(|o| (r, o)))
+        .filter(|(r, o)| !(*o == 0.0 && r.blocks_per_sm.is_some_and(|b| b >= 1.0)))
+        .collect();
+    let time: i64 = rows.iter().map(|(r, _)| r.total_ns).sum();
+    if time < LOW_OCCUPANCY_MIN_KERNEL_NS {
+        return;
+    }
+    let occ = rows.iter().map(|(r, o)| o * r.total_ns as f64).sum::<f64>() / time as f64;
+    if occ >= LOW_OCCUPANCY_PCT {
+        return;
+    }
+    let low: Vec<_> = rows.iter().filter(|(_, o)| *o < LOW_OCCUPANCY_PCT).map(|(r, _)| r).collect();
+    let low_ns: i64 = low.iter().map(|r| r.total_ns).sum();
+    let mask = ctx.mask(|n| low.iter().any(|r| r.name == n));
+    let s = &ctx.trace.slices;
+    let mut ids = ctx.slices_named(&mask, Some(CatClass::Kernel));
+    ids.sort_by_key(|&i| (std::cmp::Reverse(s.dur_ns[i as usize]), i));
+    out.push(finding(
+        "low-occupancy",
+        Severity::Warn,
+        format!(
+            "Est. Achieved Occupancy {occ:.1}% over {} of kernels (below {LOW_OCCUPANCY_PCT}%: {} kernel names, {})",
+            dur(time),
+            low.len(),
+            dur(low_ns)
+        ),
+        "Few warps are resident per SM, so the SMs cannot hide memory latency: grids too small \
+         for the GPU, or kernels limited by registers or shared memory.",
+        "Increase the batch or tensor sizes, fuse small kernels; for custom kernels, tune block \
+         size and register use.",
+        ctx.evidence(ids),
+    ));
+}

@@ -1,0 +1,365 @@
+//! Cheatsheet findings: rules that read a loaded trace the way an experienced person would
+//! ("if you see this, it usually means that") and point at the exact slices (issue #6).
+//!
+//! **Inputs and outputs.** [`detect`] takes a [`Trace`] and returns [`Finding`]s: a stable
+//! rule id ([`RULES`]), a [`Severity`], a one-line title with the measured numbers, what the
+//! pattern usually means, what to try, and [`Evidence`] (slice ids capped at
+//! [`thresholds::EVIDENCE_CAP`] with the true count, a time range in ns from the trace origin,
+//! the lanes involved). Always over the whole trace: rules compare steps with each other, so a
+//! sub-range would change what they mean.
+//!
+//! **Structure.** One file per family of rules (`table`, `cpu`, `gpu`, `dispatch`, `compile`,
+//! `data`), each exporting `rules(&Ctx, &mut Vec<Finding>)`. [`Ctx`] computes the shared
+//! analyses once (steps, op table, kernel table, GPU metrics, launch -> activity links), and
+//! name predicates become per-string masks ([`Ctx::mask`]) so rules scan the slice columns
+//! without touching strings per slice. Every threshold is a constant in [`thresholds`].
+//!
+//! **Invariants.** Output order is deterministic: severity (alert first), then rule id, then
+//! the order each rule emits (its own defined order). Evidence slice ids are ascending.
+//! Rules never panic on input: lookups past a column end yield no finding.
+//!
+//! **Cost.** The shared analyses dominate (O(n log n) over slices); each rule is one or two
+//! passes over the slice columns or over the kernels. No per-event heap objects.
+//!
+//! **Why** existing analyses are reused (op table, steps, GPU metrics, tensor-core names):
+//! a finding's numbers must equal what the tables beside it show.
+//!
+//! References: issue #6; REFERENCE.md §3–5 (tb_plugin recommendations, HTA, Nsight rules).
+
+mod compile;
+mod cpu;
+mod data;
+mod dispatch;
+mod gpu;
+mod table;
+pub mod thresholds;
+
+use crate::analysis::gpu::{metrics_window, GpuIndex, GpuMetrics};
+use crate::analysis::kernels::{kernel_table, KernelTable};
+use crate::analysis::ops::{op_table, OpOptions, OpTable};
+use crate::analysis::steps::{self, StepSpan, Steps};
+use crate::model::strings::FxHashMap;
+use crate::model::{CatClass, Trace, NONE};
+use thresholds::EVIDENCE_CAP;
+
+/// How much a finding matters; ordered `Info < Warn < Alert`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Severity {
+    /// Worth knowing; explains what the trace shows.
+    Info,
+    /// Likely costs time; worth trying the suggestion.
+    Warn,
+    /// Likely to fail or to cost a lot.
+    Alert,
+}
+
+impl Severity {
+    /// `"info"`, `"warn"` or `"alert"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Info => "info",
+            Self::Warn => "warn",
+            Self::Alert => "alert",
+        }
+    }
+}
+
+/// What a finding points at.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Evidence {
+    /// Slice ids, ascending, at most [`EVIDENCE_CAP`].
+    pub slices: Vec<u32>,
+    /// How many slices the finding is about (may exceed `slices.len()`).
+    pub total: u32,
+    /// Time range `[start, end]` in ns from the trace origin, if the finding has one.
+    pub range_ns: Option<(i64, i64)>,
+    /// Lanes involved (ascending lane ids).
+    pub lanes: Vec<u32>,
+}
+
+/// One cheatsheet finding.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Finding {
+    /// Stable rule id (see [`RULES`]).
+    pub rule: &'static str,
+    /// Severity.
+    pub severity: Severity,
+    /// One line with the measured numbers.
+    pub title: String,
+    /// What the pattern usually means.
+    pub meaning: String,
+    /// What to try.
+    pub try_this: String,
+    /// The slices, time range and lanes it is about.
+    pub evidence: Evidence,
+}
+
+/// Every rule: (id, one-line description), ordered by id. Ids are stable API.
+pub const RULES: &[(&str, &str)] = &[
+    ("activity-buffer-request", "profiler overhead (Activity Buffer Request) on a GPU lane"),
+    ("addmm-fusion", "linear layers run as aten::addmm (bias folded into the GEMM)"),
+    ("amp-opportunity", "tensor-core GPU, no tensor-core kernels, matmul/conv ops present"),
+    ("annotation-dispatch-gap", "record_function to its first op is slow in the first step only"),
+    ("bmm-dispatch", "aten::matmul dispatched to aten::bmm (batched inputs)"),
+    ("cold-start-step", "first step much slower than the median of the others"),
+    ("comm-heavy", "communication takes more than 10% of step time"),
+    ("comm-not-overlapped", "NCCL kernels mostly not overlapped with compute kernels"),
+    ("compile-cpu-tax", "torch.compile wrapper CPU time >= the GPU time it launches"),
+    ("compiled-region", "torch.compile regions present"),
+    ("compute-bound", "GPU busy for most of the step time"),
+    ("dataloader-bound", "DataLoader takes more than 5% of step time"),
+    ("dtod-before-gemm", "device-to-device copy right before a GEMM on the same stream"),
+    ("fp32-gemm", "GEMM kernels without tensor cores (FP32 SIMT)"),
+    ("gpu-idle", "GPU utilization below 50% or gaps of 500 ms and more"),
+    ("hidden-memcpy", "cudaMemcpy issued inside an op that is not a copy"),
+    ("hotspot-op", "one op holds at least 40% of Self CUDA time"),
+    ("kernel-time-variance", "same kernel and launch shape varies across steps"),
+    ("launch-overhead", "most kernels are shorter than their launch calls"),
+    ("long-device-sync", "long cudaDeviceSynchronize while the GPU does little"),
+    ("low-occupancy", "time-weighted achieved occupancy below 25%"),
+    ("many-small-calls", "an op called 1000+ times per step with a tiny average"),
+    ("memory-near-limit", "peak device memory above 90% of the device's memory"),
+    ("occupancy-query", "cudaOccupancyMaxActiveBlocksPerMultiprocessor before kernel launches"),
+    ("overhead-bound", "GPU mostly idle while the CPU dispatches (host overhead)"),
+    ("pageable-memcpy", "host-device copies from pageable (unpinned) memory"),
+    ("profiler-gap", "gap between kernels caused by the profiler's buffer request"),
+    ("recompilation", "torch.compile graphs change across steps (recompiles)"),
+    ("sync-heavy", "synchronizing calls take at least 20% of CPU time"),
+];
+
+/// Analyses shared by the rules, computed once per [`detect`].
+pub(crate) struct Ctx<'t> {
+    /// The trace.
+    pub trace: &'t Trace,
+    /// Steps over the whole trace.
+    pub steps: Steps,
+    /// The op table by name, whole trace.
+    pub ops: OpTable,
+    /// The kernel table, whole trace.
+    pub kernels: KernelTable,
+    /// GPU metrics over tb_plugin's window, per device.
+    pub gpus: Vec<GpuMetrics>,
+    /// Per-device kernel profiles for arbitrary windows.
+    pub gpu_index: GpuIndex,
+    /// Device activity slice ids, ascending.
+    pub activities: Vec<u32>,
+    /// Launch call -> (its first device activity, total device ns it launched).
+    launched: FxHashMap<u32, (u32, i64)>,
+}
+
+impl<'t> Ctx<'t> {
+    fn new(trace: &'t Trace) -> Self {
+        let s = &trace.slices;
+        let activities: Vec<u32> = (0..s.len() as u32)
+            .filter(|&i| trace.class(s.cat[i as usize]).is_device_activity())
+            .collect();
+        let gpu_index = GpuIndex::new(trace);
+        let mut launched: FxHashMap<u32, (u32, i64)> = FxHashMap::default();
+        for &a in &activities {
+            if let Some(l) = launch_of(trace, a) {
+                launched.entry(l).or_insert((a, 0)).1 += s.dur_ns[a as usize];
+            }
+        }
+        Self {
+            trace,
+            steps: steps::analyze(trace, None),
+            ops: op_table(trace, &OpOptions::default()),
+            kernels: kernel_table(trace, None),
+            // One sweep for both: `gpu_metrics` would build its own index.
+            gpus: gpu_index.metrics(metrics_window(trace)),
+            gpu_index,
+            activities,
+            launched,
+        }
+    }
+
+    /// A mask over string ids: `mask[id]` is `pred(string)`. Classify each string once, then
+    /// test slices by `mask[name]` (columnar, no string work per slice).
+    pub fn mask(&self, pred: impl Fn(&str) -> bool) -> Vec<bool> {
+        let strings = &self.trace.strings;
+        (0..strings.len() as u32)
+            .map(|i| pred(&strings.get(crate::model::StrId(i))))
+            .collect()
+    }
+
+    /// Slice ids whose name satisfies `mask` and whose category class is `class` (any class
+    /// when `None`), ascending.
+    pub fn slices_named(&self, mask: &[bool], class: Option<CatClass>) -> Vec<u32> {
+        let s = &self.trace.slices;
+        (0..s.len())
+            .filter(|&i| mask.get(s.name[i].0 as usize).copied().unwrap_or(false))
+            .filter(|&i| class.is_none_or(|c| self.trace.class(s.cat[i]) == c))
+            .map(|i| i as u32)
+            .collect()
+    }
+
+    /// The slice's name.
+    pub fn name(&self, i: u32) -> std::borrow::Cow<'t, str> {
+        let s = &self.trace.slices;
+        match s.name.get(i as usize) {
+            Some(&n) => self.trace.strings.get(n),
+            None => std::borrow::Cow::Borrowed(""),
+        }
+    }
+
+    /// Complete steps (the incomplete tail left out, as in the statistics).
+    pub fn complete_steps(&self) -> Vec<&StepSpan> {
+        self.steps.steps.iter().filter(|s| !s.incomplete).collect()
+    }
+
+    /// Largest GPU busy time (over devices) inside `[w0, w1)`, ns.
+    pub fn busy_ns(&self, window: (i64, i64)) -> i64 {
+        self.gpu_index
+            .metrics(window)
+            .iter()
+            .map(|m| m.busy_ns)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Evidence over `ids`, given in priority order (duplicates allowed): the first
+    /// [`EVIDENCE_CAP`] distinct ids are kept (then sorted ascending); count, range and lanes
+    /// cover all of them.
+    pub fn evidence(&self, ids: impl IntoIterator<Item = u32>) -> Evidence {
+        let s = &self.trace.slices;
+        let given: Vec<u32> = ids
+            .into_iter()
+            .filter(|&i| (i as usize) < s.len())
+            .collect();
+        let mut all = given.clone();
+        all.sort_unstable();
+        all.dedup();
+        let range = all
+            .iter()
+            .map(|&i| (s.start_ns[i as usize], s.end_ns(i as usize)))
+            .reduce(|a, b| (a.0.min(b.0), a.1.max(b.1)));
+        let mut lanes: Vec<u32> = all.iter().map(|&i| s.lane[i as usize].0).collect();
+        lanes.sort_unstable();
+        lanes.dedup();
+        let mut kept: Vec<u32> = Vec::with_capacity(all.len().min(EVIDENCE_CAP));
+        let mut seen: FxHashMap<u32, ()> = FxHashMap::default();
+        for i in given {
+            if kept.len() == EVIDENCE_CAP {
+                break;
+            }
+            if seen.insert(i, ()).is_none() {
+                kept.push(i);
+            }
+        }
+        kept.sort_unstable();
+        Evidence {
+            slices: kept,
+            total: u32::try_from(all.len()).unwrap_or(u32::MAX),
+            range_ns: range,
+            lanes,
+        }
+    }
+
+    /// The first device activity launched by launch call `call`, if any.
+    pub fn launched(&self, call: u32) -> Option<u32> {
+        self.launched.get(&call).map(|l| l.0)
+    }
+
+    /// Total device time launched by launch call `call`, ns (0 when none).
+    pub fn launched_ns(&self, call: u32) -> i64 {
+        self.launched.get(&call).map_or(0, |l| l.1)
+    }
+}
+
+/// Builds a finding (the rules' one constructor, so every field is always filled).
+pub(crate) fn finding(
+    rule: &'static str,
+    severity: Severity,
+    title: String,
+    meaning: &str,
+    try_this: &str,
+    evidence: Evidence,
+) -> Finding {
+    debug_assert!(RULES.iter().any(|(id, _)| *id == rule), "unknown rule {rule}");
+    Finding {
+        rule,
+        severity,
+        title,
+        meaning: meaning.to_string(),
+        try_this: try_this.to_string(),
+        evidence,
+    }
+}
+
+/// Every finding of every rule on `trace`: severity (alert first), then rule id, then the
+/// rule's own order. Deterministic.
+pub fn detect(trace: &Trace) -> Vec<Finding> {
+    let ctx = Ctx::new(trace);
+    let mut out = Vec::new();
+    table::rules(&ctx, &mut out);
+    cpu::rules(&ctx, &mut out);
+    gpu::rules(&ctx, &mut out);
+    dispatch::rules(&ctx, &mut out);
+    compile::rules(&ctx, &mut out);
+    data::rules(&ctx, &mut out);
+    // Stable sort: within a rule the emission order stays.
+    out.sort_by(|a, b| b.severity.cmp(&a.severity).then(a.rule.cmp(b.rule)));
+    out
+}
+
+/// Percent with one decimal, for titles.
+pub(crate) fn pct(x: f64) -> String {
+    format!("{:.1}%", x * 100.0)
+}
+
+/// A duration for titles: `850 ns`, `12.3 µs`, `4.56 ms`, `1.23 s`.
+pub(crate) fn dur(ns: i64) -> String {
+    let a = ns.unsigned_abs();
+    if a < 1_000 {
+        format!("{ns} ns")
+    } else if a < 1_000_000 {
+        format!("{:.1} µs", ns as f64 / 1e3)
+    } else if a < 1_000_000_000 {
+        format!("{:.2} ms", ns as f64 / 1e6)
+    } else {
+        format!("{:.2} s", ns as f64 / 1e9)
+    }
+}
+
+/// The launch call of device activity `i`, if it is linked to one.
+pub(crate) fn launch_of(trace: &Trace, i: u32) -> Option<u32> {
+    let l = *trace.slices.launch.get(i as usize)?;
+    (l != NONE && (l as usize) < trace.slices.len()).then_some(l)
+}
+
+/// One entry of the trace's top-level `deviceProperties`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct DeviceProps {
+    /// `id`.
+    pub id: i64,
+    /// `totalGlobalMem`, bytes.
+    pub total_mem: Option<i64>,
+    /// `computeMajor`.
+    pub major: Option<i64>,
+}
+
+impl Ctx<'_> {
+    /// The devices listed in `deviceProperties` (empty when absent or unreadable).
+    pub fn devices(&self) -> Vec<DeviceProps> {
+        let Some((_, raw)) = self.trace.top_level.iter().find(|(k, _)| k == "deviceProperties") else {
+            return Vec::new();
+        };
+        // A few hundred bytes once per trace: serde is fine here.
+        let Ok(serde_json::Value::Array(list)) = serde_json::from_str::<serde_json::Value>(raw) else {
+            return Vec::new();
+        };
+        list.iter()
+            .enumerate()
+            .map(|(k, d)| DeviceProps {
+                id: d.get("id").and_then(serde_json::Value::as_i64).unwrap_or(k as i64),
+                total_mem: d.get("totalGlobalMem").and_then(serde_json::Value::as_i64),
+                major: d.get("computeMajor").and_then(serde_json::Value::as_i64),
+            })
+            .collect()
+    }
+
+    /// The highest compute capability major among the listed devices, if any is listed.
+    pub fn max_compute_major(&self) -> Option<i64> {
+        self.devices().iter().filter_map(|d| d.major).max()
+    }
+}

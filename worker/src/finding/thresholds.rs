@@ -1,0 +1,73 @@
+//! Every threshold the cheatsheet rules use, in one place (issue #6: "thresholds are constants
+//! in one place, documented in README"). Times are ns, shares are fractions 0..=1.
+//!
+//! Where a number comes from another tool it says so (REFERENCE.md §4–5); the rest are ours,
+//! chosen so a rule fires on a pattern a person would call a problem and stays silent on the
+//! real fixtures where it is not one (see `worker/tests/findings.rs`).
+
+/// Most slice ids one finding carries as evidence (the true count is kept beside them).
+pub const EVIDENCE_CAP: usize = 100;
+
+/// `overhead-bound`: Self CUDA time total below this share of Self CPU time total.
+pub const OVERHEAD_DEVICE_SHARE: f64 = 0.10;
+/// `overhead-bound`: a step whose GPU is idle more than this share of its span is overhead-bound.
+pub const OVERHEAD_STEP_IDLE_SHARE: f64 = 0.50;
+/// `compute-bound`: GPU busy at least this share of the steps' time (tb_plugin-style window).
+pub const COMPUTE_BOUND_BUSY_SHARE: f64 = 0.80;
+/// `hotspot-op`: one op holds at least this share of Self CUDA time total.
+pub const HOTSPOT_OP_SHARE: f64 = 0.40;
+/// `many-small-calls`: at least this many calls of one op per step (per trace without steps).
+pub const MANY_SMALL_CALLS_PER_STEP: f64 = 1000.0;
+/// `many-small-calls`: and an average CPU total per call below this, ns (10 µs).
+pub const MANY_SMALL_CALLS_MAX_AVG_NS: i64 = 10_000;
+/// `cold-start-step`: first step at least this many times the median of the others.
+pub const COLD_START_RATIO: f64 = 1.5;
+/// `annotation-dispatch-gap`: first-step gap from a record_function's start to its first op, ns.
+pub const DISPATCH_GAP_MIN_NS: i64 = 50_000;
+/// `annotation-dispatch-gap`: and at least this many times the median gap in later steps.
+pub const DISPATCH_GAP_RATIO: f64 = 10.0;
+/// `occupancy-query`: how many launch calls after a query are looked at for the kernel it sizes.
+pub const OCCUPANCY_LOOKAHEAD_CALLS: usize = 8;
+/// `occupancy-query`: and how many slices after it at most (bounds the cost per query).
+pub const OCCUPANCY_LOOKAHEAD_SLICES: usize = 64;
+/// `long-device-sync`: a `cudaDeviceSynchronize` at least this long, ns (1 ms) ...
+pub const LONG_SYNC_MIN_NS: i64 = 1_000_000;
+/// ... during which the GPU is busy less than this share of the call.
+pub const LONG_SYNC_MAX_BUSY_SHARE: f64 = 0.50;
+/// `sync-heavy`: synchronizing calls take at least this share of Self CPU time total.
+pub const SYNC_HEAVY_SHARE: f64 = 0.20;
+/// `launch-overhead`: at least this share of linked kernels is shorter than its launch call ...
+pub const LAUNCH_OVERHEAD_SHARE: f64 = 0.50;
+/// ... and at least this many such kernels (HTA's "short kernel" definition).
+pub const LAUNCH_OVERHEAD_MIN_KERNELS: usize = 100;
+/// `kernel-time-variance`: per-step time of a kernel (same name, grid, block) max / median.
+pub const KERNEL_VARIANCE_RATIO: f64 = 1.5;
+/// `kernel-time-variance`: only kernels holding at least this share of all kernel time.
+pub const KERNEL_VARIANCE_MIN_SHARE: f64 = 0.05;
+/// `fp32-gemm`: GEMM time without tensor cores at least this share of all GEMM time.
+pub const FP32_GEMM_MIN_SHARE: f64 = 0.10;
+/// `gpu-idle`: GPU Utilization below this (tb_plugin's 50%).
+pub const GPU_IDLE_UTILIZATION: f64 = 0.50;
+/// `gpu-idle`: or a gap without device work at least this long, ns (Nsight's 500 ms).
+pub const GPU_IDLE_GAP_NS: i64 = 500_000_000;
+/// `low-occupancy`: time-weighted Est. Achieved Occupancy below this, percent.
+pub const LOW_OCCUPANCY_PCT: f64 = 25.0;
+/// `low-occupancy`: only when kernels reporting occupancy run at least this long, ns (100 µs):
+/// a handful of microseconds of tiny kernels is not worth a finding.
+pub const LOW_OCCUPANCY_MIN_KERNEL_NS: i64 = 100_000;
+/// `compile-cpu-tax`: compiled-region CPU time at least this many times its GPU time.
+pub const COMPILE_CPU_TAX_RATIO: f64 = 1.0;
+/// `dataloader-bound`: DataLoader above this share of step time (tb_plugin's 5%).
+pub const DATALOADER_SHARE: f64 = 0.05;
+/// `comm-heavy`: communication above this share of step time (tb_plugin's 10%).
+pub const COMM_HEAVY_SHARE: f64 = 0.10;
+/// `comm-not-overlapped`: communication-kernel time not overlapped by compute kernels, share.
+pub const COMM_EXPOSED_SHARE: f64 = 0.50;
+/// `comm-not-overlapped`: only when communication kernels take at least this share of the
+/// device's kernel time (a few tiny collectives are not worth a finding).
+pub const COMM_MIN_KERNEL_SHARE: f64 = 0.05;
+/// `memory-near-limit`: peak reserved (else allocated) memory above this share of the device
+/// memory (tb_plugin's 90%).
+pub const MEMORY_NEAR_LIMIT_SHARE: f64 = 0.90;
+/// `amp-opportunity` / `fp32-gemm`: tensor cores exist from this compute capability (Volta).
+pub const TENSOR_CORE_MIN_MAJOR: i64 = 7;
