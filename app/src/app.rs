@@ -6,7 +6,8 @@
 
 use crate::control::Controller;
 use crate::panels::{
-    DetailsPanel, DropZone, ErrorPanel, OpenButton, ProgressPanel, SummaryPanel, TablePanel, Tabs,
+    DetailsPanel, DropZone, ErrorPanel, FindingsPanel, OpenButton, ProgressPanel, SummaryPanel,
+    TablePanel, Tabs,
 };
 use crate::state::table::{Scope, Tab};
 use crate::timeline::theme::Theme;
@@ -43,6 +44,7 @@ pub fn App() -> impl IntoView {
     // that must not outlive it, and reloading only resets its state.
     let shown = Memo::new(move |was: Option<&bool>| was.copied().unwrap_or(false) || loaded.get());
     let on_summary = Memo::new(move |_| tables.with(|t| t.tab == Tab::Summary));
+    let on_findings = Memo::new(move |_| tables.with(|t| t.tab == Tab::Findings));
     let steps = Memo::new(move |_| {
         ctl.timeline
             .with(|t| t.layout.as_ref().map(|l| l.steps.clone()).unwrap_or_default())
@@ -73,6 +75,9 @@ pub fn App() -> impl IntoView {
             </Show>
             <Show when=move || on_summary.get()>
                 <SummaryPanel state=state />
+            </Show>
+            <Show when=move || loaded.get() && on_findings.get()>
+                <FindingsPanel ctl=ctl />
             </Show>
             <Show when=move || loaded.get()>
                 <TablePanel

@@ -9,10 +9,10 @@
 //! error           LoadError as JSON ({kind, message, offset, line, column}), or null
 //! loads           number of loads that ended, success or failure
 //! protocolVersion the worker's announced protocol version, or null before its Ready
-//! table           the table tab shown: {kind: "ops"|"kernels"|"steps", scope: "trace"|"step"|
-//!                 "range", rows: visible row
-//!                 count (after the filter), sort: {key, desc} or null, byShape, pending},
-//!                 or null on the summary tab or before the first table arrived
+//! table           the table tab shown: {kind: "ops"|"kernels"|"steps", scope: "trace" | "step"
+//!                 | "range", rows: visible row count (after the filter), sort: {key, desc} or
+//!                 null, byShape, pending}, or null on the summary and findings tabs or before
+//!                 the first table arrived
 //! timeline        null before the layout arrives, then {
 //!                   startNs, endNs, nsPerPx, width, height, scrollY, rulerH: the view;
 //!                   lanes: [{lane, name, group, y, height, rows}] (y: content px, screen y =
@@ -23,16 +23,20 @@
 //!                   search: {text, total, rank} or null;
 //!                   rects: rects in the tile cache, resolutionNs;
 //!                   frames: {count, p50Ms, p95Ms, maxMs}, firstPaintMs,
-//!                   pending: channels with an unanswered query }
+//!                   pending: channels with an unanswered query,
+//!                   highlight: evidence slices outlined }
+//! findings        {rules: [rule ids, alerts first], active: rule|null}, or null before the
+//!                 cheatsheet's answer
 //! longTasks       {count, maxMs}: main-thread tasks over 50 ms since the page started
-//! idle()          Promise resolved when no load is running and no table or timeline query is
-//!                 pending (at once if none is)
+//! idle()          Promise resolved when no load is running and no table, timeline or findings
+//!                 query is pending (at once if none is)
 //! ```
 //!
 //! Invariants: [`publish`] runs synchronously inside the state change (not in an effect), so a
 //! test that triggers a load (e.g. `setInputFiles`) and then calls `idle()` sees `loading` and
 //! waits. The snapshot is rebuilt per change; `summary` is serialized only when it changes.
 
+use crate::state::findings::FindingsState;
 use crate::state::table::{Tab, TableState};
 use crate::state::timeline::TimelineState;
 use crate::state::tracks::TrackKind;
@@ -112,14 +116,21 @@ fn observe_long_tasks() {
 
 /// Replaces the snapshot with `state` and `tables`, and resolves `idle()` waiters if no load is
 /// running and no query is pending.
-pub fn publish(state: &LoadState, tables: &TableState, timeline: &TimelineState) {
+pub fn publish(
+    state: &LoadState,
+    tables: &TableState,
+    timeline: &TimelineState,
+    findings: &FindingsState,
+) {
     let waiters = HOOK.with_borrow_mut(|hook| {
         let Some(hook) = hook.as_mut() else {
             return Vec::new();
         };
-        hook.loading =
-            state.status == Status::Loading || tables.pending.is_some() || timeline.busy();
-        hook.snapshot = snapshot(hook, state, tables, timeline);
+        hook.loading = state.status == Status::Loading
+            || tables.pending.is_some()
+            || timeline.busy()
+            || findings.pending.is_some();
+        hook.snapshot = snapshot(hook, state, tables, timeline, findings);
         if hook.loading {
             Vec::new()
         } else {
@@ -136,6 +147,7 @@ fn snapshot(
     state: &LoadState,
     tables: &TableState,
     timeline: &TimelineState,
+    findings: &FindingsState,
 ) -> JsValue {
     let summary = match &state.summary {
         Some(summary) => match &hook.summary_cache {
@@ -154,7 +166,11 @@ fn snapshot(
     let (n, max) = LONG_TASKS.with(std::cell::Cell::get);
     let long_tasks = to_js(&serde_json::json!({ "count": n, "maxMs": max }));
     let obj = Object::new();
-    let fields: [(&str, JsValue); 9] = [
+    let findings = findings.list.as_ref().map_or(JsValue::NULL, |list| {
+        let rules: Vec<&str> = list.iter().map(|f| f.rule.as_str()).collect();
+        to_js(&serde_json::json!({ "rules": rules, "active": findings.active }))
+    });
+    let fields: [(&str, JsValue); 10] = [
         ("status", state.status.as_str().into()),
         ("summary", summary),
         ("error", error),
@@ -163,6 +179,7 @@ fn snapshot(
         ("table", table),
         ("timeline", timeline_js(timeline)),
         ("longTasks", long_tasks),
+        ("findings", findings),
         ("idle", hook.idle.clone().into()),
     ];
     for (key, value) in fields {
@@ -173,7 +190,7 @@ fn snapshot(
 
 /// `{kind, rows, sort, byShape, pending}` for the table tab shown, or null.
 fn table_js(t: &TableState) -> JsValue {
-    let Some(data) = t.data.as_ref().filter(|_| t.tab != Tab::Summary) else {
+    let Some(data) = t.data.as_ref().filter(|_| !matches!(t.tab, Tab::Summary | Tab::Findings)) else {
         return JsValue::NULL;
     };
     let sort = t.sort.as_ref().map_or(JsValue::NULL, |s| {
@@ -247,6 +264,7 @@ fn timeline_js(t: &TimelineState) -> JsValue {
         },
         "firstPaintMs": t.frames.first_paint_ms,
         "pending": t.pending_channels(),
+        "highlight": t.highlight.len(),
     }))
 }
 

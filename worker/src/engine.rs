@@ -26,6 +26,8 @@ pub struct Engine {
     gpu: Option<GpuIndex>,
     /// Memory series, built on the first counters query.
     memory: Option<Memory>,
+    /// Cheatsheet findings, detected on the first findings query.
+    findings: Option<Vec<crate::finding::Finding>>,
     /// The last search text and its compiled query (tiles and search steps reuse it).
     search: Option<(String, search::Query)>,
 }
@@ -147,7 +149,10 @@ impl Engine {
                 let memory = self.memory.get_or_insert_with(|| memory::analyze(trace, None, 0));
                 Answer::Counters(timeline::counters::counters(gpu, memory, (*start_ns, *end_ns), *buckets))
             }
-            Query::Findings => Answer::Findings(Vec::new()),
+            Query::Findings => {
+                let found = self.findings.get_or_insert_with(|| crate::finding::detect(trace));
+                Answer::Findings(timeline::findings::wire(trace, found))
+            }
             Query::Histogram { name, bins } => {
                 Answer::Histogram(timeline::counters::histogram(trace, name, *bins))
             }

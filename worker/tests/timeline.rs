@@ -189,3 +189,25 @@ fn kernel_histogram_counts_every_kernel_of_that_name() {
     assert_eq!(h.max_ns, *durs.iter().max().unwrap());
     assert!(h.min_ns + h.width_ns * 20 > h.max_ns);
 }
+
+#[test]
+fn findings_on_the_wire_match_the_engine_and_cite_real_slices() {
+    let mut e = common::load_real("partx__profiler_trace_single_sample.json");
+    let expected = kinetoscope::finding::detect(e.trace().unwrap());
+    let Answer::Findings(found) = answer(&mut e, &Query::Findings).0 else {
+        panic!("not findings");
+    };
+    let rules: Vec<&str> = found.iter().map(|f| f.rule.as_str()).collect();
+    let want: Vec<&str> = expected.iter().map(|f| f.rule).collect();
+    assert_eq!(rules, want);
+    assert!(rules.contains(&"dtod-before-gemm"));
+    let trace = e.trace().unwrap();
+    for (f, x) in found.iter().zip(&expected) {
+        assert_eq!(f.slices.len(), x.evidence.slices.len());
+        assert_eq!(f.total, x.evidence.total);
+        for r in &f.slices {
+            assert_eq!(trace.strings.get(trace.slices.name[r.id as usize]), r.name);
+            assert_eq!(trace.slices.start_ns[r.id as usize], r.start_ns);
+        }
+    }
+}

@@ -37,6 +37,7 @@ impl Controller {
     fn begin(self, name: &str) {
         self.tables.update(TableState::reset);
         self.timeline.update(|t| t.reset());
+        self.findings.update(|f| f.reset());
         self.commit(|s| s.begin(name));
     }
 }

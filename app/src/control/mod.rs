@@ -6,13 +6,16 @@
 //! channel (in the bridge), and each state keeps the id it awaits.
 //!
 //! Files: this one routes replies and publishes; [`load`] starts loads; [`tables`] drives the
-//! table tabs; [`timeline`] drives the timeline (view changes, tiles, selection, search).
+//! table tabs; [`timeline`] drives the timeline (view changes, tiles, selection, search);
+//! [`findings`] drives the cheatsheet.
 
+mod findings;
 mod load;
 mod tables;
 pub mod timeline;
 
 use crate::bridge::Bridge;
+use crate::state::findings::FindingsState;
 use crate::state::table::TableState;
 use crate::state::timeline::TimelineState;
 use crate::state::LoadState;
@@ -29,6 +32,8 @@ pub struct Controller {
     pub tables: RwSignal<TableState>,
     /// Timeline.
     pub timeline: RwSignal<TimelineState>,
+    /// Cheatsheet.
+    pub findings: RwSignal<FindingsState>,
     bridge: StoredValue<Option<Bridge>, LocalStorage>,
 }
 
@@ -39,6 +44,7 @@ impl Controller {
             state: RwSignal::new(LoadState::default()),
             tables: RwSignal::new(TableState::default()),
             timeline: RwSignal::new(TimelineState::default()),
+            findings: RwSignal::new(FindingsState::default()),
             bridge: StoredValue::new_local(None),
         };
         let spawned = Bridge::spawn(move |msg, words| ctl.receive(msg, words));
@@ -64,6 +70,11 @@ impl Controller {
                     self.follow_search();
                     self.fetch();
                     self.publish();
+                } else if self.findings.with_untracked(|f| f.pending == Some(id)) {
+                    self.findings.update(|f| {
+                        f.apply(id, *answer);
+                    });
+                    self.publish();
                 } else {
                     self.commit_tables(|t| t.apply(FromWorker::Answer { id, answer }));
                 }
@@ -74,6 +85,10 @@ impl Controller {
                     self.timeline.update(|t| {
                         t.failed(id);
                     });
+                    self.publish();
+                } else if self.findings.with_untracked(|f| f.pending == Some(id)) {
+                    web_sys::console::warn_1(&format!("findings query failed: {message}").into());
+                    self.findings.update(|f| f.pending = None);
                     self.publish();
                 } else {
                     self.commit_tables(|t| t.apply(FromWorker::QueryFailed { id, message }));
@@ -88,6 +103,7 @@ impl Controller {
                     self.send(query);
                 }
                 self.ask_timeline(Query::Layout);
+                self.ask(Query::Findings);
                 self.publish();
             }
             msg => self.commit(|s| s.apply(msg)),
@@ -108,6 +124,7 @@ impl Controller {
         // Recorded as pending first: a dead worker answers synchronously inside `query`.
         match query.channel() {
             Channel::Table => self.tables.update(|t| t.sent(id)),
+            Channel::Findings => self.findings.update_untracked(|f| f.pending = Some(id)),
             channel => self.timeline.update_untracked(|t| t.sent(channel, id)),
         }
         bridge.query(id, query);
@@ -136,7 +153,9 @@ impl Controller {
     pub fn publish(self) {
         self.state.with_untracked(|s| {
             self.tables.with_untracked(|t| {
-                self.timeline.with_untracked(|tl| testing::publish(s, t, tl));
+                self.timeline.with_untracked(|tl| {
+                    self.findings.with_untracked(|f| testing::publish(s, t, tl, f));
+                });
             });
         });
     }

@@ -3,12 +3,14 @@
 
 mod details;
 mod error;
+mod findings;
 mod loader;
 mod summary;
 mod tables;
 
 pub use details::DetailsPanel;
 pub use error::ErrorPanel;
+pub use findings::FindingsPanel;
 pub use loader::{DropZone, OpenButton, ProgressPanel};
 pub use summary::SummaryPanel;
 pub use tables::{TablePanel, Tabs};

@@ -28,11 +28,13 @@ pub enum Tab {
     Kernels,
     /// The step table.
     Steps,
+    /// The cheatsheet's findings (no table query).
+    Findings,
 }
 
 impl Tab {
     /// All tabs in display order.
-    pub const ALL: [Tab; 4] = [Tab::Summary, Tab::Ops, Tab::Kernels, Tab::Steps];
+    pub const ALL: [Tab; 5] = [Tab::Summary, Tab::Findings, Tab::Ops, Tab::Kernels, Tab::Steps];
 
     /// `summary`, `ops`, `kernels`, `steps`.
     pub fn as_str(self) -> &'static str {
@@ -41,6 +43,7 @@ impl Tab {
             Tab::Ops => "ops",
             Tab::Kernels => "kernels",
             Tab::Steps => "steps",
+            Tab::Findings => "findings",
         }
     }
 
@@ -51,6 +54,7 @@ impl Tab {
             Tab::Ops => "Ops",
             Tab::Kernels => "Kernels",
             Tab::Steps => "Steps",
+            Tab::Findings => "Findings",
         }
     }
 }
@@ -120,7 +124,7 @@ impl TableState {
     /// The query for the current tab and toggle; `None` on the summary tab.
     pub fn query(&self) -> Option<Query> {
         match self.tab {
-            Tab::Summary => None,
+            Tab::Summary | Tab::Findings => None,
             Tab::Ops => Some(Query::Ops {
                 by_shape: self.by_shape,
                 range_ns: self.scope.range_ns(),
@@ -132,7 +136,7 @@ impl TableState {
         }
     }
 
-    /// Switches to `tab`; returns the query to send (none for the summary tab).
+    /// Switches to `tab`; returns the query to send (none for the summary and findings tabs).
     pub fn select(&mut self, tab: Tab) -> Option<Query> {
         if tab != self.tab {
             self.tab = tab;

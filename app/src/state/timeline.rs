@@ -117,6 +117,8 @@ pub struct TimelineState {
     pub range: Option<(f64, f64)>,
     /// Search box.
     pub search: SearchState,
+    /// Slices outlined as evidence of the active or hovered finding.
+    pub highlight: Vec<SliceRef>,
     /// Draw statistics.
     pub frames: Frames,
     /// When the load finished (page clock, ms), for the first-paint figure.

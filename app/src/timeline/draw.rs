@@ -79,6 +79,7 @@ impl Painter {
         }
         steps(ctx, t, theme, width, height);
         range(ctx, t, theme, height);
+        highlight(ctx, t, theme);
         selection(ctx, t, theme);
         ctx.restore();
         ruler(ctx, t, theme, width);
@@ -270,6 +271,22 @@ fn place(t: &TimelineState, r: &SliceRef) -> Option<(f64, f64, f64)> {
     let x0 = t.view.x_of(r.start_ns as f64);
     let x1 = t.view.x_of((r.start_ns + r.dur_ns) as f64);
     Some((x0, x1.max(x0 + 1.0), y))
+}
+
+/// Evidence of a finding: outlined in the search-match color, at least 3 px wide so a
+/// sub-pixel kernel still shows.
+fn highlight(ctx: &Ctx, t: &TimelineState, theme: Theme) {
+    if t.highlight.is_empty() {
+        return;
+    }
+    ctx.set_stroke_style_str(theme.colors().matched);
+    ctx.set_line_width(2.5);
+    for r in &t.highlight {
+        if let Some((x0, x1, y)) = place(t, r) {
+            let w = (x1 - x0).max(3.0);
+            ctx.stroke_rect(x0 - (w - (x1 - x0)) / 2.0, y + 0.5, w, ROW_H - 1.0);
+        }
+    }
 }
 
 /// The selection's outline and its flow arrows: launched by / launched, flows in / out.

@@ -6,6 +6,7 @@
 //!               ─tiles───▶ TileSet + rect words (LOD rects of the lanes asked for)
 //!               ─details─▶ SliceDetails (args, parent/children, launch links, flows)
 //!               ─search──▶ SearchHit   (count, next / previous match)
+//! finding::detect ─findings─▶ FindingData (evidence as slice references)
 //! GpuIndex + Memory ─counters─▶ CounterSet (utilization, SM efficiency, memory per bucket)
 //! ```
 //!
@@ -15,6 +16,7 @@
 
 pub mod counters;
 pub mod details;
+pub mod findings;
 pub mod layout;
 pub mod search;
 pub mod tiles;
