@@ -2,13 +2,16 @@
 //! then, once a trace is loaded, the timeline with its details panel and the tabs below
 //! (summary and tables). State and queries live in the [`Controller`].
 //!
-//! With no `?url=` the page loads [`DEMO_URL`].
+//! With no `?url=` the page loads [`DEMO_URL`], unless its fragment is a share link to a local
+//! file, which the page then asks for. A share link's view is restored after the load.
 
 use crate::control::Controller;
 use crate::panels::{
     DetailsPanel, DropZone, ErrorPanel, FindingsPanel, OpenButton, ProgressPanel, SummaryPanel,
     TablePanel, Tabs,
 };
+use crate::state::format;
+use crate::state::link::ViewLink;
 use crate::state::table::{Scope, Tab};
 use crate::timeline::theme::Theme;
 use crate::timeline::Timeline;
@@ -22,7 +25,16 @@ const DEMO_URL: &str = "./public/demo.pt.trace.json.gz";
 #[component]
 pub fn App() -> impl IntoView {
     let ctl = Controller::new();
-    ctl.load_url(&start_url());
+    let link = ViewLink::parse(&window().location().hash().unwrap_or_default());
+    // A link to a local file waits for the user to open that file; otherwise the URL (or the
+    // demo) loads at once. Either way the link's view is restored after the load.
+    let wanted = RwSignal::new(None::<(String, u64)>);
+    match (url_param(), &link.file) {
+        (None, Some(file)) => wanted.set(Some(file.clone())),
+        (url, _) => ctl.load_url(url.as_deref().unwrap_or(DEMO_URL)),
+    }
+    ctl.restore_later(link);
+    let copied = RwSignal::new(false);
     let theme = RwSignal::new(preferred_theme());
     Effect::new(move |_| {
         let t = theme.get();
@@ -55,6 +67,12 @@ pub fn App() -> impl IntoView {
             <h1>"Kinetoscope"</h1>
             <OpenButton on_file=on_file />
             <span class="spacer"></span>
+            <Show when=move || loaded.get()>
+                <button data-testid="copy-link" title="Copy a link to this trace at this view"
+                    on:click=move |_| copied.set(ctl.copy_link())>
+                    {move || if copied.get() { "Link copied" } else { "Copy link" }}
+                </button>
+            </Show>
             <button data-testid="theme-toggle" title="Light / dark theme"
                 on:click=move |_| theme.update(|t| *t = t.toggled())>
                 {move || if theme.get() == Theme::Dark { "☀ Light" } else { "☾ Dark" }}
@@ -62,6 +80,16 @@ pub fn App() -> impl IntoView {
         </header>
         <DropZone on_file=on_file />
         <main>
+            {move || wanted.get().filter(|_| !loaded.get()).map(|(name, size)| view! {
+                <section class="card" data-testid="link-file-prompt">
+                    <h2>"Open the linked trace"</h2>
+                    <p>
+                        "This link shows a view of "<b>{name}</b>{format!(" ({}). ", format::bytes(size))}
+                        "Open that file from your machine to see it: it is read in this browser and never uploaded."
+                    </p>
+                    <OpenButton on_file=on_file />
+                </section>
+            })}
             <ProgressPanel state=state />
             <ErrorPanel state=state />
             <Show when=move || shown.get()>
@@ -95,14 +123,13 @@ pub fn App() -> impl IntoView {
     }
 }
 
-/// The `?url=` query parameter, or the demo trace.
-fn start_url() -> String {
+/// The `?url=` query parameter, if any.
+fn url_param() -> Option<String> {
     let search = window().location().search().unwrap_or_default();
     web_sys::UrlSearchParams::new_with_str(&search)
         .ok()
         .and_then(|params| params.get("url"))
         .filter(|url| !url.trim().is_empty())
-        .unwrap_or_else(|| DEMO_URL.to_owned())
 }
 
 /// Dark when the system prefers it.

@@ -27,6 +27,7 @@
 //!                   highlight: evidence slices outlined }
 //! findings        {rules: [rule ids, alerts first], active: rule|null}, or null before the
 //!                 cheatsheet's answer
+//! link            the share URL of the current view (what "Copy link" copies), or null
 //! longTasks       {count, maxMs}: main-thread tasks over 50 ms since the page started
 //! idle()          Promise resolved when no load is running and no table, timeline or findings
 //!                 query is pending (at once if none is)
@@ -121,6 +122,7 @@ pub fn publish(
     tables: &TableState,
     timeline: &TimelineState,
     findings: &FindingsState,
+    link: Option<&str>,
 ) {
     let waiters = HOOK.with_borrow_mut(|hook| {
         let Some(hook) = hook.as_mut() else {
@@ -130,7 +132,7 @@ pub fn publish(
             || tables.pending.is_some()
             || timeline.busy()
             || findings.pending.is_some();
-        hook.snapshot = snapshot(hook, state, tables, timeline, findings);
+        hook.snapshot = snapshot(hook, state, tables, timeline, findings, link);
         if hook.loading {
             Vec::new()
         } else {
@@ -148,6 +150,7 @@ fn snapshot(
     tables: &TableState,
     timeline: &TimelineState,
     findings: &FindingsState,
+    link: Option<&str>,
 ) -> JsValue {
     let summary = match &state.summary {
         Some(summary) => match &hook.summary_cache {
@@ -170,7 +173,8 @@ fn snapshot(
         let rules: Vec<&str> = list.iter().map(|f| f.rule.as_str()).collect();
         to_js(&serde_json::json!({ "rules": rules, "active": findings.active }))
     });
-    let fields: [(&str, JsValue); 10] = [
+    let link = link.map_or(JsValue::NULL, JsValue::from_str);
+    let fields: [(&str, JsValue); 11] = [
         ("status", state.status.as_str().into()),
         ("summary", summary),
         ("error", error),
@@ -180,6 +184,7 @@ fn snapshot(
         ("timeline", timeline_js(timeline)),
         ("longTasks", long_tasks),
         ("findings", findings),
+        ("link", link),
         ("idle", hook.idle.clone().into()),
     ];
     for (key, value) in fields {

@@ -76,20 +76,19 @@ pub async fn stream_file(bridge: Bridge, id: u32, file: File) {
 
 async fn fetch_into(bridge: &Bridge, id: u32, target: &Target) -> Result<(), LoadError> {
     let window = web_sys::window().ok_or_else(|| io("no window to fetch from".into()))?;
-    let failed = |e: JsValue| {
-        io(format!(
-            "fetching {:?} failed: {}",
-            target.href,
-            js_error(&e)
-        ))
-    };
+    let failed = |e: JsValue| io(fetch_failure(&target.href, &js_error(&e)));
     let response: Response = JsFuture::from(window.fetch_with_str(&target.href))
         .await
         .map_err(failed)?
         .unchecked_into();
     if !response.ok() {
         let (code, text) = (response.status(), response.status_text());
-        return Err(io(format!("HTTP {code} {text} fetching {:?}", target.href)));
+        let hint = match code {
+            404 => " (no such file on that server: check the ?url= link)",
+            401 | 403 => " (the server refuses to share this file)",
+            _ => "",
+        };
+        return Err(io(format!("HTTP {code} {text} fetching {:?}{hint}", target.href)));
     }
     let size = response.headers().get("content-length").ok().flatten();
     if !bridge.open(id, &target.name, size.and_then(|s| s.trim().parse().ok())) {
@@ -150,6 +149,24 @@ fn own_buffer(bytes: &Uint8Array) -> ArrayBuffer {
         buffer
     } else {
         bytes.slice(0, bytes.length()).buffer()
+    }
+}
+
+/// Why a fetch was rejected, in words: the browser only says "Failed to fetch", which for
+/// another origin is almost always CORS (or the server being down).
+fn fetch_failure(href: &str, why: &str) -> String {
+    let page = web_sys::window()
+        .and_then(|w| w.location().origin().ok())
+        .unwrap_or_default();
+    let same_origin = Url::new(href).is_ok_and(|u| u.origin() == page);
+    if same_origin {
+        format!("fetching {href:?} failed: {why} (is the server running?)")
+    } else {
+        format!(
+            "fetching {href:?} failed: {why}. The server did not answer, or it does not let this \
+             page read the file (CORS): it must send the header `Access-Control-Allow-Origin: \
+             {page}` (or `*`) with the trace."
+        )
     }
 }
 

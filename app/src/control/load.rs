@@ -17,6 +17,7 @@ impl Controller {
         let target = source::resolve_url(url);
         let name = target.as_ref().map_or(url, |t| t.name.as_str());
         self.begin(name);
+        self.link.update_value(|l| l.local_file = false);
         let id = bridge.begin();
         match target {
             Ok(target) => spawn_local(source::stream_url(bridge, id, target)),
@@ -30,6 +31,7 @@ impl Controller {
             return;
         };
         self.begin(&file.name());
+        self.link.update_value(|l| l.local_file = true);
         let id = bridge.begin();
         spawn_local(source::stream_file(bridge, id, file));
     }

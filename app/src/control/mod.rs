@@ -7,9 +7,11 @@
 //!
 //! Files: this one routes replies and publishes; [`load`] starts loads; [`tables`] drives the
 //! table tabs; [`timeline`] drives the timeline (view changes, tiles, selection, search);
-//! [`findings`] drives the cheatsheet.
+//! [`findings`] drives the cheatsheet; [`link`] keeps the URL fragment in step with the view and
+//! restores shared links.
 
 mod findings;
+mod link;
 mod load;
 mod tables;
 pub mod timeline;
@@ -35,6 +37,7 @@ pub struct Controller {
     /// Cheatsheet.
     pub findings: RwSignal<FindingsState>,
     bridge: StoredValue<Option<Bridge>, LocalStorage>,
+    link: StoredValue<link::LinkState, LocalStorage>,
 }
 
 impl Controller {
@@ -46,6 +49,7 @@ impl Controller {
             timeline: RwSignal::new(TimelineState::default()),
             findings: RwSignal::new(FindingsState::default()),
             bridge: StoredValue::new_local(None),
+            link: StoredValue::new_local(link::LinkState::default()),
         };
         let spawned = Bridge::spawn(move |msg, words| ctl.receive(msg, words));
         ctl.bridge.set_value(Some(spawned));
@@ -66,6 +70,7 @@ impl Controller {
                     });
                     if layout {
                         self.layout_arrived();
+                        self.restore();
                     }
                     self.follow_search();
                     self.fetch();
@@ -74,6 +79,7 @@ impl Controller {
                     self.findings.update(|f| {
                         f.apply(id, *answer);
                     });
+                    self.findings_arrived();
                     self.publish();
                 } else {
                     self.commit_tables(|t| t.apply(FromWorker::Answer { id, answer }));
@@ -108,6 +114,12 @@ impl Controller {
             }
             msg => self.commit(|s| s.apply(msg)),
         }
+    }
+
+    fn share_url_if_loaded(self) -> Option<String> {
+        self.state
+            .with_untracked(|s| s.summary.is_some())
+            .then(|| self.share_url())
     }
 
     fn get_bridge(self) -> Option<Bridge> {
@@ -149,12 +161,15 @@ impl Controller {
         self.publish();
     }
 
-    /// Publishes the current state to `window.kinetoscope`.
+    /// Publishes the current state to `window.kinetoscope` and schedules the URL fragment's
+    /// update.
     pub fn publish(self) {
+        self.schedule_fragment();
+        let link = self.share_url_if_loaded();
         self.state.with_untracked(|s| {
             self.tables.with_untracked(|t| {
                 self.timeline.with_untracked(|tl| {
-                    self.findings.with_untracked(|f| testing::publish(s, t, tl, f));
+                    self.findings.with_untracked(|f| testing::publish(s, t, tl, f, link.as_deref()));
                 });
             });
         });

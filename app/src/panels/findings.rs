@@ -3,7 +3,8 @@
 //! the evidence and selects it; hovering outlines the evidence.
 //!
 //! Test ids: `findings` (panel), `finding` items (`data-rule`, `data-severity`, `data-active`),
-//! `finding-count`. Trace text is always text, never HTML.
+//! `finding-count`, `finding-link` (the share link of the view with that finding active). Trace
+//! text is always text, never HTML.
 
 use crate::control::Controller;
 use leptos::prelude::*;
@@ -36,7 +37,7 @@ pub fn FindingsPanel(ctl: Controller) -> impl IntoView {
 
 fn item(ctl: Controller, f: FindingData, active: Memo<Option<String>>) -> impl IntoView {
     let rule = f.rule.clone();
-    let (r1, r2) = (rule.clone(), rule.clone());
+    let (r1, r2, r3) = (rule.clone(), rule.clone(), rule.clone());
     let is_active = Memo::new(move |_| active.get().as_deref() == Some(r1.as_str()));
     let shown = f.slices.len();
     let evidence = if f.total as usize > shown {
@@ -63,7 +64,12 @@ fn item(ctl: Controller, f: FindingData, active: Memo<Option<String>>) -> impl I
             </div>
             <p><b>"Usually means: "</b>{f.meaning.clone()}</p>
             <p><b>"Try: "</b>{f.try_this.clone()}</p>
-            <p class="muted">{evidence}</p>
+            <p class="muted">
+                {evidence}" · "
+                <a data-testid="finding-link" href=move || ctl.finding_url(&r3)
+                    title="A link that opens this trace with this finding selected"
+                    on:click=|e| e.stop_propagation()>"link to this finding"</a>
+            </p>
         </li>
     }
 }

@@ -13,6 +13,7 @@
 
 pub mod findings;
 pub mod format;
+pub mod link;
 pub mod table;
 pub mod tiles;
 pub mod timeline;

@@ -102,6 +102,15 @@ impl Viewport {
         self.clamp();
     }
 
+    /// Shows exactly `[start, end]` (clamped to the trace), e.g. from a share link.
+    pub fn set(&mut self, start: f64, end: f64) {
+        if start < end {
+            self.start = start;
+            self.end = end;
+            self.clamp();
+        }
+    }
+
     /// Centers `ns` keeping the span.
     pub fn center(&mut self, ns: f64) {
         let half = self.span() / 2.0;

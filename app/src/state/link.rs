@@ -1,0 +1,206 @@
+//! Share links: the view state carried in the URL fragment, so a teammate opening the link sees
+//! the same trace at the same view (issue 7).
+//!
+//! Format: `#` then `key=value` pairs joined by `&`, values percent-encoded (RFC 3986 unreserved
+//! characters kept):
+//!
+//! ```text
+//! t=START,END        visible window, ns from the trace origin
+//! sel=LANE,START,NTH,NAME   selected slice by stable key (survives reparsing the same file)
+//! range=START,END    selected time range, ns
+//! tab=ops            active tab (summary, findings, ops, kernels, steps, ...)
+//! scope=step:N | range     op / kernel table scope (range = the selected range)
+//! sort=KEY,desc|asc  table sort; shape=1 groups ops by input shape
+//! q=TEXT             search text
+//! finding=RULE       active cheatsheet finding
+//! file=NAME,SIZE     a locally opened file (the link carries its name and size, never its bytes)
+//! ```
+//!
+//! Unknown keys are ignored and malformed values dropped, so an old or hand-edited link still
+//! opens what it can. The trace itself comes from `?url=` (query string), not the fragment.
+
+use protocol::SliceKey;
+
+/// Everything a share link restores.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ViewLink {
+    /// Visible window, ns.
+    pub window: Option<(f64, f64)>,
+    /// Selected slice.
+    pub selection: Option<SliceKey>,
+    /// Selected time range, ns.
+    pub range: Option<(f64, f64)>,
+    /// Active tab (its test-id name).
+    pub tab: Option<String>,
+    /// Table scope: `step:N` or `range`.
+    pub scope: Option<String>,
+    /// Table sort column and descending flag.
+    pub sort: Option<(String, bool)>,
+    /// Ops grouped by input shape.
+    pub by_shape: bool,
+    /// Search text.
+    pub search: Option<String>,
+    /// Active finding's rule.
+    pub finding: Option<String>,
+    /// A locally opened file's name and size.
+    pub file: Option<(String, u64)>,
+}
+
+impl ViewLink {
+    /// The fragment text (without `#`); empty when there is nothing to carry.
+    pub fn to_fragment(&self) -> String {
+        let mut parts: Vec<String> = Vec::new();
+        let mut put = |k: &str, v: String| parts.push(format!("{k}={}", encode(&v)));
+        if let Some(file) = &self.file {
+            put("file", format!("{},{}", file.0, file.1));
+        }
+        if let Some((a, b)) = self.window {
+            put("t", format!("{},{}", a.round(), b.round()));
+        }
+        if let Some(k) = &self.selection {
+            put("sel", format!("{},{},{},{}", k.lane, k.start_ns, k.nth, k.name));
+        }
+        if let Some((a, b)) = self.range {
+            put("range", format!("{},{}", a.round(), b.round()));
+        }
+        if let Some(tab) = &self.tab {
+            put("tab", tab.clone());
+        }
+        if let Some(scope) = &self.scope {
+            put("scope", scope.clone());
+        }
+        if let Some((key, desc)) = &self.sort {
+            put("sort", format!("{key},{}", if *desc { "desc" } else { "asc" }));
+        }
+        if self.by_shape {
+            put("shape", "1".into());
+        }
+        if let Some(q) = &self.search {
+            put("q", q.clone());
+        }
+        if let Some(f) = &self.finding {
+            put("finding", f.clone());
+        }
+        parts.join("&")
+    }
+
+    /// Reads a fragment (with or without the leading `#`).
+    pub fn parse(fragment: &str) -> Self {
+        let mut link = Self::default();
+        for pair in fragment.trim_start_matches('#').split('&') {
+            let Some((key, raw)) = pair.split_once('=') else { continue };
+            let value = decode(raw);
+            match key {
+                "t" => link.window = pair_f64(&value),
+                "range" => link.range = pair_f64(&value),
+                "sel" => link.selection = slice_key(&value),
+                "tab" => link.tab = Some(value).filter(|v| !v.is_empty()),
+                "scope" => link.scope = Some(value).filter(|v| !v.is_empty()),
+                "sort" => {
+                    link.sort = value
+                        .rsplit_once(',')
+                        .map(|(k, d)| (k.to_owned(), d != "asc"))
+                        .filter(|(k, _)| !k.is_empty());
+                }
+                "shape" => link.by_shape = value == "1",
+                "q" => link.search = Some(value).filter(|v| !v.is_empty()),
+                "finding" => link.finding = Some(value).filter(|v| !v.is_empty()),
+                "file" => {
+                    link.file = value
+                        .rsplit_once(',')
+                        .and_then(|(n, s)| Some((n.to_owned(), s.parse().ok()?)));
+                }
+                _ => {}
+            }
+        }
+        link
+    }
+}
+
+fn pair_f64(v: &str) -> Option<(f64, f64)> {
+    let (a, b) = v.split_once(',')?;
+    let (a, b) = (a.parse::<f64>().ok()?, b.parse::<f64>().ok()?);
+    (a.is_finite() && b.is_finite() && a < b).then_some((a, b))
+}
+
+/// `LANE,START,NTH,NAME` (the name last: it may contain commas).
+fn slice_key(v: &str) -> Option<SliceKey> {
+    let mut it = v.splitn(4, ',');
+    Some(SliceKey {
+        lane: it.next()?.parse().ok()?,
+        start_ns: it.next()?.parse().ok()?,
+        nth: it.next()?.parse().ok()?,
+        name: it.next()?.to_owned(),
+    })
+}
+
+/// Percent-encodes everything but RFC 3986 unreserved characters.
+pub fn encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~' | b',' | b':') {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Decodes `%XX` escapes; malformed escapes stay as written, invalid UTF-8 is replaced.
+pub fn decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = |c: u8| char::from(c).to_digit(16);
+        match (b[i], b.get(i + 1).and_then(|&c| hex(c)), b.get(i + 2).and_then(|&c| hex(c))) {
+            (b'%', Some(h), Some(l)) => {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+            }
+            (c, _, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_every_field() {
+        let link = ViewLink {
+            window: Some((1000.0, 250_000.0)),
+            selection: Some(SliceKey {
+                lane: 3,
+                start_ns: 123_456,
+                nth: 1,
+                name: "void gemm<float, 128>(a, b) & <img src=x>".into(),
+            }),
+            range: Some((2000.0, 3000.0)),
+            tab: Some("ops".into()),
+            scope: Some("step:4".into()),
+            sort: Some(("self_cuda".into(), false)),
+            by_shape: true,
+            search: Some("aten::mm #1".into()),
+            finding: Some("dtod-before-gemm".into()),
+            file: Some(("my trace,v2.json.gz".into(), 123_456_789)),
+        };
+        let text = link.to_fragment();
+        assert!(!text.contains(' ') && !text.contains('<') && !text.contains('#'));
+        assert_eq!(ViewLink::parse(&format!("#{text}")), link);
+    }
+
+    #[test]
+    fn bad_values_are_dropped_and_unknown_keys_ignored() {
+        let link = ViewLink::parse("t=5,1&sel=x,1,0,a&range=1,2&zz=9&q=&sort=,desc&file=a,big");
+        assert_eq!(link, ViewLink { range: Some((1.0, 2.0)), ..ViewLink::default() });
+        assert_eq!(decode("%zz%41%"), "%zzA%");
+        assert_eq!(ViewLink::default().to_fragment(), "");
+    }
+}

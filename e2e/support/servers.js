@@ -1,0 +1,42 @@
+// Extra static servers for the share-link tests: the built site under a sub-path with traces
+// next to it, and a second origin that serves a trace without CORS headers. Plain node:http on
+// ephemeral ports; `close()` when done.
+const fs = require('node:fs');
+const http = require('node:http');
+const path = require('node:path');
+
+const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm', '.css': 'text/css', '.json': 'application/json', '.gz': 'application/gzip' };
+
+/**
+ * Serves `mounts` ({ '/prefix/': directory or file }) on 127.0.0.1; `headers` are added to
+ * every response. Resolves to { origin, close }.
+ */
+function serve(mounts, headers = {}) {
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url, 'http://x');
+    const pathname = decodeURIComponent(url.pathname);
+    for (const [prefix, target] of Object.entries(mounts)) {
+      if (!pathname.startsWith(prefix)) continue;
+      let file = target;
+      if (fs.statSync(target).isDirectory()) {
+        file = path.join(target, pathname.slice(prefix.length) || 'index.html');
+        if (!path.resolve(file).startsWith(path.resolve(target))) break;
+        if (fs.existsSync(file) && fs.statSync(file).isDirectory()) file = path.join(file, 'index.html');
+      }
+      if (!fs.existsSync(file)) break;
+      res.writeHead(200, { 'content-type': TYPES[path.extname(file)] || 'application/octet-stream', ...headers });
+      fs.createReadStream(file).pipe(res);
+      return;
+    }
+    res.writeHead(404, headers);
+    res.end('not found');
+  });
+  return new Promise((resolve) => {
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      resolve({ origin: `http://127.0.0.1:${port}`, close: () => new Promise((r) => server.close(r)) });
+    });
+  });
+}
+
+module.exports = { serve };
