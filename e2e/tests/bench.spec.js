@@ -1,5 +1,7 @@
 // Browser benchmark (not a test): loads KINETOSCOPE_BENCH_URL through `?url=` and prints one JSON
-// line with the worker's parse+index time. Skipped unless scripts/bench sets the variable.
+// line per run with the worker's parse+index time, then one line with the timeline's frame times
+// while zooming and panning (keys held, drags, wheel) and the first paint after the load.
+// Skipped unless scripts/bench sets the variable.
 const { test, expect } = require('../pages/app');
 
 const url = process.env.KINETOSCOPE_BENCH_URL;
@@ -20,6 +22,34 @@ test('browser parse+index benchmark', async ({ app, page }) => {
       json_bytes: summary.json_bytes, events: summary.events, parse_ms: summary.parse_ms,
       mb_per_s: summary.json_bytes / 1e6 / secs, events_per_s: summary.events / secs, page_load_ms: wall,
     }));
-    await page.goto('about:blank');
+    if (run + 1 < runs) await page.goto('about:blank');
   }
+
+  // Timeline frames on the last load: hold W / S / A / D, drag, ctrl+wheel.
+  await app.waitForTimeline();
+  const first = (await app.timeline()).firstPaintMs;
+  const box = await app.canvas.boundingBox();
+  await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+  for (const [key, ms] of [['w', 1500], ['d', 800], ['w', 1200], ['a', 800], ['s', 1000], ['d', 600], ['s', 1500]]) {
+    await page.keyboard.down(key);
+    await page.waitForTimeout(ms);
+    await page.keyboard.up(key);
+  }
+  for (let i = 0; i < 10; i++) {
+    await page.mouse.move(box.x + box.width * 0.7, box.y + box.height / 2);
+    await page.mouse.down();
+    await page.mouse.move(box.x + box.width * 0.3, box.y + box.height / 2 + 20, { steps: 12 });
+    await page.mouse.up();
+  }
+  await page.keyboard.down('Control');
+  for (let i = 0; i < 20; i++) await page.mouse.wheel(0, i < 10 ? -120 : 120);
+  await page.keyboard.up('Control');
+  await app.idle();
+  const t = await app.timeline();
+  const long = await page.evaluate(() => window.kinetoscope.longTasks);
+  console.log(JSON.stringify({
+    bench: 'timeline_frames', target: 'browser-canvas', file: url, frames: t.frames.count,
+    p50_ms: t.frames.p50Ms, p95_ms: t.frames.p95Ms, max_ms: t.frames.maxMs, first_paint_ms: first,
+    rects_cached: t.rects, lanes: t.lanes.length, long_tasks: long.count, longest_task_ms: long.maxMs,
+  }));
 });

@@ -74,6 +74,13 @@ impl Controller {
                     }
                     self.follow_search();
                     self.fetch();
+                    // Findings take the worker a while: asked once the first tiles are in, so
+                    // they never delay the first timeline paint.
+                    let painted = self.timeline.with_untracked(|t| t.tiles.request.is_some());
+                    let asked = self.findings.with_untracked(|f| f.list.is_some() || f.pending.is_some());
+                    if painted && !asked {
+                        self.ask(Query::Findings);
+                    }
                     self.publish();
                 } else if self.findings.with_untracked(|f| f.pending == Some(id)) {
                     self.findings.update(|f| {
@@ -109,7 +116,6 @@ impl Controller {
                     self.send(query);
                 }
                 self.ask_timeline(Query::Layout);
-                self.ask(Query::Findings);
                 self.publish();
             }
             msg => self.commit(|s| s.apply(msg)),

@@ -58,7 +58,8 @@ impl TileRequest {
 
 /// The power of two at or below `ns_per_px` (at least 1).
 pub fn resolution(ns_per_px: f64) -> i64 {
-    let r = ns_per_px.max(1.0).min(4e18) as u64;
+    // NaN becomes 1 (`max` ignores it); the cap keeps the shift below 2^62.
+    let r = ns_per_px.max(1.0).clamp(1.0, 4e18) as u64;
     1i64 << (63 - r.leading_zeros()).min(62)
 }
 

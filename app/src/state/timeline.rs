@@ -197,10 +197,8 @@ impl TimelineState {
                     }
                 }
             }
-            (Channel::Search, Answer::Search(hit)) => {
-                if hit.text == self.search.text.trim() {
-                    self.search.hit = Some(hit);
-                }
+            (Channel::Search, Answer::Search(hit)) if hit.text == self.search.text.trim() => {
+                self.search.hit = Some(hit);
             }
             _ => {}
         }
@@ -364,6 +362,7 @@ impl TimelineState {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use protocol::{LaneGroup, LaneInfo, TileSet};

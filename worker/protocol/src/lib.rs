@@ -112,6 +112,8 @@ impl Query {
 /// payloads have a `kind` field of their own.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "kind", content = "data", rename_all = "snake_case")]
+// Answers always travel boxed (`FromWorker::Answer`), so variant sizes do not matter.
+#[allow(clippy::large_enum_variant)]
 pub enum Answer {
     /// Ops, Kernels or Steps.
     Table(TableData),
