@@ -8,7 +8,7 @@
 use crate::control::Controller;
 use crate::panels::{
     DetailsPanel, DropZone, ErrorPanel, FindingsPanel, OpenButton, ProgressPanel, SummaryPanel,
-    TablePanel, Tabs,
+    TablePanel, Tabs, TraceHeader,
 };
 use crate::state::format;
 use crate::state::link::ViewLink;
@@ -90,7 +90,10 @@ pub fn App() -> impl IntoView {
                     <OpenButton on_file=on_file />
                 </section>
             })}
-            <ProgressPanel state=state />
+            <ProgressPanel state=state on_cancel=Callback::new(move |()| ctl.cancel_load()) />
+            <Show when=move || loaded.get()>
+                <TraceHeader state=state />
+            </Show>
             <ErrorPanel state=state />
             <Show when=move || shown.get()>
                 <div class="workspace" class:hidden=move || !loaded.get()>

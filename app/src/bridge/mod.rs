@@ -136,6 +136,29 @@ impl Bridge {
         }
     }
 
+    /// Stops the current load: its stream stops, and the worker, which may be busy parsing
+    /// it, is terminated (the next load starts a fresh one). The load ends with a `cancelled`
+    /// error; pending queries fail.
+    pub fn cancel(&self) {
+        let mut inner = self.0.inner.borrow_mut();
+        let Some(id) = inner.current.take() else {
+            return;
+        };
+        let queries = std::mem::take(&mut inner.queries);
+        // Dropping the connection terminates the worker.
+        inner.link = Link::Dead(worker_error("the last load was cancelled".into()));
+        drop(inner);
+        for (_, qid) in queries {
+            let message = "cancelled".to_owned();
+            (self.0.sink)(FromWorker::QueryFailed { id: qid, message }, None);
+        }
+        let error = LoadError {
+            kind: "cancelled".into(),
+            ..worker_error("Loading was cancelled. Open another trace.".into())
+        };
+        (self.0.sink)(FromWorker::Failed { id, error }, None);
+    }
+
     /// True while `id` is the current load.
     pub fn is_current(&self, id: u32) -> bool {
         self.0.inner.borrow().current == Some(id)

@@ -36,6 +36,13 @@ impl Controller {
         spawn_local(source::stream_file(bridge, id, file));
     }
 
+    /// Cancels the running load (the worker is restarted if it was parsing).
+    pub fn cancel_load(self) {
+        if let Some(bridge) = self.get_bridge() {
+            bridge.cancel();
+        }
+    }
+
     fn begin(self, name: &str) {
         self.tables.update(TableState::reset);
         self.timeline.update(|t| t.reset());

@@ -77,7 +77,7 @@ fn carries_files(e: &DragEvent) -> bool {
 
 /// Phase, file name, MB done / total and percent of the running load.
 #[component]
-pub fn ProgressPanel(state: ReadSignal<LoadState>) -> impl IntoView {
+pub fn ProgressPanel(state: ReadSignal<LoadState>, on_cancel: Callback<()>) -> impl IntoView {
     let progress = Memo::new(move |_| state.with(|s| s.progress));
     let name = Memo::new(move |_| state.with(|s| s.name.clone().unwrap_or_default()));
     let phase = move || progress.get().map_or("", |p| format::phase_name(p.phase));
@@ -102,6 +102,7 @@ pub fn ProgressPanel(state: ReadSignal<LoadState>) -> impl IntoView {
                     <span class="phase">{phase}</span>
                     <span class="name">{move || name.get()}</span>
                     <span class="amount">{amount}</span>
+                    <button data-testid="cancel-load" on:click=move |_| on_cancel.run(())>"Cancel"</button>
                 </div>
                 <progress max="100" value=move || percent().map(|p| p.to_string())></progress>
             </section>

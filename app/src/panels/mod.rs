@@ -12,5 +12,5 @@ pub use details::DetailsPanel;
 pub use error::ErrorPanel;
 pub use findings::FindingsPanel;
 pub use loader::{DropZone, OpenButton, ProgressPanel};
-pub use summary::SummaryPanel;
+pub use summary::{SummaryPanel, TraceHeader};
 pub use tables::{TablePanel, Tabs};

@@ -12,6 +12,40 @@ use protocol::{ProcessSummary, TraceSummary};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+/// One line above the timeline: file name, size, devices, span, events, warnings.
+/// Test id: `trace-header`.
+#[component]
+pub fn TraceHeader(state: ReadSignal<LoadState>) -> impl IntoView {
+    let summary = Memo::new(move |_| state.with(|s| s.summary.clone()));
+    move || {
+        summary.get().map(|s| {
+            let gpus: Vec<String> = s
+                .processes
+                .iter()
+                .filter(|p| p.kind == "gpu")
+                .map(|p| p.name.clone())
+                .collect();
+            let devices = if gpus.is_empty() { "CPU only".to_owned() } else { gpus.join(", ") };
+            let warnings = match s.warnings.len() {
+                0 => String::new(),
+                n => format!(" · {n} {}", if n == 1 { "warning" } else { "warnings" }),
+            };
+            let truncated = if s.truncated { " · truncated" } else { "" };
+            view! {
+                <div class="trace-header" data-testid="trace-header">
+                    <b>{s.file_name.clone()}</b>
+                    {format!(
+                        " · {} · {devices} · {} · {} events{warnings}{truncated}",
+                        format::bytes(s.file_bytes),
+                        format::span_us(s.span_us),
+                        format::count(s.events),
+                    )}
+                </div>
+            }
+        })
+    }
+}
+
 /// Shows the last loaded trace's summary, if any.
 #[component]
 pub fn SummaryPanel(state: ReadSignal<LoadState>) -> impl IntoView {
