@@ -1,9 +1,10 @@
 //! The root component: header (open button, theme toggle), drop overlay, progress and error,
 //! then, once a trace is loaded, the timeline with its details panel and the tabs below
-//! (summary and tables). State and queries live in the [`Controller`].
+//! (summary, tables and charts). State and queries live in the [`Controller`].
 //!
 //! With no `?url=` the page loads [`DEMO_URL`].
 
+use crate::charts::ChartsPanel;
 use crate::control::Controller;
 use crate::panels::{
     DetailsPanel, DropZone, ErrorPanel, OpenButton, ProgressPanel, SummaryPanel, TablePanel, Tabs,
@@ -40,6 +41,7 @@ pub fn App() -> impl IntoView {
     let tables = ctl.tables.read_only();
     let loaded = Memo::new(move |_| state.with(|s| s.summary.is_some()));
     let on_summary = Memo::new(move |_| tables.with(|t| t.tab == Tab::Summary));
+    let on_charts = Memo::new(move |_| loaded.get() && tables.with(|t| t.tab == Tab::Charts));
     let steps = Memo::new(move |_| {
         ctl.timeline
             .with(|t| t.layout.as_ref().map(|l| l.steps.clone()).unwrap_or_default())
@@ -80,6 +82,9 @@ pub fn App() -> impl IntoView {
                     on_scope=on_scope
                     on_row=on_row
                 />
+            </Show>
+            <Show when=move || on_charts.get()>
+                <ChartsPanel ctl=ctl theme=theme.read_only() />
             </Show>
         </main>
     }

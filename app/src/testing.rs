@@ -23,15 +23,19 @@
 //!                   search: {text, total, rank} or null;
 //!                   rects: rects in the tile cache, resolutionNs;
 //!                   frames: {count, p50Ms, p95Ms, maxMs}, firstPaintMs }
+//! charts          on the charts tab: {steps: step bars, gpu: utilization and SM efficiency
+//!                 series, memory: memory series, histogram: {name, total} of the kernel shown
+//!                 or null, pending}; null on the other tabs
 //! longTasks       {count, maxMs}: main-thread tasks over 50 ms since the page started
-//! idle()          Promise resolved when no load is running and no table or timeline query is
-//!                 pending (at once if none is)
+//! idle()          Promise resolved when no load is running and no table, timeline or chart
+//!                 query is pending (at once if none is)
 //! ```
 //!
 //! Invariants: [`publish`] runs synchronously inside the state change (not in an effect), so a
 //! test that triggers a load (e.g. `setInputFiles`) and then calls `idle()` sees `loading` and
 //! waits. The snapshot is rebuilt per change; `summary` is serialized only when it changes.
 
+use crate::state::charts::ChartState;
 use crate::state::table::{Tab, TableState};
 use crate::state::timeline::TimelineState;
 use crate::state::tracks::TrackKind;
@@ -109,16 +113,24 @@ fn observe_long_tasks() {
     callback.forget();
 }
 
-/// Replaces the snapshot with `state` and `tables`, and resolves `idle()` waiters if no load is
+/// Replaces the snapshot with the app's states, and resolves `idle()` waiters if no load is
 /// running and no query is pending.
-pub fn publish(state: &LoadState, tables: &TableState, timeline: &TimelineState) {
+pub fn publish(
+    state: &LoadState,
+    tables: &TableState,
+    timeline: &TimelineState,
+    charts: &ChartState,
+) {
     let waiters = HOOK.with_borrow_mut(|hook| {
         let Some(hook) = hook.as_mut() else {
             return Vec::new();
         };
-        hook.loading =
-            state.status == Status::Loading || tables.pending.is_some() || timeline.busy();
-        hook.snapshot = snapshot(hook, state, tables, timeline);
+        hook.loading = state.status == Status::Loading
+            || tables.pending.is_some()
+            || timeline.busy()
+            || charts.busy();
+        let charts = charts_js(tables, charts);
+        hook.snapshot = snapshot(hook, state, tables, timeline, charts);
         if hook.loading {
             Vec::new()
         } else {
@@ -135,6 +147,7 @@ fn snapshot(
     state: &LoadState,
     tables: &TableState,
     timeline: &TimelineState,
+    charts: JsValue,
 ) -> JsValue {
     let summary = match &state.summary {
         Some(summary) => match &hook.summary_cache {
@@ -153,7 +166,7 @@ fn snapshot(
     let (n, max) = LONG_TASKS.with(std::cell::Cell::get);
     let long_tasks = to_js(&serde_json::json!({ "count": n, "maxMs": max }));
     let obj = Object::new();
-    let fields: [(&str, JsValue); 9] = [
+    let fields: [(&str, JsValue); 10] = [
         ("status", state.status.as_str().into()),
         ("summary", summary),
         ("error", error),
@@ -161,6 +174,7 @@ fn snapshot(
         ("protocolVersion", version),
         ("table", table),
         ("timeline", timeline_js(timeline)),
+        ("charts", charts),
         ("longTasks", long_tasks),
         ("idle", hook.idle.clone().into()),
     ];
@@ -194,6 +208,29 @@ fn table_js(t: &TableState) -> JsValue {
         let _ = Reflect::set(&obj, &key.into(), &value);
     }
     Object::freeze(&obj).into()
+}
+
+/// What the charts draw, counted; null off the charts tab.
+fn charts_js(tables: &TableState, c: &ChartState) -> JsValue {
+    if tables.tab != Tab::Charts {
+        return JsValue::NULL;
+    }
+    let series = |gpu: bool| {
+        c.counters.as_ref().map_or(0, |set| {
+            set.series.iter().filter(|s| (s.metric != "memory") == gpu).count()
+        })
+    };
+    let histogram = c
+        .histogram
+        .as_ref()
+        .map(|h| serde_json::json!({ "name": h.name, "total": h.total }));
+    to_js(&serde_json::json!({
+        "steps": c.steps.as_ref().map_or(0, |s| s.bars.len()),
+        "gpu": series(true),
+        "memory": series(false),
+        "histogram": histogram,
+        "pending": c.busy(),
+    }))
 }
 
 /// The timeline's view, lanes, selection, range, search and frame figures; null before layout.

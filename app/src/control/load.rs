@@ -37,6 +37,7 @@ impl Controller {
     fn begin(self, name: &str) {
         self.tables.update(TableState::reset);
         self.timeline.update(|t| t.reset());
+        self.charts.update(|c| c.loaded(0));
         self.commit(|s| s.begin(name));
     }
 }

@@ -6,13 +6,16 @@
 //! channel (in the bridge), and each state keeps the id it awaits.
 //!
 //! Files: this one routes replies and publishes; [`load`] starts loads; [`tables`] drives the
-//! table tabs; [`timeline`] drives the timeline (view changes, tiles, selection, search).
+//! table tabs; [`timeline`] drives the timeline (view changes, tiles, selection, search);
+//! [`charts`] feeds the charts tab.
 
+mod charts;
 mod load;
 mod tables;
 pub mod timeline;
 
 use crate::bridge::Bridge;
+use crate::state::charts::ChartState;
 use crate::state::table::TableState;
 use crate::state::timeline::TimelineState;
 use crate::state::LoadState;
@@ -29,6 +32,8 @@ pub struct Controller {
     pub tables: RwSignal<TableState>,
     /// Timeline.
     pub timeline: RwSignal<TimelineState>,
+    /// Charts tab.
+    pub charts: RwSignal<ChartState>,
     bridge: StoredValue<Option<Bridge>, LocalStorage>,
 }
 
@@ -39,6 +44,7 @@ impl Controller {
             state: RwSignal::new(LoadState::default()),
             tables: RwSignal::new(TableState::default()),
             timeline: RwSignal::new(TimelineState::default()),
+            charts: RwSignal::new(ChartState::default()),
             bridge: StoredValue::new_local(None),
         };
         let spawned = Bridge::spawn(move |msg, words| ctl.receive(msg, words));
@@ -52,6 +58,14 @@ impl Controller {
     /// the load state; a finished load asks for the layout and re-queries the table tab shown.
     fn receive(self, msg: FromWorker, words: Option<Vec<u32>>) {
         match msg {
+            FromWorker::Answer { id, answer } if self.charts.with_untracked(|c| c.awaits(id)) => {
+                self.chart_answer(id, *answer);
+            }
+            FromWorker::QueryFailed { id, message }
+                if self.charts.with_untracked(|c| c.awaits(id)) =>
+            {
+                self.chart_failed(id, message);
+            }
             FromWorker::Answer { id, answer } => {
                 if self.timeline.with_untracked(|t| t.awaits(id)) {
                     let layout = matches!(*answer, Answer::Layout(_));
@@ -82,12 +96,17 @@ impl Controller {
             FromWorker::Loaded { .. } => {
                 // Published once the queries are pending, so `idle()` never resolves in between.
                 self.state.update(|s| s.apply(msg));
+                let span_ns = self.state.with_untracked(|s| {
+                    s.summary.as_ref().map_or(0, |s| (s.span_us * 1000.0).ceil() as i64)
+                });
+                self.charts.update(|c| c.loaded(span_ns));
                 let now = web_sys::window().and_then(|w| w.performance()).map(|p| p.now());
                 self.timeline.update_untracked(|t| t.loaded_at = now);
                 if let Some(query) = self.tables.with_untracked(TableState::query) {
                     self.send(query);
                 }
                 self.ask_timeline(Query::Layout);
+                self.fetch_charts();
                 self.publish();
             }
             msg => self.commit(|s| s.apply(msg)),
@@ -136,7 +155,9 @@ impl Controller {
     pub fn publish(self) {
         self.state.with_untracked(|s| {
             self.tables.with_untracked(|t| {
-                self.timeline.with_untracked(|tl| testing::publish(s, t, tl));
+                self.timeline.with_untracked(|tl| {
+                    self.charts.with_untracked(|c| testing::publish(s, t, tl, c));
+                });
             });
         });
     }

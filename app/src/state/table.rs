@@ -28,19 +28,22 @@ pub enum Tab {
     Kernels,
     /// The step table.
     Steps,
+    /// The charts (their own queries, see `state::charts`).
+    Charts,
 }
 
 impl Tab {
     /// All tabs in display order.
-    pub const ALL: [Tab; 4] = [Tab::Summary, Tab::Ops, Tab::Kernels, Tab::Steps];
+    pub const ALL: [Tab; 5] = [Tab::Summary, Tab::Ops, Tab::Kernels, Tab::Steps, Tab::Charts];
 
-    /// `summary`, `ops`, `kernels`, `steps`.
+    /// `summary`, `ops`, `kernels`, `steps`, `charts`.
     pub fn as_str(self) -> &'static str {
         match self {
             Tab::Summary => "summary",
             Tab::Ops => "ops",
             Tab::Kernels => "kernels",
             Tab::Steps => "steps",
+            Tab::Charts => "charts",
         }
     }
 
@@ -51,6 +54,7 @@ impl Tab {
             Tab::Ops => "Ops",
             Tab::Kernels => "Kernels",
             Tab::Steps => "Steps",
+            Tab::Charts => "Charts",
         }
     }
 }
@@ -117,10 +121,10 @@ pub struct TableState {
 }
 
 impl TableState {
-    /// The query for the current tab and toggle; `None` on the summary tab.
+    /// The query for the current tab and toggle; `None` on the summary and charts tabs.
     pub fn query(&self) -> Option<Query> {
         match self.tab {
-            Tab::Summary => None,
+            Tab::Summary | Tab::Charts => None,
             Tab::Ops => Some(Query::Ops {
                 by_shape: self.by_shape,
                 range_ns: self.scope.range_ns(),
@@ -132,7 +136,7 @@ impl TableState {
         }
     }
 
-    /// Switches to `tab`; returns the query to send (none for the summary tab).
+    /// Switches to `tab`; returns the query to send (none for the summary and charts tabs).
     pub fn select(&mut self, tab: Tab) -> Option<Query> {
         if tab != self.tab {
             self.tab = tab;

@@ -1,0 +1,67 @@
+//! Step time: one bar per profiler step, stacked by the steps table's breakdown (kernel,
+//! memcpy, …, other), in ms, with a legend of the parts that occur.
+
+use super::{mesh, message, with_legend, Area, Drawn, Palette};
+use crate::state::charts::StepChart;
+use plotters::prelude::*;
+
+/// Draws the step bars (a message while loading or when the trace has no steps).
+pub fn draw(root: &Area, data: &Option<StepChart>, p: &Palette) -> Drawn {
+    let Some(chart) = data else {
+        return message(root, p, "loading…");
+    };
+    if chart.bars.is_empty() {
+        return message(root, p, "No ProfilerStep spans in this trace");
+    }
+    // Parts that never occur would only clutter the legend.
+    let shown: Vec<usize> = (0..chart.parts.len())
+        .filter(|&j| {
+            chart
+                .bars
+                .iter()
+                .any(|b| b.parts_ns.get(j).is_some_and(|&v| v > 0))
+        })
+        .collect();
+    let entries: Vec<(String, RGBColor)> = shown
+        .iter()
+        .map(|&j| (chart.parts[j].clone(), p.color(j)))
+        .collect();
+    let plot = with_legend(root, p, &entries)?;
+    let n = chart.bars.len() as u32;
+    let top_ms = (chart.max_ns() as f64 / 1e6).max(1e-3) * 1.05;
+    let mut cc = ChartBuilder::on(&plot)
+        .margin(p.px(10.0))
+        .x_label_area_size(p.px(38.0))
+        .y_label_area_size(p.px(58.0))
+        .build_cartesian_2d((0..n).into_segmented(), 0f64..top_ms)?;
+    let label = |v: &SegmentValue<u32>| match v {
+        SegmentValue::CenterOf(i) => chart
+            .bars
+            .get(*i as usize)
+            .map_or_else(String::new, |b| b.number.to_string()),
+        _ => String::new(),
+    };
+    mesh!(cc, p, "ProfilerStep", "time (ms)")
+        .disable_x_mesh()
+        .x_labels(chart.bars.len().min(24))
+        .x_label_formatter(&label)
+        .draw()?;
+    for &j in &shown {
+        let color = p.color(j);
+        cc.draw_series(chart.bars.iter().enumerate().map(|(i, bar)| {
+            let below: i64 = bar.parts_ns.iter().take(j).sum();
+            let part = bar.parts_ns.get(j).copied().unwrap_or(0);
+            let i = i as u32;
+            let mut rect = Rectangle::new(
+                [
+                    (SegmentValue::Exact(i), below as f64 / 1e6),
+                    (SegmentValue::Exact(i + 1), (below + part) as f64 / 1e6),
+                ],
+                color.filled(),
+            );
+            rect.set_margin(0, 0, p.px(3.0), p.px(3.0));
+            rect
+        }))?;
+    }
+    Ok(())
+}
