@@ -46,6 +46,8 @@ pub fn draw(root: &Area, data: &Option<StepChart>, p: &Palette) -> Drawn {
         .x_labels(chart.bars.len().min(24))
         .x_label_formatter(&label)
         .draw()?;
+    // Gaps between bars shrink with many steps, so narrow bars never invert.
+    let gap = (plot.dim_in_pixel().0 / n.max(1) / 6).min(p.px(3.0));
     for &j in &shown {
         let color = p.color(j);
         cc.draw_series(chart.bars.iter().enumerate().map(|(i, bar)| {
@@ -59,7 +61,7 @@ pub fn draw(root: &Area, data: &Option<StepChart>, p: &Palette) -> Drawn {
                 ],
                 color.filled(),
             );
-            rect.set_margin(0, 0, p.px(3.0), p.px(3.0));
+            rect.set_margin(0, 0, gap, gap);
             rect
         }))?;
     }

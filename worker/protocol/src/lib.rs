@@ -111,9 +111,10 @@ impl Query {
     }
 }
 
-/// The answer to a [`Query`].
+/// The answer to a [`Query`]; adjacently tagged (`{"kind": .., "data": ..}`) because some
+/// payloads have a `kind` field of their own.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[serde(tag = "kind", content = "data", rename_all = "snake_case")]
 pub enum Answer {
     /// Ops, Kernels or Steps.
     Table(TableData),
