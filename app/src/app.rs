@@ -40,6 +40,9 @@ pub fn App() -> impl IntoView {
     let state = ctl.state.read_only();
     let tables = ctl.tables.read_only();
     let loaded = Memo::new(move |_| state.with(|s| s.summary.is_some()));
+    // The timeline stays mounted once a trace was shown: it keeps canvas listeners and observers
+    // that must not outlive it, and reloading only resets its state.
+    let shown = Memo::new(move |was: Option<&bool>| was.copied().unwrap_or(false) || loaded.get());
     let on_summary = Memo::new(move |_| tables.with(|t| t.tab == Tab::Summary));
     let on_charts = Memo::new(move |_| loaded.get() && tables.with(|t| t.tab == Tab::Charts));
     let steps = Memo::new(move |_| {
@@ -61,11 +64,13 @@ pub fn App() -> impl IntoView {
         <main>
             <ProgressPanel state=state />
             <ErrorPanel state=state />
-            <Show when=move || loaded.get()>
-                <div class="workspace">
+            <Show when=move || shown.get()>
+                <div class="workspace" class:hidden=move || !loaded.get()>
                     <Timeline ctl=ctl theme=theme.read_only() />
                     <DetailsPanel ctl=ctl />
                 </div>
+            </Show>
+            <Show when=move || loaded.get()>
                 <Tabs tables=tables on_select=on_select />
             </Show>
             <Show when=move || on_summary.get()>
