@@ -26,7 +26,12 @@ pub fn draw(root: &Area, data: &Option<CounterSet>, p: &Palette) -> Drawn {
         .x_label_area_size(p.px(38.0))
         .y_label_area_size(p.px(58.0))
         .build_cartesian_2d(0f64..end_ms, 0f64..100.0)?;
-    mesh!(cc, p, "time (ms)", "busy (%)").draw()?;
+    let x_label = |x: &f64| super::tick(*x, end_ms);
+    mesh!(cc, p, "time (ms)", "busy (%)")
+        .x_labels(8)
+        .x_label_formatter(&x_label)
+        .y_label_formatter(&|y| format!("{y:.0}"))
+        .draw()?;
     for (i, s) in series.iter().enumerate() {
         let color = p.color(i);
         let points = super::memory::points(set, s, 100.0);

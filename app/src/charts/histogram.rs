@@ -26,7 +26,20 @@ pub fn draw(root: &Area, data: &Option<Histogram>, p: &Palette) -> Drawn {
         .x_label_area_size(p.px(38.0))
         .y_label_area_size(p.px(58.0))
         .build_cartesian_2d(x0..x1.max(x0 + per_ns), 0f64..top.max(1.0))?;
-    mesh!(cc, p, format!("duration ({unit})"), "launches").draw()?;
+    let x_label = |x: &f64| super::tick(*x, x1 - x0);
+    // Counts are whole: fractional ticks stay unlabeled.
+    let y_label = |y: &f64| {
+        if y.fract() == 0.0 {
+            format!("{y:.0}")
+        } else {
+            String::new()
+        }
+    };
+    mesh!(cc, p, format!("duration ({unit})"), "launches")
+        .x_labels(8)
+        .x_label_formatter(&x_label)
+        .y_label_formatter(&y_label)
+        .draw()?;
     let color = p.color(0);
     cc.draw_series(
         h.counts

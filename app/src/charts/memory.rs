@@ -35,7 +35,14 @@ pub fn draw(root: &Area, data: &Option<CounterSet>, p: &Palette) -> Drawn {
         .x_label_area_size(p.px(38.0))
         .y_label_area_size(p.px(64.0))
         .build_cartesian_2d(0f64..end_ms(set), 0f64..(top_mb * 1.08).max(1e-3))?;
-    mesh!(cc, p, "time (ms)", "allocated (MB)").draw()?;
+    let end = end_ms(set);
+    let x_label = |x: &f64| super::tick(*x, end);
+    let y_label = |y: &f64| super::tick(*y, top_mb);
+    mesh!(cc, p, "time (ms)", "allocated (MB)")
+        .x_labels(8)
+        .x_label_formatter(&x_label)
+        .y_label_formatter(&y_label)
+        .draw()?;
     for (i, s) in series.iter().enumerate() {
         let color = p.color(i);
         let points = points(set, s, 1e-6);

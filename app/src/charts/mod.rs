@@ -253,6 +253,19 @@ impl Redraw {
     }
 }
 
+/// Tick label for `v` on an axis spanning `span`: as few decimals as the span needs (plotters'
+/// default prints one decimal everywhere, which crowds long time axes).
+fn tick(v: f64, span: f64) -> String {
+    let decimals = if span >= 20.0 {
+        0
+    } else if span >= 2.0 {
+        1
+    } else {
+        2
+    };
+    format!("{v:.decimals$}")
+}
+
 /// Draws `text` centered in `area` (no data yet, or none to show).
 fn message(area: &Area, p: &Palette, text: &str) -> Drawn {
     let (w, h) = area.dim_in_pixel();
