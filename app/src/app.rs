@@ -1,10 +1,11 @@
 //! The root component: header (open button, theme toggle), drop overlay, progress and error,
 //! then, once a trace is loaded, the timeline with its details panel and the tabs below
-//! (summary and tables). State and queries live in the [`Controller`].
+//! (summary, tables and charts). State and queries live in the [`Controller`].
 //!
 //! With no `?url=` the page loads [`DEMO_URL`], unless its fragment is a share link to a local
 //! file, which the page then asks for. A share link's view is restored after the load.
 
+use crate::charts::ChartsPanel;
 use crate::control::Controller;
 use crate::panels::{
     DetailsPanel, DropZone, ErrorPanel, FindingsPanel, OpenButton, ProgressPanel, SummaryPanel,
@@ -57,6 +58,7 @@ pub fn App() -> impl IntoView {
     let shown = Memo::new(move |was: Option<&bool>| was.copied().unwrap_or(false) || loaded.get());
     let on_summary = Memo::new(move |_| tables.with(|t| t.tab == Tab::Summary));
     let on_findings = Memo::new(move |_| tables.with(|t| t.tab == Tab::Findings));
+    let on_charts = Memo::new(move |_| loaded.get() && tables.with(|t| t.tab == Tab::Charts));
     let steps = Memo::new(move |_| {
         ctl.timeline
             .with(|t| t.layout.as_ref().map(|l| l.steps.clone()).unwrap_or_default())
@@ -121,6 +123,9 @@ pub fn App() -> impl IntoView {
                     on_scope=on_scope
                     on_row=on_row
                 />
+            </Show>
+            <Show when=move || on_charts.get()>
+                <ChartsPanel ctl=ctl theme=theme.read_only() />
             </Show>
         </main>
     }

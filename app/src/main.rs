@@ -2,11 +2,13 @@
 //! its summary. View code only; parsing happens in the worker (`worker/src/bin/worker.rs`).
 //!
 //! Layout: [`bridge`] talks to the worker, [`state`] holds plain view state, [`control`] turns
-//! intents and replies into state and queries, [`timeline`] paints the lane timeline, [`panels`]
-//! render the rest, [`testing`] publishes `window.kinetoscope`, [`app`] wires them together.
+//! intents and replies into state and queries, [`timeline`] paints the lane timeline, [`charts`]
+//! draws the charts tab, [`panels`] render the rest, [`testing`] publishes `window.kinetoscope`,
+//! [`app`] wires them together.
 
 mod app;
 mod bridge;
+mod charts;
 mod control;
 mod panels;
 mod state;

@@ -29,7 +29,11 @@
 //!                 cheatsheet's answer
 //! link            the share URL of the current view (what "Copy link" copies), or null
 //! longTasks       {count, maxMs}: main-thread tasks over 50 ms since the page started
-//! idle()          Promise resolved when no load is running and no table, timeline or findings
+//! charts          on the charts tab: {steps: step bars, gpu: utilization and SM efficiency
+//!                 series, memory: memory series, histogram: {name, total} of the kernel shown
+//!                 or null, pending}; null on the other tabs
+//! idle()          Promise resolved when no load is running and no table, timeline, findings or
+//!                 chart
 //!                 query is pending (at once if none is)
 //! ```
 //!
@@ -37,6 +41,7 @@
 //! test that triggers a load (e.g. `setInputFiles`) and then calls `idle()` sees `loading` and
 //! waits. The snapshot is rebuilt per change; `summary` is serialized only when it changes.
 
+use crate::state::charts::ChartState;
 use crate::state::findings::FindingsState;
 use crate::state::table::{Tab, TableState};
 use crate::state::timeline::TimelineState;
@@ -115,13 +120,14 @@ fn observe_long_tasks() {
     callback.forget();
 }
 
-/// Replaces the snapshot with `state` and `tables`, and resolves `idle()` waiters if no load is
+/// Replaces the snapshot with the app's states, and resolves `idle()` waiters if no load is
 /// running and no query is pending.
 pub fn publish(
     state: &LoadState,
     tables: &TableState,
     timeline: &TimelineState,
     findings: &FindingsState,
+    charts: &ChartState,
     link: Option<&str>,
 ) {
     let waiters = HOOK.with_borrow_mut(|hook| {
@@ -131,8 +137,10 @@ pub fn publish(
         hook.loading = state.status == Status::Loading
             || tables.pending.is_some()
             || timeline.busy()
-            || findings.pending.is_some();
-        hook.snapshot = snapshot(hook, state, tables, timeline, findings, link);
+            || findings.pending.is_some()
+            || charts.busy();
+        let charts = charts_js(tables, charts);
+        hook.snapshot = snapshot(hook, state, tables, timeline, findings, charts, link);
         if hook.loading {
             Vec::new()
         } else {
@@ -150,6 +158,7 @@ fn snapshot(
     tables: &TableState,
     timeline: &TimelineState,
     findings: &FindingsState,
+    charts: JsValue,
     link: Option<&str>,
 ) -> JsValue {
     let summary = match &state.summary {
@@ -174,7 +183,7 @@ fn snapshot(
         to_js(&serde_json::json!({ "rules": rules, "active": findings.active }))
     });
     let link = link.map_or(JsValue::NULL, JsValue::from_str);
-    let fields: [(&str, JsValue); 11] = [
+    let fields: [(&str, JsValue); 12] = [
         ("status", state.status.as_str().into()),
         ("summary", summary),
         ("error", error),
@@ -182,6 +191,7 @@ fn snapshot(
         ("protocolVersion", version),
         ("table", table),
         ("timeline", timeline_js(timeline)),
+        ("charts", charts),
         ("longTasks", long_tasks),
         ("findings", findings),
         ("link", link),
@@ -195,7 +205,11 @@ fn snapshot(
 
 /// `{kind, rows, sort, byShape, pending}` for the table tab shown, or null.
 fn table_js(t: &TableState) -> JsValue {
-    let Some(data) = t.data.as_ref().filter(|_| !matches!(t.tab, Tab::Summary | Tab::Findings)) else {
+    let Some(data) = t
+        .data
+        .as_ref()
+        .filter(|_| !matches!(t.tab, Tab::Summary | Tab::Findings | Tab::Charts))
+    else {
         return JsValue::NULL;
     };
     let sort = t.sort.as_ref().map_or(JsValue::NULL, |s| {
@@ -217,6 +231,29 @@ fn table_js(t: &TableState) -> JsValue {
         let _ = Reflect::set(&obj, &key.into(), &value);
     }
     Object::freeze(&obj).into()
+}
+
+/// What the charts draw, counted; null off the charts tab.
+fn charts_js(tables: &TableState, c: &ChartState) -> JsValue {
+    if tables.tab != Tab::Charts {
+        return JsValue::NULL;
+    }
+    let series = |gpu: bool| {
+        c.counters.as_ref().map_or(0, |set| {
+            set.series.iter().filter(|s| (s.metric != "memory") == gpu).count()
+        })
+    };
+    let histogram = c
+        .histogram
+        .as_ref()
+        .map(|h| serde_json::json!({ "name": h.name, "total": h.total }));
+    to_js(&serde_json::json!({
+        "steps": c.steps.as_ref().map_or(0, |s| s.bars.len()),
+        "gpu": series(true),
+        "memory": series(false),
+        "histogram": histogram,
+        "pending": c.busy(),
+    }))
 }
 
 /// The timeline's view, lanes, selection, range, search and frame figures; null before layout.

@@ -114,8 +114,13 @@ impl Bridge {
     /// Sends query `id` (from [`Bridge::next_query_id`]); the reply to an older query of the
     /// same channel will be dropped. An unusable worker answers at once with `QueryFailed`.
     pub fn query(&self, id: u32, query: Query) {
+        self.query_on(query.channel(), id, query);
+    }
+
+    /// [`Bridge::query`] on `channel` instead of the query's own (a consumer with its own
+    /// latest-wins stream, like the charts).
+    pub fn query_on(&self, channel: Channel, id: u32, query: Query) {
         let mut inner = self.0.inner.borrow_mut();
-        let channel = query.channel();
         inner.queries.retain(|&(c, _)| c != channel);
         inner.queries.push((channel, id));
         let msg = ToWorker::Query { id, query };

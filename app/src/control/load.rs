@@ -47,6 +47,7 @@ impl Controller {
         self.tables.update(TableState::reset);
         self.timeline.update(|t| t.reset());
         self.findings.update(|f| f.reset());
+        self.charts.update(|c| c.loaded(0));
         self.commit(|s| s.begin(name));
     }
 }

@@ -8,8 +8,9 @@
 //! Files: this one routes replies and publishes; [`load`] starts loads; [`tables`] drives the
 //! table tabs; [`timeline`] drives the timeline (view changes, tiles, selection, search);
 //! [`findings`] drives the cheatsheet; [`link`] keeps the URL fragment in step with the view and
-//! restores shared links.
+//! restores shared links; [`charts`] feeds the charts tab.
 
+mod charts;
 mod findings;
 mod link;
 mod load;
@@ -17,6 +18,7 @@ mod tables;
 pub mod timeline;
 
 use crate::bridge::Bridge;
+use crate::state::charts::ChartState;
 use crate::state::findings::FindingsState;
 use crate::state::table::TableState;
 use crate::state::timeline::TimelineState;
@@ -36,6 +38,8 @@ pub struct Controller {
     pub timeline: RwSignal<TimelineState>,
     /// Cheatsheet.
     pub findings: RwSignal<FindingsState>,
+    /// Charts tab.
+    pub charts: RwSignal<ChartState>,
     bridge: StoredValue<Option<Bridge>, LocalStorage>,
     link: StoredValue<link::LinkState, LocalStorage>,
 }
@@ -48,6 +52,7 @@ impl Controller {
             tables: RwSignal::new(TableState::default()),
             timeline: RwSignal::new(TimelineState::default()),
             findings: RwSignal::new(FindingsState::default()),
+            charts: RwSignal::new(ChartState::default()),
             bridge: StoredValue::new_local(None),
             link: StoredValue::new_local(link::LinkState::default()),
         };
@@ -62,6 +67,14 @@ impl Controller {
     /// the load state; a finished load asks for the layout and re-queries the table tab shown.
     fn receive(self, msg: FromWorker, words: Option<Vec<u32>>) {
         match msg {
+            FromWorker::Answer { id, answer } if self.charts.with_untracked(|c| c.awaits(id)) => {
+                self.chart_answer(id, *answer);
+            }
+            FromWorker::QueryFailed { id, message }
+                if self.charts.with_untracked(|c| c.awaits(id)) =>
+            {
+                self.chart_failed(id, message);
+            }
             FromWorker::Answer { id, answer } => {
                 if self.timeline.with_untracked(|t| t.awaits(id)) {
                     let layout = matches!(*answer, Answer::Layout(_));
@@ -110,12 +123,17 @@ impl Controller {
             FromWorker::Loaded { .. } => {
                 // Published once the queries are pending, so `idle()` never resolves in between.
                 self.state.update(|s| s.apply(msg));
+                let span_ns = self.state.with_untracked(|s| {
+                    s.summary.as_ref().map_or(0, |s| (s.span_us * 1000.0).ceil() as i64)
+                });
+                self.charts.update(|c| c.loaded(span_ns));
                 let now = web_sys::window().and_then(|w| w.performance()).map(|p| p.now());
                 self.timeline.update_untracked(|t| t.loaded_at = now);
                 if let Some(query) = self.tables.with_untracked(TableState::query) {
                     self.send(query);
                 }
                 self.ask_timeline(Query::Layout);
+                self.fetch_charts();
                 self.publish();
             }
             msg => self.commit(|s| s.apply(msg)),
@@ -175,7 +193,9 @@ impl Controller {
         self.state.with_untracked(|s| {
             self.tables.with_untracked(|t| {
                 self.timeline.with_untracked(|tl| {
-                    self.findings.with_untracked(|f| testing::publish(s, t, tl, f, link.as_deref()));
+                    self.findings.with_untracked(|f| {
+                        self.charts.with_untracked(|c| testing::publish(s, t, tl, f, c, link.as_deref()));
+                    });
                 });
             });
         });

@@ -1,5 +1,6 @@
 //! Table tabs: switching tabs, the by-shape toggle, the scope (whole trace, a step, the selected
-//! range), sorting and filtering; each change that needs new data sends the tab's query.
+//! range), sorting and filtering; each change that needs new data sends the tab's query (the
+//! charts tab asks for its own, see `charts`).
 
 use super::Controller;
 use crate::state::table::{Scope, Tab};
@@ -13,6 +14,7 @@ impl Controller {
         if let Some(query) = query {
             self.send(query);
         }
+        self.fetch_charts();
     }
 
     /// Sets the ops' by-shape toggle and asks for the regrouped table.

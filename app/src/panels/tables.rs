@@ -1,14 +1,14 @@
-//! The tab bar (Summary | Ops | Kernels | Steps) and the analysis table panel: a name filter,
-//! the ops' group-by-input-shape toggle, and a sortable table (click a header: descending, click
-//! again: ascending). A thin view over [`TableState`]; changes go through the callbacks, which
+//! The tab bar (Summary | Ops | Kernels | Steps | Charts) and the analysis table panel: a name
+//! filter, the ops' group-by-input-shape toggle, and a sortable table (click a header:
+//! descending, click again: ascending). A thin view over [`TableState`]; changes go through the callbacks, which
 //! send queries and publish `window.kinetoscope`.
 //!
 //! The scope select (`table-scope`: whole trace, one profiler step, the selected range) rescopes
 //! the op and kernel tables; clicking a row searches the timeline for its name, highlighting
 //! every occurrence.
 //!
-//! Test ids: `tab-<summary|ops|kernels|steps>`, `table-filter`, `by-shape-toggle`, `table-scope`,
-//! `op-table` / `kernel-table` / `step-table` with rows `op-row` / `kernel-row` / `step-row`,
+//! Test ids: `tab-<summary|ops|kernels|steps|charts>`, `table-filter`, `by-shape-toggle`,
+//! `table-scope`, `op-table` / `kernel-table` / `step-table` with rows `op-row` / `kernel-row` / `step-row`,
 //! headers `col-<key>` (`data-sort` = `desc` / `asc` on the sorted one), `table-error`.
 //! Cells carry the raw number in `data-value`; text is always rendered as text nodes.
 
@@ -37,7 +37,7 @@ pub fn Tabs(tables: ReadSignal<TableState>, on_select: Callback<Tab>) -> impl In
     view! { <nav class="tabs" role="tablist">{buttons}</nav> }
 }
 
-/// The table of the current tab (nothing on the summary tab).
+/// The table of the current tab (nothing on the summary and charts tabs).
 #[component]
 #[allow(clippy::too_many_arguments)]
 pub fn TablePanel(
@@ -53,7 +53,7 @@ pub fn TablePanel(
     let tab = Memo::new(move |_| tables.with(|t| t.tab));
     move || {
         let tab = tab.get();
-        (!matches!(tab, Tab::Summary | Tab::Findings)).then(|| {
+        (!matches!(tab, Tab::Summary | Tab::Findings | Tab::Charts)).then(|| {
             let toggle = (tab == Tab::Ops).then(|| {
                 view! {
                     <label>
@@ -173,7 +173,7 @@ fn table_view(
     let (table_id, row_id) = match tab {
         Tab::Ops => ("op-table", "op-row"),
         Tab::Kernels => ("kernel-table", "kernel-row"),
-        Tab::Steps | Tab::Summary | Tab::Findings => ("step-table", "step-row"),
+        Tab::Steps | Tab::Summary | Tab::Findings | Tab::Charts => ("step-table", "step-row"),
     };
     let headers = data
         .columns

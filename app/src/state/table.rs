@@ -30,13 +30,16 @@ pub enum Tab {
     Steps,
     /// The cheatsheet's findings (no table query).
     Findings,
+    /// The charts (their own queries, see `state::charts`).
+    Charts,
 }
 
 impl Tab {
     /// All tabs in display order.
-    pub const ALL: [Tab; 5] = [Tab::Summary, Tab::Findings, Tab::Ops, Tab::Kernels, Tab::Steps];
+    pub const ALL: [Tab; 6] =
+        [Tab::Summary, Tab::Findings, Tab::Ops, Tab::Kernels, Tab::Steps, Tab::Charts];
 
-    /// `summary`, `ops`, `kernels`, `steps`.
+    /// `summary`, `ops`, `kernels`, `steps`, `charts`.
     pub fn as_str(self) -> &'static str {
         match self {
             Tab::Summary => "summary",
@@ -44,6 +47,7 @@ impl Tab {
             Tab::Kernels => "kernels",
             Tab::Steps => "steps",
             Tab::Findings => "findings",
+            Tab::Charts => "charts",
         }
     }
 
@@ -55,6 +59,7 @@ impl Tab {
             Tab::Kernels => "Kernels",
             Tab::Steps => "Steps",
             Tab::Findings => "Findings",
+            Tab::Charts => "Charts",
         }
     }
 }
@@ -121,10 +126,10 @@ pub struct TableState {
 }
 
 impl TableState {
-    /// The query for the current tab and toggle; `None` on the summary tab.
+    /// The query for the current tab and toggle; `None` on the summary and charts tabs.
     pub fn query(&self) -> Option<Query> {
         match self.tab {
-            Tab::Summary | Tab::Findings => None,
+            Tab::Summary | Tab::Findings | Tab::Charts => None,
             Tab::Ops => Some(Query::Ops {
                 by_shape: self.by_shape,
                 range_ns: self.scope.range_ns(),
@@ -136,7 +141,8 @@ impl TableState {
         }
     }
 
-    /// Switches to `tab`; returns the query to send (none for the summary and findings tabs).
+    /// Switches to `tab`; returns the query to send (none for the summary, findings and charts
+    /// tabs).
     pub fn select(&mut self, tab: Tab) -> Option<Query> {
         if tab != self.tab {
             self.tab = tab;

@@ -90,6 +90,9 @@ pub enum Channel {
     Counters,
     /// Cheatsheet.
     Findings,
+    /// The charts tab: its table, counter and histogram queries, sent one at a time, so they
+    /// never supersede the table panel's or the timeline's (the sender picks this channel).
+    Charts,
 }
 
 impl Query {

@@ -1,0 +1,48 @@
+//! GPU utilization over the whole trace: one filled curve per device (busy share of each
+//! bucket), plus SM efficiency when the trace has it, in %.
+
+use super::{mesh, message, with_legend, Area, Drawn, Palette};
+use plotters::prelude::*;
+use protocol::{CounterSeries, CounterSet};
+
+/// Draws the GPU utilization and SM efficiency series (a message while loading or without GPU).
+pub fn draw(root: &Area, data: &Option<CounterSet>, p: &Palette) -> Drawn {
+    let Some(set) = data else {
+        return message(root, p, "loading…");
+    };
+    let series: Vec<&CounterSeries> = set.series.iter().filter(|s| s.metric != "memory").collect();
+    if series.is_empty() {
+        return message(root, p, "No GPU activity in this trace");
+    }
+    let entries: Vec<(String, RGBColor)> = series
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.label.clone(), p.color(i)))
+        .collect();
+    let plot = with_legend(root, p, &entries)?;
+    let end_ms = super::memory::end_ms(set);
+    let mut cc = ChartBuilder::on(&plot)
+        .margin(p.px(10.0))
+        .x_label_area_size(p.px(38.0))
+        .y_label_area_size(p.px(58.0))
+        .build_cartesian_2d(0f64..end_ms, 0f64..100.0)?;
+    let x_label = |x: &f64| super::tick(*x, end_ms);
+    mesh!(cc, p, "time (ms)", "busy (%)")
+        .x_labels(8)
+        .x_label_formatter(&x_label)
+        .y_label_formatter(&|y| format!("{y:.0}"))
+        .draw()?;
+    for (i, s) in series.iter().enumerate() {
+        let color = p.color(i);
+        let points = super::memory::points(set, s, 100.0);
+        if s.metric == "utilization" {
+            cc.draw_series(AreaSeries::new(points, 0.0, color.mix(0.18)).border_style(color))?;
+        } else {
+            cc.draw_series(LineSeries::new(
+                points,
+                color.stroke_width(p.px(1.5).max(1)),
+            ))?;
+        }
+    }
+    Ok(())
+}

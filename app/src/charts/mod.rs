@@ -1,0 +1,328 @@
+//! The charts tab: step time stacked by breakdown, GPU utilization over the trace, allocated
+//! memory over the trace, and one kernel's duration histogram, drawn with plotters on
+//! `<canvas>` elements (`plotters_canvas::CanvasBackend`).
+//!
+//! Inputs: [`ChartState`] (filled by the worker's answers, see `control::charts`), the page
+//! theme and window resizes. Output: pixels only; each chart redraws in an effect when its data,
+//! the theme or the window size changes. Canvas size is its CSS box times `devicePixelRatio`,
+//! and the [`Palette`] scales fonts and margins by the same ratio.
+//!
+//! Why canvas and not SVG strings: trace names (kernel names in the select and heading) stay DOM
+//! text nodes, and canvas text is drawn with `fillText`, so nothing from the trace is ever parsed
+//! as markup. Aggregation happens in the worker; a chart draws at most a few hundred shapes.
+//!
+//! Test ids: `charts`, `chart-steps`, `chart-gpu`, `chart-memory`, `chart-kernel-hist`,
+//! `chart-kernel-select`, `chart-error`. Files: one per chart, shared drawing helpers here.
+//! References: issue 5 ("Charts with plotters").
+
+mod gpu;
+mod histogram;
+mod memory;
+mod steps;
+
+use crate::control::Controller;
+use crate::state::charts::ChartState;
+use crate::state::format;
+use crate::timeline::theme::Theme;
+use leptos::html::Canvas;
+use leptos::prelude::*;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters_canvas::CanvasBackend;
+
+/// A chart's drawing area: the whole canvas.
+type Area = DrawingArea<CanvasBackend, Shift>;
+/// What a chart's draw function returns.
+type Drawn = Result<(), Box<dyn std::error::Error>>;
+
+/// Width of the legend column beside a plot, CSS px.
+const LEGEND_W_PX: f64 = 170.0;
+
+/// Colors and sizes for one theme at one device pixel ratio.
+pub struct Palette {
+    /// Card background.
+    pub background: RGBColor,
+    /// Axes and labels.
+    pub ink: RGBColor,
+    /// Secondary text.
+    pub muted: RGBColor,
+    /// Grid lines.
+    pub grid: RGBColor,
+    /// Series colors, in series order.
+    pub series: [RGBColor; 8],
+    /// Device pixels per CSS pixel.
+    pub scale: f64,
+}
+
+impl Palette {
+    /// The colors of `theme` (matching `style.css`'s variables) at `scale`.
+    pub fn new(theme: Theme, scale: f64) -> Self {
+        let scale = if scale.is_finite() && scale > 0.0 {
+            scale
+        } else {
+            1.0
+        };
+        match theme {
+            Theme::Light => Palette {
+                background: RGBColor(0xff, 0xff, 0xff),
+                ink: RGBColor(0x1d, 0x23, 0x30),
+                muted: RGBColor(0x66, 0x70, 0x85),
+                grid: RGBColor(0xe4, 0xe7, 0xec),
+                series: [
+                    RGBColor(0x2f, 0x6f, 0xde),
+                    RGBColor(0xf0, 0x8c, 0x2e),
+                    RGBColor(0xd4, 0xb1, 0x06),
+                    RGBColor(0x8e, 0x4e, 0xc6),
+                    RGBColor(0xd9, 0x3f, 0x3f),
+                    RGBColor(0x2e, 0x9e, 0x5b),
+                    RGBColor(0x1c, 0x9a, 0xa8),
+                    RGBColor(0x98, 0xa2, 0xb3),
+                ],
+                scale,
+            },
+            Theme::Dark => Palette {
+                background: RGBColor(0x1d, 0x21, 0x28),
+                ink: RGBColor(0xe4, 0xe7, 0xec),
+                muted: RGBColor(0x98, 0xa2, 0xb3),
+                grid: RGBColor(0x32, 0x38, 0x43),
+                series: [
+                    RGBColor(0x5b, 0x8f, 0xf0),
+                    RGBColor(0xf5, 0xa2, 0x55),
+                    RGBColor(0xe8, 0xc8, 0x3a),
+                    RGBColor(0xb0, 0x7c, 0xe8),
+                    RGBColor(0xf9, 0x70, 0x66),
+                    RGBColor(0x4c, 0xc3, 0x7e),
+                    RGBColor(0x3c, 0xc2, 0xcf),
+                    RGBColor(0x7a, 0x84, 0x96),
+                ],
+                scale,
+            },
+        }
+    }
+
+    /// Series color `i` (wraps around).
+    pub fn color(&self, i: usize) -> RGBColor {
+        self.series[i % self.series.len()]
+    }
+
+    /// `css_px` in device pixels.
+    pub fn px(&self, css_px: f64) -> u32 {
+        (css_px * self.scale).round() as u32
+    }
+
+    /// The page's sans-serif font at `css_px`, in `color`.
+    pub fn font(&self, css_px: f64, color: RGBColor) -> TextStyle<'static> {
+        ("sans-serif", css_px * self.scale)
+            .into_font()
+            .color(&color)
+    }
+}
+
+/// The charts tab.
+#[component]
+pub fn ChartsPanel(ctl: Controller, theme: ReadSignal<Theme>) -> impl IntoView {
+    let charts = ctl.charts.read_only();
+    let resized = RwSignal::new(0u32);
+    let listener = window_event_listener(leptos::ev::resize, move |_| {
+        resized.update(|n| *n = n.wrapping_add(1));
+    });
+    on_cleanup(move || listener.remove());
+    let steps_ref = NodeRef::<Canvas>::new();
+    let gpu_ref = NodeRef::<Canvas>::new();
+    let memory_ref = NodeRef::<Canvas>::new();
+    let hist_ref = NodeRef::<Canvas>::new();
+    let redraw = Redraw { theme, resized };
+    redraw.on(
+        steps_ref,
+        Memo::new(move |_| charts.with(|c| c.steps.clone())),
+        steps::draw,
+    );
+    let counters = Memo::new(move |_| charts.with(|c| c.counters.clone()));
+    redraw.on(gpu_ref, counters, gpu::draw);
+    redraw.on(memory_ref, counters, memory::draw);
+    let hist = Memo::new(move |_| charts.with(|c| c.histogram.clone()));
+    redraw.on(hist_ref, hist, histogram::draw);
+    let error = move || {
+        charts.with(|c| c.error.clone()).map(|message| {
+            view! { <p class="card error" data-testid="chart-error" role="alert">{message}</p> }
+        })
+    };
+    view! {
+        <section class="charts" data-testid="charts">
+            {error}
+            <figure class="card chart">
+                <h2>"Step time " <span class="muted">"by category"</span></h2>
+                <canvas data-testid="chart-steps" node_ref=steps_ref></canvas>
+            </figure>
+            <figure class="card chart">
+                <h2>"GPU utilization " <span class="muted">"whole trace"</span></h2>
+                <canvas data-testid="chart-gpu" node_ref=gpu_ref></canvas>
+            </figure>
+            <figure class="card chart">
+                <h2>"Memory " <span class="muted">"allocated, whole trace"</span></h2>
+                <canvas data-testid="chart-memory" node_ref=memory_ref></canvas>
+            </figure>
+            <figure class="card chart">
+                <h2>"Kernel durations " <span class="muted">{move || hist_caption(&charts.read())}</span></h2>
+                {kernel_select(ctl, charts)}
+                <canvas data-testid="chart-kernel-hist" node_ref=hist_ref></canvas>
+            </figure>
+        </section>
+    }
+}
+
+/// The kernel select: the top kernels by total time, the one shown selected.
+fn kernel_select(ctl: Controller, charts: ReadSignal<ChartState>) -> impl IntoView {
+    let options = move || {
+        charts.with(|c| {
+            let shown = c.kernel.clone();
+            c.kernels
+                .iter()
+                .flatten()
+                .map(|k| {
+                    let text = format!("{} · {}", k.name, format::span_us(k.total_ns as f64 / 1e3));
+                    view! {
+                        <option value=k.name.clone() selected=shown.as_ref() == Some(&k.name)>{text}</option>
+                    }
+                })
+                .collect_view()
+        })
+    };
+    view! {
+        <select
+            data-testid="chart-kernel-select"
+            title="Kernels by total time"
+            prop:value=move || charts.with(|c| c.kernel.clone().unwrap_or_default())
+            on:change=move |ev| ctl.select_chart_kernel(event_target_value(&ev))
+        >
+            {options}
+        </select>
+    }
+}
+
+/// `N launches · median X` for the histogram shown.
+fn hist_caption(c: &ChartState) -> String {
+    match &c.histogram {
+        Some(h) if h.total > 0 => format!(
+            "{} launches · median {}",
+            h.total,
+            format::span_us(h.median_ns as f64 / 1e3)
+        ),
+        _ => String::new(),
+    }
+}
+
+/// What makes every chart redraw: the theme and window resizes.
+#[derive(Clone, Copy)]
+struct Redraw {
+    theme: ReadSignal<Theme>,
+    resized: RwSignal<u32>,
+}
+
+impl Redraw {
+    /// Draws `data` on the canvas of `node` with `draw`, again whenever the data, the theme or
+    /// the window size change.
+    fn on<T>(self, node: NodeRef<Canvas>, data: Memo<T>, draw: fn(&Area, &T, &Palette) -> Drawn)
+    where
+        T: Clone + PartialEq + Send + Sync + 'static,
+    {
+        Effect::new(move |_| {
+            let theme = self.theme.get();
+            self.resized.track();
+            let Some(canvas) = node.get() else {
+                return;
+            };
+            let scale = window().device_pixel_ratio();
+            let palette = Palette::new(theme, scale);
+            canvas.set_width(palette.px(f64::from(canvas.client_width())).max(1));
+            canvas.set_height(palette.px(f64::from(canvas.client_height())).max(1));
+            let Some(backend) = CanvasBackend::with_canvas_object(canvas) else {
+                return;
+            };
+            let root = backend.into_drawing_area();
+            let drawn = data.with(|d| {
+                root.fill(&palette.background)?;
+                draw(&root, d, &palette)?;
+                root.present()?;
+                Ok::<(), Box<dyn std::error::Error>>(())
+            });
+            if let Err(e) = drawn {
+                web_sys::console::warn_1(&format!("chart not drawn: {e}").into());
+            }
+        });
+    }
+}
+
+/// Tick label for `v` on an axis spanning `span`: as few decimals as the span needs (plotters'
+/// default prints one decimal everywhere, which crowds long time axes).
+fn tick(v: f64, span: f64) -> String {
+    let decimals = if span >= 20.0 {
+        0
+    } else if span >= 2.0 {
+        1
+    } else {
+        2
+    };
+    format!("{v:.decimals$}")
+}
+
+/// Draws `text` centered in `area` (no data yet, or none to show).
+fn message(area: &Area, p: &Palette, text: &str) -> Drawn {
+    let (w, h) = area.dim_in_pixel();
+    let style = p
+        .font(13.0, p.muted)
+        .pos(plotters::style::text_anchor::Pos::new(
+            plotters::style::text_anchor::HPos::Center,
+            plotters::style::text_anchor::VPos::Center,
+        ));
+    area.draw(&Text::new(
+        text.to_owned(),
+        ((w / 2) as i32, (h / 2) as i32),
+        style,
+    ))?;
+    Ok(())
+}
+
+/// Splits off the legend column at the right and draws `entries` (label, color) in it; returns
+/// the plot area.
+fn with_legend(
+    area: &Area,
+    p: &Palette,
+    entries: &[(String, RGBColor)],
+) -> Result<Area, Box<dyn std::error::Error>> {
+    let (w, _) = area.dim_in_pixel();
+    let legend_w = p.px(LEGEND_W_PX).min(w / 3);
+    let (plot, legend) = area.split_horizontally(w.saturating_sub(legend_w));
+    let row = p.px(18.0) as i32;
+    let swatch = p.px(10.0) as i32;
+    for (i, (label, color)) in entries.iter().enumerate() {
+        let y = p.px(14.0) as i32 + i as i32 * row;
+        legend.draw(&Rectangle::new(
+            [(0, y), (swatch, y + swatch)],
+            color.filled(),
+        ))?;
+        legend.draw(&Text::new(
+            label.clone(),
+            (swatch + p.px(6.0) as i32, y - 1),
+            p.font(12.0, p.ink),
+        ))?;
+    }
+    Ok(plot)
+}
+
+/// The mesh every chart shares, ready for more options and `.draw()`: axes muted, bold grid
+/// lines faint, light ones hidden, labels in ink, axis descriptions with units.
+macro_rules! mesh {
+    ($chart:expr, $p:expr, $x_desc:expr, $y_desc:expr) => {
+        $chart
+            .configure_mesh()
+            .axis_style($p.muted)
+            .bold_line_style($p.grid)
+            .light_line_style($p.background)
+            .label_style($p.font(11.0, $p.ink))
+            .axis_desc_style($p.font(12.0, $p.ink))
+            .x_desc($x_desc)
+            .y_desc($y_desc)
+    };
+}
+use mesh;

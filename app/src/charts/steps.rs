@@ -1,0 +1,75 @@
+//! Step time: one bar per profiler step, stacked by the steps table's breakdown (kernel,
+//! memcpy, …, other), in ms, with a legend of the parts that occur.
+
+use super::{mesh, message, with_legend, Area, Drawn, Palette};
+use crate::state::charts::StepChart;
+use plotters::prelude::*;
+
+/// Draws the step bars (a message while loading or when the trace has no steps).
+pub fn draw(root: &Area, data: &Option<StepChart>, p: &Palette) -> Drawn {
+    let Some(chart) = data else {
+        return message(root, p, "loading…");
+    };
+    if chart.bars.is_empty() {
+        return message(root, p, "No ProfilerStep spans in this trace");
+    }
+    // Parts that never occur would only clutter the legend.
+    let shown: Vec<usize> = (0..chart.parts.len())
+        .filter(|&j| {
+            chart
+                .bars
+                .iter()
+                .any(|b| b.parts_ns.get(j).is_some_and(|&v| v > 0))
+        })
+        .collect();
+    let entries: Vec<(String, RGBColor)> = shown
+        .iter()
+        .map(|&j| (chart.parts[j].clone(), p.color(j)))
+        .collect();
+    let plot = with_legend(root, p, &entries)?;
+    let n = chart.bars.len() as u32;
+    let top_ms = (chart.max_ns() as f64 / 1e6).max(1e-3) * 1.05;
+    // Bar i spans [i - 0.5, i + 0.5]; ticks on whole i name the step.
+    let mut cc = ChartBuilder::on(&plot)
+        .margin(p.px(10.0))
+        .x_label_area_size(p.px(38.0))
+        .y_label_area_size(p.px(58.0))
+        .build_cartesian_2d(-0.5f64..(f64::from(n) - 0.5), 0f64..top_ms)?;
+    let label = |x: &f64| {
+        let i = x.round();
+        if (x - i).abs() > 1e-6 || i < 0.0 {
+            return String::new();
+        }
+        chart
+            .bars
+            .get(i as usize)
+            .map_or_else(String::new, |b| b.number.to_string())
+    };
+    let y_label = |y: &f64| super::tick(*y, top_ms);
+    mesh!(cc, p, "ProfilerStep", "time (ms)")
+        .disable_x_mesh()
+        .x_labels(chart.bars.len().min(24))
+        .x_label_formatter(&label)
+        .y_label_formatter(&y_label)
+        .draw()?;
+    // Gaps between bars shrink with many steps, so narrow bars never invert.
+    let gap = (plot.dim_in_pixel().0 / n.max(1) / 6).min(p.px(3.0));
+    for &j in &shown {
+        let color = p.color(j);
+        cc.draw_series(chart.bars.iter().enumerate().map(|(i, bar)| {
+            let below: i64 = bar.parts_ns.iter().take(j).sum();
+            let part = bar.parts_ns.get(j).copied().unwrap_or(0);
+            let x = i as f64;
+            let mut rect = Rectangle::new(
+                [
+                    (x - 0.5, below as f64 / 1e6),
+                    (x + 0.5, (below + part) as f64 / 1e6),
+                ],
+                color.filled(),
+            );
+            rect.set_margin(0, 0, gap, gap);
+            rect
+        }))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,49 @@
+//! The charts tab: asks the worker for the chart data one query at a time on the charts' own
+//! channel (so the table panel and the timeline's counter tracks never supersede it), and
+//! switches the histogram's kernel. The main thread only draws what comes back (`charts`).
+
+use super::Controller;
+use crate::state::table::Tab;
+use leptos::prelude::*;
+use protocol::{Answer, Channel};
+
+impl Controller {
+    /// Sends the next chart query when the charts tab is shown and nothing is in flight.
+    pub(super) fn fetch_charts(self) {
+        if self.tables.with_untracked(|t| t.tab) != Tab::Charts {
+            return;
+        }
+        let Some(query) = self.charts.with_untracked(|c| c.next_query()) else {
+            return;
+        };
+        let Some(bridge) = self.get_bridge() else {
+            return;
+        };
+        let id = bridge.next_query_id();
+        // Recorded as pending first: a dead worker answers synchronously inside `query_on`.
+        self.charts.update(|c| c.sent(id));
+        bridge.query_on(Channel::Charts, id, query);
+        self.publish();
+    }
+
+    /// Applies a chart answer and asks for what is still missing.
+    pub(super) fn chart_answer(self, id: u32, answer: Answer) {
+        self.charts.update(|c| c.apply(id, answer));
+        self.fetch_charts();
+        self.publish();
+    }
+
+    /// A chart query failed: its chart stays empty with the message shown.
+    pub(super) fn chart_failed(self, id: u32, message: String) {
+        self.charts.update(|c| c.failed(id, message));
+        self.fetch_charts();
+        self.publish();
+    }
+
+    /// Shows kernel `name`'s duration histogram.
+    pub fn select_chart_kernel(self, name: String) {
+        self.charts.update(|c| c.select_kernel(name));
+        self.fetch_charts();
+        self.publish();
+    }
+}

@@ -1,0 +1,497 @@
+//! Charts tab state as a plain struct: the step breakdown, the top kernels, the whole-trace
+//! counters and the selected kernel's duration histogram, each as the worker computed it.
+//!
+//! Inputs: [`ChartState::loaded`] with the trace span, then [`ChartState::next_query`] /
+//! [`ChartState::sent`] / [`ChartState::apply`] / [`ChartState::failed`] in a loop driven by the
+//! controller; [`ChartState::select_kernel`] when the user picks another kernel. Output: the
+//! chart data ([`StepChart`], [`KernelPick`]s, [`CounterSet`], [`Histogram`]).
+//!
+//! Invariants: at most one query in flight (`pending`): the charts have their own channel and
+//! ask for one thing at a time, steps, kernels, counters, then the histogram, so no answer
+//! supersedes another. A failed query leaves an empty value and an error, never a retry loop.
+//! A new load clears everything.
+//!
+//! Why: the worker does all aggregation (the steps and kernels tables, counter buckets,
+//! histogram bins); this struct only picks columns and remembers what is missing, so the rules
+//! are tested natively (STYLE.md §8). References: issue 5 ("Tables and charts").
+
+use protocol::{Answer, CellValue, CounterSet, Histogram, Query, TableData};
+
+/// Buckets of the whole-trace GPU and memory curves (about one per 3 px of a wide chart).
+pub const COUNTER_BUCKETS: u32 = 300;
+/// Bins of the kernel duration histogram.
+pub const HISTOGRAM_BINS: u32 = 40;
+/// Kernels offered by the histogram's select, by total time.
+pub const TOP_KERNELS: usize = 20;
+/// Step table columns stacked in the step chart, bottom first (the steps table's keys).
+pub const STEP_PARTS: [&str; 8] = [
+    "kernel",
+    "memcpy",
+    "memset",
+    "communication",
+    "runtime",
+    "dataloader",
+    "cpu_exec",
+    "other",
+];
+
+/// The step chart: one bar per profiler step, stacked by breakdown part.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StepChart {
+    /// Labels of the parts present in the table, in [`STEP_PARTS`] order.
+    pub parts: Vec<String>,
+    /// One bar per step, in step order.
+    pub bars: Vec<StepBar>,
+}
+
+/// One step's bar.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StepBar {
+    /// The N of `ProfilerStep#N`.
+    pub number: i64,
+    /// Time per part, ns, parallel to [`StepChart::parts`].
+    pub parts_ns: Vec<i64>,
+}
+
+impl StepChart {
+    /// Picks the step number and the breakdown columns of a `steps` table; missing cells are 0.
+    pub fn from_table(table: &TableData) -> Self {
+        let column = |key: &str| table.columns.iter().position(|c| c.key == key);
+        let present: Vec<(usize, String)> = STEP_PARTS
+            .iter()
+            .filter_map(|key| {
+                let i = column(key)?;
+                Some((i, table.columns[i].label.clone()))
+            })
+            .collect();
+        let step = column("step");
+        let bars = table
+            .rows
+            .iter()
+            .enumerate()
+            .map(|(k, row)| StepBar {
+                number: step
+                    .and_then(|i| row.get(i))
+                    .and_then(int)
+                    .unwrap_or(k as i64),
+                parts_ns: present
+                    .iter()
+                    .map(|&(i, _)| row.get(i).and_then(int).unwrap_or(0))
+                    .collect(),
+            })
+            .collect();
+        StepChart {
+            parts: present.into_iter().map(|(_, label)| label).collect(),
+            bars,
+        }
+    }
+
+    /// The tallest bar, ns (0 without bars).
+    pub fn max_ns(&self) -> i64 {
+        self.bars
+            .iter()
+            .map(|b| b.parts_ns.iter().sum::<i64>())
+            .max()
+            .unwrap_or(0)
+    }
+}
+
+/// A kernel the histogram can show.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct KernelPick {
+    /// Kernel name.
+    pub name: String,
+    /// Total time, ns.
+    pub total_ns: i64,
+    /// Launches.
+    pub calls: i64,
+}
+
+/// The top [`TOP_KERNELS`] rows of a `kernels` table by total time, longest first.
+pub fn top_kernels(table: &TableData) -> Vec<KernelPick> {
+    let column = |key: &str| table.columns.iter().position(|c| c.key == key);
+    let (Some(name), Some(total), Some(calls)) = (column("name"), column("total"), column("calls"))
+    else {
+        return Vec::new();
+    };
+    let mut picks: Vec<KernelPick> = table
+        .rows
+        .iter()
+        .filter_map(|row| {
+            let CellValue::Text(n) = row.get(name)? else {
+                return None;
+            };
+            Some(KernelPick {
+                name: n.clone(),
+                total_ns: row.get(total).and_then(int).unwrap_or(0),
+                calls: row.get(calls).and_then(int).unwrap_or(0),
+            })
+        })
+        .collect();
+    picks.sort_by(|a, b| {
+        b.total_ns
+            .cmp(&a.total_ns)
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    picks.truncate(TOP_KERNELS);
+    picks
+}
+
+/// An integer cell (floats truncated: the step and kernel tables send integers here).
+fn int(cell: &CellValue) -> Option<i64> {
+    match *cell {
+        CellValue::Int(v) => Some(v),
+        CellValue::Float(v) if v.is_finite() => Some(v as i64),
+        _ => None,
+    }
+}
+
+/// What the pending query asks for.
+#[derive(Clone, Debug, PartialEq)]
+enum Need {
+    Steps,
+    Kernels,
+    Counters,
+    Histogram(String),
+}
+
+/// Everything the charts tab draws.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ChartState {
+    /// Trace span, ns from the origin (0: nothing loaded).
+    pub span_ns: i64,
+    /// Step bars, once the steps table arrived.
+    pub steps: Option<StepChart>,
+    /// Kernels for the select, once the kernels table arrived.
+    pub kernels: Option<Vec<KernelPick>>,
+    /// GPU utilization, SM efficiency and memory over the whole trace.
+    pub counters: Option<CounterSet>,
+    /// The kernel whose histogram is shown.
+    pub kernel: Option<String>,
+    /// That kernel's histogram, once it arrived.
+    pub histogram: Option<Histogram>,
+    /// Why the last query failed.
+    pub error: Option<String>,
+    pending: Option<(u32, Need)>,
+}
+
+impl ChartState {
+    /// A new load started or finished: drops all chart data; `span_ns` bounds the counters.
+    pub fn loaded(&mut self, span_ns: i64) {
+        *self = ChartState {
+            span_ns,
+            ..ChartState::default()
+        };
+    }
+
+    /// True while a chart query is in flight.
+    pub fn busy(&self) -> bool {
+        self.pending.is_some()
+    }
+
+    /// True when `id` is the chart query in flight.
+    pub fn awaits(&self, id: u32) -> bool {
+        self.pending.as_ref().is_some_and(|(p, _)| *p == id)
+    }
+
+    /// The next query to send: none while one is in flight, nothing is loaded, or all is here.
+    pub fn next_query(&self) -> Option<Query> {
+        if self.pending.is_some() || self.span_ns <= 0 {
+            return None;
+        }
+        Some(match self.need()? {
+            Need::Steps => Query::Steps,
+            Need::Kernels => Query::Kernels { range_ns: None },
+            Need::Counters => Query::Counters {
+                start_ns: 0,
+                end_ns: self.span_ns,
+                buckets: COUNTER_BUCKETS,
+            },
+            Need::Histogram(name) => Query::Histogram {
+                name,
+                bins: HISTOGRAM_BINS,
+            },
+        })
+    }
+
+    fn need(&self) -> Option<Need> {
+        if self.steps.is_none() {
+            Some(Need::Steps)
+        } else if self.kernels.is_none() {
+            Some(Need::Kernels)
+        } else if self.counters.is_none() {
+            Some(Need::Counters)
+        } else {
+            let name = self.kernel.as_ref()?;
+            let shown = self.histogram.as_ref().is_some_and(|h| &h.name == name);
+            (!shown).then(|| Need::Histogram(name.clone()))
+        }
+    }
+
+    /// Records that the query [`ChartState::next_query`] returned was sent as `id`.
+    pub fn sent(&mut self, id: u32) {
+        if let Some(need) = self.need() {
+            self.pending = Some((id, need));
+        }
+    }
+
+    /// Applies the answer to `id`; others are ignored. An answer of an unexpected kind counts
+    /// as an empty one, so the loop moves on.
+    pub fn apply(&mut self, id: u32, answer: Answer) {
+        if !self.awaits(id) {
+            return;
+        }
+        let Some((_, need)) = self.pending.take() else {
+            return;
+        };
+        self.error = None;
+        match (need, answer) {
+            (Need::Steps, Answer::Table(t)) => self.steps = Some(StepChart::from_table(&t)),
+            (Need::Kernels, Answer::Table(t)) => self.set_kernels(top_kernels(&t)),
+            (Need::Counters, Answer::Counters(set)) => self.counters = Some(set),
+            (Need::Histogram(_), Answer::Histogram(h)) => self.histogram = Some(h),
+            (need, _) => self.give_up(need),
+        }
+    }
+
+    /// Query `id` failed: its chart stays empty and shows `message`.
+    pub fn failed(&mut self, id: u32, message: String) {
+        if !self.awaits(id) {
+            return;
+        }
+        if let Some((_, need)) = self.pending.take() {
+            self.give_up(need);
+        }
+        self.error = Some(message);
+    }
+
+    /// Shows kernel `name`'s histogram (asked for by the next query).
+    pub fn select_kernel(&mut self, name: String) {
+        self.kernel = Some(name);
+    }
+
+    fn set_kernels(&mut self, picks: Vec<KernelPick>) {
+        let keep = self
+            .kernel
+            .as_ref()
+            .is_some_and(|k| picks.iter().any(|p| &p.name == k));
+        if !keep {
+            self.kernel = picks.first().map(|p| p.name.clone());
+        }
+        self.kernels = Some(picks);
+    }
+
+    /// Fills what `need` asked for with an empty value, so it is not asked again.
+    fn give_up(&mut self, need: Need) {
+        match need {
+            Need::Steps => self.steps = Some(StepChart::default()),
+            Need::Kernels => self.kernels = Some(Vec::new()),
+            Need::Counters => self.counters = Some(CounterSet::default()),
+            Need::Histogram(name) => {
+                self.histogram = Some(Histogram {
+                    name,
+                    ..Histogram::default()
+                });
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use protocol::{Column, CounterSeries};
+
+    fn col(key: &str, label: &str) -> Column {
+        Column {
+            key: key.into(),
+            label: label.into(),
+            unit: "ns".into(),
+        }
+    }
+
+    fn steps_table() -> TableData {
+        TableData {
+            kind: "steps".into(),
+            columns: vec![
+                col("step", "Step"),
+                col("step_dur", "Step dur"),
+                col("kernel", "Kernel"),
+                col("other", "Other"),
+            ],
+            rows: vec![
+                vec![
+                    CellValue::Int(3),
+                    CellValue::Int(10),
+                    CellValue::Int(6),
+                    CellValue::Int(4),
+                ],
+                vec![
+                    CellValue::Int(4),
+                    CellValue::Int(9),
+                    CellValue::Empty,
+                    CellValue::Int(9),
+                ],
+            ],
+            ..TableData::default()
+        }
+    }
+
+    fn kernels_table(rows: &[(&str, i64, i64)]) -> TableData {
+        TableData {
+            kind: "kernels".into(),
+            columns: vec![
+                col("name", "Name"),
+                col("calls", "Calls"),
+                col("total", "Total"),
+            ],
+            rows: rows
+                .iter()
+                .map(|&(n, calls, total)| {
+                    vec![
+                        CellValue::Text(n.into()),
+                        CellValue::Int(calls),
+                        CellValue::Int(total),
+                    ]
+                })
+                .collect(),
+            ..TableData::default()
+        }
+    }
+
+    /// Sends the next query as `id` and returns it.
+    fn send(c: &mut ChartState, id: u32) -> Query {
+        let q = c.next_query().unwrap();
+        c.sent(id);
+        assert!(c.next_query().is_none(), "one query at a time");
+        q
+    }
+
+    #[test]
+    fn step_chart_picks_breakdown_columns_in_stack_order() {
+        let chart = StepChart::from_table(&steps_table());
+        assert_eq!(chart.parts, ["Kernel", "Other"]);
+        assert_eq!(
+            chart.bars[0],
+            StepBar {
+                number: 3,
+                parts_ns: vec![6, 4]
+            }
+        );
+        assert_eq!(
+            chart.bars[1],
+            StepBar {
+                number: 4,
+                parts_ns: vec![0, 9]
+            }
+        );
+        assert_eq!(chart.max_ns(), 10);
+    }
+
+    #[test]
+    fn top_kernels_by_total_then_name() {
+        let picks = top_kernels(&kernels_table(&[("b", 1, 5), ("a", 2, 5), ("c", 7, 9)]));
+        let names: Vec<&str> = picks.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, ["c", "a", "b"]);
+        assert_eq!(picks[0].calls, 7);
+    }
+
+    #[test]
+    fn queries_one_at_a_time_in_order() {
+        let mut c = ChartState::default();
+        assert!(c.next_query().is_none(), "nothing loaded");
+        c.loaded(1_000);
+        assert_eq!(send(&mut c, 1), Query::Steps);
+        c.apply(1, Answer::Table(steps_table()));
+        assert_eq!(send(&mut c, 2), Query::Kernels { range_ns: None });
+        c.apply(
+            2,
+            Answer::Table(kernels_table(&[("k1", 3, 10), ("k2", 1, 50)])),
+        );
+        assert_eq!(c.kernel.as_deref(), Some("k2"), "top kernel by default");
+        assert_eq!(
+            send(&mut c, 3),
+            Query::Counters {
+                start_ns: 0,
+                end_ns: 1_000,
+                buckets: COUNTER_BUCKETS
+            }
+        );
+        let series = CounterSeries {
+            metric: "utilization".into(),
+            ..CounterSeries::default()
+        };
+        c.apply(
+            3,
+            Answer::Counters(CounterSet {
+                series: vec![series],
+                ..CounterSet::default()
+            }),
+        );
+        assert_eq!(
+            send(&mut c, 4),
+            Query::Histogram {
+                name: "k2".into(),
+                bins: HISTOGRAM_BINS
+            }
+        );
+        c.apply(
+            4,
+            Answer::Histogram(Histogram {
+                name: "k2".into(),
+                total: 1,
+                ..Histogram::default()
+            }),
+        );
+        assert!(c.next_query().is_none(), "all here");
+        assert!(!c.busy());
+    }
+
+    #[test]
+    fn selecting_a_kernel_asks_for_its_histogram_and_drops_a_stale_one() {
+        let mut c = ChartState::default();
+        c.loaded(1_000);
+        c.steps = Some(StepChart::default());
+        c.kernels = Some(Vec::new());
+        c.counters = Some(CounterSet::default());
+        c.select_kernel("a".into());
+        send(&mut c, 7);
+        c.select_kernel("b".into());
+        c.apply(
+            7,
+            Answer::Histogram(Histogram {
+                name: "a".into(),
+                ..Histogram::default()
+            }),
+        );
+        assert_eq!(
+            c.next_query(),
+            Some(Query::Histogram {
+                name: "b".into(),
+                bins: HISTOGRAM_BINS
+            })
+        );
+    }
+
+    #[test]
+    fn failures_and_stale_ids_never_loop() {
+        let mut c = ChartState::default();
+        c.loaded(1_000);
+        send(&mut c, 1);
+        c.apply(99, Answer::Table(steps_table()));
+        assert!(c.busy(), "stale id ignored");
+        c.failed(1, "no trace".into());
+        assert_eq!(c.steps, Some(StepChart::default()));
+        assert_eq!(c.error.as_deref(), Some("no trace"));
+        assert_eq!(send(&mut c, 2), Query::Kernels { range_ns: None });
+        c.apply(2, Answer::Findings(Vec::new()));
+        assert_eq!(
+            c.kernels,
+            Some(Vec::new()),
+            "wrong answer kind counts as empty"
+        );
+        c.loaded(5);
+        assert_eq!(c.steps, None, "a new load clears the charts");
+    }
+}
