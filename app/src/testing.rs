@@ -28,7 +28,8 @@
 //! findings        {rules: [rule ids, alerts first], active: rule|null}, or null before the
 //!                 cheatsheet's answer
 //! link            the share URL of the current view (what "Copy link" copies), or null
-//! longTasks       {count, maxMs}: main-thread tasks over 50 ms since the page started
+//! longTasks       {count, maxMs, list: [[startMs, durationMs]] (first 100)}: main-thread tasks
+//!                 over 50 ms since the page started
 //! charts          on the charts tab: {steps: step bars, gpu: utilization and SM efficiency
 //!                 series, memory: memory series, histogram: {name, total} of the kernel shown
 //!                 or null, pending}; null on the other tabs
@@ -53,10 +54,13 @@ use std::cell::RefCell;
 use std::sync::Arc;
 use wasm_bindgen::prelude::*;
 
+/// How many long tasks `window.kinetoscope.longTasks.list` keeps.
+const LONG_TASKS_KEPT: usize = 100;
+
 thread_local! {
     static HOOK: RefCell<Option<Hook>> = const { RefCell::new(None) };
-    /// Long tasks seen: (count, longest ms).
-    static LONG_TASKS: std::cell::Cell<(u32, f64)> = const { std::cell::Cell::new((0, 0.0)) };
+    /// Long tasks seen: (start ms, duration ms), at most [`LONG_TASKS_KEPT`].
+    static LONG_TASKS: RefCell<(u32, Vec<(f64, f64)>)> = const { RefCell::new((0, Vec::new())) };
 }
 
 /// What the getter and `idle()` read.
@@ -101,12 +105,14 @@ fn observe_long_tasks() {
     let callback = Closure::<dyn Fn(web_sys::PerformanceObserverEntryList)>::new(
         |list: web_sys::PerformanceObserverEntryList| {
             for entry in list.get_entries() {
-                let ms = entry
-                    .dyn_ref::<web_sys::PerformanceEntry>()
-                    .map_or(0.0, |e| e.duration());
-                LONG_TASKS.with(|c| {
-                    let (n, max) = c.get();
-                    c.set((n + 1, max.max(ms)));
+                let Some(e) = entry.dyn_ref::<web_sys::PerformanceEntry>() else {
+                    continue;
+                };
+                LONG_TASKS.with_borrow_mut(|(n, list)| {
+                    *n += 1;
+                    if list.len() < LONG_TASKS_KEPT {
+                        list.push((e.start_time(), e.duration()));
+                    }
                 });
             }
         },
@@ -175,8 +181,10 @@ fn snapshot(
     let error = state.error.as_ref().map_or(JsValue::NULL, to_js);
     let version = state.protocol_version.map_or(JsValue::NULL, |v| v.into());
     let table = table_js(tables);
-    let (n, max) = LONG_TASKS.with(std::cell::Cell::get);
-    let long_tasks = to_js(&serde_json::json!({ "count": n, "maxMs": max }));
+    let long_tasks = LONG_TASKS.with_borrow(|(n, list)| {
+        let max = list.iter().map(|t| t.1).fold(0.0, f64::max);
+        to_js(&serde_json::json!({ "count": n, "maxMs": max, "list": list }))
+    });
     let obj = Object::new();
     let findings = findings.list.as_ref().map_or(JsValue::NULL, |list| {
         let rules: Vec<&str> = list.iter().map(|f| f.rule.as_str()).collect();
@@ -305,6 +313,7 @@ fn timeline_js(t: &TimelineState) -> JsValue {
             "maxMs": t.frames.ms.iter().copied().fold(0.0, f64::max),
         },
         "firstPaintMs": t.frames.first_paint_ms,
+        "loadedAtMs": t.loaded_at,
         "pending": t.pending_channels(),
         "highlight": t.highlight.len(),
     }))

@@ -47,9 +47,15 @@ test('browser parse+index benchmark', async ({ app, page }) => {
   await app.idle();
   const t = await app.timeline();
   const long = await page.evaluate(() => window.kinetoscope.longTasks);
+  const loadedAt = t.loadedAtMs;
+  const during = long.list.filter(([start]) => start < loadedAt);
+  const after = long.list.filter(([start]) => start >= loadedAt);
+  const longest = (l) => l.reduce((m, [, d]) => Math.max(m, d), 0);
   console.log(JSON.stringify({
     bench: 'timeline_frames', target: 'browser-canvas', file: url, frames: t.frames.count,
     p50_ms: t.frames.p50Ms, p95_ms: t.frames.p95Ms, max_ms: t.frames.maxMs, first_paint_ms: first,
     rects_cached: t.rects, lanes: t.lanes.length, long_tasks: long.count, longest_task_ms: long.maxMs,
+    long_tasks_loading: during.length, longest_loading_ms: longest(during),
+    long_tasks_after_load: after.length, longest_after_load_ms: longest(after),
   }));
 });

@@ -97,3 +97,20 @@ test('step table of the demo lists its 5 steps in order', async ({ app }) => {
   await app.idle();
   await expect(app.page.getByTestId('op-row')).toHaveCount(6);
 });
+
+test('op table scoped to one profiler step equals `report --step`', async ({ app, page }) => {
+  const { cliReport, DEMO_TRACE } = require('../support/fixtures');
+  await app.open();
+  await app.openTab('ops');
+  const steps = cliReport(DEMO_TRACE).steps;
+  const step = Number(steps[2].name.split('#')[1]);
+  await page.getByTestId('table-scope').selectOption(`step:${step}`);
+  await app.idle();
+  expect((await app.table()).scope).toBe('step');
+  const names = await app.column('op-row', 'name');
+  const calls = await app.column('op-row', 'calls');
+  const expected = cliReport(DEMO_TRACE, '--step', String(step)).ops;
+  expect(Object.fromEntries(names.map((n, i) => [n, calls[i]])))
+    .toEqual(Object.fromEntries(expected.map((o) => [o.name, o.calls])));
+  await app.screenshot('tables-ops-step');
+});

@@ -4,8 +4,9 @@
 //!
 //! Cost per frame is bounded by the tiles (at most rows × buckets rects per visible lane, see
 //! the engine's LOD contract), not by the trace: runs of sub-pixel rects in a row become one
-//! fill, labels are drawn only on slices at least [`LABEL_MIN_PX`] wide, and a fill style is set
-//! only when it changes.
+//! rect, rects are batched by palette slot into one path and one `fill` per color (a fill style
+//! crosses the wasm boundary as a string, a rect as four numbers), and labels are drawn only on
+//! slices at least [`LABEL_MIN_PX`] wide.
 
 use super::theme::{self, Theme};
 use crate::state::timeline::TimelineState;
@@ -17,16 +18,17 @@ use web_sys::CanvasRenderingContext2d as Ctx;
 /// Height of the ruler at the top of the canvas, CSS px.
 pub const RULER_H: f64 = 32.0;
 /// Narrowest slice that gets a label.
-const LABEL_MIN_PX: f64 = 36.0;
+const LABEL_MIN_PX: f64 = 48.0;
 /// Approximate width of a label character at the label font.
 const CHAR_PX: f64 = 6.4;
 /// Minimum distance between ruler ticks.
 const TICK_MIN_PX: f64 = 90.0;
 
-/// Palettes per theme, built once.
+/// Palettes per theme, built once, and the per-frame batch (kept to reuse its buffers).
 pub struct Painter {
     light: Vec<(String, &'static str)>,
     dark: Vec<(String, &'static str)>,
+    batch: std::cell::RefCell<Batch>,
 }
 
 impl Default for Painter {
@@ -34,7 +36,59 @@ impl Default for Painter {
         Self {
             light: Theme::Light.palette(),
             dark: Theme::Dark.palette(),
+            batch: std::cell::RefCell::new(Batch::default()),
         }
+    }
+}
+
+/// Slice rects of one frame, grouped for drawing: rects per palette slot, search-match
+/// outlines, and labels (text, x, y).
+#[derive(Default)]
+struct Batch {
+    rects: Vec<Vec<[f64; 4]>>,
+    outlines: Vec<[f64; 4]>,
+    labels: Vec<(String, f64, f64)>,
+}
+
+impl Batch {
+    fn clear(&mut self, slots: usize) {
+        self.rects.resize_with(slots, Vec::new);
+        self.rects.iter_mut().for_each(Vec::clear);
+        self.outlines.clear();
+        self.labels.clear();
+    }
+
+    /// Draws everything batched; returns the number of rects.
+    fn draw(&self, ctx: &Ctx, palette: &[(String, &'static str)], theme: Theme) -> u32 {
+        let mut n = 0;
+        for (slot, rects) in self.rects.iter().enumerate() {
+            if rects.is_empty() {
+                continue;
+            }
+            ctx.set_fill_style_str(&palette[slot].0);
+            ctx.begin_path();
+            for r in rects {
+                ctx.rect(r[0], r[1], r[2], r[3]);
+            }
+            ctx.fill();
+            n += rects.len() as u32;
+        }
+        if !self.outlines.is_empty() {
+            ctx.set_stroke_style_str(theme.colors().matched);
+            ctx.set_line_width(2.0);
+            ctx.begin_path();
+            for r in &self.outlines {
+                ctx.rect(r[0], r[1], r[2], r[3]);
+            }
+            ctx.stroke();
+        }
+        if let Some((_, text)) = palette.first() {
+            ctx.set_fill_style_str(text);
+            for (label, x, y) in &self.labels {
+                let _ = ctx.fill_text(label, *x, *y);
+            }
+        }
+        n
     }
 }
 
@@ -50,7 +104,8 @@ impl Painter {
             Theme::Light => &self.light,
             Theme::Dark => &self.dark,
         };
-        let mut drawn = 0;
+        let mut batch = self.batch.borrow_mut();
+        batch.clear(palette.len());
         ctx.save();
         ctx.begin_path();
         ctx.rect(0.0, RULER_H, width, height - RULER_H);
@@ -71,12 +126,13 @@ impl Painter {
                         ctx.fill_rect(0.0, y, width, track.height);
                     }
                     if !t.tiles.is_empty() {
-                        drawn += self.lane(ctx, t, palette, theme, lane, y, width);
+                        lane_rects(&mut batch, t, lane, y, width);
                     }
                 }
                 TrackKind::Counter { series } => counter(ctx, t, theme, series, y, track.height, width),
             }
         }
+        let drawn = batch.draw(ctx, palette, theme);
         steps(ctx, t, theme, width, height);
         range(ctx, t, theme, height);
         highlight(ctx, t, theme);
@@ -85,78 +141,59 @@ impl Painter {
         ruler(ctx, t, theme, width);
         drawn
     }
+}
 
-    /// Draws one lane's rects; returns how many fills it took.
-    #[allow(clippy::too_many_arguments)]
-    fn lane(
-        &self,
-        ctx: &Ctx,
-        t: &TimelineState,
-        palette: &[(String, &'static str)],
-        theme: Theme,
-        lane: u32,
-        y: f64,
-        width: f64,
-    ) -> u32 {
-        let v = &t.view;
-        let searching = !t.search.text.trim().is_empty()
-            && t.tiles.request.as_ref().is_some_and(|r| r.search.is_some());
-        let mut fills = 0;
-        let mut style = usize::MAX;
-        // A run of sub-pixel rects of one row waiting to be filled: (row, x0, x1, slot).
-        let mut run: Option<(u16, f64, f64, usize)> = None;
-        let mut flush = |ctx: &Ctx, run: &mut Option<(u16, f64, f64, usize)>, style: &mut usize| {
-            if let Some((row, x0, x1, slot)) = run.take() {
-                if *style != slot {
-                    ctx.set_fill_style_str(&palette[slot].0);
-                    *style = slot;
-                }
-                let ry = y + tracks::LANE_PAD + f64::from(row) * ROW_H;
-                ctx.fill_rect(x0, ry + 1.0, (x1 - x0).max(1.0), ROW_H - 2.0);
-                fills += 1;
-            }
-        };
-        for r in t.tiles.lane(lane) {
-            let x0 = v.x_of(r.start_ns as f64).max(-2.0);
-            let x1 = v.x_of(r.end_ns as f64).min(width + 2.0);
-            if x1 < 0.0 || x0 > width {
-                continue;
-            }
-            let hash = t.tiles.color.get(r.name as usize).copied().unwrap_or(0);
-            let dim = searching && !r.matched;
-            let slot = theme::slot(hash) + if dim { theme::SLOTS } else { 0 };
-            let w = x1 - x0;
-            if w < 1.0 {
-                match &mut run {
-                    Some((row, _, end, _)) if *row == r.row && x0 <= *end + 0.5 => *end = x1.max(*end),
-                    _ => {
-                        flush(ctx, &mut run, &mut style);
-                        run = Some((r.row, x0, x1.max(x0 + 1.0), slot));
-                    }
-                }
-                continue;
-            }
-            flush(ctx, &mut run, &mut style);
-            run = Some((r.row, x0, x1, slot));
-            flush(ctx, &mut run, &mut style);
-            let ry = y + tracks::LANE_PAD + f64::from(r.row) * ROW_H;
-            if r.matched && searching {
-                ctx.set_stroke_style_str(theme.colors().matched);
-                ctx.set_line_width(2.0);
-                ctx.stroke_rect(x0 + 1.0, ry + 1.5, (w - 2.0).max(1.0), ROW_H - 3.0);
-            }
-            if w >= LABEL_MIN_PX {
-                let text = label(t.tiles.name(r.name), w - 8.0);
-                if !text.is_empty() {
-                    ctx.set_fill_style_str(palette[slot].1);
-                    style = usize::MAX;
-                    let _ = ctx.fill_text(&text, x0.max(0.0) + 4.0, ry + ROW_H / 2.0);
-                }
+/// Adds one lane's rects to the batch: sub-pixel rects of a row that touch are merged into one
+/// (colored as the first), wide ones get a label, search matches an outline.
+fn lane_rects(batch: &mut Batch, t: &TimelineState, lane: u32, y: f64, width: f64) {
+    let v = &t.view;
+    let searching = !t.search.text.trim().is_empty()
+        && t.tiles.request.as_ref().is_some_and(|r| r.search.is_some());
+    // A run of sub-pixel rects of one row waiting to be added: (row, x0, x1, slot).
+    let mut run: Option<(u16, f64, f64, usize)> = None;
+    let flush = |batch: &mut Batch, run: &mut Option<(u16, f64, f64, usize)>| {
+        if let Some((row, x0, x1, slot)) = run.take() {
+            let ry = y + tracks::LANE_PAD + f64::from(row) * ROW_H;
+            if let Some(rects) = batch.rects.get_mut(slot) {
+                rects.push([x0, ry + 1.0, (x1 - x0).max(1.0), ROW_H - 2.0]);
             }
         }
-        flush(ctx, &mut run, &mut style);
-        fills
+    };
+    for r in t.tiles.lane(lane) {
+        let x0 = v.x_of(r.start_ns as f64).max(-2.0);
+        let x1 = v.x_of(r.end_ns as f64).min(width + 2.0);
+        if x1 < 0.0 || x0 > width {
+            continue;
+        }
+        let hash = t.tiles.color.get(r.name as usize).copied().unwrap_or(0);
+        let dim = searching && !r.matched;
+        let slot = theme::slot(hash) + if dim { theme::SLOTS } else { 0 };
+        let w = x1 - x0;
+        if w < 1.0 {
+            match &mut run {
+                Some((row, _, end, _)) if *row == r.row && x0 <= *end + 0.5 => *end = x1.max(*end),
+                _ => {
+                    flush(batch, &mut run);
+                    run = Some((r.row, x0, x1.max(x0 + 1.0), slot));
+                }
+            }
+            continue;
+        }
+        flush(batch, &mut run);
+        run = Some((r.row, x0, x1, slot));
+        flush(batch, &mut run);
+        let ry = y + tracks::LANE_PAD + f64::from(r.row) * ROW_H;
+        if r.matched && searching {
+            batch.outlines.push([x0 + 1.0, ry + 1.5, (w - 2.0).max(1.0), ROW_H - 3.0]);
+        }
+        if w >= LABEL_MIN_PX {
+            let text = label(t.tiles.name(r.name), w - 8.0);
+            if !text.is_empty() {
+                batch.labels.push((text, x0.max(0.0) + 4.0, ry + ROW_H / 2.0));
+            }
+        }
     }
+    flush(batch, &mut run);
 }
 
 /// `name` cut to about `px` pixels, with an ellipsis when cut; empty when not even 3 characters
@@ -238,15 +275,31 @@ fn counter(ctx: &Ctx, t: &TimelineState, theme: Theme, series: usize, y: f64, h:
     ctx.set_fill_style_str(theme.colors().counter);
     ctx.begin_path();
     ctx.move_to(v.x_of(set.start_ns as f64).max(0.0), base);
+    // One step per pixel column: buckets narrower than a pixel are folded into their column's
+    // peak, so a path never has more points than the canvas is wide.
+    let mut column: Option<(f64, f64, f64)> = None;
+    let step = |ctx: &Ctx, c: (f64, f64, f64)| {
+        ctx.line_to(c.0, c.2);
+        ctx.line_to(c.1, c.2);
+    };
     for (i, value) in s.values.iter().enumerate() {
         let t0 = set.start_ns as f64 + i as f64 * set.bucket_ns as f64;
-        let (x0, x1) = (v.x_of(t0), v.x_of(t0 + set.bucket_ns as f64));
+        let (x0, x1) = (v.x_of(t0).max(0.0), v.x_of(t0 + set.bucket_ns as f64).min(width));
         if x1 < 0.0 || x0 > width {
             continue;
         }
         let top = base - value.unwrap_or(0.0) * scale;
-        ctx.line_to(x0.max(0.0), top);
-        ctx.line_to(x1.min(width), top);
+        column = match column {
+            Some((a, _, t)) if x1 - a < 1.0 => Some((a, x1, t.min(top))),
+            Some(c) => {
+                step(ctx, c);
+                Some((x0, x1, top))
+            }
+            None => Some((x0, x1, top)),
+        };
+    }
+    if let Some(c) = column {
+        step(ctx, c);
     }
     ctx.line_to(width.min(v.x_of(set.start_ns as f64 + s.values.len() as f64 * set.bucket_ns as f64)), base);
     ctx.close_path();
