@@ -53,9 +53,12 @@ pub fn App() -> impl IntoView {
     let state = ctl.state.read_only();
     let tables = ctl.tables.read_only();
     let loaded = Memo::new(move |_| state.with(|s| s.summary.is_some()));
-    // The timeline stays mounted once a trace was shown: it keeps canvas listeners and observers
-    // that must not outlive it, and reloading only resets its state.
-    let shown = Memo::new(move |was: Option<&bool>| was.copied().unwrap_or(false) || loaded.get());
+    // The timeline mounts (hidden) when the first load starts, so building it never delays the
+    // first paint, and stays mounted: it keeps canvas listeners and observers that must not
+    // outlive it, and reloading only resets its state.
+    let shown = Memo::new(move |was: Option<&bool>| {
+        was.copied().unwrap_or(false) || state.with(|s| s.status != crate::state::Status::Idle)
+    });
     let on_summary = Memo::new(move |_| tables.with(|t| t.tab == Tab::Summary));
     let on_findings = Memo::new(move |_| tables.with(|t| t.tab == Tab::Findings));
     let on_charts = Memo::new(move |_| loaded.get() && tables.with(|t| t.tab == Tab::Charts));
