@@ -2,11 +2,12 @@
 //! then, once a trace is loaded, the timeline with its details panel and the tabs below
 //! (summary and tables). State and queries live in the [`Controller`].
 //!
-//! With no `?url=` the page loads [`DEMO_URL`].
+//! With no `?url=` the page loads [`DEMO_URL`]. With `?url=CAND&base=BASE` it loads BASE, keeps
+//! it as the comparison baseline, then loads CAND and shows the Compare tab.
 
 use crate::control::Controller;
 use crate::panels::{
-    DetailsPanel, DropZone, ErrorPanel, FindingsPanel, OpenButton, ProgressPanel, SummaryPanel,
+    CompareButton, ComparePanel, DetailsPanel, DropZone, ErrorPanel, FindingsPanel, OpenButton, ProgressPanel, SummaryPanel,
     TablePanel, Tabs,
 };
 use crate::state::table::{Scope, Tab};
@@ -22,7 +23,10 @@ const DEMO_URL: &str = "./public/demo.pt.trace.json.gz";
 #[component]
 pub fn App() -> impl IntoView {
     let ctl = Controller::new();
-    ctl.load_url(&start_url());
+    match start_param("base") {
+        Some(base) => ctl.load_pair(&base, &start_url()),
+        None => ctl.load_url(&start_url()),
+    }
     let theme = RwSignal::new(preferred_theme());
     Effect::new(move |_| {
         let t = theme.get();
@@ -31,6 +35,7 @@ pub fn App() -> impl IntoView {
         }
     });
     let on_file = Callback::new(move |file: File| ctl.load_file(file));
+    let on_compare = Callback::new(move |file: File| ctl.compare_with(file));
     let on_select = Callback::new(move |tab: Tab| ctl.select_tab(tab));
     let on_filter = Callback::new(move |text: String| ctl.set_filter(text));
     let on_by_shape = Callback::new(move |on: bool| ctl.set_by_shape(on));
@@ -45,6 +50,7 @@ pub fn App() -> impl IntoView {
     let shown = Memo::new(move |was: Option<&bool>| was.copied().unwrap_or(false) || loaded.get());
     let on_summary = Memo::new(move |_| tables.with(|t| t.tab == Tab::Summary));
     let on_findings = Memo::new(move |_| tables.with(|t| t.tab == Tab::Findings));
+    let on_compare_tab = Memo::new(move |_| tables.with(|t| t.tab == Tab::Compare));
     let steps = Memo::new(move |_| {
         ctl.timeline
             .with(|t| t.layout.as_ref().map(|l| l.steps.clone()).unwrap_or_default())
@@ -54,6 +60,7 @@ pub fn App() -> impl IntoView {
         <header class="top">
             <h1>"Kinetoscope"</h1>
             <OpenButton on_file=on_file />
+            <CompareButton on_file=on_compare />
             <span class="spacer"></span>
             <button data-testid="theme-toggle" title="Light / dark theme"
                 on:click=move |_| theme.update(|t| *t = t.toggled())>
@@ -79,6 +86,9 @@ pub fn App() -> impl IntoView {
             <Show when=move || loaded.get() && on_findings.get()>
                 <FindingsPanel ctl=ctl />
             </Show>
+            <Show when=move || loaded.get() && on_compare_tab.get()>
+                <ComparePanel ctl=ctl />
+            </Show>
             <Show when=move || loaded.get()>
                 <TablePanel
                     tables=tables
@@ -103,6 +113,15 @@ fn start_url() -> String {
         .and_then(|params| params.get("url"))
         .filter(|url| !url.trim().is_empty())
         .unwrap_or_else(|| DEMO_URL.to_owned())
+}
+
+/// A non-empty query parameter of the page URL (`?base=` names the comparison baseline).
+fn start_param(name: &str) -> Option<String> {
+    let search = window().location().search().unwrap_or_default();
+    web_sys::UrlSearchParams::new_with_str(&search)
+        .ok()
+        .and_then(|params| params.get(name))
+        .filter(|v| !v.trim().is_empty())
 }
 
 /// Dark when the system prefers it.

@@ -27,15 +27,20 @@
 //!                   highlight: evidence slices outlined }
 //! findings        {rules: [rule ids, alerts first], active: rule|null}, or null before the
 //!                 cheatsheet's answer
+//! compare         null while no baseline is kept, else {base: baseline file name, cand:
+//!                 candidate file name or null before the comparison arrived, ops / kernels:
+//!                 diff rows shown, sort / kernelSort: {key, desc} of the op / kernel diff or
+//!                 null, byShape, verdict: text or null, pending}
 //! longTasks       {count, maxMs}: main-thread tasks over 50 ms since the page started
-//! idle()          Promise resolved when no load is running and no table, timeline or findings
-//!                 query is pending (at once if none is)
+//! idle()          Promise resolved when no load is running and no table, timeline, findings
+//!                 or compare query is pending (at once if none is)
 //! ```
 //!
 //! Invariants: [`publish`] runs synchronously inside the state change (not in an effect), so a
 //! test that triggers a load (e.g. `setInputFiles`) and then calls `idle()` sees `loading` and
 //! waits. The snapshot is rebuilt per change; `summary` is serialized only when it changes.
 
+use crate::state::compare::CompareState;
 use crate::state::findings::FindingsState;
 use crate::state::table::{Tab, TableState};
 use crate::state::timeline::TimelineState;
@@ -121,6 +126,7 @@ pub fn publish(
     tables: &TableState,
     timeline: &TimelineState,
     findings: &FindingsState,
+    compare: &CompareState,
 ) {
     let waiters = HOOK.with_borrow_mut(|hook| {
         let Some(hook) = hook.as_mut() else {
@@ -129,8 +135,9 @@ pub fn publish(
         hook.loading = state.status == Status::Loading
             || tables.pending.is_some()
             || timeline.busy()
-            || findings.pending.is_some();
-        hook.snapshot = snapshot(hook, state, tables, timeline, findings);
+            || findings.pending.is_some()
+            || compare.pending.is_some();
+        hook.snapshot = snapshot(hook, state, tables, timeline, findings, compare_js(compare));
         if hook.loading {
             Vec::new()
         } else {
@@ -148,6 +155,7 @@ fn snapshot(
     tables: &TableState,
     timeline: &TimelineState,
     findings: &FindingsState,
+    compare: JsValue,
 ) -> JsValue {
     let summary = match &state.summary {
         Some(summary) => match &hook.summary_cache {
@@ -170,7 +178,7 @@ fn snapshot(
         let rules: Vec<&str> = list.iter().map(|f| f.rule.as_str()).collect();
         to_js(&serde_json::json!({ "rules": rules, "active": findings.active }))
     });
-    let fields: [(&str, JsValue); 10] = [
+    let fields: [(&str, JsValue); 11] = [
         ("status", state.status.as_str().into()),
         ("summary", summary),
         ("error", error),
@@ -180,6 +188,7 @@ fn snapshot(
         ("timeline", timeline_js(timeline)),
         ("longTasks", long_tasks),
         ("findings", findings),
+        ("compare", compare),
         ("idle", hook.idle.clone().into()),
     ];
     for (key, value) in fields {
@@ -188,9 +197,28 @@ fn snapshot(
     Object::freeze(&obj).into()
 }
 
+/// `{base, cand, ops, kernels, sort, kernelSort, byShape, verdict, pending}`, or null.
+fn compare_js(c: &CompareState) -> JsValue {
+    let Some(base) = &c.base else {
+        return JsValue::NULL;
+    };
+    let sort = |s: Option<&crate::state::table::Sort>| s.map(|s| serde_json::json!({"key": s.key, "desc": s.desc}));
+    to_js(&serde_json::json!({
+        "base": base,
+        "cand": c.data.as_ref().map(|d| d.cand.clone()),
+        "ops": c.op_rows().len(),
+        "kernels": c.kernel_rows().len(),
+        "sort": sort(c.op_sort.as_ref()),
+        "kernelSort": sort(c.kernel_sort.as_ref()),
+        "byShape": c.by_shape,
+        "verdict": c.data.as_ref().map(|d| d.verdict.clone()),
+        "pending": c.pending.is_some(),
+    }))
+}
+
 /// `{kind, rows, sort, byShape, pending}` for the table tab shown, or null.
 fn table_js(t: &TableState) -> JsValue {
-    let Some(data) = t.data.as_ref().filter(|_| !matches!(t.tab, Tab::Summary | Tab::Findings)) else {
+    let Some(data) = t.data.as_ref().filter(|_| !matches!(t.tab, Tab::Summary | Tab::Findings | Tab::Compare)) else {
         return JsValue::NULL;
     };
     let sort = t.sort.as_ref().map_or(JsValue::NULL, |s| {

@@ -7,14 +7,16 @@
 //!
 //! Files: this one routes replies and publishes; [`load`] starts loads; [`tables`] drives the
 //! table tabs; [`timeline`] drives the timeline (view changes, tiles, selection, search);
-//! [`findings`] drives the cheatsheet.
+//! [`findings`] drives the cheatsheet; [`compare`] keeps a baseline and drives the Compare tab.
 
+mod compare;
 mod findings;
 mod load;
 mod tables;
 pub mod timeline;
 
 use crate::bridge::Bridge;
+use crate::state::compare::CompareState;
 use crate::state::findings::FindingsState;
 use crate::state::table::TableState;
 use crate::state::timeline::TimelineState;
@@ -34,6 +36,8 @@ pub struct Controller {
     pub timeline: RwSignal<TimelineState>,
     /// Cheatsheet.
     pub findings: RwSignal<FindingsState>,
+    /// Baseline and comparison.
+    pub compare: RwSignal<CompareState>,
     bridge: StoredValue<Option<Bridge>, LocalStorage>,
 }
 
@@ -45,6 +49,7 @@ impl Controller {
             tables: RwSignal::new(TableState::default()),
             timeline: RwSignal::new(TimelineState::default()),
             findings: RwSignal::new(FindingsState::default()),
+            compare: RwSignal::new(CompareState::default()),
             bridge: StoredValue::new_local(None),
         };
         let spawned = Bridge::spawn(move |msg, words| ctl.receive(msg, words));
@@ -75,6 +80,11 @@ impl Controller {
                         f.apply(id, *answer);
                     });
                     self.publish();
+                } else if self.compare.with_untracked(|c| c.awaits(id)) {
+                    self.compare.update(|c| {
+                        c.apply(id, *answer);
+                    });
+                    self.publish();
                 } else {
                     self.commit_tables(|t| t.apply(FromWorker::Answer { id, answer }));
                 }
@@ -90,6 +100,11 @@ impl Controller {
                     web_sys::console::warn_1(&format!("findings query failed: {message}").into());
                     self.findings.update(|f| f.pending = None);
                     self.publish();
+                } else if self.compare.with_untracked(|c| c.awaits(id)) {
+                    self.compare.update(|c| {
+                        c.failed(id, message);
+                    });
+                    self.publish();
                 } else {
                     self.commit_tables(|t| t.apply(FromWorker::QueryFailed { id, message }));
                 }
@@ -97,6 +112,9 @@ impl Controller {
             FromWorker::Loaded { .. } => {
                 // Published once the queries are pending, so `idle()` never resolves in between.
                 self.state.update(|s| s.apply(msg));
+                if self.compare_loaded() {
+                    return;
+                }
                 let now = web_sys::window().and_then(|w| w.performance()).map(|p| p.now());
                 self.timeline.update_untracked(|t| t.loaded_at = now);
                 if let Some(query) = self.tables.with_untracked(TableState::query) {
@@ -125,6 +143,7 @@ impl Controller {
         match query.channel() {
             Channel::Table => self.tables.update(|t| t.sent(id)),
             Channel::Findings => self.findings.update_untracked(|f| f.pending = Some(id)),
+            Channel::Compare => self.compare.update(|c| c.sent(id)),
             channel => self.timeline.update_untracked(|t| t.sent(channel, id)),
         }
         bridge.query(id, query);
@@ -154,7 +173,9 @@ impl Controller {
         self.state.with_untracked(|s| {
             self.tables.with_untracked(|t| {
                 self.timeline.with_untracked(|tl| {
-                    self.findings.with_untracked(|f| testing::publish(s, t, tl, f));
+                    self.findings.with_untracked(|f| {
+                        self.compare.with_untracked(|c| testing::publish(s, t, tl, f, c));
+                    });
                 });
             });
         });

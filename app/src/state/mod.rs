@@ -11,6 +11,7 @@
 //! Why a plain struct: the view keeps it in one signal and calls these methods, so the rules above
 //! are tested natively (STYLE.md §8). Number formatting lives in [`format`].
 
+pub mod compare;
 pub mod findings;
 pub mod format;
 pub mod table;

@@ -30,11 +30,20 @@ pub enum Tab {
     Steps,
     /// The cheatsheet's findings (no table query).
     Findings,
+    /// Baseline vs loaded trace (its own query, see `state::compare`).
+    Compare,
 }
 
 impl Tab {
     /// All tabs in display order.
-    pub const ALL: [Tab; 5] = [Tab::Summary, Tab::Findings, Tab::Ops, Tab::Kernels, Tab::Steps];
+    pub const ALL: [Tab; 6] = [
+        Tab::Summary,
+        Tab::Findings,
+        Tab::Ops,
+        Tab::Kernels,
+        Tab::Steps,
+        Tab::Compare,
+    ];
 
     /// `summary`, `ops`, `kernels`, `steps`.
     pub fn as_str(self) -> &'static str {
@@ -44,6 +53,7 @@ impl Tab {
             Tab::Kernels => "kernels",
             Tab::Steps => "steps",
             Tab::Findings => "findings",
+            Tab::Compare => "compare",
         }
     }
 
@@ -55,6 +65,7 @@ impl Tab {
             Tab::Kernels => "Kernels",
             Tab::Steps => "Steps",
             Tab::Findings => "Findings",
+            Tab::Compare => "Compare",
         }
     }
 }
@@ -124,7 +135,7 @@ impl TableState {
     /// The query for the current tab and toggle; `None` on the summary tab.
     pub fn query(&self) -> Option<Query> {
         match self.tab {
-            Tab::Summary | Tab::Findings => None,
+            Tab::Summary | Tab::Findings | Tab::Compare => None,
             Tab::Ops => Some(Query::Ops {
                 by_shape: self.by_shape,
                 range_ns: self.scope.range_ns(),
