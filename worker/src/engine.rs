@@ -147,7 +147,7 @@ impl Engine {
                     lanes,
                     (*start_ns, *end_ns),
                     *resolution_ns,
-                    compiled.map(|q| &*q),
+                    compiled,
                 );
                 return Ok((Answer::Tiles(set), Some(words)));
             }
