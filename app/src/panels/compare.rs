@@ -207,7 +207,8 @@ fn header(ctl: Controller, table: DiffTable, c: &CompareState, key: String, labe
 fn pair_cells(key: &str, unit: &'static str, p: DeltaPair) -> impl IntoView {
     let delta = p.cand - p.base;
     let rel = rel_text(p);
-    let delta_text = if rel.is_empty() {
+    // A relative change of an unchanged value says nothing.
+    let delta_text = if rel.is_empty() || delta == 0.0 {
         signed(unit, delta, true)
     } else {
         format!("{} ({rel})", signed(unit, delta, true))
