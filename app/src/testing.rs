@@ -202,7 +202,9 @@ fn compare_js(c: &CompareState) -> JsValue {
     let Some(base) = &c.base else {
         return JsValue::NULL;
     };
-    let sort = |s: Option<&crate::state::table::Sort>| s.map(|s| serde_json::json!({"key": s.key, "desc": s.desc}));
+    let sort = |s: Option<&crate::state::table::Sort>| {
+        s.map(|s| serde_json::json!({"key": s.key, "desc": s.desc}))
+    };
     to_js(&serde_json::json!({
         "base": base,
         "cand": c.data.as_ref().map(|d| d.cand.clone()),

@@ -5,7 +5,7 @@
 const { execFileSync } = require('node:child_process');
 const path = require('node:path');
 const { test, expect } = require('../pages/app');
-const { CLI, realFixture } = require('../support/fixtures');
+const { CLI, RESULTS_DIR, realFixture } = require('../support/fixtures');
 
 const BASE = 'param__dlrm_kineto__worker0_step_12.1694128201545.pt.trace.json';
 const CAND = 'param__dlrm_kineto__worker1_step_12.1694128201556.pt.trace.json';
@@ -53,7 +53,10 @@ test('compare two dlrm ranks: verdict, summary, op and kernel diffs as the CLI, 
   expect(statuses.sort()).toEqual(cli.ops.map((r) => `${r.status} ${r.name}`).sort());
   await expect(app.page.getByTestId('compare-kernel-row')).toHaveCount(cli.kernels.length);
   await expect(app.page.getByTestId('compare-findings')).toBeVisible();
-  await app.screenshot('compare-dlrm');
+  // The page is tens of thousands of px tall with every row: shoot the panel's top in the viewport.
+  await panel.scrollIntoViewIfNeeded();
+  await panel.evaluate((el) => el.scrollIntoView({ block: 'start' }));
+  await app.page.screenshot({ path: path.join(RESULTS_DIR, 'compare-dlrm.png') });
 
   // Sort the op diff by Δ Self CUDA: descending, then ascending.
   const header = app.page.getByTestId('compare-ops').getByTestId('col-self_cuda_delta');
@@ -77,7 +80,7 @@ test('compare two dlrm ranks: verdict, summary, op and kernel diffs as the CLI, 
   expect(c.kernelSort).toEqual({ key: 'total_delta', desc: true });
   const kd = await app.column('compare-kernel-row', 'total_delta');
   expect(kd).toEqual([...kd].sort((a, b) => b - a));
-  await app.screenshot('compare-dlrm-sorted');
+  await app.page.screenshot({ path: path.join(RESULTS_DIR, 'compare-dlrm-sorted.png') });
 
   // Clear baseline: the panel says how to compare again.
   await app.page.getByTestId('compare-clear').click();

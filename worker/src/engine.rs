@@ -10,15 +10,15 @@ use crate::analysis::gpu::GpuIndex;
 use crate::analysis::memory::{self, Memory};
 use crate::analysis::ops::{OpIndex, OpOptions};
 use crate::analysis::{kernels, steps};
+use crate::compare::wire::{comparison_data, Names};
+use crate::compare::{compare, CompareOptions};
+use crate::finding::Finding;
 use crate::index::{search, Index};
 use crate::input;
 use crate::load::{self, LoadFailure};
 use crate::model::Trace;
 use crate::summary::summarize;
 use crate::timeline;
-use crate::compare::wire::{comparison_data, Names};
-use crate::compare::{compare, CompareOptions};
-use crate::finding::Finding;
 use protocol::{Answer, ComparisonData, LoadError, Phase, Query, TraceSummary};
 use std::sync::Arc;
 

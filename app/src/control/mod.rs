@@ -174,7 +174,8 @@ impl Controller {
             self.tables.with_untracked(|t| {
                 self.timeline.with_untracked(|tl| {
                     self.findings.with_untracked(|f| {
-                        self.compare.with_untracked(|c| testing::publish(s, t, tl, f, c));
+                        self.compare
+                            .with_untracked(|c| testing::publish(s, t, tl, f, c));
                     });
                 });
             });

@@ -61,7 +61,9 @@ pub fn ComparePanel(ctl: Controller) -> impl IntoView {
         .into_any(),
         Some(base) => {
             let cand = data.get().map(|d| d.cand.clone());
-            let busy = compare.with(|c| c.pending.is_some()).then_some(" · comparing…");
+            let busy = compare
+                .with(|c| c.pending.is_some())
+                .then_some(" · comparing…");
             view! {
                 <p data-testid="compare-files">
                     "Baseline: "<b>{base}</b>" · Candidate: "
@@ -116,7 +118,10 @@ fn steps_text(d: &ComparisonData) -> String {
     } else {
         "op and kernel values are totals"
     };
-    format!("Baseline {} steps · candidate {} steps · {unit}", d.base_steps, d.cand_steps)
+    format!(
+        "Baseline {} steps · candidate {} steps · {unit}",
+        d.base_steps, d.cand_steps
+    )
 }
 
 /// A value of `unit` (`ns`, `pct`, `bytes`, `count`) with its sign when negative, or always
@@ -183,7 +188,14 @@ fn summary_table(d: &Arc<ComparisonData>) -> impl IntoView {
 }
 
 /// One sortable header cell.
-fn header(ctl: Controller, table: DiffTable, c: &CompareState, key: String, label: String, num: bool) -> impl IntoView {
+fn header(
+    ctl: Controller,
+    table: DiffTable,
+    c: &CompareState,
+    key: String,
+    label: String,
+    num: bool,
+) -> impl IntoView {
     let sort = c.sort(table).filter(|s| s.key == key);
     let mark = match sort {
         Some(s) if s.desc => " ▼",

@@ -153,13 +153,23 @@ impl CompareState {
     /// Indices of the op rows in display order.
     pub fn op_rows(&self) -> Vec<usize> {
         let rows = self.data.as_ref().map_or(&[][..], |d| &d.ops[..]);
-        sorted(rows, self.op_sort.as_ref(), |r: &OpDelta, key| op_value(r, key), |r| &r.name)
+        sorted(
+            rows,
+            self.op_sort.as_ref(),
+            |r: &OpDelta, key| op_value(r, key),
+            |r| &r.name,
+        )
     }
 
     /// Indices of the kernel rows in display order.
     pub fn kernel_rows(&self) -> Vec<usize> {
         let rows = self.data.as_ref().map_or(&[][..], |d| &d.kernels[..]);
-        sorted(rows, self.kernel_sort.as_ref(), |r: &KernelDelta, key| kernel_value(r, key), |r| &r.name)
+        sorted(
+            rows,
+            self.kernel_sort.as_ref(),
+            |r: &KernelDelta, key| kernel_value(r, key),
+            |r| &r.name,
+        )
     }
 }
 
@@ -241,7 +251,11 @@ fn sorted<R>(
             (Some(Value::Text(x)), Some(Value::Text(y))) => x.cmp(y),
             _ => Ordering::Equal,
         };
-        let primary = if sort.desc { primary.reverse() } else { primary };
+        let primary = if sort.desc {
+            primary.reverse()
+        } else {
+            primary
+        };
         primary.then_with(|| name(ra).cmp(name(rb)))
     });
     order
@@ -263,7 +277,10 @@ mod tests {
         OpDelta {
             name: name.into(),
             status: status.into(),
-            self_cpu_ns: DeltaPair { base: cpu.0, cand: cpu.1 },
+            self_cpu_ns: DeltaPair {
+                base: cpu.0,
+                cand: cpu.1,
+            },
             ..OpDelta::default()
         }
     }
@@ -272,7 +289,10 @@ mod tests {
         let mut s = CompareState::default();
         s.keep("a.json");
         s.sent(4);
-        let data = ComparisonData { ops, ..ComparisonData::default() };
+        let data = ComparisonData {
+            ops,
+            ..ComparisonData::default()
+        };
         assert!(s.apply(4, Answer::Comparison(Box::new(data))));
         s
     }
@@ -283,13 +303,19 @@ mod tests {
         assert_eq!(s.query(), None, "no baseline, no comparison");
         s.keep("base.json");
         assert_eq!(s.query(), Some(Query::Compare { by_shape: false }));
-        assert_eq!(s.set_by_shape(true), Some(Query::Compare { by_shape: true }));
+        assert_eq!(
+            s.set_by_shape(true),
+            Some(Query::Compare { by_shape: true })
+        );
         s.sent(7);
         assert!(!s.apply(6, Answer::Comparison(Box::default())), "stale id");
         assert!(s.failed(7, "no baseline is kept".into()));
         assert_eq!(s.error.as_deref(), Some("no baseline is kept"));
         s.keep("other.json");
-        assert!(s.by_shape && s.error.is_none(), "keeping keeps the toggle, drops the error");
+        assert!(
+            s.by_shape && s.error.is_none(),
+            "keeping keeps the toggle, drops the error"
+        );
         s.clear();
         assert_eq!(s, CompareState::default());
     }
@@ -305,12 +331,22 @@ mod tests {
         ]);
         assert_eq!(s.op_rows(), vec![0, 1, 2, 3, 4], "worker order by default");
         s.toggle_sort(DiffTable::Ops, "self_cpu_delta");
-        assert_eq!(s.op_sort, Some(Sort { key: "self_cpu_delta".into(), desc: true }));
+        assert_eq!(
+            s.op_sort,
+            Some(Sort {
+                key: "self_cpu_delta".into(),
+                desc: true
+            })
+        );
         assert_eq!(s.op_rows(), vec![2, 0, 1, 4, 3]);
         s.toggle_sort(DiffTable::Ops, "self_cpu_delta");
         assert_eq!(s.op_rows(), vec![3, 1, 4, 0, 2]);
         s.toggle_sort(DiffTable::Ops, "name");
-        assert_eq!(s.op_sort.as_ref().map(|x| x.desc), Some(false), "text starts ascending");
+        assert_eq!(
+            s.op_sort.as_ref().map(|x| x.desc),
+            Some(false),
+            "text starts ascending"
+        );
         assert_eq!(s.op_rows(), vec![1, 0, 2, 3, 4]);
         assert_eq!(s.kernel_sort, None, "tables sort independently");
     }
@@ -323,6 +359,12 @@ mod tests {
         assert_eq!(op_value(&r, "status"), Some(Value::Text("changed")));
         assert_eq!(op_value(&r, "bogus_delta"), None);
         assert_eq!(rel_text(r.self_cpu_ns), "-25.0%");
-        assert_eq!(rel_text(DeltaPair { base: 0.0, cand: 3.0 }), "");
+        assert_eq!(
+            rel_text(DeltaPair {
+                base: 0.0,
+                cand: 3.0
+            }),
+            ""
+        );
     }
 }

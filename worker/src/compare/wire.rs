@@ -109,7 +109,10 @@ pub fn findings_diff(base: &[Finding], cand: &[Finding]) -> FindingsDiff {
     /// Highest severity, first base title, first candidate title.
     type Seen = (Severity, Option<String>, Option<String>);
     let mut rules: BTreeMap<&str, Seen> = BTreeMap::new();
-    let sides = base.iter().map(|f| (f, true)).chain(cand.iter().map(|f| (f, false)));
+    let sides = base
+        .iter()
+        .map(|f| (f, true))
+        .chain(cand.iter().map(|f| (f, false)));
     for (f, is_base) in sides {
         let e = rules.entry(f.rule).or_insert((f.severity, None, None));
         e.0 = e.0.max(f.severity);
