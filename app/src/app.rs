@@ -4,12 +4,14 @@
 //!
 //! With no `?url=` the page loads [`DEMO_URL`], unless its fragment is a share link to a local
 //! file, which the page then asks for. A share link's view is restored after the load.
+//! With `?url=CAND&base=BASE` it loads BASE, keeps it as the comparison baseline, then loads CAND
+//! and shows the Compare tab.
 
 use crate::charts::ChartsPanel;
 use crate::control::Controller;
 use crate::panels::{
-    DetailsPanel, DropZone, ErrorPanel, FindingsPanel, OpenButton, ProgressPanel, SummaryPanel,
-    TablePanel, Tabs, TraceHeader,
+    CompareButton, ComparePanel, DetailsPanel, DropZone, ErrorPanel, FindingsPanel, OpenButton,
+    ProgressPanel, SummaryPanel, TablePanel, Tabs, TraceHeader,
 };
 use crate::state::format;
 use crate::state::link::ViewLink;
@@ -28,11 +30,13 @@ pub fn App() -> impl IntoView {
     let ctl = Controller::new();
     let link = ViewLink::parse(&window().location().hash().unwrap_or_default());
     // A link to a local file waits for the user to open that file; otherwise the URL (or the
-    // demo) loads at once. Either way the link's view is restored after the load.
+    // demo, or a baseline / candidate pair) loads at once. Either way the link's view is
+    // restored after the load.
     let wanted = RwSignal::new(None::<(String, u64)>);
-    match (url_param(), &link.file) {
-        (None, Some(file)) => wanted.set(Some(file.clone())),
-        (url, _) => ctl.load_url(url.as_deref().unwrap_or(DEMO_URL)),
+    match (url_param("url"), &link.file, url_param("base")) {
+        (Some(cand), _, Some(base)) => ctl.load_pair(&base, &cand),
+        (None, Some(file), _) => wanted.set(Some(file.clone())),
+        (url, _, _) => ctl.load_url(url.as_deref().unwrap_or(DEMO_URL)),
     }
     ctl.restore_later(link);
     let copied = RwSignal::new(false);
@@ -44,6 +48,7 @@ pub fn App() -> impl IntoView {
         }
     });
     let on_file = Callback::new(move |file: File| ctl.load_file(file));
+    let on_compare = Callback::new(move |file: File| ctl.compare_with(file));
     let on_select = Callback::new(move |tab: Tab| ctl.select_tab(tab));
     let on_filter = Callback::new(move |text: String| ctl.set_filter(text));
     let on_by_shape = Callback::new(move |on: bool| ctl.set_by_shape(on));
@@ -62,6 +67,7 @@ pub fn App() -> impl IntoView {
     let on_summary = Memo::new(move |_| tables.with(|t| t.tab == Tab::Summary));
     let on_findings = Memo::new(move |_| tables.with(|t| t.tab == Tab::Findings));
     let on_charts = Memo::new(move |_| loaded.get() && tables.with(|t| t.tab == Tab::Charts));
+    let on_compare_tab = Memo::new(move |_| tables.with(|t| t.tab == Tab::Compare));
     let steps = Memo::new(move |_| {
         ctl.timeline
             .with(|t| t.layout.as_ref().map(|l| l.steps.clone()).unwrap_or_default())
@@ -71,6 +77,7 @@ pub fn App() -> impl IntoView {
         <header class="top">
             <h1>"Kinetoscope"</h1>
             <OpenButton on_file=on_file />
+            <CompareButton on_file=on_compare />
             <span class="spacer"></span>
             <Show when=move || loaded.get()>
                 <button data-testid="copy-link" title="Copy a link to this trace at this view"
@@ -115,6 +122,9 @@ pub fn App() -> impl IntoView {
             <Show when=move || loaded.get() && on_findings.get()>
                 <FindingsPanel ctl=ctl />
             </Show>
+            <Show when=move || loaded.get() && on_compare_tab.get()>
+                <ComparePanel ctl=ctl />
+            </Show>
             <Show when=move || loaded.get()>
                 <TablePanel
                     tables=tables
@@ -134,13 +144,14 @@ pub fn App() -> impl IntoView {
     }
 }
 
-/// The `?url=` query parameter, if any.
-fn url_param() -> Option<String> {
+/// A non-empty query parameter of the page URL (`?url=` the trace, `?base=` the comparison
+/// baseline).
+fn url_param(name: &str) -> Option<String> {
     let search = window().location().search().unwrap_or_default();
     web_sys::UrlSearchParams::new_with_str(&search)
         .ok()
-        .and_then(|params| params.get("url"))
-        .filter(|url| !url.trim().is_empty())
+        .and_then(|params| params.get(name))
+        .filter(|v| !v.trim().is_empty())
 }
 
 /// Dark when the system prefers it.

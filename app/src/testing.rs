@@ -33,9 +33,12 @@
 //! charts          on the charts tab: {steps: step bars, gpu: utilization and SM efficiency
 //!                 series, memory: memory series, histogram: {name, total} of the kernel shown
 //!                 or null, pending}; null on the other tabs
-//! idle()          Promise resolved when no load is running and no table, timeline, findings or
-//!                 chart
-//!                 query is pending (at once if none is)
+//! compare         null while no baseline is kept, else {base: baseline file name, cand:
+//!                 candidate file name or null before the comparison arrived, ops / kernels:
+//!                 diff rows shown, sort / kernelSort: {key, desc} of the op / kernel diff or
+//!                 null, byShape, verdict: text or null, pending}
+//! idle()          Promise resolved when no load is running and no table, timeline, findings,
+//!                 chart or compare query is pending (at once if none is)
 //! ```
 //!
 //! Invariants: [`publish`] runs synchronously inside the state change (not in an effect), so a
@@ -43,6 +46,7 @@
 //! waits. The snapshot is rebuilt per change; `summary` is serialized only when it changes.
 
 use crate::state::charts::ChartState;
+use crate::state::compare::CompareState;
 use crate::state::findings::FindingsState;
 use crate::state::table::{Tab, TableState};
 use crate::state::timeline::TimelineState;
@@ -134,6 +138,7 @@ pub fn publish(
     timeline: &TimelineState,
     findings: &FindingsState,
     charts: &ChartState,
+    compare: &CompareState,
     link: Option<&str>,
 ) {
     let waiters = HOOK.with_borrow_mut(|hook| {
@@ -144,9 +149,11 @@ pub fn publish(
             || tables.pending.is_some()
             || timeline.busy()
             || findings.pending.is_some()
-            || charts.busy();
+            || charts.busy()
+            || compare.pending.is_some();
         let charts = charts_js(tables, charts);
-        hook.snapshot = snapshot(hook, state, tables, timeline, findings, charts, link);
+        let compare = compare_js(compare);
+        hook.snapshot = snapshot(hook, state, tables, timeline, findings, charts, compare, link);
         if hook.loading {
             Vec::new()
         } else {
@@ -158,6 +165,8 @@ pub fn publish(
     }
 }
 
+// One argument per part of the contract; a struct would only rename them.
+#[allow(clippy::too_many_arguments)]
 fn snapshot(
     hook: &mut Hook,
     state: &LoadState,
@@ -165,6 +174,7 @@ fn snapshot(
     timeline: &TimelineState,
     findings: &FindingsState,
     charts: JsValue,
+    compare: JsValue,
     link: Option<&str>,
 ) -> JsValue {
     let summary = match &state.summary {
@@ -191,7 +201,7 @@ fn snapshot(
         to_js(&serde_json::json!({ "rules": rules, "active": findings.active }))
     });
     let link = link.map_or(JsValue::NULL, JsValue::from_str);
-    let fields: [(&str, JsValue); 12] = [
+    let fields: [(&str, JsValue); 13] = [
         ("status", state.status.as_str().into()),
         ("summary", summary),
         ("error", error),
@@ -203,6 +213,7 @@ fn snapshot(
         ("longTasks", long_tasks),
         ("findings", findings),
         ("link", link),
+        ("compare", compare),
         ("idle", hook.idle.clone().into()),
     ];
     for (key, value) in fields {
@@ -211,12 +222,33 @@ fn snapshot(
     Object::freeze(&obj).into()
 }
 
+/// `{base, cand, ops, kernels, sort, kernelSort, byShape, verdict, pending}`, or null.
+fn compare_js(c: &CompareState) -> JsValue {
+    let Some(base) = &c.base else {
+        return JsValue::NULL;
+    };
+    let sort = |s: Option<&crate::state::table::Sort>| {
+        s.map(|s| serde_json::json!({"key": s.key, "desc": s.desc}))
+    };
+    to_js(&serde_json::json!({
+        "base": base,
+        "cand": c.data.as_ref().map(|d| d.cand.clone()),
+        "ops": c.op_rows().len(),
+        "kernels": c.kernel_rows().len(),
+        "sort": sort(c.op_sort.as_ref()),
+        "kernelSort": sort(c.kernel_sort.as_ref()),
+        "byShape": c.by_shape,
+        "verdict": c.data.as_ref().map(|d| d.verdict.clone()),
+        "pending": c.pending.is_some(),
+    }))
+}
+
 /// `{kind, rows, sort, byShape, pending}` for the table tab shown, or null.
 fn table_js(t: &TableState) -> JsValue {
     let Some(data) = t
         .data
         .as_ref()
-        .filter(|_| !matches!(t.tab, Tab::Summary | Tab::Findings | Tab::Charts))
+        .filter(|_| !matches!(t.tab, Tab::Summary | Tab::Findings | Tab::Charts | Tab::Compare))
     else {
         return JsValue::NULL;
     };

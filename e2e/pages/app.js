@@ -128,6 +128,18 @@ class AppPage {
     };
   }
 
+  /** Keeps the loaded trace as baseline and loads `file` with "Compare with…"; waits for the comparison. */
+  async compareWith(file) {
+    const before = await this.page.evaluate(() => window.kinetoscope.loads);
+    await this.page.getByTestId('compare-input').setInputFiles(file);
+    await this.waitForLoads(before + 1);
+  }
+
+  /** `window.kinetoscope.compare` as plain data (null while no baseline is kept). */
+  async compare() {
+    return this.page.evaluate(() => JSON.parse(JSON.stringify(window.kinetoscope.compare)));
+  }
+
   /** Saves a full-page screenshot as e2e/test-results/NAME.png. */
   async screenshot(name) {
     await this.page.screenshot({ path: path.join(RESULTS_DIR, `${name}.png`), fullPage: true });

@@ -1,23 +1,37 @@
 //! Request handling over the protocol types; knows nothing about transports or clocks.
 //!
 //! The wasm worker and the CLI both call [`Engine::load`]; they time it themselves.
+//!
+//! Comparison (issue #8): [`Query::KeepAsBaseline`] keeps the loaded trace as the baseline
+//! beside the current one (shared, not copied); a later load replaces only the current trace,
+//! and [`Query::Compare`] diffs baseline and current ([`crate::compare`]).
 
 use crate::analysis::gpu::GpuIndex;
 use crate::analysis::memory::{self, Memory};
 use crate::analysis::ops::{OpIndex, OpOptions};
 use crate::analysis::{kernels, steps};
+use crate::compare::wire::{comparison_data, Names};
+use crate::compare::{compare, CompareOptions};
+use crate::finding::Finding;
 use crate::index::{search, Index};
 use crate::input;
 use crate::load::{self, LoadFailure};
 use crate::model::Trace;
 use crate::summary::summarize;
 use crate::timeline;
-use protocol::{Answer, LoadError, Phase, Query, TraceSummary};
+use protocol::{Answer, ComparisonData, LoadError, Phase, Query, TraceSummary};
+use std::sync::Arc;
 
 /// Holds the currently loaded trace and what queries built from it, between requests.
 #[derive(Default)]
 pub struct Engine {
-    trace: Option<Trace>,
+    trace: Option<Arc<Trace>>,
+    /// File name of `trace`.
+    name: String,
+    /// The trace kept as the comparison baseline; survives loads.
+    baseline: Option<Baseline>,
+    /// The last comparison answered, for its `by_shape` (dropped by any load or baseline change).
+    comparison: Option<Box<ComparisonData>>,
     /// Timeline index of `trace`, built at load.
     index: Index,
     /// Op index of `trace`, built on the first ops query.
@@ -27,9 +41,16 @@ pub struct Engine {
     /// Memory series, built on the first counters query.
     memory: Option<Memory>,
     /// Cheatsheet findings, detected on the first findings query.
-    findings: Option<Vec<crate::finding::Finding>>,
+    findings: Option<Vec<Finding>>,
     /// The last search text and its compiled query (tiles and search steps reuse it).
     search: Option<(String, search::Query)>,
+}
+
+/// A trace kept as the comparison baseline, with its findings once detected.
+struct Baseline {
+    name: String,
+    trace: Arc<Trace>,
+    findings: Option<Vec<Finding>>,
 }
 
 /// An answer and, for tiles, the rect words that travel beside it.
@@ -43,11 +64,11 @@ impl Engine {
 
     /// The loaded trace, if any.
     pub fn trace(&self) -> Option<&Trace> {
-        self.trace.as_ref()
+        self.trace.as_deref()
     }
 
     /// Decompresses (gzip by magic bytes), parses and indexes `bytes`, replacing any loaded
-    /// trace. `progress(phase, done_bytes, total_bytes)` is called every few MB.
+    /// trace (not the baseline). `progress(phase, done_bytes, total_bytes)` is called every few MB.
     ///
     /// # Errors
     /// A [`LoadError`] when the input is empty, not a trace, or malformed before any event.
@@ -57,7 +78,10 @@ impl Engine {
         bytes: Vec<u8>,
         progress: &mut dyn FnMut(Phase, u64, Option<u64>),
     ) -> Result<TraceSummary, LoadError> {
-        *self = Self::default();
+        *self = Self {
+            baseline: self.baseline.take(),
+            ..Self::default()
+        };
         let file_bytes = bytes.len() as u64;
         if bytes.is_empty() {
             return Err(error("empty", "the file is empty (0 bytes)".into(), None));
@@ -76,7 +100,8 @@ impl Engine {
         }
         let summary = summarize(&trace, name, file_bytes, json_bytes, decoded.gzip);
         self.index = Index::build(&trace);
-        self.trace = Some(trace);
+        self.trace = Some(Arc::new(trace));
+        name.clone_into(&mut self.name);
         Ok(summary)
     }
 
@@ -85,7 +110,10 @@ impl Engine {
     /// # Errors
     /// A message when no trace is loaded.
     pub fn query(&mut self, q: &Query) -> Result<Reply, String> {
-        let Some(trace) = self.trace.as_ref() else {
+        if let Some(answer) = self.baseline_query(q) {
+            return answer.map(|a| (a, None));
+        }
+        let Some(trace) = self.trace.as_deref() else {
             return Err("no trace is loaded".into());
         };
         let answer = match q {
@@ -156,8 +184,60 @@ impl Engine {
             Query::Histogram { name, bins } => {
                 Answer::Histogram(timeline::counters::histogram(trace, name, *bins))
             }
+            Query::KeepAsBaseline | Query::ClearBaseline | Query::Compare { .. } => {
+                return Err("not a trace query".into());
+            }
         };
         Ok((answer, None))
+    }
+
+    /// Answers the baseline queries; `None` for any other query.
+    fn baseline_query(&mut self, q: &Query) -> Option<Result<Answer, String>> {
+        let answer = match q {
+            Query::KeepAsBaseline => {
+                let Some(trace) = self.trace.clone() else {
+                    return Some(Err("no trace is loaded".into()));
+                };
+                self.comparison = None;
+                self.baseline = Some(Baseline {
+                    name: self.name.clone(),
+                    trace,
+                    findings: self.findings.clone(),
+                });
+                Ok(Answer::Baseline(Some(self.name.clone())))
+            }
+            Query::ClearBaseline => {
+                self.comparison = None;
+                self.baseline = None;
+                Ok(Answer::Baseline(None))
+            }
+            Query::Compare { by_shape } => self.compare(*by_shape).map(Answer::Comparison),
+            _ => return None,
+        };
+        Some(answer)
+    }
+
+    /// The comparison of the baseline with the loaded trace (cached for the last `by_shape`).
+    fn compare(&mut self, by_shape: bool) -> Result<Box<ComparisonData>, String> {
+        if let Some(c) = self.comparison.as_ref().filter(|c| c.by_shape == by_shape) {
+            return Ok(c.clone());
+        }
+        let Some(cand) = self.trace.as_deref() else {
+            return Err("no trace is loaded".into());
+        };
+        let Some(base) = self.baseline.as_mut() else {
+            return Err("no baseline is kept".into());
+        };
+        let c = compare(&base.trace, cand, &CompareOptions { by_shape });
+        let base_findings = base.findings.get_or_insert_with(|| crate::finding::detect(&base.trace));
+        let cand_findings = self.findings.get_or_insert_with(|| crate::finding::detect(cand));
+        let names = Names {
+            base: &base.name,
+            cand: &self.name,
+        };
+        let data = Box::new(comparison_data(&c, names, base_findings, cand_findings));
+        self.comparison = Some(data.clone());
+        Ok(data)
     }
 }
 

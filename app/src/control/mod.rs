@@ -8,9 +8,11 @@
 //! Files: this one routes replies and publishes; [`load`] starts loads; [`tables`] drives the
 //! table tabs; [`timeline`] drives the timeline (view changes, tiles, selection, search);
 //! [`findings`] drives the cheatsheet; [`link`] keeps the URL fragment in step with the view and
-//! restores shared links; [`charts`] feeds the charts tab.
+//! restores shared links; [`charts`] feeds the charts tab; [`compare`] keeps a baseline and
+//! drives the Compare tab.
 
 mod charts;
+mod compare;
 mod findings;
 mod link;
 mod load;
@@ -19,6 +21,7 @@ pub mod timeline;
 
 use crate::bridge::Bridge;
 use crate::state::charts::ChartState;
+use crate::state::compare::CompareState;
 use crate::state::findings::FindingsState;
 use crate::state::table::TableState;
 use crate::state::timeline::TimelineState;
@@ -40,6 +43,8 @@ pub struct Controller {
     pub findings: RwSignal<FindingsState>,
     /// Charts tab.
     pub charts: RwSignal<ChartState>,
+    /// Baseline and comparison.
+    pub compare: RwSignal<CompareState>,
     bridge: StoredValue<Option<Bridge>, LocalStorage>,
     link: StoredValue<link::LinkState, LocalStorage>,
 }
@@ -53,6 +58,7 @@ impl Controller {
             timeline: RwSignal::new(TimelineState::default()),
             findings: RwSignal::new(FindingsState::default()),
             charts: RwSignal::new(ChartState::default()),
+            compare: RwSignal::new(CompareState::default()),
             bridge: StoredValue::new_local(None),
             link: StoredValue::new_local(link::LinkState::default()),
         };
@@ -101,6 +107,11 @@ impl Controller {
                     });
                     self.findings_arrived();
                     self.publish();
+                } else if self.compare.with_untracked(|c| c.awaits(id)) {
+                    self.compare.update(|c| {
+                        c.apply(id, *answer);
+                    });
+                    self.publish();
                 } else {
                     self.commit_tables(|t| t.apply(FromWorker::Answer { id, answer }));
                 }
@@ -116,6 +127,11 @@ impl Controller {
                     web_sys::console::warn_1(&format!("findings query failed: {message}").into());
                     self.findings.update(|f| f.pending = None);
                     self.publish();
+                } else if self.compare.with_untracked(|c| c.awaits(id)) {
+                    self.compare.update(|c| {
+                        c.failed(id, message);
+                    });
+                    self.publish();
                 } else {
                     self.commit_tables(|t| t.apply(FromWorker::QueryFailed { id, message }));
                 }
@@ -127,6 +143,9 @@ impl Controller {
                     s.summary.as_ref().map_or(0, |s| (s.span_us * 1000.0).ceil() as i64)
                 });
                 self.charts.update(|c| c.loaded(span_ns));
+                if self.compare_loaded() {
+                    return;
+                }
                 let now = web_sys::window().and_then(|w| w.performance()).map(|p| p.now());
                 self.timeline.update_untracked(|t| t.loaded_at = now);
                 if let Some(query) = self.tables.with_untracked(TableState::query) {
@@ -161,6 +180,7 @@ impl Controller {
         match query.channel() {
             Channel::Table => self.tables.update(|t| t.sent(id)),
             Channel::Findings => self.findings.update_untracked(|f| f.pending = Some(id)),
+            Channel::Compare => self.compare.update(|c| c.sent(id)),
             channel => self.timeline.update_untracked(|t| t.sent(channel, id)),
         }
         bridge.query(id, query);
@@ -194,7 +214,11 @@ impl Controller {
             self.tables.with_untracked(|t| {
                 self.timeline.with_untracked(|tl| {
                     self.findings.with_untracked(|f| {
-                        self.charts.with_untracked(|c| testing::publish(s, t, tl, f, c, link.as_deref()));
+                        self.charts.with_untracked(|c| {
+                            self.compare.with_untracked(|cmp| {
+                                testing::publish(s, t, tl, f, c, cmp, link.as_deref());
+                            });
+                        });
                     });
                 });
             });

@@ -1,6 +1,7 @@
 //! Page panels: thin views over [`crate::state::LoadState`]. Trace text is always rendered as
 //! text nodes, never as HTML.
 
+mod compare;
 mod details;
 mod error;
 mod findings;
@@ -8,6 +9,7 @@ mod loader;
 mod summary;
 mod tables;
 
+pub use compare::{CompareButton, ComparePanel};
 pub use details::DetailsPanel;
 pub use error::ErrorPanel;
 pub use findings::FindingsPanel;

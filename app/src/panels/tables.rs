@@ -53,7 +53,7 @@ pub fn TablePanel(
     let tab = Memo::new(move |_| tables.with(|t| t.tab));
     move || {
         let tab = tab.get();
-        (!matches!(tab, Tab::Summary | Tab::Findings | Tab::Charts)).then(|| {
+        (!matches!(tab, Tab::Summary | Tab::Findings | Tab::Charts | Tab::Compare)).then(|| {
             let toggle = (tab == Tab::Ops).then(|| {
                 view! {
                     <label>
@@ -173,7 +173,9 @@ fn table_view(
     let (table_id, row_id) = match tab {
         Tab::Ops => ("op-table", "op-row"),
         Tab::Kernels => ("kernel-table", "kernel-row"),
-        Tab::Steps | Tab::Summary | Tab::Findings | Tab::Charts => ("step-table", "step-row"),
+        Tab::Steps | Tab::Summary | Tab::Findings | Tab::Charts | Tab::Compare => {
+            ("step-table", "step-row")
+        }
     };
     let headers = data
         .columns

@@ -12,6 +12,7 @@
 //! are tested natively (STYLE.md §8). Number formatting lives in [`format`].
 
 pub mod charts;
+pub mod compare;
 pub mod findings;
 pub mod format;
 pub mod link;

@@ -32,12 +32,21 @@ pub enum Tab {
     Findings,
     /// The charts (their own queries, see `state::charts`).
     Charts,
+    /// Baseline vs loaded trace (its own query, see `state::compare`).
+    Compare,
 }
 
 impl Tab {
     /// All tabs in display order.
-    pub const ALL: [Tab; 6] =
-        [Tab::Summary, Tab::Findings, Tab::Ops, Tab::Kernels, Tab::Steps, Tab::Charts];
+    pub const ALL: [Tab; 7] = [
+        Tab::Summary,
+        Tab::Findings,
+        Tab::Ops,
+        Tab::Kernels,
+        Tab::Steps,
+        Tab::Charts,
+        Tab::Compare,
+    ];
 
     /// `summary`, `ops`, `kernels`, `steps`, `charts`.
     pub fn as_str(self) -> &'static str {
@@ -48,6 +57,7 @@ impl Tab {
             Tab::Steps => "steps",
             Tab::Findings => "findings",
             Tab::Charts => "charts",
+            Tab::Compare => "compare",
         }
     }
 
@@ -60,6 +70,7 @@ impl Tab {
             Tab::Steps => "Steps",
             Tab::Findings => "Findings",
             Tab::Charts => "Charts",
+            Tab::Compare => "Compare",
         }
     }
 }
@@ -129,7 +140,7 @@ impl TableState {
     /// The query for the current tab and toggle; `None` on the summary and charts tabs.
     pub fn query(&self) -> Option<Query> {
         match self.tab {
-            Tab::Summary | Tab::Findings | Tab::Charts => None,
+            Tab::Summary | Tab::Findings | Tab::Charts | Tab::Compare => None,
             Tab::Ops => Some(Query::Ops {
                 by_shape: self.by_shape,
                 range_ns: self.scope.range_ns(),

@@ -69,6 +69,14 @@ pub enum Query {
     Findings,
     /// Durations of the kernels named `name` in `bins` equal-width bins (the kernel chart).
     Histogram { name: String, bins: u32 },
+    /// Keeps the loaded trace as the comparison baseline (the next load replaces only the
+    /// current trace); answered by [`Answer::Baseline`].
+    KeepAsBaseline,
+    /// Drops the baseline; answered by [`Answer::Baseline`] with `None`.
+    ClearBaseline,
+    /// Compares the baseline with the loaded trace (the candidate); answered by
+    /// [`Answer::Comparison`].
+    Compare { by_shape: bool },
 }
 
 /// Independent request streams; see [`Query`].
@@ -93,6 +101,8 @@ pub enum Channel {
     /// The charts tab: its table, counter and histogram queries, sent one at a time, so they
     /// never supersede the table panel's or the timeline's (the sender picks this channel).
     Charts,
+    /// Baseline and comparison.
+    Compare,
 }
 
 impl Query {
@@ -107,6 +117,7 @@ impl Query {
             Query::Search { .. } => Channel::Search,
             Query::Counters { .. } | Query::Histogram { .. } => Channel::Counters,
             Query::Findings => Channel::Findings,
+            Query::KeepAsBaseline | Query::ClearBaseline | Query::Compare { .. } => Channel::Compare,
         }
     }
 }
@@ -134,6 +145,129 @@ pub enum Answer {
     Findings(Vec<FindingData>),
     /// Histogram.
     Histogram(Histogram),
+    /// KeepAsBaseline or ClearBaseline: the baseline's file name, `None` when there is none.
+    Baseline(Option<String>),
+    /// Compare.
+    Comparison(Box<ComparisonData>),
+}
+
+/// A baseline / candidate comparison (issue #8): the wire form of the engine's `Comparison`
+/// plus the findings diff. Deltas are `cand - base`; op and kernel values are per step when
+/// `per_step`, else totals.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct ComparisonData {
+    /// Baseline file name.
+    pub base: String,
+    /// Candidate file name.
+    pub cand: String,
+    /// Host steps of the baseline.
+    pub base_steps: u64,
+    /// Host steps of the candidate.
+    pub cand_steps: u64,
+    /// Op and kernel values are per step (both traces have steps).
+    pub per_step: bool,
+    /// Op rows are matched by name + input shapes.
+    pub by_shape: bool,
+    /// The one-line verdict (`kinetoscope diff`'s).
+    pub verdict: String,
+    /// Summary rows in the CLI's order.
+    pub summary: Vec<SummaryDelta>,
+    /// Op diff rows, base order then rows only the candidate has.
+    pub ops: Vec<OpDelta>,
+    /// Kernel diff rows, same order rule.
+    pub kernels: Vec<KernelDelta>,
+    /// Cheatsheet findings by rule: gone, new, kept.
+    pub findings: FindingsDiff,
+}
+
+/// One summary metric on both sides.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct SummaryDelta {
+    /// Stable key (`step_time_mean`, …; the CLI's `summary[].key`).
+    pub key: String,
+    /// Human label.
+    pub label: String,
+    /// `ns`, `pct` (0–100), `bytes` or `count`.
+    pub unit: String,
+    /// Baseline value (`None`: the trace lacks it).
+    pub base: Option<f64>,
+    /// Candidate value.
+    pub cand: Option<f64>,
+    /// `cand - base`.
+    pub delta: Option<f64>,
+    /// `(cand - base) / base`.
+    pub rel_delta: Option<f64>,
+}
+
+/// Both sides of one compared column (0 on a side that lacks the row).
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct DeltaPair {
+    /// Baseline value.
+    pub base: f64,
+    /// Candidate value.
+    pub cand: f64,
+}
+
+/// One op diff row.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct OpDelta {
+    /// Op name.
+    pub name: String,
+    /// Input shapes when matched by shape, else empty.
+    pub input_shapes: String,
+    /// A record_function / annotation row.
+    pub is_annotation: bool,
+    /// `appeared`, `disappeared`, `changed` or `same`.
+    pub status: String,
+    /// # of Calls.
+    pub calls: DeltaPair,
+    /// Self CPU, ns.
+    pub self_cpu_ns: DeltaPair,
+    /// Self CUDA, ns.
+    pub self_device_ns: DeltaPair,
+    /// CUDA total, ns.
+    pub device_total_ns: DeltaPair,
+}
+
+/// One kernel diff row.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct KernelDelta {
+    /// Kernel name.
+    pub name: String,
+    /// `appeared`, `disappeared`, `changed` or `same`.
+    pub status: String,
+    /// Runs on tensor cores (by name).
+    pub tensor_cores: bool,
+    /// Calls.
+    pub calls: DeltaPair,
+    /// Total duration, ns.
+    pub total_ns: DeltaPair,
+    /// Mean duration per call, ns.
+    pub mean_ns: DeltaPair,
+}
+
+/// Cheatsheet rules that fired on one side only or on both, each list in rule order.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct FindingsDiff {
+    /// Only in the candidate.
+    pub new: Vec<FindingChange>,
+    /// Only in the baseline.
+    pub gone: Vec<FindingChange>,
+    /// In both.
+    pub kept: Vec<FindingChange>,
+}
+
+/// One rule of the findings diff with its titles on each side.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct FindingChange {
+    /// Rule id.
+    pub rule: String,
+    /// Highest severity on the sides where it fired.
+    pub severity: String,
+    /// The baseline's title (first finding of the rule), if it fired there.
+    pub base_title: Option<String>,
+    /// The candidate's title, if it fired there.
+    pub cand_title: Option<String>,
 }
 
 /// Kernel durations binned: `counts[i]` kernels lasted `[min_ns + i·width_ns, + width_ns)`
@@ -558,6 +692,8 @@ mod tests {
             Answer::Counters(CounterSet::default()),
             Answer::Findings(vec![FindingData::default()]),
             Answer::Histogram(Histogram::default()),
+            Answer::Baseline(Some("a.json".into())),
+            Answer::Comparison(Box::default()),
         ];
         for answer in answers {
             let msg = FromWorker::Answer { id: 1, answer: Box::new(answer) };

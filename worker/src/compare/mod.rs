@@ -34,6 +34,7 @@ pub mod ops;
 pub mod sort;
 pub mod summary;
 pub mod verdict;
+pub mod wire;
 
 pub use kernels::{KernelColumn, KernelDiffRow};
 pub use ops::{OpColumn, OpDiffRow};

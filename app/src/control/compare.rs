@@ -1,0 +1,80 @@
+//! Comparison intents (issue #8): keep the loaded trace as the baseline and load a candidate
+//! (a picked file, or for `?url=CAND&base=BASE` the candidate URL once BASE has loaded), ask
+//! for the comparison after each load while a baseline is kept, re-ask on the by-shape toggle,
+//! sort the diff tables, clear the baseline.
+
+use super::Controller;
+use crate::state::compare::{CompareState, DiffTable};
+use crate::state::table::Tab;
+use leptos::prelude::*;
+use protocol::Query;
+use web_sys::File;
+
+impl Controller {
+    /// Keeps the loaded trace as the baseline, loads `file` as the candidate and shows the
+    /// Compare tab; with nothing loaded it is a plain load.
+    pub fn compare_with(self, file: File) {
+        if self.keep_baseline() {
+            self.select_tab(Tab::Compare);
+        }
+        self.load_file(file);
+    }
+
+    /// Loads `base`, keeps it as the baseline once loaded, then loads `cand` (`?url=&base=`).
+    pub fn load_pair(self, base: &str, cand: &str) {
+        self.compare.update(|c| c.next_url = Some(cand.to_owned()));
+        self.load_url(base);
+    }
+
+    /// A load finished: starts the queued candidate (true: nothing else to ask for this load),
+    /// else asks for the comparison when a baseline is kept.
+    pub(super) fn compare_loaded(self) -> bool {
+        let next = self.compare.try_update(|c| c.next_url.take()).flatten();
+        if let Some(url) = next {
+            if self.keep_baseline() {
+                self.select_tab(Tab::Compare);
+                self.load_url(&url);
+                return true;
+            }
+        }
+        if let Some(query) = self.compare.with_untracked(CompareState::query) {
+            self.ask(query);
+        }
+        false
+    }
+
+    /// Drops the baseline in the worker and the comparison shown.
+    pub fn clear_baseline(self) {
+        self.compare.update(CompareState::clear);
+        self.ask(Query::ClearBaseline);
+        self.publish();
+    }
+
+    /// Sets the op diff's by-shape toggle and asks for the regrouped comparison.
+    pub fn set_compare_by_shape(self, on: bool) {
+        let query = self.compare.try_update(|c| c.set_by_shape(on)).flatten();
+        if let Some(query) = query {
+            self.ask(query);
+        }
+        self.publish();
+    }
+
+    /// Sorts diff table `table` by column `key` (again: flips the direction).
+    pub fn sort_compare(self, table: DiffTable, key: String) {
+        self.compare.update(|c| c.toggle_sort(table, &key));
+        self.publish();
+    }
+
+    /// Keeps the loaded trace as the baseline; false when nothing is loaded.
+    fn keep_baseline(self) -> bool {
+        let name = self
+            .state
+            .with_untracked(|s| s.summary.as_ref().map(|x| x.file_name.clone()));
+        let Some(name) = name else {
+            return false;
+        };
+        // Recorded first so the query's pending id survives `keep`.
+        self.compare.update(|c| c.keep(&name));
+        self.ask(Query::KeepAsBaseline).is_some()
+    }
+}

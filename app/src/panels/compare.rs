@@ -1,0 +1,333 @@
+//! The Compare tab (issue #8): the baseline kept in the worker against the loaded trace (the
+//! candidate, which the timeline shows). Verdict line, summary side by side with absolute and
+//! relative deltas, op and kernel diff tables (click a header to sort: descending, again:
+//! ascending), the ops' by-shape toggle, and the findings diff (new / gone / kept). A thin view
+//! over [`CompareState`]; changes go through the [`Controller`].
+//!
+//! Test ids: `compare-button` / `compare-input` (header: keep the loaded trace as baseline and
+//! pick the candidate), `compare` (panel), `compare-files`, `compare-clear`, `compare-error`,
+//! `compare-verdict`, `compare-summary` (rows `compare-summary-row` with `data-key`),
+//! `compare-by-shape`, `compare-ops` / `compare-kernels` (rows `compare-op-row` /
+//! `compare-kernel-row` with `data-status`; headers `col-<key>` with `data-sort`, keys in
+//! `state::compare`), `compare-findings` with lists `compare-findings-new|gone|kept` of
+//! `compare-finding` items (`data-rule`). Numeric cells carry the raw number in `data-value`.
+
+use crate::control::Controller;
+use crate::state::compare::{
+    kernel_pair, op_pair, rel_text, CompareState, DiffTable, KERNEL_COLUMNS, OP_COLUMNS,
+};
+use crate::state::format;
+use leptos::ev;
+use leptos::prelude::*;
+use protocol::{ComparisonData, DeltaPair, FindingChange, SummaryDelta};
+use std::sync::Arc;
+use web_sys::{File, HtmlInputElement};
+
+/// The header's "Compare with…" button: a label wrapping a file input.
+#[component]
+pub fn CompareButton(on_file: Callback<File>) -> impl IntoView {
+    let on_change = move |ev: ev::Event| {
+        let input: HtmlInputElement = event_target(&ev);
+        if let Some(file) = input.files().and_then(|files| files.get(0)) {
+            on_file.run(file);
+        }
+        // Lets the same file be picked again.
+        input.set_value("");
+    };
+    view! {
+        <label class="button" data-testid="compare-button"
+            title="Keep the loaded trace as the baseline and open the candidate to compare with it">
+            "Compare with…"
+            <input type="file" data-testid="compare-input" accept=".json,.gz" on:change=on_change />
+        </label>
+    }
+}
+
+/// The Compare tab's content.
+#[component]
+pub fn ComparePanel(ctl: Controller) -> impl IntoView {
+    let compare = ctl.compare.read_only();
+    let data = Memo::new(move |_| compare.with(|c| c.data.clone()));
+    let base = Memo::new(move |_| compare.with(|c| c.base.clone()));
+    let by_shape = Memo::new(move |_| compare.with(|c| c.by_shape));
+    let files = move || match base.get() {
+        None => view! {
+            <p class="muted">
+                "No baseline. Load the “before” trace, then pick the “after” trace with "
+                <b>"Compare with…"</b>
+                " (or open "<code>"?url=AFTER&base=BEFORE"</code>")."
+            </p>
+        }
+        .into_any(),
+        Some(base) => {
+            let cand = data.get().map(|d| d.cand.clone());
+            let busy = compare
+                .with(|c| c.pending.is_some())
+                .then_some(" · comparing…");
+            view! {
+                <p data-testid="compare-files">
+                    "Baseline: "<b>{base}</b>" · Candidate: "
+                    <b>{cand.unwrap_or_else(|| "—".to_owned())}</b>
+                    <span class="muted">" (the timeline shows the candidate)"{busy}</span>
+                    " "
+                    <button data-testid="compare-clear" on:click=move |_| ctl.clear_baseline()>
+                        "Clear baseline"
+                    </button>
+                </p>
+            }
+            .into_any()
+        }
+    };
+    let error = move || {
+        compare.with(|c| c.error.clone()).map(|message| {
+            view! { <p class="error" data-testid="compare-error" role="alert">{message}</p> }
+        })
+    };
+    let body = move || {
+        data.get().map(|d| {
+            view! {
+                <p class="verdict" data-testid="compare-verdict">{d.verdict.clone()}</p>
+                <p class="muted">{steps_text(&d)}</p>
+                {summary_table(&d)}
+                <h3>"Ops"</h3>
+                <label>
+                    <input type="checkbox" data-testid="compare-by-shape"
+                        prop:checked=move || by_shape.get()
+                        on:change=move |ev| ctl.set_compare_by_shape(event_target_checked(&ev)) />
+                    " Match by input shape"
+                </label>
+                {move || diff_table(ctl, DiffTable::Ops, &compare.read())}
+                <h3>"Kernels"</h3>
+                {move || diff_table(ctl, DiffTable::Kernels, &compare.read())}
+                {findings_diff(&d)}
+            }
+        })
+    };
+    view! {
+        <section class="card compare" data-testid="compare">
+            {files}
+            {error}
+            {body}
+        </section>
+    }
+}
+
+fn steps_text(d: &ComparisonData) -> String {
+    let unit = if d.per_step {
+        "op and kernel values per step"
+    } else {
+        "op and kernel values are totals"
+    };
+    format!(
+        "Baseline {} steps · candidate {} steps · {unit}",
+        d.base_steps, d.cand_steps
+    )
+}
+
+/// A value of `unit` (`ns`, `pct`, `bytes`, `count`) with its sign when negative, or always
+/// for deltas (`always`; percentages then in points).
+fn signed(unit: &str, v: f64, always: bool) -> String {
+    let sign = if v < 0.0 {
+        "-"
+    } else if always && v > 0.0 {
+        "+"
+    } else {
+        ""
+    };
+    let m = v.abs();
+    let magnitude = match unit {
+        "ns" => format::span_us(m / 1e3),
+        "pct" => format!("{m:.2}"),
+        "bytes" => format::bytes(m as u64),
+        _ if m.fract() == 0.0 => format::count(m as u64),
+        _ => format!("{m:.2}"),
+    };
+    let suffix = match unit {
+        "pct" if always => " pp",
+        "pct" => "%",
+        _ => "",
+    };
+    format!("{sign}{magnitude}{suffix}")
+}
+
+fn opt_text(unit: &str, v: Option<f64>, always: bool) -> String {
+    v.map_or_else(|| "—".to_owned(), |v| signed(unit, v, always))
+}
+
+fn summary_table(d: &Arc<ComparisonData>) -> impl IntoView {
+    let rows = d
+        .summary
+        .iter()
+        .map(|r: &SummaryDelta| {
+            let rel = r
+                .rel_delta
+                .map_or_else(|| "—".to_owned(), |x| format!("{:+.1}%", x * 100.0));
+            let raw = |v: Option<f64>| v.map(|x| x.to_string()).unwrap_or_default();
+            view! {
+                <tr data-testid="compare-summary-row" data-key=r.key.clone()>
+                    <td class="text">{r.label.clone()}</td>
+                    <td class="num" data-key="base" data-value=raw(r.base)>{opt_text(&r.unit, r.base, false)}</td>
+                    <td class="num" data-key="cand" data-value=raw(r.cand)>{opt_text(&r.unit, r.cand, false)}</td>
+                    <td class="num" data-key="delta" data-value=raw(r.delta)>{opt_text(&r.unit, r.delta, true)}</td>
+                    <td class="num" data-key="rel_delta" data-value=raw(r.rel_delta)>{rel}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <div class="data-table">
+            <table data-testid="compare-summary">
+                <thead><tr>
+                    <th>"Metric"</th><th class="num">"Baseline"</th><th class="num">"Candidate"</th>
+                    <th class="num">"Delta"</th><th class="num">"Change"</th>
+                </tr></thead>
+                <tbody>{rows}</tbody>
+            </table>
+        </div>
+    }
+}
+
+/// One sortable header cell.
+fn header(
+    ctl: Controller,
+    table: DiffTable,
+    c: &CompareState,
+    key: String,
+    label: String,
+    num: bool,
+) -> impl IntoView {
+    let sort = c.sort(table).filter(|s| s.key == key);
+    let mark = match sort {
+        Some(s) if s.desc => " ▼",
+        Some(_) => " ▲",
+        None => "",
+    };
+    view! {
+        <th
+            data-testid=format!("col-{key}")
+            data-sort=sort.map(|s| if s.desc { "desc" } else { "asc" })
+            class:num=num
+            class:sorted=sort.is_some()
+            on:click=move |_| ctl.sort_compare(table, key.clone())
+        >
+            {format!("{label}{mark}")}
+        </th>
+    }
+}
+
+/// The base, candidate and delta cells of one compared column.
+fn pair_cells(key: &str, unit: &'static str, p: DeltaPair) -> impl IntoView {
+    let delta = p.cand - p.base;
+    let rel = rel_text(p);
+    // A relative change of an unchanged value says nothing.
+    let delta_text = if rel.is_empty() || delta == 0.0 {
+        signed(unit, delta, true)
+    } else {
+        format!("{} ({rel})", signed(unit, delta, true))
+    };
+    view! {
+        <td class="num" data-key=format!("{key}_base") data-value=p.base.to_string()>{signed(unit, p.base, false)}</td>
+        <td class="num" data-key=format!("{key}_cand") data-value=p.cand.to_string()>{signed(unit, p.cand, false)}</td>
+        <td class="num delta" class:up={delta > 0.0} class:down={delta < 0.0}
+            data-key=format!("{key}_delta") data-value=delta.to_string()>{delta_text}</td>
+    }
+}
+
+fn diff_table(ctl: Controller, table: DiffTable, c: &CompareState) -> Option<impl IntoView> {
+    let d = c.data.clone()?;
+    let (columns, table_id, row_id): (&[(&str, &str, &'static str)], _, _) = match table {
+        DiffTable::Ops => (&OP_COLUMNS, "compare-ops", "compare-op-row"),
+        DiffTable::Kernels => (&KERNEL_COLUMNS, "compare-kernels", "compare-kernel-row"),
+    };
+    let mut heads = vec![
+        header(ctl, table, c, "name".into(), "Name".into(), false).into_any(),
+        header(ctl, table, c, "status".into(), "Status".into(), false).into_any(),
+    ];
+    for &(key, label, _) in columns {
+        for (side, what) in [("base", "B"), ("cand", "C"), ("delta", "Δ")] {
+            let label = format!("{label} {what}");
+            heads.push(header(ctl, table, c, format!("{key}_{side}"), label, true).into_any());
+        }
+    }
+    let rows = match table {
+        DiffTable::Ops => c
+            .op_rows()
+            .into_iter()
+            .filter_map(|i| d.ops.get(i))
+            .map(|r| {
+                let name = if r.input_shapes.is_empty() {
+                    r.name.clone()
+                } else {
+                    format!("{} {}", r.name, r.input_shapes)
+                };
+                let cells = columns
+                    .iter()
+                    .filter_map(|&(k, _, unit)| op_pair(r, k).map(|p| pair_cells(k, unit, p)))
+                    .collect_view();
+                row(row_id, name, &r.status, cells).into_any()
+            })
+            .collect_view(),
+        DiffTable::Kernels => c
+            .kernel_rows()
+            .into_iter()
+            .filter_map(|i| d.kernels.get(i))
+            .map(|r| {
+                let cells = columns
+                    .iter()
+                    .filter_map(|&(k, _, unit)| kernel_pair(r, k).map(|p| pair_cells(k, unit, p)))
+                    .collect_view();
+                row(row_id, r.name.clone(), &r.status, cells).into_any()
+            })
+            .collect_view(),
+    };
+    Some(view! {
+        <div class="data-table">
+            <table data-testid=table_id>
+                <thead><tr>{heads}</tr></thead>
+                <tbody>{rows}</tbody>
+            </table>
+        </div>
+    })
+}
+
+fn row(row_id: &'static str, name: String, status: &str, cells: impl IntoView) -> impl IntoView {
+    view! {
+        <tr data-testid=row_id data-status=status.to_owned() class=format!("status-{status}")>
+            <td class="text" data-key="name">{name}</td>
+            <td class="text" data-key="status">{status.to_owned()}</td>
+            {cells}
+        </tr>
+    }
+}
+
+fn findings_diff(d: &ComparisonData) -> impl IntoView {
+    let list = |what: &'static str, title: &'static str, items: &[FindingChange]| {
+        let lis = items
+            .iter()
+            .map(|f| {
+                let text = f.cand_title.clone().or_else(|| f.base_title.clone()).unwrap_or_default();
+                view! {
+                    <li data-testid="compare-finding" data-rule=f.rule.clone() class=format!("finding {}", f.severity)>
+                        <span class="badge">{f.severity.clone()}</span>" "
+                        <code class="rule">{f.rule.clone()}</code>" "{text}
+                    </li>
+                }
+            })
+            .collect_view();
+        view! {
+            <div data-testid=format!("compare-findings-{what}")>
+                <h4>{format!("{title} ({})", items.len())}</h4>
+                <ul>{lis}</ul>
+            </div>
+        }
+    };
+    let f = &d.findings;
+    view! {
+        <section class="compare-findings" data-testid="compare-findings">
+            <h3>"Findings"</h3>
+            {list("new", "New in the candidate", &f.new)}
+            {list("gone", "Gone since the baseline", &f.gone)}
+            {list("kept", "In both", &f.kept)}
+        </section>
+    }
+}
