@@ -214,7 +214,7 @@ fn paint(ctl: Controller, canvas: NodeRef<html::Canvas>, painter: &Painter, them
     // `try_`: a frame scheduled just before the timeline unmounted finds its node gone.
     let Some(canvas) = canvas.try_get_untracked().flatten() else { return };
     let Some(ctx) = canvas
-        .get_context("2d")
+        .get_context_with_context_options("2d", &context_options())
         .ok()
         .flatten()
         .and_then(|c| c.dyn_into::<web_sys::CanvasRenderingContext2d>().ok())
@@ -232,6 +232,15 @@ fn paint(ctl: Controller, canvas: NodeRef<html::Canvas>, painter: &Painter, them
     let done = now_ms();
     let first = (has_tiles && loaded_at.is_some()).then(|| done - loaded_at.unwrap_or(done));
     ctl.frame_drawn(done - started, first);
+}
+
+/// 2D context options: opaque (the painter fills every pixel, so the compositor need not
+/// blend) and desynchronized (frames go to the screen without waiting for the page's commit).
+fn context_options() -> JsValue {
+    let options = js_sys::Object::new();
+    let _ = js_sys::Reflect::set(&options, &"alpha".into(), &JsValue::FALSE);
+    let _ = js_sys::Reflect::set(&options, &"desynchronized".into(), &JsValue::TRUE);
+    options.into()
 }
 
 /// Sizes the canvas to `el` minus the label column whenever `el` resizes.
