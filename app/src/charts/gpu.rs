@@ -1,7 +1,7 @@
 //! GPU utilization over the whole trace: one filled curve per device (busy share of each
 //! bucket), plus SM efficiency when the trace has it, in %.
 
-use super::{mesh, message, with_legend, Area, Drawn, Palette};
+use super::{mesh, message, series_legend, Area, Drawn, Palette};
 use plotters::prelude::*;
 use protocol::{CounterSeries, CounterSet};
 
@@ -14,12 +14,7 @@ pub fn draw(root: &Area, data: &Option<CounterSet>, p: &Palette) -> Drawn {
     if series.is_empty() {
         return message(root, p, "No GPU activity in this trace");
     }
-    let entries: Vec<(String, RGBColor)> = series
-        .iter()
-        .enumerate()
-        .map(|(i, s)| (s.label.clone(), p.color(i)))
-        .collect();
-    let plot = with_legend(root, p, &entries)?;
+    let plot = series_legend(root, p, &series)?;
     let end_ms = super::memory::end_ms(set);
     let mut cc = ChartBuilder::on(&plot)
         .margin(p.px(10.0))

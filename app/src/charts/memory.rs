@@ -2,7 +2,7 @@
 //! holds its peak (the worker keeps spikes narrower than a bucket visible). Also the shared
 //! time-axis helpers of the counter charts.
 
-use super::{mesh, message, with_legend, Area, Drawn, Palette};
+use super::{mesh, message, series_legend, Area, Drawn, Palette};
 use plotters::prelude::*;
 use protocol::{CounterSeries, CounterSet};
 
@@ -19,12 +19,7 @@ pub fn draw(root: &Area, data: &Option<CounterSet>, p: &Palette) -> Drawn {
             "No memory events in this trace (profile_memory=True records them)",
         );
     }
-    let entries: Vec<(String, RGBColor)> = series
-        .iter()
-        .enumerate()
-        .map(|(i, s)| (s.label.clone(), p.color(i)))
-        .collect();
-    let plot = with_legend(root, p, &entries)?;
+    let plot = series_legend(root, p, &series)?;
     let top_mb = series
         .iter()
         .flat_map(|s| s.values.iter().flatten())

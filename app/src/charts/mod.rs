@@ -310,6 +310,20 @@ fn with_legend(
     Ok(plot)
 }
 
+/// [`with_legend`] for counter series: each labelled and colored by its position.
+fn series_legend(
+    area: &Area,
+    p: &Palette,
+    series: &[&protocol::CounterSeries],
+) -> Result<Area, Box<dyn std::error::Error>> {
+    let entries: Vec<(String, RGBColor)> = series
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.label.clone(), p.color(i)))
+        .collect();
+    with_legend(area, p, &entries)
+}
+
 /// The mesh every chart shares, ready for more options and `.draw()`: axes muted, bold grid
 /// lines faint, light ones hidden, labels in ink, axis descriptions with units.
 macro_rules! mesh {

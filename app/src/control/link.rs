@@ -62,28 +62,14 @@ impl Controller {
 
     /// The full URL of the current view (page URL with its query, fragment replaced).
     pub fn share_url(self) -> String {
-        let location = window().location();
-        let page = format!(
-            "{}{}{}",
-            location.origin().unwrap_or_default(),
-            location.pathname().unwrap_or_default(),
-            location.search().unwrap_or_default()
-        );
-        let fragment = self.current_link().to_fragment();
-        if fragment.is_empty() {
-            page
-        } else {
-            format!("{page}#{fragment}")
-        }
+        url_of(&self.current_link())
     }
 
     /// The share URL of finding `rule` (the current view with that finding active).
     pub fn finding_url(self, rule: &str) -> String {
         let mut link = self.current_link();
         link.finding = Some(rule.to_owned());
-        let base = self.share_url();
-        let page = base.split('#').next().unwrap_or_default();
-        format!("{page}#{}", link.to_fragment())
+        url_of(&link)
     }
 
     /// Schedules a fragment rewrite (no-op while a link is being restored).
@@ -102,12 +88,7 @@ impl Controller {
         if self.link.with_value(|l| l.written == fragment) {
             return;
         }
-        let location = window().location();
-        let url = format!(
-            "{}{}#{fragment}",
-            location.pathname().unwrap_or_default(),
-            location.search().unwrap_or_default()
-        );
+        let url = format!("{}#{fragment}", page_path());
         if let Ok(history) = window().history() {
             let _ = history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&url));
         }
@@ -181,5 +162,24 @@ impl Controller {
         self.link.update_value(|l| l.finding = None);
         self.findings.update(|s| s.active = Some(f.rule.clone()));
         self.view(|t| t.highlight = f.slices.clone());
+    }
+}
+
+/// The page's path and query (`/sub/?url=...`), without origin or fragment.
+fn page_path() -> String {
+    let location = window().location();
+    format!(
+        "{}{}",
+        location.pathname().unwrap_or_default(),
+        location.search().unwrap_or_default()
+    )
+}
+
+/// The full URL of this page with `link` as its fragment (none when the link carries nothing).
+fn url_of(link: &ViewLink) -> String {
+    let page = format!("{}{}", window().location().origin().unwrap_or_default(), page_path());
+    match link.to_fragment() {
+        f if f.is_empty() => page,
+        f => format!("{page}#{f}"),
     }
 }

@@ -17,23 +17,15 @@ use crate::state::compare::{
     kernel_pair, op_pair, rel_text, CompareState, DiffTable, KERNEL_COLUMNS, OP_COLUMNS,
 };
 use crate::state::format;
-use leptos::ev;
 use leptos::prelude::*;
 use protocol::{ComparisonData, DeltaPair, FindingChange, SummaryDelta};
 use std::sync::Arc;
-use web_sys::{File, HtmlInputElement};
+use web_sys::File;
 
 /// The header's "Compare with…" button: a label wrapping a file input.
 #[component]
 pub fn CompareButton(on_file: Callback<File>) -> impl IntoView {
-    let on_change = move |ev: ev::Event| {
-        let input: HtmlInputElement = event_target(&ev);
-        if let Some(file) = input.files().and_then(|files| files.get(0)) {
-            on_file.run(file);
-        }
-        // Lets the same file be picked again.
-        input.set_value("");
-    };
+    let on_change = super::loader::picked_file(on_file);
     view! {
         <label class="button" data-testid="compare-button"
             title="Keep the loaded trace as the baseline and open the candidate to compare with it">

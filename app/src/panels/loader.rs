@@ -13,19 +13,24 @@ use web_sys::{DragEvent, File, HtmlInputElement};
 /// The "Open trace" button: a label wrapping the file input.
 #[component]
 pub fn OpenButton(on_file: Callback<File>) -> impl IntoView {
-    let on_change = move |ev: ev::Event| {
-        let input: HtmlInputElement = event_target(&ev);
-        if let Some(file) = input.files().and_then(|files| files.get(0)) {
-            on_file.run(file);
-        }
-        // Lets the same file be picked again.
-        input.set_value("");
-    };
+    let on_change = picked_file(on_file);
     view! {
         <label class="button">
             "Open trace"
             <input type="file" data-testid="file-input" accept=".json,.gz" on:change=on_change />
         </label>
+    }
+}
+
+/// The change handler of a file input: hands the picked file to `on_file`, then clears the
+/// input so the same file can be picked again.
+pub fn picked_file(on_file: Callback<File>) -> impl Fn(ev::Event) {
+    move |ev: ev::Event| {
+        let input: HtmlInputElement = event_target(&ev);
+        if let Some(file) = input.files().and_then(|files| files.get(0)) {
+            on_file.run(file);
+        }
+        input.set_value("");
     }
 }
 

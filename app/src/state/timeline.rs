@@ -260,19 +260,16 @@ impl TimelineState {
 
     /// Lanes whose tracks are on screen or within one screen of it.
     pub fn nearby_lanes(&self) -> Vec<u32> {
-        let (top, bottom) = (self.scroll_y - self.height, self.scroll_y + 2.0 * self.height);
-        self.tracks
-            .iter()
-            .filter(|t| t.y + t.height >= top && t.y <= bottom)
-            .filter_map(|t| match t.kind {
-                TrackKind::Lane { lane, .. } => Some(lane),
-                _ => None,
-            })
-            .collect()
+        self.lanes_between(self.scroll_y - self.height, self.scroll_y + 2.0 * self.height)
     }
 
+    /// Lanes whose tracks are on screen.
     fn visible_lanes(&self) -> Vec<u32> {
-        let (top, bottom) = (self.scroll_y, self.scroll_y + self.height);
+        self.lanes_between(self.scroll_y, self.scroll_y + self.height)
+    }
+
+    /// Lanes whose tracks intersect content heights `[top, bottom]`.
+    fn lanes_between(&self, top: f64, bottom: f64) -> Vec<u32> {
         self.tracks
             .iter()
             .filter(|t| t.y + t.height >= top && t.y <= bottom)

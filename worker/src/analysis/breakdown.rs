@@ -313,7 +313,7 @@ fn name_role(class: CatClass, name: &str, rules: Rules) -> Option<Category> {
 }
 
 /// Sorts and merges intervals into disjoint ones (touching intervals join).
-fn merge(mut v: Vec<(i64, i64)>) -> Vec<(i64, i64)> {
+pub(crate) fn merge(mut v: Vec<(i64, i64)>) -> Vec<(i64, i64)> {
     v.sort_unstable();
     let mut out: Vec<(i64, i64)> = Vec::with_capacity(v.len());
     for (a, b) in v {

@@ -132,19 +132,6 @@ fn comm_heavy(ctx: &Ctx, out: &mut Vec<Finding>) {
     ));
 }
 
-/// Sorted, disjoint union of intervals.
-fn union(mut v: Vec<(i64, i64)>) -> Vec<(i64, i64)> {
-    v.sort_unstable();
-    let mut out: Vec<(i64, i64)> = Vec::with_capacity(v.len());
-    for (a, b) in v {
-        match out.last_mut() {
-            Some(last) if a <= last.1 => last.1 = last.1.max(b),
-            _ => out.push((a, b)),
-        }
-    }
-    out
-}
-
 /// Length of `[a, b)` covered by the sorted disjoint `cover`.
 fn covered(cover: &[(i64, i64)], a: i64, b: i64) -> i64 {
     let from = cover.partition_point(|c| c.1 <= a);
@@ -182,7 +169,7 @@ fn comm_not_overlapped(ctx: &Ctx, out: &mut Vec<Finding>) {
         if comm_ns <= 0 || (comm_ns as f64) < COMM_MIN_KERNEL_SHARE * (comm_ns + compute_ns) as f64 {
             continue;
         }
-        let cover = union(compute);
+        let cover = crate::analysis::breakdown::merge(compute);
         let mut exposed: Vec<(i64, u32)> = comm
             .iter()
             .map(|&i| {
