@@ -4,7 +4,9 @@
 //!
 //! Comparison (issue #8): [`Query::KeepAsBaseline`] keeps the loaded trace as the baseline
 //! beside the current one (shared, not copied); a later load replaces only the current trace,
-//! and [`Query::Compare`] diffs baseline and current ([`crate::compare`]).
+//! and [`Query::Compare`] diffs baseline and current ([`crate::compare`]). Layout, tiles and
+//! hover queries name the trace they address ([`TraceRef`]): the stacked compare view draws the
+//! baseline from its own index, kept with it (shared with the current trace's, not rebuilt).
 
 use crate::analysis::gpu::GpuIndex;
 use crate::analysis::memory::{self, Memory};
@@ -19,7 +21,7 @@ use crate::load::{self, LoadFailure};
 use crate::model::Trace;
 use crate::summary::summarize;
 use crate::timeline;
-use protocol::{Answer, ComparisonData, LoadError, Phase, Query, TraceSummary};
+use protocol::{Answer, ComparisonData, LoadError, Phase, Query, TraceRef, TraceSummary};
 use std::sync::Arc;
 
 /// Holds the currently loaded trace and what queries built from it, between requests.
@@ -33,7 +35,7 @@ pub struct Engine {
     /// The last comparison answered, for its `by_shape` (dropped by any load or baseline change).
     comparison: Option<Box<ComparisonData>>,
     /// Timeline index of `trace`, built at load.
-    index: Index,
+    index: Arc<Index>,
     /// Op index of `trace`, built on the first ops query.
     ops: Option<OpIndex>,
     /// GPU kernel profiles, built on the first counters query.
@@ -50,6 +52,7 @@ pub struct Engine {
 struct Baseline {
     name: String,
     trace: Arc<Trace>,
+    index: Arc<Index>,
     findings: Option<Vec<Finding>>,
 }
 
@@ -99,7 +102,7 @@ impl Engine {
             trace.truncated = true;
         }
         let summary = summarize(&trace, name, file_bytes, json_bytes, decoded.gzip);
-        self.index = Index::build(&trace);
+        self.index = Arc::new(Index::build(&trace));
         self.trace = Some(Arc::new(trace));
         name.clone_into(&mut self.name);
         Ok(summary)
@@ -112,6 +115,9 @@ impl Engine {
     pub fn query(&mut self, q: &Query) -> Result<Reply, String> {
         if let Some(answer) = self.baseline_query(q) {
             return answer.map(|a| (a, None));
+        }
+        if let Some(reply) = self.timeline_query(q) {
+            return reply;
         }
         let Some(trace) = self.trace.as_deref() else {
             return Err("no trace is loaded".into());
@@ -129,29 +135,7 @@ impl Engine {
                 Answer::Table(crate::tables::kernels(&kernels::kernel_table(trace, *range_ns)))
             }
             Query::Steps => Answer::Table(crate::tables::steps(&steps::analyze(trace, None))),
-            Query::Layout => Answer::Layout(timeline::layout::layout(trace)),
-            Query::Tiles {
-                lanes,
-                start_ns,
-                end_ns,
-                resolution_ns,
-                search,
-            } => {
-                let compiled = match search.as_deref().filter(|t| !t.is_empty()) {
-                    Some(text) => Some(compile(&mut self.search, trace, &self.index, text)),
-                    None => None,
-                };
-                let (set, words) = timeline::tiles::tiles(
-                    trace,
-                    &self.index,
-                    lanes,
-                    (*start_ns, *end_ns),
-                    *resolution_ns,
-                    compiled,
-                );
-                return Ok((Answer::Tiles(set), Some(words)));
-            }
-            Query::Details { slice } | Query::Hover { slice } => {
+            Query::Details { slice } => {
                 Answer::Details(timeline::details::slice_details(trace, &self.index, *slice))
             }
             Query::Resolve { key } => Answer::Details(
@@ -184,11 +168,56 @@ impl Engine {
             Query::Histogram { name, bins } => {
                 Answer::Histogram(timeline::counters::histogram(trace, name, *bins))
             }
-            Query::KeepAsBaseline | Query::ClearBaseline | Query::Compare { .. } => {
+            Query::KeepAsBaseline
+            | Query::ClearBaseline
+            | Query::Compare { .. }
+            | Query::Layout { .. }
+            | Query::Tiles { .. }
+            | Query::Hover { .. } => {
                 return Err("not a trace query".into());
             }
         };
         Ok((answer, None))
+    }
+
+    /// Answers the queries that name their trace (layout, tiles, hover); `None` for any other.
+    fn timeline_query(&mut self, q: &Query) -> Option<Result<Reply, String>> {
+        let which = match q {
+            Query::Layout { trace, .. } | Query::Tiles { trace, .. } | Query::Hover { trace, .. } => *trace,
+            _ => return None,
+        };
+        let (trace, index, other) = match (which, &self.baseline) {
+            (TraceRef::Current, base) => (self.trace.as_deref(), &self.index, base.as_ref().map(|b| &*b.trace)),
+            (TraceRef::Baseline, Some(b)) => (Some(&*b.trace), &b.index, self.trace.as_deref()),
+            (TraceRef::Baseline, None) => return Some(Err("no baseline is kept".into())),
+        };
+        let Some(trace) = trace else {
+            return Some(Err("no trace is loaded".into()));
+        };
+        let answer = match q {
+            Query::Layout { align: None, .. } => Answer::Layout(timeline::layout::layout(trace)),
+            Query::Layout { align: Some(align), .. } => {
+                Answer::Layout(timeline::layout::aligned(trace, index, other, *align))
+            }
+            Query::Hover { slice, .. } => Answer::Details(timeline::details::slice_details(trace, index, *slice)),
+            Query::Tiles {
+                lanes,
+                start_ns,
+                end_ns,
+                resolution_ns,
+                search,
+                ..
+            } => {
+                // Search flags only the current trace's rects (the search box's trace).
+                let text = search.as_deref().filter(|t| !t.is_empty() && which == TraceRef::Current);
+                let compiled = text.map(|text| compile(&mut self.search, trace, index, text));
+                let (set, words) =
+                    timeline::tiles::tiles(trace, index, lanes, (*start_ns, *end_ns), *resolution_ns, compiled);
+                return Some(Ok((Answer::Tiles(set), Some(words))));
+            }
+            _ => return None,
+        };
+        Some(Ok((answer, None)))
     }
 
     /// Answers the baseline queries; `None` for any other query.
@@ -202,6 +231,7 @@ impl Engine {
                 self.baseline = Some(Baseline {
                     name: self.name.clone(),
                     trace,
+                    index: self.index.clone(),
                     findings: self.findings.clone(),
                 });
                 Ok(Answer::Baseline(Some(self.name.clone())))

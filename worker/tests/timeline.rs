@@ -26,7 +26,7 @@ fn details(e: &mut Engine, q: &Query) -> Option<SliceDetails> {
 fn layout_lists_every_lane_of_every_fixture() {
     for path in common::real_fixtures() {
         let (mut e, summary) = common::load(&path);
-        let Answer::Layout(layout) = answer(&mut e, &Query::Layout).0 else {
+        let Answer::Layout(layout) = answer(&mut e, &Query::Layout { trace: protocol::TraceRef::Current, align: None }).0 else {
             panic!("not a layout");
         };
         let names: Vec<(String, Vec<String>)> = layout
@@ -58,6 +58,7 @@ fn tile_words_equal_the_index_tiles() {
     let (Answer::Tiles(set), Some(words)) = answer(
         &mut e,
         &Query::Tiles {
+            trace: protocol::TraceRef::Current,
             lanes: lanes.clone(),
             start_ns: t0,
             end_ns: t1,

@@ -28,7 +28,7 @@ use crate::state::timeline::TimelineState;
 use crate::state::LoadState;
 use crate::testing;
 use leptos::prelude::*;
-use protocol::{Answer, Channel, FromWorker, Query};
+use protocol::{Answer, Channel, FromWorker, Query, TraceRef};
 
 /// Owns the load, table and timeline state and the worker bridge; cheap to copy into handlers.
 #[derive(Clone, Copy)]
@@ -151,7 +151,7 @@ impl Controller {
                 if let Some(query) = self.tables.with_untracked(TableState::query) {
                     self.send(query);
                 }
-                self.ask_timeline(Query::Layout);
+                self.ask_timeline(Query::Layout { trace: TraceRef::Current, align: None });
                 self.fetch_charts();
                 self.publish();
             }

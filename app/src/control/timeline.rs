@@ -5,7 +5,7 @@
 use super::Controller;
 use crate::state::tracks::{self, TrackKind};
 use leptos::prelude::*;
-use protocol::{Query, SliceRef};
+use protocol::{Query, SliceRef, TraceRef};
 
 /// Zoom factor of one W / S press (and per 100 ms while held).
 pub const KEY_ZOOM: f64 = 0.8;
@@ -27,6 +27,7 @@ impl Controller {
     pub fn fetch(self) {
         if let Some(request) = self.timeline.with_untracked(|t| t.tile_request()) {
             let query = Query::Tiles {
+                trace: TraceRef::Current,
                 lanes: request.lanes.clone(),
                 start_ns: request.start_ns,
                 end_ns: request.end_ns,
@@ -172,7 +173,7 @@ impl Controller {
             }
         });
         if let Some(slice) = ask {
-            self.ask_timeline(Query::Hover { slice });
+            self.ask_timeline(Query::Hover { trace: TraceRef::Current, slice });
         }
     }
 

@@ -385,6 +385,7 @@ mod tests {
                     .collect(),
             }],
             steps: vec![],
+            focus: None,
         };
         assert!(t.apply(1, Answer::Layout(layout), None));
         t

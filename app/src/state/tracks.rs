@@ -174,6 +174,7 @@ mod tests {
                 },
             ],
             steps: Vec::new(),
+            focus: None,
         }
     }
 

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Bumped on any incompatible change; the app refuses a worker that reports another version.
-pub const PROTOCOL_VERSION: u32 = 3;
+pub const PROTOCOL_VERSION: u32 = 4;
 
 /// A message from the app to the worker.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -41,12 +41,22 @@ pub enum Query {
     Kernels { range_ns: Option<(i64, i64)> },
     /// Profiler steps with their time breakdown.
     Steps,
-    /// Lane groups, lanes and step marks: what the timeline lays out once per load.
-    Layout,
-    /// Level-of-detail rects of `lanes` over `[start_ns, end_ns)`, one bucket per
-    /// `resolution_ns`; rects whose slice matches `search` are flagged. Answered by
-    /// [`Answer::Tiles`] with the rects in the transferred buffer.
+    /// Lane groups, lanes and step marks of `trace`: what a timeline lays out. Without `align`,
+    /// every lane (the main timeline, once per load); with it, the stacked compare view's
+    /// layout: [`Layout::focus`] is the step picked by `align` and only lanes with slices
+    /// during that step are listed (all lanes with slices when the trace has no step).
+    Layout {
+        #[serde(default)]
+        trace: TraceRef,
+        #[serde(default)]
+        align: Option<Align>,
+    },
+    /// Level-of-detail rects of `lanes` of `trace` over `[start_ns, end_ns)`, one bucket per
+    /// `resolution_ns`; rects whose slice matches `search` are flagged (current trace only).
+    /// Answered by [`Answer::Tiles`] with the rects in the transferred buffer.
     Tiles {
+        #[serde(default)]
+        trace: TraceRef,
         lanes: Vec<u32>,
         start_ns: i64,
         end_ns: i64,
@@ -55,8 +65,13 @@ pub enum Query {
     },
     /// Everything the details panel shows about one slice.
     Details { slice: u32 },
-    /// The same for the hover tooltip (its own channel, so hovering never cancels a selection).
-    Hover { slice: u32 },
+    /// The same for the hover tooltip (its own channel, so hovering never cancels a selection),
+    /// over `trace` (the stacked compare view hovers the baseline too).
+    Hover {
+        #[serde(default)]
+        trace: TraceRef,
+        slice: u32,
+    },
     /// The slice a share link names by its stable key.
     Resolve { key: SliceKey },
     /// Slices whose name or an arg value contains `text`: the count, and the match after
@@ -77,6 +92,28 @@ pub enum Query {
     /// Compares the baseline with the loaded trace (the candidate); answered by
     /// [`Answer::Comparison`].
     Compare { by_shape: bool },
+}
+
+/// Which of the engine's traces a query addresses: the loaded one, or the comparison baseline
+/// kept beside it ([`Query::KeepAsBaseline`]).
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq, Hash)]
+#[serde(rename_all = "snake_case")]
+pub enum TraceRef {
+    /// The loaded trace (the candidate while comparing).
+    #[default]
+    Current,
+    /// The baseline.
+    Baseline,
+}
+
+/// The step a stacked compare layout aligns at ([`Query::Layout`]).
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Align {
+    /// The first step number both traces have, else the trace's first step.
+    First,
+    /// `ProfilerStep#N`; falls back to [`Align::First`] when the trace lacks it.
+    Step(u64),
 }
 
 /// Independent request streams; see [`Query`].
@@ -103,6 +140,13 @@ pub enum Channel {
     Charts,
     /// Baseline and comparison.
     Compare,
+    /// The stacked compare view's baseline panel: its layout and tiles (the sender picks this
+    /// channel; see `Bridge::query_on`).
+    StackBase,
+    /// The stacked compare view's candidate panel: its layout and tiles.
+    StackCand,
+    /// The stacked compare view's hover tooltip (either panel).
+    StackHover,
 }
 
 impl Query {
@@ -110,7 +154,7 @@ impl Query {
     pub fn channel(&self) -> Channel {
         match self {
             Query::Ops { .. } | Query::Kernels { .. } | Query::Steps => Channel::Table,
-            Query::Layout => Channel::Layout,
+            Query::Layout { .. } => Channel::Layout,
             Query::Tiles { .. } => Channel::Tiles,
             Query::Details { .. } | Query::Resolve { .. } => Channel::Details,
             Query::Hover { .. } => Channel::Hover,
@@ -299,6 +343,10 @@ pub struct Layout {
     pub groups: Vec<LaneGroup>,
     /// `ProfilerStep#N` spans on the host, in time order.
     pub steps: Vec<StepMark>,
+    /// The step an aligned layout (`Query::Layout { align: Some(..) }`) picked: the stacked
+    /// compare view puts its start at time 0. `None` otherwise, or when the trace has no step.
+    #[serde(default)]
+    pub focus: Option<StepMark>,
 }
 
 /// A process or device and its lanes.
@@ -685,6 +733,10 @@ mod tests {
         let answers = [
             Answer::Table(TableData { kind: "ops".into(), ..TableData::default() }),
             Answer::Layout(Layout::default()),
+            Answer::Layout(Layout {
+                focus: Some(StepMark { number: 5, start_ns: 10, end_ns: 20 }),
+                ..Layout::default()
+            }),
             Answer::Tiles(TileSet::default()),
             Answer::Details(Some(SliceDetails::default())),
             Answer::Details(None),
@@ -702,4 +754,72 @@ mod tests {
         }
     }
 
+    /// One of every query (and every other message to the worker) survives JSON; the match has
+    /// no wildcard, so a new variant does not compile until it is listed here.
+    #[test]
+    fn every_query_round_trips() {
+        let queries = [
+            Query::Ops { by_shape: false, range_ns: None },
+            Query::Kernels { range_ns: Some((0, 9)) },
+            Query::Steps,
+            Query::Layout { trace: TraceRef::Current, align: None },
+            Query::Layout { trace: TraceRef::Baseline, align: Some(Align::First) },
+            Query::Layout { trace: TraceRef::Current, align: Some(Align::Step(5)) },
+            Query::Tiles {
+                trace: TraceRef::Baseline,
+                lanes: vec![1, 2],
+                start_ns: -4,
+                end_ns: 9,
+                resolution_ns: 2,
+                search: Some("mm".into()),
+            },
+            Query::Details { slice: 3 },
+            Query::Hover { trace: TraceRef::Baseline, slice: 3 },
+            Query::Resolve { key: SliceKey::default() },
+            Query::Search { text: "x".into(), from_slice: Some(1), from_ns: 2, forward: false },
+            Query::Counters { start_ns: 0, end_ns: 1, buckets: 2 },
+            Query::Findings,
+            Query::Histogram { name: "k".into(), bins: 4 },
+            Query::KeepAsBaseline,
+            Query::ClearBaseline,
+            Query::Compare { by_shape: true },
+        ];
+        let mut seen = std::collections::BTreeSet::new();
+        for query in queries {
+            let name = match &query {
+                Query::Ops { .. } => "ops",
+                Query::Kernels { .. } => "kernels",
+                Query::Steps => "steps",
+                Query::Layout { .. } => "layout",
+                Query::Tiles { .. } => "tiles",
+                Query::Details { .. } => "details",
+                Query::Hover { .. } => "hover",
+                Query::Resolve { .. } => "resolve",
+                Query::Search { .. } => "search",
+                Query::Counters { .. } => "counters",
+                Query::Findings => "findings",
+                Query::Histogram { .. } => "histogram",
+                Query::KeepAsBaseline => "keep_as_baseline",
+                Query::ClearBaseline => "clear_baseline",
+                Query::Compare { .. } => "compare",
+            };
+            seen.insert(name);
+            let msg = ToWorker::Query { id: 9, query };
+            let json = serde_json::to_string(&msg).unwrap();
+            assert_eq!(serde_json::from_str::<ToWorker>(&json).unwrap(), msg, "{json}");
+        }
+        assert_eq!(seen.len(), 15, "every query variant is listed");
+        // Queries written before `trace` existed still mean the loaded trace.
+        let old: Query = serde_json::from_str(r#"{"kind":"hover","slice":4}"#).unwrap();
+        assert_eq!(old, Query::Hover { trace: TraceRef::Current, slice: 4 });
+        for msg in [
+            ToWorker::Open { id: 1, name: "a".into(), size: Some(3) },
+            ToWorker::Chunk { id: 1 },
+            ToWorker::Finish { id: 1 },
+            ToWorker::Cancel { id: 1 },
+        ] {
+            let json = serde_json::to_string(&msg).unwrap();
+            assert_eq!(serde_json::from_str::<ToWorker>(&json).unwrap(), msg, "{json}");
+        }
+    }
 }
