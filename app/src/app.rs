@@ -123,7 +123,7 @@ pub fn App() -> impl IntoView {
                 <FindingsPanel ctl=ctl />
             </Show>
             <Show when=move || loaded.get() && on_compare_tab.get()>
-                <ComparePanel ctl=ctl />
+                <ComparePanel ctl=ctl theme=theme.read_only() />
             </Show>
             <Show when=move || loaded.get()>
                 <TablePanel

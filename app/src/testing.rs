@@ -48,6 +48,7 @@
 use crate::state::charts::ChartState;
 use crate::state::compare::CompareState;
 use crate::state::findings::FindingsState;
+use crate::state::stack::{Pane, StackState};
 use crate::state::table::{Tab, TableState};
 use crate::state::timeline::TimelineState;
 use crate::state::tracks::TrackKind;
@@ -138,7 +139,7 @@ pub fn publish(
     timeline: &TimelineState,
     findings: &FindingsState,
     charts: &ChartState,
-    compare: &CompareState,
+    (compare, stack): (&CompareState, &StackState),
     link: Option<&str>,
 ) {
     let waiters = HOOK.with_borrow_mut(|hook| {
@@ -150,9 +151,10 @@ pub fn publish(
             || timeline.busy()
             || findings.pending.is_some()
             || charts.busy()
-            || compare.pending.is_some();
+            || compare.pending.is_some()
+            || stack.busy();
         let charts = charts_js(tables, charts);
-        let compare = compare_js(compare);
+        let compare = compare_js(compare, stack);
         hook.snapshot = snapshot(hook, state, tables, timeline, findings, charts, compare, link);
         if hook.loading {
             Vec::new()
@@ -222,8 +224,8 @@ fn snapshot(
     Object::freeze(&obj).into()
 }
 
-/// `{base, cand, ops, kernels, sort, kernelSort, byShape, verdict, pending}`, or null.
-fn compare_js(c: &CompareState) -> JsValue {
+/// `{base, cand, ops, kernels, sort, kernelSort, byShape, verdict, pending, stack}`, or null.
+fn compare_js(c: &CompareState, stack: &StackState) -> JsValue {
     let Some(base) = &c.base else {
         return JsValue::NULL;
     };
@@ -240,7 +242,36 @@ fn compare_js(c: &CompareState) -> JsValue {
         "byShape": c.by_shape,
         "verdict": c.data.as_ref().map(|d| d.verdict.clone()),
         "pending": c.pending.is_some(),
+        "stack": stack_json(stack),
     }))
+}
+
+/// The stacked timelines: null before their layouts were asked for, else `{step, steps,
+/// baseStep, candStep, baseStartNs, candStartNs, windowNs, nsPerPx, width, rects, lanes,
+/// active, hover, frames, pending}` (see the module docs).
+fn stack_json(s: &StackState) -> serde_json::Value {
+    use serde_json::json;
+    if !s.opened {
+        return serde_json::Value::Null;
+    }
+    let ready = s.panes.iter().all(|p| p.layout.is_some());
+    let focus = |p: Pane| s.focus(p).map(|f| f.number);
+    let start = |p: Pane| ready.then(|| s.pane(p).origin_ns);
+    let per = |f: &dyn Fn(&TimelineState) -> usize| json!({"base": f(s.pane(Pane::Base)), "cand": f(s.pane(Pane::Cand))});
+    let lanes = |t: &TimelineState| t.tracks.iter().filter(|x| matches!(x.kind, TrackKind::Lane { .. })).count();
+    let hover = Pane::BOTH.into_iter().find_map(|p| {
+        let h = s.pane(p).hover.as_ref()?;
+        Some(json!({"pane": p.as_str(), "name": h.name, "durNs": h.details.as_ref().map(|d| d.slice.dur_ns)}))
+    });
+    let (a, b) = s.window();
+    json!({
+        "step": focus(Pane::Base).or(s.step), "steps": s.common_steps(),
+        "baseStep": focus(Pane::Base), "candStep": focus(Pane::Cand),
+        "baseStartNs": start(Pane::Base), "candStartNs": start(Pane::Cand),
+        "windowNs": ready.then_some([a, b]), "nsPerPx": (b - a) / s.width(), "width": s.width(),
+        "rects": per(&|t| t.tiles.len()), "lanes": per(&lanes),
+        "active": s.active, "hover": hover, "frames": s.frames, "pending": s.busy(),
+    })
 }
 
 /// `{kind, rows, sort, byShape, pending}` for the table tab shown, or null.

@@ -1,10 +1,13 @@
 //! Comparison intents (issue #8): keep the loaded trace as the baseline and load a candidate
 //! (a picked file, or for `?url=CAND&base=BASE` the candidate URL once BASE has loaded), ask
-//! for the comparison after each load while a baseline is kept, re-ask on the by-shape toggle,
-//! sort the diff tables, clear the baseline.
+//! for the comparison after each load while a baseline is kept (with the Compare part of a share
+//! link being restored: by-shape toggle, sorts, the stacked timelines' step and window), open
+//! the stacked timelines, re-ask on the by-shape toggle, sort the diff tables, clear the baseline.
 
 use super::Controller;
 use crate::state::compare::{CompareState, DiffTable};
+use crate::state::stack::StackState;
+use crate::state::table::Sort;
 use crate::state::table::Tab;
 use leptos::prelude::*;
 use protocol::Query;
@@ -37,8 +40,25 @@ impl Controller {
                 return true;
             }
         }
+        let link = self.link.with_value(|l| l.pending.as_ref().map(|p| p.compare.clone()));
+        let link = link.unwrap_or_default();
+        let sort = |s: Option<(String, bool)>| s.map(|(key, desc)| Sort { key, desc });
+        self.compare.update(|c| {
+            if c.base.is_some() && link != Default::default() {
+                c.by_shape = link.by_shape;
+                c.op_sort = sort(link.sort.clone());
+                c.kernel_sort = sort(link.kernel_sort.clone());
+            }
+        });
         if let Some(query) = self.compare.with_untracked(CompareState::query) {
             self.ask(query);
+            self.stack.update(|s| {
+                s.clear();
+                if let Some((a, b)) = link.window {
+                    s.set_window(a, b);
+                }
+            });
+            self.stack_open(link.step);
         }
         false
     }
@@ -46,6 +66,7 @@ impl Controller {
     /// Drops the baseline in the worker and the comparison shown.
     pub fn clear_baseline(self) {
         self.compare.update(CompareState::clear);
+        self.stack.update(StackState::clear);
         self.ask(Query::ClearBaseline);
         self.publish();
     }

@@ -6,7 +6,8 @@
 //! file (read in the browser, never uploaded) and then restores the view.
 
 use super::Controller;
-use crate::state::link::ViewLink;
+use crate::state::link::{CompareLink, ViewLink};
+use crate::state::stack::Pane;
 use crate::state::table::{Scope, Sort, Tab};
 use leptos::prelude::*;
 use protocol::Query;
@@ -52,11 +53,33 @@ impl Controller {
             link.by_shape = t.by_shape;
         });
         link.finding = self.findings.with_untracked(|f| f.active.clone());
+        link.compare = self.compare_link();
         let local = self.link.with_value(|l| l.local_file);
         link.file = self
             .state
             .with_untracked(|s| s.summary.as_ref().map(|s| (s.file_name.clone(), s.file_bytes)))
             .filter(|_| local);
+        link
+    }
+
+    /// The Compare tab's part of the link (empty while no baseline is kept).
+    fn compare_link(self) -> CompareLink {
+        let sort = |s: Option<&Sort>| s.map(|s| (s.key.clone(), s.desc));
+        let mut link = self.compare.with_untracked(|c| {
+            c.base.as_ref().map_or_else(CompareLink::default, |_| CompareLink {
+                sort: sort(c.op_sort.as_ref()),
+                kernel_sort: sort(c.kernel_sort.as_ref()),
+                by_shape: c.by_shape,
+                ..CompareLink::default()
+            })
+        });
+        if self.compare.with_untracked(|c| c.base.is_some()) {
+            self.stack.with_untracked(|s| {
+                let ready = s.panes.iter().all(|p| p.layout.is_some());
+                link.step = s.focus(Pane::Base).map(|f| f.number).or(s.step);
+                link.window = ready.then(|| s.window());
+            });
+        }
         link
     }
 

@@ -48,6 +48,7 @@ impl Controller {
         self.timeline.update(|t| t.reset());
         self.findings.update(|f| f.reset());
         self.charts.update(|c| c.loaded(0));
+        self.stack.update(crate::state::stack::StackState::clear);
         self.commit(|s| s.begin(name));
     }
 }

@@ -9,13 +9,14 @@
 //! table tabs; [`timeline`] drives the timeline (view changes, tiles, selection, search);
 //! [`findings`] drives the cheatsheet; [`link`] keeps the URL fragment in step with the view and
 //! restores shared links; [`charts`] feeds the charts tab; [`compare`] keeps a baseline and
-//! drives the Compare tab.
+//! drives the Compare tab; [`stack`] drives its stacked timelines.
 
 mod charts;
 mod compare;
 mod findings;
 mod link;
 mod load;
+mod stack;
 mod tables;
 pub mod timeline;
 
@@ -23,6 +24,7 @@ use crate::bridge::Bridge;
 use crate::state::charts::ChartState;
 use crate::state::compare::CompareState;
 use crate::state::findings::FindingsState;
+use crate::state::stack::StackState;
 use crate::state::table::TableState;
 use crate::state::timeline::TimelineState;
 use crate::state::LoadState;
@@ -45,6 +47,8 @@ pub struct Controller {
     pub charts: RwSignal<ChartState>,
     /// Baseline and comparison.
     pub compare: RwSignal<CompareState>,
+    /// The Compare tab's stacked timelines.
+    pub stack: RwSignal<StackState>,
     bridge: StoredValue<Option<Bridge>, LocalStorage>,
     link: StoredValue<link::LinkState, LocalStorage>,
 }
@@ -59,6 +63,7 @@ impl Controller {
             findings: RwSignal::new(FindingsState::default()),
             charts: RwSignal::new(ChartState::default()),
             compare: RwSignal::new(CompareState::default()),
+            stack: RwSignal::new(StackState::default()),
             bridge: StoredValue::new_local(None),
             link: StoredValue::new_local(link::LinkState::default()),
         };
@@ -80,6 +85,12 @@ impl Controller {
                 if self.charts.with_untracked(|c| c.awaits(id)) =>
             {
                 self.chart_failed(id, message);
+            }
+            FromWorker::Answer { id, answer } if self.stack_awaits(id) => {
+                self.stack_answer(id, *answer, words);
+            }
+            FromWorker::QueryFailed { id, message } if self.stack_awaits(id) => {
+                self.stack_failed(id, &message);
             }
             FromWorker::Answer { id, answer } => {
                 if self.timeline.with_untracked(|t| t.awaits(id)) {
@@ -216,7 +227,9 @@ impl Controller {
                     self.findings.with_untracked(|f| {
                         self.charts.with_untracked(|c| {
                             self.compare.with_untracked(|cmp| {
-                                testing::publish(s, t, tl, f, c, cmp, link.as_deref());
+                                self.stack.with_untracked(|st| {
+                                    testing::publish(s, t, tl, f, c, (cmp, st), link.as_deref());
+                                });
                             });
                         });
                     });

@@ -142,36 +142,7 @@ impl Controller {
     /// The pointer moved to canvas point (`x`, `y`): updates the hover and asks for the
     /// hovered slice's details when it changed.
     pub fn hover(self, x: f64, y: f64) {
-        let mut ask = None;
-        self.timeline.update(|t| {
-            let found = tracks::track_at(&t.tracks, y + t.scroll_y).and_then(|track| {
-                let TrackKind::Lane { lane, .. } = track.kind else {
-                    return None;
-                };
-                let row = tracks::row_at(track, y + t.scroll_y)?;
-                let r = t.tiles.hit(lane, row, t.view.ns_at(x), t.view.ns_per_px())?;
-                Some((r, track.label.clone()))
-            });
-            match found {
-                Some((r, lane)) => {
-                    let same = t.hover.as_ref().is_some_and(|h| h.slice == r.slice);
-                    let details = t.hover.take().filter(|_| same).and_then(|h| h.details);
-                    if !same {
-                        ask = Some(r.slice);
-                    }
-                    t.hover = Some(crate::state::timeline::Hover {
-                        x,
-                        y,
-                        slice: r.slice,
-                        name: t.tiles.name(r.name).to_owned(),
-                        count: r.count,
-                        lane,
-                        details,
-                    });
-                }
-                None => t.hover = None,
-            }
-        });
+        let ask = self.timeline.try_update(|t| t.hover_at(x, y)).flatten();
         if let Some(slice) = ask {
             self.ask_timeline(Query::Hover { trace: TraceRef::Current, slice });
         }

@@ -17,6 +17,8 @@ use crate::state::compare::{
     kernel_pair, op_pair, rel_text, CompareState, DiffTable, KERNEL_COLUMNS, OP_COLUMNS,
 };
 use crate::state::format;
+use crate::timeline::stack::StackedTimelines;
+use crate::timeline::theme::Theme;
 use leptos::prelude::*;
 use protocol::{ComparisonData, DeltaPair, FindingChange, SummaryDelta};
 use std::sync::Arc;
@@ -37,7 +39,7 @@ pub fn CompareButton(on_file: Callback<File>) -> impl IntoView {
 
 /// The Compare tab's content.
 #[component]
-pub fn ComparePanel(ctl: Controller) -> impl IntoView {
+pub fn ComparePanel(ctl: Controller, theme: ReadSignal<Theme>) -> impl IntoView {
     let compare = ctl.compare.read_only();
     let data = Memo::new(move |_| compare.with(|c| c.data.clone()));
     let base = Memo::new(move |_| compare.with(|c| c.base.clone()));
@@ -75,12 +77,18 @@ pub fn ComparePanel(ctl: Controller) -> impl IntoView {
             view! { <p class="error" data-testid="compare-error" role="alert">{message}</p> }
         })
     };
-    let body = move || {
+    let head = move || {
         data.get().map(|d| {
             view! {
                 <p class="verdict" data-testid="compare-verdict">{d.verdict.clone()}</p>
                 <p class="muted">{steps_text(&d)}</p>
                 {summary_table(&d)}
+            }
+        })
+    };
+    let body = move || {
+        data.get().map(|d| {
+            view! {
                 <h3>"Ops"</h3>
                 <label>
                     <input type="checkbox" data-testid="compare-by-shape"
@@ -99,6 +107,11 @@ pub fn ComparePanel(ctl: Controller) -> impl IntoView {
         <section class="card compare" data-testid="compare">
             {files}
             {error}
+            {head}
+            <Show when=move || base.with(Option::is_some)>
+                <h3>"Timelines, aligned at a step"</h3>
+                <StackedTimelines ctl=ctl theme=theme />
+            </Show>
             {body}
         </section>
     }

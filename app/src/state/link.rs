@@ -14,6 +14,10 @@
 //! q=TEXT             search text
 //! finding=RULE       active cheatsheet finding
 //! file=NAME,SIZE     a locally opened file (the link carries its name and size, never its bytes)
+//! cstep=N            Compare tab: the step the stacked timelines align at
+//! cwin=START,END     Compare tab: the stacked timelines' window, ns from that step's start
+//! csort=KEY,desc|asc Compare tab: op diff sort (keys as `state::compare`); cksort= kernel diff
+//! cshape=1           Compare tab: ops matched by input shape
 //! ```
 //!
 //! Unknown keys are ignored and malformed values dropped, so an old or hand-edited link still
@@ -44,6 +48,24 @@ pub struct ViewLink {
     pub finding: Option<String>,
     /// A locally opened file's name and size.
     pub file: Option<(String, u64)>,
+    /// The Compare tab's view.
+    pub compare: CompareLink,
+}
+
+/// The Compare tab's part of a link: the stacked timelines' step and window, the diff tables'
+/// sorts and the by-shape toggle.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CompareLink {
+    /// Step the stacked timelines align at.
+    pub step: Option<u64>,
+    /// Their window, ns from the step's start (may start below 0).
+    pub window: Option<(f64, f64)>,
+    /// Op diff sort column and descending flag.
+    pub sort: Option<(String, bool)>,
+    /// Kernel diff sort.
+    pub kernel_sort: Option<(String, bool)>,
+    /// Ops matched by name + input shapes.
+    pub by_shape: bool,
 }
 
 impl ViewLink {
@@ -69,8 +91,9 @@ impl ViewLink {
         if let Some(scope) = &self.scope {
             put("scope", scope.clone());
         }
-        if let Some((key, desc)) = &self.sort {
-            put("sort", format!("{key},{}", if *desc { "desc" } else { "asc" }));
+        let sort_text = |(key, desc): &(String, bool)| format!("{key},{}", if *desc { "desc" } else { "asc" });
+        if let Some(sort) = &self.sort {
+            put("sort", sort_text(sort));
         }
         if self.by_shape {
             put("shape", "1".into());
@@ -80,6 +103,22 @@ impl ViewLink {
         }
         if let Some(f) = &self.finding {
             put("finding", f.clone());
+        }
+        let c = &self.compare;
+        if let Some(n) = c.step {
+            put("cstep", n.to_string());
+        }
+        if let Some((a, b)) = c.window {
+            put("cwin", format!("{},{}", a.round(), b.round()));
+        }
+        if let Some(sort) = &c.sort {
+            put("csort", sort_text(sort));
+        }
+        if let Some(sort) = &c.kernel_sort {
+            put("cksort", sort_text(sort));
+        }
+        if c.by_shape {
+            put("cshape", "1".into());
         }
         parts.join("&")
     }
@@ -96,12 +135,12 @@ impl ViewLink {
                 "sel" => link.selection = slice_key(&value),
                 "tab" => link.tab = Some(value).filter(|v| !v.is_empty()),
                 "scope" => link.scope = Some(value).filter(|v| !v.is_empty()),
-                "sort" => {
-                    link.sort = value
-                        .rsplit_once(',')
-                        .map(|(k, d)| (k.to_owned(), d != "asc"))
-                        .filter(|(k, _)| !k.is_empty());
-                }
+                "sort" => link.sort = sort(&value),
+                "cstep" => link.compare.step = value.parse().ok(),
+                "cwin" => link.compare.window = pair_f64(&value),
+                "csort" => link.compare.sort = sort(&value),
+                "cksort" => link.compare.kernel_sort = sort(&value),
+                "cshape" => link.compare.by_shape = value == "1",
                 "shape" => link.by_shape = value == "1",
                 "q" => link.search = Some(value).filter(|v| !v.is_empty()),
                 "finding" => link.finding = Some(value).filter(|v| !v.is_empty()),
@@ -115,6 +154,13 @@ impl ViewLink {
         }
         link
     }
+}
+
+/// `KEY,desc` or `KEY,asc`.
+fn sort(v: &str) -> Option<(String, bool)> {
+    v.rsplit_once(',')
+        .map(|(k, d)| (k.to_owned(), d != "asc"))
+        .filter(|(k, _)| !k.is_empty())
 }
 
 fn pair_f64(v: &str) -> Option<(f64, f64)> {
@@ -190,6 +236,13 @@ mod tests {
             search: Some("aten::mm #1".into()),
             finding: Some("dtod-before-gemm".into()),
             file: Some(("my trace,v2.json.gz".into(), 123_456_789)),
+            compare: CompareLink {
+                step: Some(10),
+                window: Some((-1_250_000.0, 20_000_000.0)),
+                sort: Some(("self_cuda_delta".into(), true)),
+                kernel_sort: Some(("total_delta".into(), false)),
+                by_shape: true,
+            },
         };
         let text = link.to_fragment();
         assert!(!text.contains(' ') && !text.contains('<') && !text.contains('#'));
@@ -198,7 +251,7 @@ mod tests {
 
     #[test]
     fn bad_values_are_dropped_and_unknown_keys_ignored() {
-        let link = ViewLink::parse("t=5,1&sel=x,1,0,a&range=1,2&zz=9&q=&sort=,desc&file=a,big");
+        let link = ViewLink::parse("t=5,1&sel=x,1,0,a&range=1,2&zz=9&q=&sort=,desc&file=a,big&cstep=x&cwin=3,-3");
         assert_eq!(link, ViewLink { range: Some((1.0, 2.0)), ..ViewLink::default() });
         assert_eq!(decode("%zz%41%"), "%zzA%");
         assert_eq!(ViewLink::default().to_fragment(), "");

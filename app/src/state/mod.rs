@@ -16,6 +16,7 @@ pub mod compare;
 pub mod findings;
 pub mod format;
 pub mod link;
+pub mod stack;
 pub mod table;
 pub mod tiles;
 pub mod timeline;

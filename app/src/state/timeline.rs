@@ -101,6 +101,9 @@ pub struct TimelineState {
     pub tracks: Vec<Track>,
     /// The visible window.
     pub view: Viewport,
+    /// The time the ruler labels 0, ns: 0 on the main timeline, the aligned step's start in a
+    /// stacked compare panel (`state::stack`).
+    pub origin_ns: f64,
     /// Vertical scroll of the tracks, CSS px.
     pub scroll_y: f64,
     /// Height of the track area, CSS px.
@@ -325,6 +328,42 @@ impl TimelineState {
             end_ns: end.ceil() as i64,
             buckets,
         })
+    }
+
+    /// The pointer is at (`x`, `y`) of the drawing area: sets the hover to the rect there (or
+    /// none); returns the slice whose details to ask for when the hovered slice changed.
+    pub fn hover_at(&mut self, x: f64, y: f64) -> Option<u32> {
+        let found = tracks::track_at(&self.tracks, y + self.scroll_y).and_then(|track| {
+            let TrackKind::Lane { lane, .. } = track.kind else {
+                return None;
+            };
+            let row = tracks::row_at(track, y + self.scroll_y)?;
+            let r = self.tiles.hit(lane, row, self.view.ns_at(x), self.view.ns_per_px())?;
+            Some((r, track.label.clone()))
+        });
+        let Some((r, lane)) = found else {
+            self.hover = None;
+            return None;
+        };
+        let same = self.hover.as_ref().is_some_and(|h| h.slice == r.slice);
+        let details = self.hover.take().filter(|_| same).and_then(|h| h.details);
+        self.hover = Some(Hover {
+            x,
+            y,
+            slice: r.slice,
+            name: self.tiles.name(r.name).to_owned(),
+            count: r.count,
+            lane,
+            details,
+        });
+        (!same).then_some(r.slice)
+    }
+
+    /// Stops waiting for the query pending on `channel`, if any (its reply will be ignored).
+    pub fn forget(&mut self, channel: Channel) {
+        if let Some(&(_, id)) = self.pending.iter().find(|&&(c, _)| c == channel) {
+            self.failed(id);
+        }
     }
 
     /// The lane track of `lane`.

@@ -124,8 +124,9 @@ impl Viewport {
         self.width = width.max(1.0);
     }
 
+    /// Widest window: the trace plus margins, at least [`MIN_SPAN_NS`] (a trace of a few ns).
     fn max_span(&self) -> f64 {
-        self.trace_end * (1.0 + 2.0 * MARGIN)
+        (self.trace_end * (1.0 + 2.0 * MARGIN)).max(MIN_SPAN_NS)
     }
 
     /// Keeps the window inside the trace plus margins.

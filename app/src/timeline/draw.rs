@@ -219,7 +219,9 @@ fn ruler(ctx: &Ctx, t: &TimelineState, theme: Theme, width: f64) {
     ctx.set_fill_style_str(c.ruler);
     ctx.fill_rect(0.0, 0.0, width, RULER_H);
     let step = tick_step(v.ns_per_px() * TICK_MIN_PX);
-    let first = (v.start / step).ceil() * step;
+    // Ticks and labels count from the origin (a stacked compare panel's step start).
+    let o = t.origin_ns;
+    let first = ((v.start - o) / step).ceil() * step + o;
     ctx.set_fill_style_str(c.ink);
     ctx.set_stroke_style_str(c.ink);
     ctx.set_line_width(1.0);
@@ -229,7 +231,7 @@ fn ruler(ctx: &Ctx, t: &TimelineState, theme: Theme, width: f64) {
         let x = v.x_of(ns).round() + 0.5;
         ctx.move_to(x, 0.0);
         ctx.line_to(x, 14.0);
-        let _ = ctx.fill_text(&format_tick(ns, step), x + 3.0, 8.0);
+        let _ = ctx.fill_text(&format_tick(ns - o, step), x + 3.0, 8.0);
         ns += step;
     }
     ctx.stroke();
@@ -248,20 +250,27 @@ fn ruler(ctx: &Ctx, t: &TimelineState, theme: Theme, width: f64) {
     }
 }
 
-/// Step boundaries as faint vertical lines across the tracks.
+/// Step boundaries as faint vertical lines across the tracks; an aligned layout's focus step
+/// (stacked compare panels) gets bold lines at its start and end.
 fn steps(ctx: &Ctx, t: &TimelineState, theme: Theme, width: f64, height: f64) {
     let Some(layout) = &t.layout else { return };
-    ctx.set_stroke_style_str(theme.colors().step);
-    ctx.set_line_width(1.0);
-    ctx.begin_path();
-    for s in &layout.steps {
-        let x = t.view.x_of(s.start_ns as f64).round() + 0.5;
-        if (0.0..=width).contains(&x) {
-            ctx.move_to(x, RULER_H);
-            ctx.line_to(x, height);
+    let lines = |ns: &mut dyn Iterator<Item = i64>, line_width: f64| {
+        ctx.set_line_width(line_width);
+        ctx.begin_path();
+        for ns in ns {
+            let x = t.view.x_of(ns as f64).round() + 0.5;
+            if (0.0..=width).contains(&x) {
+                ctx.move_to(x, RULER_H);
+                ctx.line_to(x, height);
+            }
         }
+        ctx.stroke();
+    };
+    ctx.set_stroke_style_str(theme.colors().step);
+    lines(&mut layout.steps.iter().map(|s| s.start_ns), 1.0);
+    if let Some(f) = &layout.focus {
+        lines(&mut [f.start_ns, f.end_ns].into_iter(), 2.0);
     }
-    ctx.stroke();
 }
 
 /// A counter series as a filled area scaled to its maximum.

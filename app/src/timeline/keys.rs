@@ -47,6 +47,7 @@ impl Keys {
                 }
             }
             "f" | "F" => ctl.zoom_to_selection(),
+            "0" | "Home" if ctl.stack_active() => ctl.stack_reset(),
             "0" | "Home" => ctl.reset_view(),
             "?" => help.update(|h| *h = !*h),
             "Escape" => {
@@ -70,17 +71,29 @@ impl Keys {
         self.held.borrow_mut().clear();
     }
 
-    /// Moves the view as key `k` held for `ms` milliseconds would.
+    /// Moves the view as key `k` held for `ms` milliseconds would: the Compare tab's stacked
+    /// timelines when the pointer was last over them, else the main timeline.
     fn step(&self, ctl: Controller, k: char, ms: f64) {
-        let width = ctl.timeline.with_untracked(|t| t.view.width);
-        let anchor = self.anchor.get().unwrap_or(width / 2.0);
+        let stack = ctl.stack_active();
+        let (width, anchor) = if stack {
+            ctl.stack.with_untracked(|s| (s.width(), s.anchor))
+        } else {
+            (ctl.timeline.with_untracked(|t| t.view.width), self.anchor.get())
+        };
+        let anchor = anchor.unwrap_or(width / 2.0);
         let f = ms / 100.0;
-        match k {
-            'w' => ctl.zoom(KEY_ZOOM.powf(f), anchor),
-            's' => ctl.zoom(KEY_ZOOM.powf(-f), anchor),
-            'a' => ctl.pan(-width * KEY_PAN * f),
-            'd' => ctl.pan(width * KEY_PAN * f),
-            _ => {}
+        let (zoom, pan) = match k {
+            'w' => (KEY_ZOOM.powf(f), 0.0),
+            's' => (KEY_ZOOM.powf(-f), 0.0),
+            'a' => (1.0, -width * KEY_PAN * f),
+            'd' => (1.0, width * KEY_PAN * f),
+            _ => return,
+        };
+        match (stack, zoom != 1.0) {
+            (true, true) => ctl.stack_zoom(zoom, anchor),
+            (true, false) => ctl.stack_pan(pan),
+            (false, true) => ctl.zoom(zoom, anchor),
+            (false, false) => ctl.pan(pan),
         }
     }
 

@@ -14,12 +14,13 @@
 
 pub mod draw;
 mod keys;
+pub mod stack;
 pub mod theme;
 
 use crate::control::Controller;
 use crate::state::format;
+use crate::state::timeline::{Hover, TimelineState};
 use crate::state::tracks::TrackKind;
-use crate::state::timeline::TimelineState;
 use draw::{Painter, RULER_H};
 use keys::{now_ms, Keys};
 use leptos::ev;
@@ -85,7 +86,8 @@ pub fn Timeline(ctl: Controller, theme: ReadSignal<Theme>) -> impl IntoView {
     // Keep the canvas sized to its box (device pixels), and the state told of the size.
     Effect::new(move |_| {
         if let Some(el) = area.get() {
-            observe_size(ctl, &el, canvas);
+            // Lives as long as the page: the page never removes the timeline once shown.
+            std::mem::forget(observe_size(&el, canvas, move |w, h| ctl.resize(w, h)));
         }
     });
 
@@ -113,11 +115,7 @@ pub fn Timeline(ctl: Controller, theme: ReadSignal<Theme>) -> impl IntoView {
             if e.button() != 0 {
                 return;
             }
-            let (x, y) = (f64::from(e.offset_x()), f64::from(e.offset_y()));
-            if let Some(c) = canvas.try_get_untracked().flatten() {
-                let _ = c.set_pointer_capture(e.pointer_id());
-            }
-            press.set(Some(Press { x, y, last_x: x, last_y: y, shift: e.shift_key(), moved: false }));
+            press.set(Some(Press::at(&e, canvas)));
         }
     };
     let on_move = {
@@ -166,41 +164,33 @@ pub fn Timeline(ctl: Controller, theme: ReadSignal<Theme>) -> impl IntoView {
             ctl.hover_end();
         }
     };
-    let on_wheel = move |e: web_sys::WheelEvent| {
-        e.prevent_default();
-        let scale = match e.delta_mode() {
-            1 => 16.0,
-            2 => 400.0,
-            _ => 1.0,
-        };
-        let (dx, dy) = (e.delta_x() * scale, e.delta_y() * scale);
-        if e.ctrl_key() || e.meta_key() {
-            ctl.zoom((dy * 0.01).exp(), f64::from(e.offset_x()));
-        } else if e.shift_key() {
-            ctl.pan(if dx != 0.0 { dx } else { dy });
-        } else if dx.abs() > dy.abs() {
-            ctl.pan(dx);
-        } else {
-            ctl.scroll(dy);
-        }
+    let on_wheel = move |e: web_sys::WheelEvent| match wheel(&e) {
+        Wheel::Zoom(factor) => ctl.zoom(factor, f64::from(e.offset_x())),
+        Wheel::Pan(dx) => ctl.pan(dx),
+        Wheel::Scroll(dy) => ctl.scroll(dy),
     };
+    let tracks = Memo::new(move |_| ctl.timeline.with(|t| t.tracks.clone()));
+    let scroll = Memo::new(move |_| ctl.timeline.with(|t| t.scroll_y));
+    let hover = Memo::new(move |_| ctl.timeline.with(|t| t.hover.clone()));
+    let on_toggle = Callback::new(move |g: usize| ctl.toggle_group(g));
 
     view! {
         <section class="timeline" data-testid="timeline">
             <Toolbar ctl=ctl help=help />
             <div class="tl-body" node_ref=area>
-                <Labels ctl=ctl />
+                <Labels tracks=tracks.into() scroll=scroll.into() on_toggle=on_toggle />
                 <canvas
                     data-testid="timeline-canvas"
                     node_ref=canvas
                     style:left=format!("{LABEL_W}px")
+                    on:pointerenter=move |_| ctl.stack_focus(false)
                     on:pointerdown=on_down
                     on:pointermove=on_move
                     on:pointerup=on_up
                     on:pointerleave=on_leave
                     on:wheel=on_wheel
                 ></canvas>
-                <Tooltip ctl=ctl />
+                <Tooltip hover=hover.into() />
             </div>
             <Show when=move || help.get()>
                 <HelpOverlay on_close=Callback::new(move |()| help.set(false)) />
@@ -209,29 +199,75 @@ pub fn Timeline(ctl: Controller, theme: ReadSignal<Theme>) -> impl IntoView {
     }
 }
 
-/// Paints the canvas now and records the frame time (and the first paint after a load).
-fn paint(ctl: Controller, canvas: NodeRef<html::Canvas>, painter: &Painter, theme: Theme) {
-    // `try_`: a frame scheduled just before the timeline unmounted finds its node gone.
-    let Some(canvas) = canvas.try_get_untracked().flatten() else { return };
-    let Some(ctx) = canvas
+/// A press on a canvas starting: captures the pointer.
+impl Press {
+    fn at(e: &web_sys::PointerEvent, canvas: NodeRef<html::Canvas>) -> Self {
+        let (x, y) = (f64::from(e.offset_x()), f64::from(e.offset_y()));
+        if let Some(c) = canvas.try_get_untracked().flatten() {
+            let _ = c.set_pointer_capture(e.pointer_id());
+        }
+        Press { x, y, last_x: x, last_y: y, shift: e.shift_key(), moved: false }
+    }
+}
+
+/// What a wheel event asks for (Perfetto's conventions).
+enum Wheel {
+    /// Ctrl+wheel or pinch: zoom by this factor around the pointer.
+    Zoom(f64),
+    /// Shift+wheel or a horizontal swipe: pan by px.
+    Pan(f64),
+    /// Wheel: scroll the lanes by px.
+    Scroll(f64),
+}
+
+/// Reads a wheel event (and keeps the page from scrolling).
+fn wheel(e: &web_sys::WheelEvent) -> Wheel {
+    e.prevent_default();
+    let scale = match e.delta_mode() {
+        1 => 16.0,
+        2 => 400.0,
+        _ => 1.0,
+    };
+    let (dx, dy) = (e.delta_x() * scale, e.delta_y() * scale);
+    if e.ctrl_key() || e.meta_key() {
+        Wheel::Zoom((dy * 0.01).exp())
+    } else if e.shift_key() {
+        Wheel::Pan(if dx != 0.0 { dx } else { dy })
+    } else if dx.abs() > dy.abs() {
+        Wheel::Pan(dx)
+    } else {
+        Wheel::Scroll(dy)
+    }
+}
+
+/// Paints `t` on `canvas` now (scaled to device pixels); returns the paint time in ms, or
+/// `None` when the canvas is gone (a frame scheduled just before it unmounted).
+fn paint_canvas(canvas: NodeRef<html::Canvas>, painter: &Painter, theme: Theme, t: &TimelineState) -> Option<f64> {
+    let canvas = canvas.try_get_untracked().flatten()?;
+    let ctx = canvas
         .get_context_with_context_options("2d", &context_options())
         .ok()
         .flatten()
-        .and_then(|c| c.dyn_into::<web_sys::CanvasRenderingContext2d>().ok())
-    else {
-        return;
-    };
+        .and_then(|c| c.dyn_into::<web_sys::CanvasRenderingContext2d>().ok())?;
     let dpr = web_sys::window().map_or(1.0, |w| w.device_pixel_ratio());
     let (w, h) = (f64::from(canvas.width()) / dpr, f64::from(canvas.height()) / dpr);
     let started = now_ms();
     let _ = ctx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0);
-    let (has_tiles, loaded_at) = ctl.timeline.with_untracked(|t| {
-        painter.paint(&ctx, t, theme, w, h);
-        (t.tiles.request.is_some(), t.loaded_at)
-    });
+    painter.paint(&ctx, t, theme, w, h);
+    Some(now_ms() - started)
+}
+
+/// Paints the canvas now and records the frame time (and the first paint after a load).
+fn paint(ctl: Controller, canvas: NodeRef<html::Canvas>, painter: &Painter, theme: Theme) {
+    let Some((ms, has_tiles, loaded_at)) = ctl.timeline.with_untracked(|t| {
+        let ms = paint_canvas(canvas, painter, theme, t)?;
+        Some((ms, t.tiles.request.is_some(), t.loaded_at))
+    }) else {
+        return;
+    };
     let done = now_ms();
     let first = (has_tiles && loaded_at.is_some()).then(|| done - loaded_at.unwrap_or(done));
-    ctl.frame_drawn(done - started, first);
+    ctl.frame_drawn(ms, first);
 }
 
 /// 2D context options: opaque (the painter fills every pixel, so the compositor need not
@@ -243,8 +279,16 @@ fn context_options() -> JsValue {
     options.into()
 }
 
-/// Sizes the canvas to `el` minus the label column whenever `el` resizes.
-fn observe_size(ctl: Controller, el: &web_sys::HtmlDivElement, canvas: NodeRef<html::Canvas>) {
+/// The observer keeping a canvas sized, with its callback; disconnect it to stop.
+type SizeObserver = (web_sys::ResizeObserver, Closure<dyn Fn()>);
+
+/// Sizes the canvas to `el` minus the label column now and whenever `el` resizes, and tells
+/// `on_size(width, height below the ruler)`; the observer lives as long as the returned value.
+fn observe_size(
+    el: &web_sys::HtmlDivElement,
+    canvas: NodeRef<html::Canvas>,
+    on_size: impl Fn(f64, f64) + 'static,
+) -> Option<SizeObserver> {
     let el2 = el.clone();
     let apply = move || {
         let Some(c) = canvas.try_get_untracked().flatten() else { return };
@@ -256,16 +300,13 @@ fn observe_size(ctl: Controller, el: &web_sys::HtmlDivElement, canvas: NodeRef<h
         let style = web_sys::HtmlElement::style(&c);
         let _ = style.set_property("width", &format!("{w}px"));
         let _ = style.set_property("height", &format!("{h}px"));
-        ctl.resize(w, h - RULER_H);
+        on_size(w, h - RULER_H);
     };
     apply();
     let callback = Closure::<dyn Fn()>::new(apply);
-    if let Ok(observer) = web_sys::ResizeObserver::new(callback.as_ref().unchecked_ref()) {
-        observer.observe(el);
-        // Lives as long as the element; the page never removes the timeline once shown.
-        std::mem::forget(observer);
-    }
-    callback.forget();
+    let observer = web_sys::ResizeObserver::new(callback.as_ref().unchecked_ref()).ok()?;
+    observer.observe(el);
+    Some((observer, callback))
 }
 
 /// Search box, match count and navigation, range readout, reset and help buttons.
@@ -322,11 +363,10 @@ fn Toolbar(ctl: Controller, help: RwSignal<bool>) -> impl IntoView {
     }
 }
 
-/// Sticky lane labels: one per track, aligned with the canvas, scrolled with it.
+/// Sticky lane labels: one per track, aligned with the canvas, scrolled with it; a group
+/// label folds its group with `on_toggle`.
 #[component]
-fn Labels(ctl: Controller) -> impl IntoView {
-    let tracks = Memo::new(move |_| ctl.timeline.with(|t| t.tracks.clone()));
-    let scroll = Memo::new(move |_| ctl.timeline.with(|t| t.scroll_y));
+fn Labels(tracks: Signal<Vec<crate::state::tracks::Track>>, scroll: Signal<f64>, on_toggle: Callback<usize>) -> impl IntoView {
     let items = move || {
         tracks
             .get()
@@ -342,7 +382,7 @@ fn Labels(ctl: Controller) -> impl IntoView {
                             data-collapsed=collapsed.to_string()
                             style=style
                             title=title
-                            on:click=move |_| ctl.toggle_group(group)
+                            on:click=move |_| on_toggle.run(group)
                         >
                             {if collapsed { "▸ " } else { "▾ " }}{t.label}
                         </button>
@@ -378,8 +418,7 @@ fn Labels(ctl: Controller) -> impl IntoView {
 
 /// The hover tooltip: name, duration, self time, lane; how many slices a merged rect stands for.
 #[component]
-fn Tooltip(ctl: Controller) -> impl IntoView {
-    let hover = Memo::new(move |_| ctl.timeline.with(|t| t.hover.clone()));
+fn Tooltip(hover: Signal<Option<Hover>>) -> impl IntoView {
     move || {
         hover.get().map(|h| {
             let style = format!("left:{}px;top:{}px", h.x + LABEL_W + 14.0, h.y + RULER_H + 14.0);
