@@ -36,7 +36,15 @@
 //! compare         null while no baseline is kept, else {base: baseline file name, cand:
 //!                 candidate file name or null before the comparison arrived, ops / kernels:
 //!                 diff rows shown, sort / kernelSort: {key, desc} of the op / kernel diff or
-//!                 null, byShape, verdict: text or null, pending}
+//!                 null, byShape, verdict: text or null, pending, stack}; stack is null before
+//!                 the stacked timelines ask for their layouts, then {step: the step number they
+//!                 align at (the baseline's), steps: step numbers in both traces, baseStep /
+//!                 candStep: each panel's aligned step, baseStartNs / candStartNs: their starts
+//!                 (ns from each trace's origin; time 0 of the panel), windowNs: [a, b] the
+//!                 shared window in ns from the step start, nsPerPx, width, views: {base, cand}
+//!                 each panel's window in its trace's ns, rects / lanes: {base, cand} rects in
+//!                 the tile caches and lanes laid out, active: keys go to the stack, hover:
+//!                 {pane, name, durNs} or null, frames: panel paints, pending}
 //! idle()          Promise resolved when no load is running and no table, timeline, findings,
 //!                 chart or compare query is pending (at once if none is)
 //! ```
@@ -247,7 +255,7 @@ fn compare_js(c: &CompareState, stack: &StackState) -> JsValue {
 }
 
 /// The stacked timelines: null before their layouts were asked for, else `{step, steps,
-/// baseStep, candStep, baseStartNs, candStartNs, windowNs, nsPerPx, width, rects, lanes,
+/// baseStep, candStep, baseStartNs, candStartNs, windowNs, nsPerPx, width, views, rects, lanes,
 /// active, hover, frames, pending}` (see the module docs).
 fn stack_json(s: &StackState) -> serde_json::Value {
     use serde_json::json;
@@ -264,11 +272,13 @@ fn stack_json(s: &StackState) -> serde_json::Value {
         Some(json!({"pane": p.as_str(), "name": h.name, "durNs": h.details.as_ref().map(|d| d.slice.dur_ns)}))
     });
     let (a, b) = s.window();
+    let view = |p: Pane| ready.then(|| [s.pane(p).view.start, s.pane(p).view.end]);
     json!({
         "step": focus(Pane::Base).or(s.step), "steps": s.common_steps(),
         "baseStep": focus(Pane::Base), "candStep": focus(Pane::Cand),
         "baseStartNs": start(Pane::Base), "candStartNs": start(Pane::Cand),
         "windowNs": ready.then_some([a, b]), "nsPerPx": (b - a) / s.width(), "width": s.width(),
+        "views": json!({"base": view(Pane::Base), "cand": view(Pane::Cand)}),
         "rects": per(&|t| t.tiles.len()), "lanes": per(&lanes),
         "active": s.active, "hover": hover, "frames": s.frames, "pending": s.busy(),
     })

@@ -140,6 +140,23 @@ class AppPage {
     return this.page.evaluate(() => JSON.parse(JSON.stringify(window.kinetoscope.compare)));
   }
 
+  /** `window.kinetoscope.compare.stack` (the stacked timelines) as plain data, or null. */
+  async stack() {
+    return this.page.evaluate(() => {
+      const c = window.kinetoscope.compare;
+      return c && JSON.parse(JSON.stringify(c.stack));
+    });
+  }
+
+  /** Waits until both stacked panels have tiles and were painted, then until idle. */
+  async waitForStack() {
+    await this.page.waitForFunction(() => {
+      const s = window.kinetoscope.compare && window.kinetoscope.compare.stack;
+      return s && s.windowNs && s.rects.base > 0 && s.rects.cand > 0 && s.frames > 0 && !s.pending;
+    });
+    await this.idle();
+  }
+
   /** Saves a full-page screenshot as e2e/test-results/NAME.png. */
   async screenshot(name) {
     await this.page.screenshot({ path: path.join(RESULTS_DIR, `${name}.png`), fullPage: true });

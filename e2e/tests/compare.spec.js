@@ -2,10 +2,16 @@
 // the verdict, summary, op and kernel diffs and findings diff appear, numbers as
 // `kinetoscope diff --json` gives them; sorting by a delta orders rows. Then the share-link form
 // `?url=CAND&base=BASE` with the same trace on both sides: every row `same`, every delta 0.
+// The stacked timelines: both panels aligned at the chosen step's start (the starts `kinetoscope
+// report --json` gives), one scale; W, ctrl+wheel and drag move both; a step picked on the demo
+// pair. The share link carries the compare view (step, window, sorts, by shape) to a new page.
 const { execFileSync } = require('node:child_process');
 const path = require('node:path');
-const { test, expect } = require('../pages/app');
-const { CLI, RESULTS_DIR, realFixture } = require('../support/fixtures');
+const { test, expect, AppPage } = require('../pages/app');
+const { CLI, DEMO_TRACE, RESULTS_DIR, realFixture, cliReport } = require('../support/fixtures');
+const { serve } = require('../support/servers');
+
+const DIST = path.resolve(__dirname, '..', process.env.E2E_DIST || '../dist');
 
 const BASE = 'param__dlrm_kineto__worker0_step_12.1694128201545.pt.trace.json';
 const CAND = 'param__dlrm_kineto__worker1_step_12.1694128201556.pt.trace.json';
@@ -109,4 +115,176 @@ test('?url=&base= with the same trace on both sides: every row same, every delta
   await expect(app.page.getByTestId('compare-findings-new').getByTestId('compare-finding')).toHaveCount(0);
   await expect(app.page.getByTestId('compare-findings-gone').getByTestId('compare-finding')).toHaveCount(0);
   await app.screenshot('compare-same');
+});
+
+/** `[{number, startNs, endNs}]` of the host steps `kinetoscope report --json` lists. */
+function reportSteps(file) {
+  return cliReport(file).steps.map((st) => {
+    const startNs = Math.round(st.cpu_start_us * 1000);
+    return { number: Number(st.name.split('#')[1]), startNs, endNs: startNs + Math.round(st.cpu_dur_us * 1000) };
+  });
+}
+
+/** Each panel's window minus its step start equals the shared window (one relative window). */
+function expectAligned(s) {
+  expect(s.views.base[0] - s.baseStartNs).toBeCloseTo(s.windowNs[0], 3);
+  expect(s.views.base[1] - s.baseStartNs).toBeCloseTo(s.windowNs[1], 3);
+  expect(s.views.cand[0] - s.candStartNs).toBeCloseTo(s.windowNs[0], 3);
+  expect(s.views.cand[1] - s.candStartNs).toBeCloseTo(s.windowNs[1], 3);
+}
+
+test('stacked timelines: both dlrm ranks aligned at step 10, one scale; W, ctrl+wheel and drag move both', async ({ app, page }) => {
+  const base = realFixture(BASE);
+  const cand = realFixture(CAND);
+  const [bs] = reportSteps(base);
+  const [cs] = reportSteps(cand);
+  await app.open();
+  await app.upload(base);
+  await app.compareWith(cand);
+  await app.waitForStack();
+
+  let s = await app.stack();
+  expect(s.steps).toEqual([10]);
+  expect([s.step, s.baseStep, s.candStep]).toEqual([bs.number, bs.number, cs.number]);
+  expect(s.baseStartNs).toBe(bs.startNs);
+  expect(s.candStartNs).toBe(cs.startNs);
+  expectAligned(s);
+  // The longer step shows whole from its start.
+  const longer = Math.max(bs.endNs - bs.startNs, cs.endNs - cs.startNs);
+  expect(s.windowNs[0]).toBeLessThan(0);
+  expect(s.windowNs[1]).toBeGreaterThan(longer);
+  expect(s.lanes.base).toBeGreaterThan(0);
+  expect(s.lanes.cand).toBeGreaterThan(0);
+  await expect(page.getByTestId('compare-step')).toHaveValue('10');
+  const pct = (((cs.endNs - cs.startNs) - (bs.endNs - bs.startNs)) / (bs.endNs - bs.startNs) * 100).toFixed(1);
+  await expect(page.getByTestId('compare-step-note')).toContainText(`step 10`);
+  await expect(page.getByTestId('compare-step-note')).toContainText(`(${pct.startsWith('-') ? '' : '+'}${pct}%)`);
+  await expect(page.getByTestId('compare-stack-base').getByTestId('lane-label')).toHaveCount(s.lanes.base);
+  await expect(page.getByTestId('compare-stack-cand').getByTestId('lane-label')).toHaveCount(s.lanes.cand);
+  const stack = page.getByTestId('compare-stack');
+  await stack.scrollIntoViewIfNeeded();
+  await stack.screenshot({ path: path.join(RESULTS_DIR, 'compare-stacked.png') });
+
+  // Hover a slice on the candidate panel: the tooltip names it with its duration.
+  const canvas = page.getByTestId('compare-canvas-cand');
+  const box = await canvas.boundingBox();
+  const xOf = (ns) => box.x + (ns - s.windowNs[0]) / s.nsPerPx;
+  let hover = null;
+  for (let y = box.y + 40; y < box.y + box.height && !hover; y += 6) {
+    await page.mouse.move(xOf(longer * 0.05), y);
+    hover = (await app.stack()).hover;
+  }
+  expect(hover).not.toBeNull();
+  await app.idle();
+  hover = (await app.stack()).hover;
+  expect(hover.pane).toBe('cand');
+  expect(hover.durNs).toBeGreaterThanOrEqual(0);
+  await expect(page.getByTestId('compare-stack-cand').getByTestId('tooltip')).toContainText(hover.name);
+
+  // W with the pointer over the stack zooms both panels around it; the main timeline stays.
+  const main = await app.timeline();
+  const anchorNs = s.windowNs[0] + (xOf(longer * 0.05) - box.x) * s.nsPerPx;
+  await page.keyboard.press('w');
+  await app.idle();
+  const z = await app.stack();
+  expect(z.active).toBe(true);
+  expect(z.windowNs[1] - z.windowNs[0]).toBeCloseTo((s.windowNs[1] - s.windowNs[0]) * 0.8, 0);
+  // The time under the pointer stays (within the pixel: pointer offsets are whole pixels).
+  expect(Math.abs(z.windowNs[0] + (xOf(longer * 0.05) - box.x) * z.nsPerPx - anchorNs)).toBeLessThanOrEqual(s.nsPerPx);
+  expectAligned(z);
+  const after = await app.timeline();
+  expect([after.startNs, after.endNs]).toEqual([main.startNs, main.endNs]);
+
+  // Ctrl+wheel zooms in further, a drag pans: both panels together.
+  await page.keyboard.down('Control');
+  await page.mouse.wheel(0, -100);
+  await page.keyboard.up('Control');
+  await app.idle();
+  const w = await app.stack();
+  expect(w.windowNs[1] - w.windowNs[0]).toBeLessThan(z.windowNs[1] - z.windowNs[0]);
+  expectAligned(w);
+  const y0 = box.y + 20;
+  await page.mouse.move(box.x + 300, y0);
+  await page.mouse.down();
+  await page.mouse.move(box.x + 200, y0, { steps: 4 });
+  await page.mouse.up();
+  await app.idle();
+  const d = await app.stack();
+  expect(d.windowNs[0] - w.windowNs[0]).toBeCloseTo(100 * w.nsPerPx, -1);
+  expectAligned(d);
+  await app.waitForStack();
+  await stack.screenshot({ path: path.join(RESULTS_DIR, 'compare-stacked-zoomed.png') });
+});
+
+test('stacked timelines: the step picker aligns both panels at the chosen step', async ({ app, page }) => {
+  const demo = './public/demo.pt.trace.json.gz';
+  const steps = reportSteps(DEMO_TRACE);
+  expect(steps.length).toBeGreaterThan(2);
+  await app.open(`?url=${demo}&base=${demo}`, 2);
+  await app.waitForStack();
+  let s = await app.stack();
+  expect(s.steps).toEqual(steps.map((st) => st.number));
+  expect(s.baseStartNs).toBe(steps[0].startNs);
+  const pick = steps[2];
+  await page.getByTestId('compare-step').selectOption(String(pick.number));
+  await app.waitForStack();
+  s = await app.stack();
+  expect([s.step, s.candStep]).toEqual([pick.number, pick.number]);
+  expect([s.baseStartNs, s.candStartNs]).toEqual([pick.startNs, pick.startNs]);
+  expectAligned(s);
+  await app.screenshot('compare-stacked-step');
+});
+
+test('share link: the compare view (step, window, sorts, by shape) reopens in a new page', async ({ app, page, context }) => {
+  const site = await serve({ '/k/': DIST, '/traces/d0.json': realFixture(BASE), '/traces/d1.json': realFixture(CAND) });
+  try {
+    await page.goto(`${site.origin}/k/?url=../traces/d1.json&base=../traces/d0.json`);
+    await app.waitForLoads(2);
+    await app.waitForStack();
+    // Set the view: by shape, op sort, kernel sort ascending, zoom and pan the stack.
+    await page.getByTestId('compare-by-shape').check();
+    await app.idle();
+    await page.getByTestId('compare-ops').getByTestId('col-self_cpu_delta').click();
+    const kHeader = page.getByTestId('compare-kernels').getByTestId('col-calls_delta');
+    await kHeader.click();
+    await kHeader.click();
+    await page.getByTestId('compare-step').selectOption('10');
+    await app.waitForStack();
+    const box = await page.getByTestId('compare-canvas-base').boundingBox();
+    await page.mouse.move(box.x + box.width * 0.3, box.y + 60);
+    await page.keyboard.press('w');
+    await page.keyboard.press('w');
+    await page.keyboard.press('d');
+    await app.waitForStack();
+    const compareView = async (a) => {
+      const c = await a.compare();
+      const st = c.stack;
+      return {
+        byShape: c.byShape, sort: c.sort, kernelSort: c.kernelSort, ops: c.ops,
+        step: st.step, baseStartNs: st.baseStartNs, candStartNs: st.candStartNs,
+        windowNs: st.windowNs.map(Math.round),
+        tab: await a.page.evaluate(() => document.querySelector('.tabs button.active')?.dataset.testid),
+      };
+    };
+    const before = await compareView(app);
+    expect(before).toMatchObject({ byShape: true, sort: { key: 'self_cpu_delta', desc: true }, kernelSort: { key: 'calls_delta', desc: false }, step: 10, tab: 'tab-compare' });
+    await page.waitForFunction(() => /cwin=/.test(location.hash) && /cshape=1/.test(location.hash) && /cksort=calls_delta,asc/.test(location.hash));
+
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: site.origin });
+    await page.getByTestId('copy-link').click();
+    const copied = await page.evaluate(() => navigator.clipboard.readText());
+    expect(copied).toBe(await page.evaluate(() => window.kinetoscope.link));
+    expect(copied).toContain('cstep=10');
+    const other = new AppPage(await context.newPage());
+    await other.page.goto(copied);
+    await other.waitForLoads(2);
+    await other.waitForStack();
+    const restored = await compareView(other);
+    for (const [i, v] of before.windowNs.entries()) expect(Math.abs(restored.windowNs[i] - v)).toBeLessThanOrEqual(1);
+    expect({ ...restored, windowNs: null }).toEqual({ ...before, windowNs: null });
+    await other.page.getByTestId('compare-stack').screenshot({ path: path.join(RESULTS_DIR, 'compare-stacked-link.png') });
+    expect(other.pageErrors).toEqual([]);
+  } finally {
+    await site.close();
+  }
 });
