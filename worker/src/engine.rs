@@ -19,7 +19,7 @@ use crate::load::{self, LoadFailure};
 use crate::model::Trace;
 use crate::summary::summarize;
 use crate::timeline;
-use protocol::{Answer, ComparisonData, LoadError, Phase, Query, TraceSummary};
+use protocol::{Answer, ComparisonData, Layout, LoadError, Phase, Query, TraceSummary};
 use std::sync::Arc;
 
 /// Holds the currently loaded trace and what queries built from it, between requests.
@@ -105,6 +105,11 @@ impl Engine {
         Ok(summary)
     }
 
+    /// The timeline's layout of the loaded trace (sent with `Loaded`).
+    pub fn layout(&self) -> Option<Layout> {
+        self.trace.as_deref().map(timeline::layout::layout)
+    }
+
     /// Answers `q` over the loaded trace.
     ///
     /// # Errors
@@ -129,7 +134,6 @@ impl Engine {
                 Answer::Table(crate::tables::kernels(&kernels::kernel_table(trace, *range_ns)))
             }
             Query::Steps => Answer::Table(crate::tables::steps(&steps::analyze(trace, None))),
-            Query::Layout => Answer::Layout(timeline::layout::layout(trace)),
             Query::Tiles {
                 lanes,
                 start_ns,

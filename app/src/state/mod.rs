@@ -88,6 +88,9 @@ pub struct LoadState {
     pub loads: u32,
     /// Protocol version the worker announced.
     pub protocol_version: Option<u32>,
+    /// The first timeline frame after the load is drawn: the panels below the timeline are
+    /// built from then on, so building them never delays that frame.
+    pub settled: bool,
 }
 
 impl LoadState {
@@ -102,6 +105,7 @@ impl LoadState {
         });
         self.summary = None;
         self.error = None;
+        self.settled = false;
     }
 
     /// Applies one worker reply that belongs to the current load (or to no load: `Ready`).
@@ -124,11 +128,7 @@ impl LoadState {
                     });
                 }
             }
-            FromWorker::Loaded { summary, .. } => {
-                self.end();
-                self.status = Status::Ready;
-                self.summary = Some(Arc::from(summary));
-            }
+            FromWorker::Loaded { summary, .. } => self.loaded(summary),
             FromWorker::Failed { error, .. } => {
                 self.end();
                 self.status = Status::Error;
@@ -138,6 +138,13 @@ impl LoadState {
             // Query replies belong to the table and timeline states.
             FromWorker::Answer { .. } | FromWorker::QueryFailed { .. } => {}
         }
+    }
+
+    /// The running load finished with `summary`.
+    pub fn loaded(&mut self, summary: Box<TraceSummary>) {
+        self.end();
+        self.status = Status::Ready;
+        self.summary = Some(Arc::from(summary));
     }
 
     /// Counts the running load as finished, if one is running.
@@ -172,6 +179,7 @@ mod tests {
         FromWorker::Loaded {
             id: 1,
             summary: Box::new(summary),
+            layout: Box::default(),
         }
     }
 

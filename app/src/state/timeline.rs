@@ -69,6 +69,8 @@ pub struct Frames {
     pub count: u64,
     /// Time from the load's end to the first frame with tiles, ms.
     pub first_paint_ms: Option<f64>,
+    /// Time from the load's end to the first tiles answer, ms (where first paint time goes).
+    pub tiles_ms: Option<f64>,
 }
 
 impl Frames {
@@ -179,7 +181,6 @@ impl TimelineState {
         };
         let (channel, _) = self.pending.remove(k);
         match (channel, answer) {
-            (Channel::Layout, Answer::Layout(layout)) => self.set_layout(layout),
             (Channel::Tiles, Answer::Tiles(set)) => {
                 let request = self.tiles_pending.take();
                 self.tiles = Tiles::new(set, words.unwrap_or_default(), request);
@@ -229,7 +230,8 @@ impl TimelineState {
         Some(hit)
     }
 
-    fn set_layout(&mut self, layout: Layout) {
+    /// The loaded trace's layout: every group unfolded, the whole trace in view.
+    pub fn set_layout(&mut self, layout: Layout) {
         self.collapsed = vec![false; layout.groups.len()];
         self.view = Viewport::new(layout.end_ns as f64, self.view.width);
         self.layout = Some(Arc::new(layout));
@@ -368,7 +370,6 @@ mod tests {
         let mut t = TimelineState::default();
         t.view.resize(1000.0);
         t.height = 400.0;
-        t.sent(Channel::Layout, 1);
         let layout = Layout {
             end_ns: 1_000_000,
             groups: vec![LaneGroup {
@@ -386,7 +387,7 @@ mod tests {
             }],
             steps: vec![],
         };
-        assert!(t.apply(1, Answer::Layout(layout), None));
+        t.set_layout(layout);
         t
     }
 

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Bumped on any incompatible change; the app refuses a worker that reports another version.
-pub const PROTOCOL_VERSION: u32 = 3;
+pub const PROTOCOL_VERSION: u32 = 4;
 
 /// A message from the app to the worker.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -41,8 +41,6 @@ pub enum Query {
     Kernels { range_ns: Option<(i64, i64)> },
     /// Profiler steps with their time breakdown.
     Steps,
-    /// Lane groups, lanes and step marks: what the timeline lays out once per load.
-    Layout,
     /// Level-of-detail rects of `lanes` over `[start_ns, end_ns)`, one bucket per
     /// `resolution_ns`; rects whose slice matches `search` are flagged. Answered by
     /// [`Answer::Tiles`] with the rects in the transferred buffer.
@@ -84,8 +82,6 @@ pub enum Query {
 pub enum Channel {
     /// Op / kernel / step tables.
     Table,
-    /// Layout (once per load).
-    Layout,
     /// Timeline rects.
     Tiles,
     /// Details panel (details and stable-key resolution).
@@ -110,7 +106,6 @@ impl Query {
     pub fn channel(&self) -> Channel {
         match self {
             Query::Ops { .. } | Query::Kernels { .. } | Query::Steps => Channel::Table,
-            Query::Layout => Channel::Layout,
             Query::Tiles { .. } => Channel::Tiles,
             Query::Details { .. } | Query::Resolve { .. } => Channel::Details,
             Query::Hover { .. } => Channel::Hover,
@@ -131,8 +126,6 @@ impl Query {
 pub enum Answer {
     /// Ops, Kernels or Steps.
     Table(TableData),
-    /// Layout.
-    Layout(Layout),
     /// Tiles: one header per lane; the rects travel in the message's buffer.
     Tiles(TileSet),
     /// Details, Hover or Resolve (`None`: no such slice).
@@ -532,8 +525,9 @@ pub enum FromWorker {
     Ready { protocol_version: u32 },
     /// Work in progress on load `id`.
     Progress { id: u32, phase: Phase, done_bytes: u64, total_bytes: Option<u64> },
-    /// Load `id` finished; the trace is indexed and its summary is attached.
-    Loaded { id: u32, summary: Box<TraceSummary> },
+    /// Load `id` finished; the trace is indexed. Its summary and the timeline's layout come
+    /// attached, so the page can ask for the first tiles without another round trip.
+    Loaded { id: u32, summary: Box<TraceSummary>, layout: Box<Layout> },
     /// Load `id` failed; nothing was kept.
     Failed { id: u32, error: LoadError },
     /// The answer to query `id` (tiles carry their rects in the message's buffer).
@@ -681,10 +675,21 @@ mod tests {
     }
 
     #[test]
+    fn loaded_carries_the_layout() {
+        let layout = Layout {
+            end_ns: 9,
+            groups: vec![LaneGroup { name: "p".into(), kind: "cpu".into(), device: None, lanes: vec![] }],
+            steps: vec![StepMark { number: 1, start_ns: 0, end_ns: 9 }],
+        };
+        let msg = FromWorker::Loaded { id: 2, summary: Box::default(), layout: Box::new(layout) };
+        let json = serde_json::to_string(&msg).unwrap();
+        assert_eq!(serde_json::from_str::<FromWorker>(&json).unwrap(), msg);
+    }
+
+    #[test]
     fn every_answer_round_trips() {
         let answers = [
             Answer::Table(TableData { kind: "ops".into(), ..TableData::default() }),
-            Answer::Layout(Layout::default()),
             Answer::Tiles(TileSet::default()),
             Answer::Details(Some(SliceDetails::default())),
             Answer::Details(None),
