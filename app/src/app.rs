@@ -58,15 +58,16 @@ pub fn App() -> impl IntoView {
     let state = ctl.state.read_only();
     let tables = ctl.tables.read_only();
     let loaded = Memo::new(move |_| state.with(|s| s.summary.is_some()));
-    // The timeline mounts (hidden) when the first load starts, so building it never delays the
-    // first paint, and stays mounted: it keeps canvas listeners and observers that must not
-    // outlive it, and reloading only resets its state.
+    let settled = Memo::new(move |_| state.with(|s| s.summary.is_some() && s.settled));
+    // The timeline mounts (laid out but invisible) when the first load starts, so building and
+    // sizing it never delays the first paint, and stays mounted: it keeps canvas listeners and
+    // observers that must not outlive it, and reloading only resets its state.
     let shown = Memo::new(move |was: Option<&bool>| {
         was.copied().unwrap_or(false) || state.with(|s| s.status != crate::state::Status::Idle)
     });
-    let on_summary = Memo::new(move |_| tables.with(|t| t.tab == Tab::Summary));
+    let on_summary = Memo::new(move |_| settled.get() && tables.with(|t| t.tab == Tab::Summary));
     let on_findings = Memo::new(move |_| tables.with(|t| t.tab == Tab::Findings));
-    let on_charts = Memo::new(move |_| loaded.get() && tables.with(|t| t.tab == Tab::Charts));
+    let on_charts = Memo::new(move |_| settled.get() && tables.with(|t| t.tab == Tab::Charts));
     let on_compare_tab = Memo::new(move |_| tables.with(|t| t.tab == Tab::Compare));
     let steps = Memo::new(move |_| {
         ctl.timeline
@@ -108,24 +109,24 @@ pub fn App() -> impl IntoView {
             </Show>
             <ErrorPanel state=state />
             <Show when=move || shown.get()>
-                <div class="workspace" class:hidden=move || !loaded.get()>
+                <div class="workspace" class:staged=move || !loaded.get()>
                     <Timeline ctl=ctl theme=theme.read_only() />
                     <DetailsPanel ctl=ctl />
                 </div>
             </Show>
-            <Show when=move || loaded.get()>
+            <Show when=move || settled.get()>
                 <Tabs tables=tables on_select=on_select />
             </Show>
             <Show when=move || on_summary.get()>
                 <SummaryPanel state=state />
             </Show>
-            <Show when=move || loaded.get() && on_findings.get()>
+            <Show when=move || settled.get() && on_findings.get()>
                 <FindingsPanel ctl=ctl />
             </Show>
-            <Show when=move || loaded.get() && on_compare_tab.get()>
+            <Show when=move || settled.get() && on_compare_tab.get()>
                 <ComparePanel ctl=ctl theme=theme.read_only() />
             </Show>
-            <Show when=move || loaded.get()>
+            <Show when=move || settled.get()>
                 <TablePanel
                     tables=tables
                     steps=steps

@@ -23,6 +23,7 @@
 //!                   search: {text, total, rank} or null;
 //!                   rects: rects in the tile cache, resolutionNs;
 //!                   frames: {count, p50Ms, p95Ms, maxMs}, firstPaintMs,
+//!                   firstTilesMs (load end to the first tiles answer),
 //!                   pending: channels with an unanswered query,
 //!                   highlight: evidence slices outlined }
 //! findings        {rules: [rule ids, alerts first], active: rule|null}, or null before the
@@ -155,6 +156,7 @@ pub fn publish(
             return Vec::new();
         };
         hook.loading = state.status == Status::Loading
+            || (state.summary.is_some() && !state.settled)
             || tables.pending.is_some()
             || timeline.busy()
             || findings.pending.is_some()
@@ -386,6 +388,7 @@ fn timeline_js(t: &TimelineState) -> JsValue {
             "maxMs": t.frames.ms.iter().copied().fold(0.0, f64::max),
         },
         "firstPaintMs": t.frames.first_paint_ms,
+        "firstTilesMs": t.frames.tiles_ms,
         "loadedAtMs": t.loaded_at,
         "pending": t.pending_channels(),
         "highlight": t.highlight.len(),

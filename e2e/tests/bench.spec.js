@@ -27,7 +27,7 @@ test('browser parse+index benchmark', async ({ app, page }) => {
 
   // Timeline frames on the last load: hold W / S / A / D, drag, ctrl+wheel.
   await app.waitForTimeline();
-  const first = (await app.timeline()).firstPaintMs;
+  const { firstPaintMs: first, firstTilesMs } = await app.timeline();
   const box = await app.canvas.boundingBox();
   await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
   for (const [key, ms] of [['w', 1500], ['d', 800], ['w', 1200], ['a', 800], ['s', 1000], ['d', 600], ['s', 1500]]) {
@@ -54,6 +54,7 @@ test('browser parse+index benchmark', async ({ app, page }) => {
   console.log(JSON.stringify({
     bench: 'timeline_frames', target: 'browser-canvas', file: url, frames: t.frames.count,
     p50_ms: t.frames.p50Ms, p95_ms: t.frames.p95Ms, max_ms: t.frames.maxMs, first_paint_ms: first,
+    first_tiles_ms: firstTilesMs,
     rects_cached: t.rects, lanes: t.lanes.length, long_tasks: long.count, longest_task_ms: long.maxMs,
     long_tasks_loading: during.length, longest_loading_ms: longest(during),
     long_tasks_after_load: after.length, longest_after_load_ms: longest(after),

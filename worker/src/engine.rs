@@ -21,7 +21,7 @@ use crate::load::{self, LoadFailure};
 use crate::model::Trace;
 use crate::summary::summarize;
 use crate::timeline;
-use protocol::{Answer, ComparisonData, LoadError, Phase, Query, TraceRef, TraceSummary};
+use protocol::{Answer, ComparisonData, Layout, LoadError, Phase, Query, TraceRef, TraceSummary};
 use std::sync::Arc;
 
 /// Holds the currently loaded trace and what queries built from it, between requests.
@@ -106,6 +106,11 @@ impl Engine {
         self.trace = Some(Arc::new(trace));
         name.clone_into(&mut self.name);
         Ok(summary)
+    }
+
+    /// The timeline's layout of the loaded trace (sent with `Loaded`).
+    pub fn layout(&self) -> Option<Layout> {
+        self.trace.as_deref().map(timeline::layout::layout)
     }
 
     /// Answers `q` over the loaded trace.

@@ -25,10 +25,8 @@ fn details(e: &mut Engine, q: &Query) -> Option<SliceDetails> {
 #[test]
 fn layout_lists_every_lane_of_every_fixture() {
     for path in common::real_fixtures() {
-        let (mut e, summary) = common::load(&path);
-        let Answer::Layout(layout) = answer(&mut e, &Query::Layout { trace: protocol::TraceRef::Current, align: None }).0 else {
-            panic!("not a layout");
-        };
+        let (e, summary) = common::load(&path);
+        let layout = e.layout().expect("a layout once loaded");
         let names: Vec<(String, Vec<String>)> = layout
             .groups
             .iter()

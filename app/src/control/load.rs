@@ -43,6 +43,14 @@ impl Controller {
         }
     }
 
+    /// Builds the panels below the timeline once the first frame after a load is drawn (or
+    /// when nothing will be: see the `Loaded` handler).
+    pub(super) fn settle(self) {
+        if self.state.with_untracked(|s| s.summary.is_some() && !s.settled) {
+            self.commit(|s| s.settled = true);
+        }
+    }
+
     fn begin(self, name: &str) {
         self.tables.update(TableState::reset);
         self.timeline.update(|t| t.reset());

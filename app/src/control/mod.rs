@@ -30,7 +30,10 @@ use crate::state::timeline::TimelineState;
 use crate::state::LoadState;
 use crate::testing;
 use leptos::prelude::*;
-use protocol::{Answer, Channel, FromWorker, Query, TraceRef};
+use protocol::{Answer, Channel, FromWorker, Query};
+
+/// Longest wait after a load for the first timeline frame before the panels below it are built.
+const SETTLE_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Owns the load, table and timeline state and the worker bridge; cheap to copy into handlers.
 #[derive(Clone, Copy)]
@@ -94,14 +97,13 @@ impl Controller {
             }
             FromWorker::Answer { id, answer } => {
                 if self.timeline.with_untracked(|t| t.awaits(id)) {
-                    let layout = matches!(*answer, Answer::Layout(_));
+                    let tiles = matches!(*answer, Answer::Tiles(_));
                     self.timeline.update(|t| {
                         t.apply(id, *answer, words);
+                        if tiles && t.frames.tiles_ms.is_none() {
+                            t.frames.tiles_ms = t.loaded_at.map(|at| crate::timeline::now_ms() - at);
+                        }
                     });
-                    if layout {
-                        self.layout_arrived();
-                        self.restore();
-                    }
                     self.follow_search();
                     self.fetch();
                     // Findings take the worker a while: asked once the first tiles are in, so
@@ -147,9 +149,9 @@ impl Controller {
                     self.commit_tables(|t| t.apply(FromWorker::QueryFailed { id, message }));
                 }
             }
-            FromWorker::Loaded { .. } => {
+            FromWorker::Loaded { summary, layout, .. } => {
                 // Published once the queries are pending, so `idle()` never resolves in between.
-                self.state.update(|s| s.apply(msg));
+                self.state.update(|s| s.loaded(summary));
                 let span_ns = self.state.with_untracked(|s| {
                     s.summary.as_ref().map_or(0, |s| (s.span_us * 1000.0).ceil() as i64)
                 });
@@ -157,12 +159,24 @@ impl Controller {
                 if self.compare_loaded() {
                     return;
                 }
-                let now = web_sys::window().and_then(|w| w.performance()).map(|p| p.now());
-                self.timeline.update_untracked(|t| t.loaded_at = now);
-                if let Some(query) = self.tables.with_untracked(TableState::query) {
+                let now = crate::timeline::now_ms();
+                if layout.groups.iter().all(|g| g.lanes.is_empty()) {
+                    self.settle();
+                } else {
+                    // In case no frame is ever drawn (a hidden page, a failed tile query).
+                    set_timeout(move || self.settle(), SETTLE_AFTER);
+                }
+                self.timeline.update(|t| {
+                    t.loaded_at = Some(now);
+                    t.set_layout(*layout);
+                });
+                // The first tiles are asked first: the worker answers in order.
+                self.restore();
+                self.fetch();
+                let idle = self.tables.with_untracked(|t| t.pending.is_none());
+                if let Some(query) = self.tables.with_untracked(TableState::query).filter(|_| idle) {
                     self.send(query);
                 }
-                self.ask_timeline(Query::Layout { trace: TraceRef::Current, align: None });
                 self.fetch_charts();
                 self.publish();
             }

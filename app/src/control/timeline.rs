@@ -18,12 +18,9 @@ impl Controller {
         self.ask(query)
     }
 
-    /// The layout arrived: draw and fetch what the first view needs.
-    pub(super) fn layout_arrived(self) {
-        self.fetch();
-    }
-
-    /// Asks for the tiles and counters the current view lacks.
+    /// Asks for the tiles and counters the current view lacks. Counters wait for the first
+    /// tiles: on a large trace their first answer builds the GPU index, and the worker answers
+    /// in order.
     pub fn fetch(self) {
         if let Some(request) = self.timeline.with_untracked(|t| t.tile_request()) {
             let query = Query::Tiles {
@@ -38,7 +35,8 @@ impl Controller {
                 self.timeline.update_untracked(|t| t.sent_tiles(id, request));
             }
         }
-        if let Some(request) = self.timeline.with_untracked(|t| t.counter_request()) {
+        let painted = self.timeline.with_untracked(|t| t.tiles.request.is_some());
+        if let Some(request) = self.timeline.with_untracked(|t| t.counter_request()).filter(|_| painted) {
             let query = Query::Counters {
                 start_ns: request.start_ns,
                 end_ns: request.end_ns,
@@ -219,12 +217,17 @@ impl Controller {
     /// Records one frame's draw time (not reactive: drawing must not trigger drawing) and
     /// publishes it.
     pub fn frame_drawn(self, ms: f64, first_paint_ms: Option<f64>) {
+        let first = self.timeline.with_untracked(|t| t.frames.first_paint_ms.is_none()) && first_paint_ms.is_some();
         self.timeline.update_untracked(|t| {
             t.frames.push(ms);
-            if t.frames.first_paint_ms.is_none() {
+            if first {
                 t.frames.first_paint_ms = first_paint_ms;
             }
         });
+        if first {
+            // A task of its own, so the frame reaches the screen before the panels are built.
+            set_timeout(move || self.settle(), std::time::Duration::ZERO);
+        }
         self.publish();
     }
 }

@@ -89,6 +89,9 @@ pub struct LoadState {
     pub loads: u32,
     /// Protocol version the worker announced.
     pub protocol_version: Option<u32>,
+    /// The first timeline frame after the load is drawn: the panels below the timeline are
+    /// built from then on, so building them never delays that frame.
+    pub settled: bool,
 }
 
 impl LoadState {
@@ -103,6 +106,7 @@ impl LoadState {
         });
         self.summary = None;
         self.error = None;
+        self.settled = false;
     }
 
     /// Applies one worker reply that belongs to the current load (or to no load: `Ready`).
@@ -125,11 +129,7 @@ impl LoadState {
                     });
                 }
             }
-            FromWorker::Loaded { summary, .. } => {
-                self.end();
-                self.status = Status::Ready;
-                self.summary = Some(Arc::from(summary));
-            }
+            FromWorker::Loaded { summary, .. } => self.loaded(summary),
             FromWorker::Failed { error, .. } => {
                 self.end();
                 self.status = Status::Error;
@@ -139,6 +139,13 @@ impl LoadState {
             // Query replies belong to the table and timeline states.
             FromWorker::Answer { .. } | FromWorker::QueryFailed { .. } => {}
         }
+    }
+
+    /// The running load finished with `summary`.
+    pub fn loaded(&mut self, summary: Box<TraceSummary>) {
+        self.end();
+        self.status = Status::Ready;
+        self.summary = Some(Arc::from(summary));
     }
 
     /// Counts the running load as finished, if one is running.
@@ -173,6 +180,7 @@ mod tests {
         FromWorker::Loaded {
             id: 1,
             summary: Box::new(summary),
+            layout: Box::default(),
         }
     }
 

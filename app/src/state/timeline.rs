@@ -69,6 +69,8 @@ pub struct Frames {
     pub count: u64,
     /// Time from the load's end to the first frame with tiles, ms.
     pub first_paint_ms: Option<f64>,
+    /// Time from the load's end to the first tiles answer, ms (where first paint time goes).
+    pub tiles_ms: Option<f64>,
 }
 
 impl Frames {
@@ -232,7 +234,8 @@ impl TimelineState {
         Some(hit)
     }
 
-    fn set_layout(&mut self, layout: Layout) {
+    /// The loaded trace's layout: every group unfolded, the whole trace in view.
+    pub fn set_layout(&mut self, layout: Layout) {
         self.collapsed = vec![false; layout.groups.len()];
         self.view = Viewport::new(layout.end_ns as f64, self.view.width);
         self.layout = Some(Arc::new(layout));
@@ -407,7 +410,6 @@ mod tests {
         let mut t = TimelineState::default();
         t.view.resize(1000.0);
         t.height = 400.0;
-        t.sent(Channel::Layout, 1);
         let layout = Layout {
             end_ns: 1_000_000,
             groups: vec![LaneGroup {
@@ -426,7 +428,7 @@ mod tests {
             steps: vec![],
             focus: None,
         };
-        assert!(t.apply(1, Answer::Layout(layout), None));
+        t.set_layout(layout);
         t
     }
 

@@ -41,6 +41,19 @@ impl Default for Painter {
     }
 }
 
+/// Nothing to draw yet (a load is running): uses every palette color and the label font once,
+/// so the browser parses and caches them now rather than in the first frame after the load.
+fn warm(ctx: &Ctx, palette: &[(String, &'static str)], background: &str, width: f64, height: f64) {
+    for (fill, text) in palette {
+        ctx.set_fill_style_str(fill);
+        ctx.fill_rect(0.0, 0.0, 1.0, 1.0);
+        ctx.set_fill_style_str(text);
+        let _ = ctx.fill_text("aten::mm 0.5 ms", 0.0, 0.0);
+    }
+    ctx.set_fill_style_str(background);
+    ctx.fill_rect(0.0, 0.0, width, height);
+}
+
 /// Slice rects of one frame, grouped for drawing: rects per palette slot, search-match
 /// outlines, and labels (text, x, y).
 #[derive(Default)]
@@ -104,6 +117,10 @@ impl Painter {
             Theme::Light => &self.light,
             Theme::Dark => &self.dark,
         };
+        if t.layout.is_none() {
+            warm(ctx, palette, c.background, width, height);
+            return 0;
+        }
         let mut batch = self.batch.borrow_mut();
         batch.clear(palette.len());
         ctx.save();

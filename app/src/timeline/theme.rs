@@ -81,13 +81,25 @@ impl Theme {
             .into_iter()
             .flat_map(|alpha| {
                 HUES.iter().flat_map(move |hue| {
-                    [0, 8].map(|shade| {
-                        (format!("hsla({hue},{sat}%,{}%,{alpha})", light + shade), text)
-                    })
+                    [0, 8].map(|shade| (hex(*hue, sat, light + shade, alpha), text))
                 })
             })
             .collect()
     }
+}
+
+/// `hsla(hue, sat%, light%, alpha)` as `#rrggbbaa`: the canvas parses hex without the CSS
+/// parser, and the palette is set once per color batch every frame.
+fn hex(hue: u16, sat: u8, light: u8, alpha: f64) -> String {
+    let (s, l) = (f64::from(sat) / 100.0, f64::from(light) / 100.0);
+    let a = s * l.min(1.0 - l);
+    let channel = |n: f64| {
+        let k = (n + f64::from(hue) / 30.0) % 12.0;
+        let v = l - a * (k - 3.0).min(9.0 - k).clamp(-1.0, 1.0);
+        (v * 255.0).round() as u8
+    };
+    let alpha = (alpha * 255.0).round() as u8;
+    format!("#{:02x}{:02x}{:02x}{alpha:02x}", channel(0.0), channel(8.0), channel(4.0))
 }
 
 /// Palette slots per fade level.
@@ -126,3 +138,15 @@ static DARK: Colors = Colors {
     flow: "#ff6b9a",
     counter: "rgba(80,200,140,0.50)",
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hex_matches_css_hsl() {
+        assert_eq!(hex(0, 100, 50, 1.0), "#ff0000ff");
+        assert_eq!(hex(120, 100, 25, 0.25), "#00800040");
+        assert_eq!(hex(210, 48, 62, 1.0), "#709ecdff");
+    }
+}

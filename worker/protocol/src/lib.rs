@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Bumped on any incompatible change; the app refuses a worker that reports another version.
-pub const PROTOCOL_VERSION: u32 = 4;
+pub const PROTOCOL_VERSION: u32 = 5;
 
 /// A message from the app to the worker.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -42,7 +42,7 @@ pub enum Query {
     /// Profiler steps with their time breakdown.
     Steps,
     /// Lane groups, lanes and step marks of `trace`: what a timeline lays out. Without `align`,
-    /// every lane (the main timeline, once per load); with it, the stacked compare view's
+    /// every lane (the main timeline's comes with [`FromWorker::Loaded`]); with it, the stacked compare view's
     /// layout: [`Layout::focus`] is the step picked by `align` and only lanes with slices
     /// during that step are listed (all lanes with slices when the trace has no step).
     Layout {
@@ -121,7 +121,7 @@ pub enum Align {
 pub enum Channel {
     /// Op / kernel / step tables.
     Table,
-    /// Layout (once per load).
+    /// Layouts of the stacked compare panels (the main timeline's comes with `Loaded`).
     Layout,
     /// Timeline rects.
     Tiles,
@@ -580,8 +580,9 @@ pub enum FromWorker {
     Ready { protocol_version: u32 },
     /// Work in progress on load `id`.
     Progress { id: u32, phase: Phase, done_bytes: u64, total_bytes: Option<u64> },
-    /// Load `id` finished; the trace is indexed and its summary is attached.
-    Loaded { id: u32, summary: Box<TraceSummary> },
+    /// Load `id` finished; the trace is indexed. Its summary and the timeline's layout come
+    /// attached, so the page can ask for the first tiles without another round trip.
+    Loaded { id: u32, summary: Box<TraceSummary>, layout: Box<Layout> },
     /// Load `id` failed; nothing was kept.
     Failed { id: u32, error: LoadError },
     /// The answer to query `id` (tiles carry their rects in the message's buffer).
@@ -724,6 +725,19 @@ mod tests {
             totals: BTreeMap::new(),
         };
         let msg = FromWorker::Answer { id: 3, answer: Box::new(Answer::Table(table)) };
+        let json = serde_json::to_string(&msg).unwrap();
+        assert_eq!(serde_json::from_str::<FromWorker>(&json).unwrap(), msg);
+    }
+
+    #[test]
+    fn loaded_carries_the_layout() {
+        let layout = Layout {
+            end_ns: 9,
+            groups: vec![LaneGroup { name: "p".into(), kind: "cpu".into(), device: None, lanes: vec![] }],
+            steps: vec![StepMark { number: 1, start_ns: 0, end_ns: 9 }],
+            focus: None,
+        };
+        let msg = FromWorker::Loaded { id: 2, summary: Box::default(), layout: Box::new(layout) };
         let json = serde_json::to_string(&msg).unwrap();
         assert_eq!(serde_json::from_str::<FromWorker>(&json).unwrap(), msg);
     }

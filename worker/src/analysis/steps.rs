@@ -52,31 +52,32 @@ pub struct Step {
 }
 
 /// Every host `ProfilerStep#N` (`user_annotation` or 2021 `Operator`), ordered by start.
+///
+/// Names are checked once per distinct string, not once per slice: on a 1 GB trace this scan
+/// runs before the first timeline paint.
 pub fn profiler_steps(trace: &Trace) -> Vec<Step> {
     let s = &trace.slices;
-    let mut steps: Vec<Step> = (0..s.len())
-        .filter(|&i| {
-            matches!(
-                trace.class(s.cat[i]),
-                CatClass::Annotation | CatClass::CpuOp
-            )
-        })
-        .filter_map(|i| {
-            let number = step_number(&trace.strings.get(s.name[i]))?;
-            Some(Step {
-                number,
-                slice: i as u32,
-                start_ns: s.start_ns[i],
-                end_ns: s.end_ns(i),
-            })
-        })
-        .collect();
+    let mut not_step = vec![false; trace.strings.len()];
+    let mut steps = Vec::new();
+    for i in 0..s.len() {
+        let Some(known) = not_step.get_mut(s.name[i].0 as usize) else {
+            continue;
+        };
+        if *known || !matches!(trace.class(s.cat[i]), CatClass::Annotation | CatClass::CpuOp) {
+            continue;
+        }
+        let Some(number) = step_number(trace.strings.bytes_of(s.name[i])) else {
+            *known = true;
+            continue;
+        };
+        steps.push(Step { number, slice: i as u32, start_ns: s.start_ns[i], end_ns: s.end_ns(i) });
+    }
     steps.sort_by_key(|st| (st.start_ns, st.number));
     steps
 }
 
-fn step_number(name: &str) -> Option<u64> {
-    name.strip_prefix("ProfilerStep#")?.parse().ok()
+fn step_number(name: &[u8]) -> Option<u64> {
+    std::str::from_utf8(name.strip_prefix(b"ProfilerStep#")?).ok()?.parse().ok()
 }
 
 /// Where a step's GPU span comes from.
@@ -272,7 +273,7 @@ fn mirror_spans(trace: &Trace) -> Vec<(u64, (i64, i64))> {
         .filter(|&i| trace.class(s.cat[i]) == CatClass::GpuAnnotation)
         .filter_map(|i| {
             Some((
-                step_number(&trace.strings.get(s.name[i]))?,
+                step_number(trace.strings.bytes_of(s.name[i]))?,
                 (s.start_ns[i], s.end_ns(i)),
             ))
         })

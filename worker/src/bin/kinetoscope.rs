@@ -329,10 +329,54 @@ fn bench(args: &[String]) -> Result<(), Failure> {
         });
         println!("{line}");
         if run == 0 {
+            bench_first_view(path, &json);
             bench_op_ranges(path, &trace);
         }
     }
     Ok(())
+}
+
+/// Times what the page asks the worker for before its first timeline paint: the load's index,
+/// the layout, then tiles and counters of the whole trace at 1,600 pixels.
+fn bench_first_view(path: &str, json: &[u8]) {
+    use kinetoscope::engine::Engine;
+    use protocol::Query;
+    let ms = |t: Instant| t.elapsed().as_secs_f64() * 1e3;
+    let mut engine = Engine::new();
+    let started = Instant::now();
+    if engine.load(path, json.to_vec(), &mut |_, _, _| {}).is_err() {
+        return;
+    }
+    let load_ms = ms(started);
+    let started = Instant::now();
+    let Some(layout) = engine.layout() else {
+        return;
+    };
+    let layout_ms = ms(started);
+    let lanes = layout.groups.iter().flat_map(|g| g.lanes.iter().map(|l| l.lane)).collect();
+    let resolution_ns = (layout.end_ns / 1600).max(1);
+    let tiles = Query::Tiles { trace: protocol::TraceRef::Current, lanes, start_ns: 0, end_ns: layout.end_ns, resolution_ns, search: None };
+    let started = Instant::now();
+    let rect_words = engine.query(&tiles).ok().and_then(|(_, words)| words).map_or(0, |w| w.len());
+    let tiles_ms = ms(started);
+    let started = Instant::now();
+    let _ = engine.query(&Query::Counters { start_ns: 0, end_ns: layout.end_ns, buckets: 800 });
+    let counters_ms = ms(started);
+    let Some(trace) = engine.trace() else {
+        return;
+    };
+    let started = Instant::now();
+    let _ = kinetoscope::analysis::gpu::GpuIndex::new(trace);
+    let gpu_index_ms = ms(started);
+    let started = Instant::now();
+    let _ = kinetoscope::analysis::memory::analyze(trace, None, 0);
+    let memory_ms = ms(started);
+    let line = serde_json::json!({
+        "bench": "first_view", "target": "native", "file": path, "load_ms": load_ms,
+        "layout_ms": layout_ms, "tiles_ms": tiles_ms, "rects": rect_words / protocol::RECT_WORDS,
+        "counters_ms": counters_ms, "gpu_index_ms": gpu_index_ms, "memory_ms": memory_ms,
+    });
+    println!("{line}");
 }
 
 /// Times the op table: index build once, then range queries as a brushed timeline asks them.

@@ -186,10 +186,12 @@ mod wasm {
             };
             let reply = match self.engine.load(&name, bytes, &mut report) {
                 Ok(mut summary) => {
+                    let layout = self.engine.layout().unwrap_or_default();
                     summary.parse_ms = now_ms(&scope) - started;
                     FromWorker::Loaded {
                         id,
                         summary: Box::new(summary),
+                        layout: Box::new(layout),
                     }
                 }
                 Err(error) => FromWorker::Failed { id, error },
