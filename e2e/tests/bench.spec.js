@@ -58,5 +58,7 @@ test('browser parse+index benchmark', async ({ app, page }) => {
     rects_cached: t.rects, lanes: t.lanes.length, long_tasks: long.count, longest_task_ms: long.maxMs,
     long_tasks_loading: during.length, longest_loading_ms: longest(during),
     long_tasks_after_load: after.length, longest_after_load_ms: longest(after),
+    // [start relative to the load's end, duration] of each long task, ms.
+    long_tasks_ms: long.list.map(([start, d]) => [Math.round(start - loadedAt), Math.round(d)]),
   }));
 });

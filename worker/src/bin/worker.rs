@@ -187,6 +187,7 @@ mod wasm {
             let reply = match self.engine.load(&name, bytes, &mut report) {
                 Ok(mut summary) => {
                     let layout = self.engine.layout().unwrap_or_default();
+                    self.engine.warm_tiles();
                     summary.parse_ms = now_ms(&scope) - started;
                     FromWorker::Loaded {
                         id,
