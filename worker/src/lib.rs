@@ -21,6 +21,7 @@
 //! explain it and cite the slices that show it.
 
 pub mod analysis;
+pub mod codec;
 pub mod compare;
 pub mod diag;
 pub mod engine;

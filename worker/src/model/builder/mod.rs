@@ -5,7 +5,7 @@
 //! descending, input order: parents before children that start at the same time), subtracts
 //! the origin, nests ([`super::nest`]), links ([`super::link`]) and orders processes and lanes
 //! for display (`finish.rs`). Builders of consecutive parts of a split input combine with
-//! `merge` (`merge.rs`).
+//! `merge` (`merge.rs`); a part parsed in another worker travels as bytes (`codec.rs`).
 //!
 //! Phases: `X` and matched `B`/`E` -> slices on the thread lane; `b`/`e`, `S`/`F` -> slices on
 //! an async lane of the process (one per async name); `i`/`I`/`n`/`T`/`p` -> instants; `C` ->
@@ -16,6 +16,7 @@ use super::{ArgsRef, Counters, EventStats, Instants, LaneId, Slices, NONE};
 use crate::diag::{DiagKind, Diagnostics};
 use crate::json::{unescape, JStr, RawEvent, StringTracker};
 
+mod codec;
 mod finish;
 mod merge;
 
