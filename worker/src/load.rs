@@ -48,6 +48,20 @@ impl std::fmt::Display for LoadFailure {
 /// First word of an encoded [`Part`] ("KPRT" little-endian, version 1 in the high byte).
 const PART_MAGIC: u32 = u32::from_le_bytes(*b"KPR\x01");
 
+/// Smallest JSON worth splitting across workers: below it, spawning and instantiating them
+/// costs more than it saves, and one worker parses everything.
+pub const MIN_SPLIT_BYTES: usize = 16 << 20;
+
+/// Most parts (workers) one load is split into: each worker holds its part and its model
+/// while parsing, so memory, not only cores, bounds this.
+pub const MAX_PARTS: usize = 8;
+
+/// How many parts to cut `json_bytes` of JSON into with `cores` cores: 1 below
+/// [`MIN_SPLIT_BYTES`], then one per [`MIN_SPLIT_BYTES`], at most `cores` and [`MAX_PARTS`].
+pub fn parts_for(json_bytes: usize, cores: usize) -> usize {
+    cores.min(MAX_PARTS).min(json_bytes / MIN_SPLIT_BYTES).max(1)
+}
+
 /// Bytes between progress callbacks.
 const PROGRESS_STEP: u64 = 8 << 20;
 

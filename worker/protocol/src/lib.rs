@@ -11,14 +11,21 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Bumped on any incompatible change; the app refuses a worker that reports another version.
-pub const PROTOCOL_VERSION: u32 = 3;
+pub const PROTOCOL_VERSION: u32 = 4;
 
 /// A message from the app to the worker.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "type")]
 pub enum ToWorker {
     /// Starts a load; chunks follow with the same id. `size` is the file size if known.
-    Open { id: u32, name: String, size: Option<u64> },
+    /// `workers` caps the parse workers (default: one per core; the page's `?workers=N`).
+    Open {
+        id: u32,
+        name: String,
+        size: Option<u64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        workers: Option<u32>,
+    },
     /// One chunk of file bytes; the bytes are the transferred buffer sent with this message.
     Chunk { id: u32 },
     /// All chunks were sent: decompress, parse and index.
@@ -603,6 +610,9 @@ pub struct TraceSummary {
     pub truncated: bool,
     /// Decompress + parse + index wall time, measured by the caller; 0 when unmeasured.
     pub parse_ms: f64,
+    /// Parts the JSON was parsed in (one worker each in the browser; 1 = sequential).
+    #[serde(default)]
+    pub parse_workers: u32,
 }
 
 /// One process or device and its lanes.
