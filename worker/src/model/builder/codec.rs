@@ -260,6 +260,10 @@ impl Check {
         if id < self.lanes { Ok(LaneId(id)) } else { Err(bad("lane out of range")) }
     }
 
+    fn lanes(&self, ids: Vec<u32>) -> Result<Vec<LaneId>, CodecError> {
+        ids.into_iter().map(|id| self.lane(id)).collect()
+    }
+
     /// Lanes that may be [`NONE`] (global instants).
     fn lanes_or_none(&self, ids: Vec<u32>) -> Result<Vec<LaneId>, CodecError> {
         ids.into_iter().map(|id| if id == NONE { Ok(LaneId(NONE)) } else { self.lane(id) }).collect()
@@ -314,7 +318,7 @@ fn decode_tables(b: &mut Builder, r: &mut Reader<'_>, c: &Check) -> Result<(), C
     let s = Slices {
         start_ns: r.i64s()?,
         dur_ns: r.i64s()?,
-        lane: c.lanes_or_none(r.u32s()?)?,
+        lane: c.lanes(r.u32s()?)?,
         name: c.strs(r.u32s()?)?,
         cat: c.strs(r.u32s()?)?,
         depth: r.u16s()?,
@@ -342,7 +346,7 @@ fn decode_tables(b: &mut Builder, r: &mut Reader<'_>, c: &Check) -> Result<(), C
     }
     k.process.iter().try_for_each(|&p| c.proc(p).map(drop))?;
     b.counters = k;
-    let (ts, lanes, cats, ids, kinds, enclosing) = (r.i64s()?, c.lanes_or_none(r.u32s()?)?, c.strs(r.u32s()?)?, r.u64s()?, r.bytes()?, r.bytes()?);
+    let (ts, lanes, cats, ids, kinds, enclosing) = (r.i64s()?, c.lanes(r.u32s()?)?, c.strs(r.u32s()?)?, r.u64s()?, r.bytes()?, r.bytes()?);
     for len in [lanes.len(), cats.len(), ids.len(), kinds.len(), enclosing.len()] {
         c.same_len(ts.len(), len, "flow")?;
     }

@@ -14,7 +14,7 @@
 use super::strings::{FxHashMap, StrId, Strings};
 use super::{ArgsRef, Counters, EventStats, Instants, LaneId, Slices, NONE};
 use crate::diag::{DiagKind, Diagnostics};
-use crate::json::{unescape, JStr, RawEvent, StringTracker};
+use crate::json::{minify_into, unescape, JStr, RawEvent};
 
 mod codec;
 mod finish;
@@ -255,12 +255,7 @@ impl Builder {
     fn args(&mut self, ev: &RawEvent<'_>) -> ArgsRef {
         let Some(raw) = ev.args else { return ArgsRef::default() };
         let start = self.args.len();
-        let mut strings = StringTracker::default();
-        for &b in raw {
-            if !strings.outside(b) || !matches!(b, b' ' | b'\n' | b'\r' | b'\t') {
-                self.args.push(b);
-            }
-        }
+        minify_into(&mut self.args, raw);
         let len = self.args.len() - start;
         ArgsRef { start: u32::try_from(start).unwrap_or(u32::MAX), len: u32::try_from(len).unwrap_or(0) }
     }
