@@ -115,7 +115,13 @@ pub fn minify_into(out: &mut Vec<u8>, raw: &[u8]) {
     let mut i = 0;
     while let Some(&b) = raw.get(i) {
         match b {
-            b' ' | b'\n' | b'\r' | b'\t' => i += 1,
+            b' ' | b'\n' | b'\r' | b'\t' => {
+                i += 1;
+                // Indentation of pretty-printed traces: skip eight spaces at a time.
+                while raw.get(i..i + 8) == Some(b"        ") {
+                    i += 8;
+                }
+            }
             b'"' => {
                 // A string, copied through its closing quote (an unclosed one runs to the end).
                 let start = i;
