@@ -10,9 +10,13 @@ test('browser parse+index benchmark', async ({ app, page }) => {
   test.skip(!url, 'set by scripts/bench');
   test.setTimeout(15 * 60_000);
   const runs = Number(process.env.KINETOSCOPE_BENCH_RUNS || 2);
+  // KINETOSCOPE_BENCH_WORKERS=N caps the parse workers (the page's ?workers=N): 1 measures the
+  // single-worker parse; unset, one per core.
+  const workers = process.env.KINETOSCOPE_BENCH_WORKERS;
+  const query = `?url=${encodeURIComponent(url)}` + (workers ? `&workers=${workers}` : '');
   for (let run = 0; run < runs; run++) {
     const started = Date.now();
-    await app.open(`?url=${encodeURIComponent(url)}`);
+    await app.open(query);
     const wall = Date.now() - started;
     const { summary, error } = await app.state();
     expect(error).toBeNull();
@@ -20,6 +24,7 @@ test('browser parse+index benchmark', async ({ app, page }) => {
     console.log(JSON.stringify({
       bench: 'parse_index', target: 'browser-wasm-worker', file: url, run,
       json_bytes: summary.json_bytes, events: summary.events, parse_ms: summary.parse_ms,
+      workers: summary.parse_workers ?? 1,
       mb_per_s: summary.json_bytes / 1e6 / secs, events_per_s: summary.events / secs, page_load_ms: wall,
     }));
     if (run + 1 < runs) await page.goto('about:blank');

@@ -51,6 +51,16 @@ pub enum DiagKind {
 }
 
 impl DiagKind {
+    /// Every kind, in declaration order (a kind's index here is its wire code).
+    pub const ALL: [DiagKind; 14] = {
+        use DiagKind::*;
+        [
+            JsonTruncated, JsonSyntaxStop, JsonNonObjectEvent, JsonBadTime, InputGzipTruncated, ModelMissingTs,
+            ModelMissingDur, ModelNegativeDur, ModelUnmatchedEnd, ModelUnclosedBegin, ModelPartialOverlap,
+            ModelUnknownPhase, LinkFlowUnmatched, LinkKernelWithoutLaunch,
+        ]
+    };
+
     /// Stable snake_case name, severity and one-line description.
     pub fn describe(self) -> (&'static str, Severity, &'static str) {
         use DiagKind::*;
@@ -120,6 +130,16 @@ impl Diagnostics {
                 e.1 += extra;
             }
         }
+    }
+
+    /// Entries in report order, as stored: `(kind, count, samples)` (for [`crate::codec`]).
+    pub fn raw_entries(&self) -> &[(DiagKind, u64, Vec<Sample>)] {
+        &self.entries
+    }
+
+    /// Diagnostics holding exactly `entries` (from [`Diagnostics::raw_entries`]).
+    pub fn from_raw_entries(entries: Vec<(DiagKind, u64, Vec<Sample>)>) -> Self {
+        Self { entries }
     }
 
     /// Occurrences of `kind`.

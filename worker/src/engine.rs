@@ -17,7 +17,7 @@ use crate::compare::{compare, CompareOptions};
 use crate::finding::Finding;
 use crate::index::{search, Index};
 use crate::input;
-use crate::load::{self, LoadFailure};
+use crate::load::{self, LoadFailure, Part, Plan};
 use crate::model::Trace;
 use crate::summary::summarize;
 use crate::timeline;
@@ -49,6 +49,19 @@ pub struct Engine {
     findings: Option<Vec<Finding>>,
     /// The last search text and its compiled query (tiles and search steps reuse it).
     search: Option<(String, search::Query)>,
+}
+
+/// A load between [`Engine::prepare`] and [`Engine::complete`]: the decompressed JSON and how
+/// it is cut into parts.
+pub struct Prepared {
+    name: String,
+    file_bytes: u64,
+    /// The decompressed JSON (parts are ranges of it).
+    pub json: Vec<u8>,
+    gzip: bool,
+    gzip_error: Option<String>,
+    /// The parts to parse.
+    pub plan: Plan,
 }
 
 /// A trace kept as the comparison baseline, with its findings once detected.
@@ -84,6 +97,30 @@ impl Engine {
         bytes: Vec<u8>,
         progress: &mut dyn FnMut(Phase, u64, Option<u64>),
     ) -> Result<TraceSummary, LoadError> {
+        let prepared = self.prepare(name, bytes, 1, progress)?;
+        debug_assert_eq!(prepared.plan.parts.len(), 1);
+        let json_bytes = prepared.json.len() as u64;
+        let part = load::parse_part(&prepared.json, &prepared.plan, 0, &mut |done| {
+            progress(Phase::Parsing, done, Some(json_bytes));
+        });
+        self.complete(prepared, vec![part])
+    }
+
+    /// First stage of a load split across workers: drops the loaded trace (not the baseline),
+    /// decompresses `bytes` and cuts the JSON into parts at event boundaries, as many as
+    /// [`load::parts_for`] gives for its size and `cores` (one when `cores` is 1).
+    /// The caller parses [`Prepared::plan`]'s parts (`load::parse_piece`, anywhere) and hands
+    /// them, in order, to [`Engine::complete`].
+    ///
+    /// # Errors
+    /// A [`LoadError`] when the input is empty, not readable gzip, or not a trace.
+    pub fn prepare(
+        &mut self,
+        name: &str,
+        bytes: Vec<u8>,
+        cores: usize,
+        progress: &mut dyn FnMut(Phase, u64, Option<u64>),
+    ) -> Result<Prepared, LoadError> {
         *self = Self {
             baseline: self.baseline.take(),
             ..Self::default()
@@ -97,17 +134,29 @@ impl Engine {
             let why = decoded.gzip_error.unwrap_or_else(|| "no data".into());
             return Err(error("gzip", format!("not a readable gzip file: {why}"), None));
         }
-        let json_bytes = decoded.json.len() as u64;
-        let mut trace = load::parse(&decoded.json, &mut |done| progress(Phase::Parsing, done, Some(json_bytes)))
-            .map_err(|f| failure(&f, decoded.gzip))?;
-        if let Some(why) = &decoded.gzip_error {
+        let parts = load::parts_for(decoded.json.len(), cores);
+        let plan = load::plan(&decoded.json, parts).map_err(|f| failure(&f, decoded.gzip))?;
+        Ok(Prepared { name: name.to_owned(), file_bytes, json: decoded.json, gzip: decoded.gzip, gzip_error: decoded.gzip_error, plan })
+    }
+
+    /// Last stage of a split load: merges `parts` (in plan order), summarizes and indexes.
+    ///
+    /// # Errors
+    /// A [`LoadError`] when no event could be read.
+    pub fn complete(&mut self, prepared: Prepared, parts: Vec<Part>) -> Result<TraceSummary, LoadError> {
+        let Prepared { name, file_bytes, json, gzip, gzip_error, plan } = prepared;
+        let json_bytes = json.len() as u64;
+        let mut trace = load::assemble(&json, &plan, parts).map_err(|f| failure(&f, gzip))?;
+        drop(json);
+        if let Some(why) = &gzip_error {
             trace.diagnostics.report(crate::diag::DiagKind::InputGzipTruncated, Some(json_bytes), || why.clone());
             trace.truncated = true;
         }
-        let summary = summarize(&trace, name, file_bytes, json_bytes, decoded.gzip);
+        let mut summary = summarize(&trace, &name, file_bytes, json_bytes, gzip);
+        summary.parse_workers = plan.parts.len() as u32;
         self.index = Arc::new(Index::build(&trace));
         self.trace = Some(Arc::new(trace));
-        name.clone_into(&mut self.name);
+        self.name = name;
         Ok(summary)
     }
 

@@ -9,7 +9,8 @@
 //!
 //! `load` can also cut the event array into parts (`input::split`) that are parsed
 //! independently and merged in order (`model::builder` `merge`): the CLI parses them on threads,
-//! the browser can use several workers; the result equals a sequential parse.
+//! the browser parses them in nested parse workers and sends them back encoded (`load::Part::encode`,
+//! `codec`); the result equals a sequential parse.
 //!
 //! The engine never reads a clock, a file or the environment and never spawns threads: callers
 //! (the CLI in `src/bin/kinetoscope.rs`, the wasm worker in `src/bin/worker.rs`) pass bytes in and
@@ -21,6 +22,7 @@
 //! explain it and cite the slices that show it.
 
 pub mod analysis;
+pub mod codec;
 pub mod compare;
 pub mod diag;
 pub mod engine;

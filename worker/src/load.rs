@@ -11,7 +11,13 @@
 //! order. Every part but the last must end cleanly at its boundary; if one does not (a wrong
 //! cut, or malformed input inside a part), `assemble` parses the whole input sequentially, so
 //! the result never depends on how the input was split.
+//!
+//! Across workers (the browser): [`Plan::piece`] names what a worker holding only one part's
+//! bytes needs, [`parse_piece`] parses them there, and [`Part::encode`] / [`Part::decode`] carry
+//! the result back as packed columns (`model::builder` `codec.rs`); decoding gives the same
+//! `Part`, so the assembled trace is the one a sequential parse gives (tests/part_codec.rs).
 
+use crate::codec::{CodecError, Reader, Writer};
 use crate::diag::DiagKind;
 use crate::input::split::split;
 use crate::json::{ErrorKind, Form, Location, ParseError, Tokenizer};
@@ -37,6 +43,23 @@ impl std::fmt::Display for LoadFailure {
             None => write!(f, "{}", self.message),
         }
     }
+}
+
+/// First word of an encoded [`Part`] ("KPRT" little-endian, version 1 in the high byte).
+const PART_MAGIC: u32 = u32::from_le_bytes(*b"KPR\x01");
+
+/// Smallest JSON worth splitting across workers: below it, spawning and instantiating them
+/// costs more than it saves, and one worker parses everything.
+pub const MIN_SPLIT_BYTES: usize = 16 << 20;
+
+/// Most parts (workers) one load is split into: each worker holds its part and its model
+/// while parsing, so memory, not only cores, bounds this.
+pub const MAX_PARTS: usize = 8;
+
+/// How many parts to cut `json_bytes` of JSON into with `cores` cores: 1 below
+/// [`MIN_SPLIT_BYTES`], then one per [`MIN_SPLIT_BYTES`], at most `cores` and [`MAX_PARTS`].
+pub fn parts_for(json_bytes: usize, cores: usize) -> usize {
+    cores.min(MAX_PARTS).min(json_bytes / MIN_SPLIT_BYTES).max(1)
 }
 
 /// Bytes between progress callbacks.
@@ -88,14 +111,40 @@ pub fn plan(json: &[u8], parts: usize) -> Result<Plan, LoadFailure> {
 /// Parses part `index` of `plan`; `progress(json_bytes_done)` every few MB.
 pub fn parse_part(json: &[u8], plan: &Plan, index: usize, progress: &mut dyn FnMut(u64)) -> Part {
     let range = plan.parts.get(index).cloned().unwrap_or(0..0);
-    let (mut builder, tokens) = if index == 0 {
-        match Tokenizer::new(&json[range], 0) {
+    let start = range.start as u64;
+    parse_piece(&json[range], Piece { start, form: plan.form, first: index == 0 }, progress)
+}
+
+/// Where a part's bytes sit in the input: what a worker holding only those bytes needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Piece {
+    /// Absolute offset of the part's first byte in the input.
+    pub start: u64,
+    /// The input's top-level form (from [`plan`]).
+    pub form: Form,
+    /// The part starts the input (it holds the document's head).
+    pub first: bool,
+}
+
+impl Plan {
+    /// Part `index` as a [`Piece`] and its byte range.
+    pub fn piece(&self, index: usize) -> Option<(Piece, Range<usize>)> {
+        let range = self.parts.get(index)?.clone();
+        Some((Piece { start: range.start as u64, form: self.form, first: index == 0 }, range))
+    }
+}
+
+/// Parses one part given only its bytes (`bytes` = the input's `piece.start..` range, as cut
+/// by [`plan`]); `progress(json_bytes_done)` gets absolute offsets every few MB. The same as
+/// [`parse_part`] over the whole input.
+pub fn parse_piece(bytes: &[u8], piece: Piece, progress: &mut dyn FnMut(u64)) -> Part {
+    let (mut builder, tokens) = if piece.first {
+        match Tokenizer::new(bytes, 0) {
             Ok(t) => (Builder::new(), t),
-            Err(e) => return Part::failed(e, plan.form),
+            Err(e) => return Part::failed(e, piece.form),
         }
     } else {
-        let start = range.start;
-        (Builder::for_later_part(), Tokenizer::events_only(&json[range], start as u64, plan.form))
+        (Builder::for_later_part(), Tokenizer::events_only(bytes, piece.start, piece.form))
     };
     let mut tokens = tokens;
     let mut next_report = PROGRESS_STEP;
@@ -133,6 +182,71 @@ pub fn parse_part(json: &[u8], plan: &Plan, index: usize, progress: &mut dyn FnM
 impl Part {
     fn failed(e: ParseError, form: Form) -> Self {
         Part { builder: Builder::new(), stopped: Some(e), unclosed: false, events: 0, skipped: 0, element_start: 0, form }
+    }
+
+    /// The part as packed bytes (its builder's columns, strings and how reading ended), to
+    /// send from the worker that parsed it to the one that assembles ([`crate::codec`]).
+    pub fn encode(&self) -> Vec<u8> {
+        let mut w = Writer::with_capacity(self.builder.encoded_size_hint());
+        w.u32(PART_MAGIC);
+        match &self.stopped {
+            None => w.u8(0),
+            Some(e) => {
+                match e.kind() {
+                    ErrorKind::Eof => w.u8(1),
+                    ErrorKind::TooDeep => w.u8(2),
+                    ErrorKind::Syntax(msg) => {
+                        w.u8(3);
+                        w.str(msg);
+                    }
+                }
+                w.u64(e.offset());
+            }
+        }
+        w.bool(self.unclosed);
+        w.u64(self.events);
+        w.u64(self.skipped);
+        w.u64(self.element_start);
+        w.u8(match self.form {
+            Form::Object => 0,
+            Form::Array => 1,
+        });
+        self.builder.encode(&mut w);
+        w.into_bytes()
+    }
+
+    /// Reads a part written by [`Part::encode`].
+    ///
+    /// # Errors
+    /// When `bytes` is not a complete, consistent part encoding.
+    pub fn decode(bytes: &[u8]) -> Result<Part, CodecError> {
+        let mut r = Reader::new(bytes);
+        if r.u32()? != PART_MAGIC {
+            return Err(CodecError("not a part encoding (bad magic)".into()));
+        }
+        let stopped = match r.u8()? {
+            0 => None,
+            tag => {
+                let kind = match tag {
+                    1 => ErrorKind::Eof,
+                    2 => ErrorKind::TooDeep,
+                    3 => ErrorKind::Syntax(r.string()?.into()),
+                    t => return Err(CodecError(format!("bad error tag {t}"))),
+                };
+                Some(ParseError::new(kind, r.u64()?))
+            }
+        };
+        let (unclosed, events, skipped, element_start) = (r.bool()?, r.u64()?, r.u64()?, r.u64()?);
+        let form = match r.u8()? {
+            0 => Form::Object,
+            1 => Form::Array,
+            f => return Err(CodecError(format!("bad form {f}"))),
+        };
+        let builder = Builder::decode(&mut r)?;
+        if !r.at_end() {
+            return Err(CodecError("trailing bytes after the part".into()));
+        }
+        Ok(Part { builder, stopped, unclosed, events, skipped, element_start, form })
     }
 
     /// A part that is not the last must end right after a `,` between events.

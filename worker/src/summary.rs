@@ -55,6 +55,7 @@ pub fn summarize(trace: &Trace, file_name: &str, file_bytes: u64, json_bytes: u6
         warnings: trace.diagnostics.lines(),
         truncated: trace.truncated,
         parse_ms: 0.0,
+        parse_workers: 1,
     }
 }
 

@@ -5,42 +5,14 @@
 mod common;
 
 use kinetoscope::load::{assemble, parse, parse_part, plan};
+use common::fingerprint;
 use kinetoscope::model::Trace;
-use kinetoscope::summary::summarize;
 
 fn split_parse(json: &[u8], parts: usize) -> (Trace, usize) {
     let plan = plan(json, parts).unwrap();
     let n = plan.parts.len();
     let parsed = (0..n).map(|i| parse_part(json, &plan, i, &mut |_| {})).collect();
     (assemble(json, &plan, parsed).unwrap(), n)
-}
-
-/// Everything observable about a model, as text (ids are remapped by merging, names are not).
-fn fingerprint(t: &Trace) -> String {
-    let mut out = format!("{:?}\n", summarize(t, "x", 0, 0, false));
-    let s = &t.slices;
-    // Display order: lane ids are creation order, which may differ between parse paths.
-    let display = t.processes.iter().flat_map(|p| p.lanes.iter()).flat_map(|l| {
-        let r = &t.lanes[l.0 as usize].slices;
-        r.start as usize..r.end as usize
-    });
-    for i in display {
-        let lane = &t.lanes[s.lane[i].0 as usize];
-        out.push_str(&format!(
-            "{} {} {} {} {} {} {} {} {}\n",
-            t.strings.get(lane.tid),
-            s.start_ns[i],
-            s.dur_ns[i],
-            t.strings.get(s.name[i]),
-            s.depth[i],
-            s.row[i],
-            t.args_text(s.args[i]),
-            s.correlation[i],
-            s.launch[i] != kinetoscope::model::NONE
-        ));
-    }
-    out.push_str(&format!("flows {} unlinked {}\n", t.flows.len(), t.flows_unlinked));
-    out
 }
 
 #[test]

@@ -178,6 +178,7 @@ impl Bridge {
                 id,
                 name: name.to_owned(),
                 size,
+                workers: workers_param(),
             },
             None,
         )
@@ -339,6 +340,13 @@ impl Inner {
         self.link = Link::Ready(conn);
         replies
     }
+}
+
+/// The page's `?workers=N` (benchmarks: `1` forces the single-worker parse), if any.
+fn workers_param() -> Option<u32> {
+    let search = web_sys::window()?.location().search().ok()?;
+    let params = web_sys::UrlSearchParams::new_with_str(&search).ok()?;
+    params.get("workers")?.trim().parse().ok()
 }
 
 /// A `LoadError` of kind `worker` (the worker could not start or crashed) with no position.

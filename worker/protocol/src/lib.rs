@@ -11,14 +11,21 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Bumped on any incompatible change; the app refuses a worker that reports another version.
-pub const PROTOCOL_VERSION: u32 = 5;
+pub const PROTOCOL_VERSION: u32 = 6;
 
 /// A message from the app to the worker.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "type")]
 pub enum ToWorker {
     /// Starts a load; chunks follow with the same id. `size` is the file size if known.
-    Open { id: u32, name: String, size: Option<u64> },
+    /// `workers` caps the parse workers (default: one per core; the page's `?workers=N`).
+    Open {
+        id: u32,
+        name: String,
+        size: Option<u64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        workers: Option<u32>,
+    },
     /// One chunk of file bytes; the bytes are the transferred buffer sent with this message.
     Chunk { id: u32 },
     /// All chunks were sent: decompress, parse and index.
@@ -652,6 +659,9 @@ pub struct TraceSummary {
     pub truncated: bool,
     /// Decompress + parse + index wall time, measured by the caller; 0 when unmeasured.
     pub parse_ms: f64,
+    /// Parts the JSON was parsed in (one worker each in the browser; 1 = sequential).
+    #[serde(default)]
+    pub parse_workers: u32,
 }
 
 /// One process or device and its lanes.
@@ -827,7 +837,7 @@ mod tests {
         let old: Query = serde_json::from_str(r#"{"kind":"hover","slice":4}"#).unwrap();
         assert_eq!(old, Query::Hover { trace: TraceRef::Current, slice: 4 });
         for msg in [
-            ToWorker::Open { id: 1, name: "a".into(), size: Some(3) },
+            ToWorker::Open { id: 1, name: "a".into(), size: Some(3), workers: Some(2) },
             ToWorker::Chunk { id: 1 },
             ToWorker::Finish { id: 1 },
             ToWorker::Cancel { id: 1 },

@@ -16,8 +16,20 @@
 //! from `Open.size`). `Progress` is posted at most every [`PROGRESS_EVERY_MS`] so a 1 GB file
 //! streamed in 64 KiB chunks does not flood the main thread.
 //!
+//! Large inputs (see `load::parts_for`) are parsed in parts by nested sub-workers (`worker/pool.rs`,
+//! spawned when `Open` announces a large file): `Finish` decompresses and plans here, each part's
+//! bytes go to one sub-worker, the encoded parts come back and are merged here in order
+//! (`Engine::prepare` / `Engine::complete`). Meanwhile this worker keeps answering messages:
+//! `Progress` sums the parts' bytes, `Cancel` or a new `Open` terminates the sub-workers, and a
+//! sub-worker that fails or dies ends the load with a `Failed` reply naming it.
+//!
 //! Why not gloo-worker: its bincode codec copies byte buffers several times and cannot transfer
-//! them (see shared TOOLCHAIN.md). References: issue 2, STYLE.md §2–3.
+//! them (see shared TOOLCHAIN.md). References: issues 2 and 3, STYLE.md §2–3.
+
+// `src/bin/worker/`, not `src/bin/`, so Cargo does not take it for another binary.
+#[cfg(target_arch = "wasm32")]
+#[path = "worker/pool.rs"]
+mod pool;
 
 #[cfg(target_arch = "wasm32")]
 fn main() {
@@ -29,7 +41,9 @@ fn main() {}
 
 #[cfg(target_arch = "wasm32")]
 mod wasm {
-    use kinetoscope::engine::Engine;
+    use crate::pool::{self, Pool};
+    use kinetoscope::engine::{Engine, Prepared};
+    use kinetoscope::load::{self, Part};
     use protocol::{FromWorker, LoadError, Phase, ToWorker, PROTOCOL_VERSION};
     use std::cell::RefCell;
     use std::rc::Rc;
@@ -43,28 +57,60 @@ mod wasm {
     /// The load being received: its id, name, declared size and the bytes so far.
     struct Pending {
         id: u32,
+        /// Cores to parse on: `navigator.hardwareConcurrency`, capped by `Open.workers`.
+        cores: usize,
         name: String,
         size: Option<u64>,
         bytes: Vec<u8>,
         last_progress_ms: f64,
     }
 
-    /// Worker-wide state: the engine (keeps the loaded trace) and the load being received.
+    /// A load being parsed by sub-workers: its id, what `Engine::complete` needs, the parts
+    /// back so far and the bytes each has done.
+    struct Job {
+        id: u32,
+        prepared: Prepared,
+        parts: Vec<Option<Part>>,
+        done: Vec<u64>,
+        started_ms: f64,
+        last_progress_ms: f64,
+    }
+
+    /// Worker-wide state: the engine (keeps the loaded trace), the load being received, the
+    /// load being parsed by sub-workers and their pool.
     struct Worker {
         scope: DedicatedWorkerGlobalScope,
         engine: Engine,
         pending: Option<Pending>,
+        job: Option<Job>,
+        pool: Pool,
+        /// Hands sub-worker events back to this state.
+        pool_sink: pool::Sink,
     }
 
-    /// Installs the message handler and posts `Ready`.
+    /// Installs the message handler and posts `Ready`; in a sub-worker, runs its loop instead.
     pub fn run() {
         console_error_panic_hook::set_once();
         let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
-        let state = Rc::new(RefCell::new(Worker {
-            scope: scope.clone(),
-            engine: Engine::new(),
-            pending: None,
-        }));
+        if scope.name() == pool::PARSER_NAME {
+            return pool::serve(scope);
+        }
+        let state = Rc::new_cyclic(|weak: &std::rc::Weak<RefCell<Worker>>| {
+            let weak = weak.clone();
+            let pool_sink: pool::Sink = Rc::new(move |slot, event| {
+                if let Some(state) = weak.upgrade() {
+                    state.borrow_mut().on_pool(slot, event);
+                }
+            });
+            RefCell::new(Worker {
+                scope: scope.clone(),
+                engine: Engine::new(),
+                pending: None,
+                job: None,
+                pool: Pool::default(),
+                pool_sink,
+            })
+        });
         let on_message = Closure::<dyn Fn(MessageEvent)>::new(move |ev: MessageEvent| {
             state.borrow_mut().handle(&ev.data());
         });
@@ -88,12 +134,14 @@ mod wasm {
                 return;
             };
             match serde_json::from_str::<ToWorker>(&json) {
-                Ok(ToWorker::Open { id, name, size }) => self.open(id, name, size),
+                Ok(ToWorker::Open { id, name, size, workers }) => self.open(id, name, size, workers),
                 Ok(ToWorker::Chunk { id }) => self.chunk(id, &parts.get(1)),
                 Ok(ToWorker::Finish { id }) => self.finish(id),
                 Ok(ToWorker::Cancel { id }) => {
-                    if self.pending.as_ref().is_some_and(|p| p.id == id) {
+                    let receiving = self.pending.as_ref().is_some_and(|p| p.id == id);
+                    if receiving || self.job.as_ref().is_some_and(|j| j.id == id) {
                         self.pending = None;
+                        self.stop_parsers();
                     }
                 }
                 Ok(ToWorker::Query { id, query }) => match self.engine.query(&query) {
@@ -110,8 +158,19 @@ mod wasm {
             }
         }
 
-        fn open(&mut self, id: u32, name: String, size: Option<u64>) {
+        fn open(&mut self, id: u32, name: String, size: Option<u64>, workers: Option<u32>) {
             self.pending = None;
+            self.stop_parsers();
+            let cap = workers.map_or(usize::MAX, |w| (w as usize).max(1));
+            let cores = cores(&self.scope).min(cap);
+            // Start the sub-workers now, so they boot while the bytes arrive.
+            let parts = size.map_or(1, |s| load::parts_for(usize::try_from(s).unwrap_or(usize::MAX), cores));
+            if parts > 1 {
+                self.pool = Pool::default();
+                if let Err(e) = self.pool.grow(parts, &self.pool_sink) {
+                    console_error(&format!("worker: cannot start parse workers: {e}"));
+                }
+            }
             let mut bytes = Vec::new();
             let want = size.and_then(|s| usize::try_from(s).ok()).unwrap_or(0);
             if bytes.try_reserve_exact(want).is_err() {
@@ -123,6 +182,7 @@ mod wasm {
             }
             self.pending = Some(Pending {
                 id,
+                cores,
                 name,
                 size,
                 bytes,
@@ -162,42 +222,124 @@ mod wasm {
         }
 
         fn finish(&mut self, id: u32) {
-            let Some(Pending { name, bytes, .. }) = self.pending.take_if(|p| p.id == id) else {
+            let Some(Pending { name, bytes, cores, .. }) = self.pending.take_if(|p| p.id == id) else {
                 return;
             };
             let total = bytes.len() as u64;
             self.progress(id, Phase::Reading, total, Some(total));
             let scope = self.scope.clone();
             let started = now_ms(&scope);
-            let mut last: Option<(Phase, f64)> = None;
-            let mut report = |phase: Phase, done: u64, total: Option<u64>| {
-                let now = now_ms(&scope);
-                let due = last.is_none_or(|(p, t)| p != phase || now - t >= PROGRESS_EVERY_MS);
-                if due {
-                    last = Some((phase, now));
-                    let msg = FromWorker::Progress {
-                        id,
-                        phase,
-                        done_bytes: done,
-                        total_bytes: total,
-                    };
-                    post(&scope, &msg);
-                }
+            let mut report = throttled(scope.clone(), id);
+            // One part per core for a large JSON (its size is known after decompression).
+            let prepared = match self.engine.prepare(&name, bytes, cores, &mut report) {
+                Ok(p) => p,
+                Err(error) => return post(&scope, &FromWorker::Failed { id, error }),
             };
-            let reply = match self.engine.load(&name, bytes, &mut report) {
+            if prepared.plan.parts.len() > 1 {
+                return self.start_job(id, prepared, started);
+            }
+            self.stop_parsers();
+            let json_bytes = prepared.json.len() as u64;
+            let part = load::parse_part(&prepared.json, &prepared.plan, 0, &mut |done| report(Phase::Parsing, done, Some(json_bytes)));
+            let reply = self.engine.complete(prepared, vec![part]);
+            self.loaded(id, reply, started);
+        }
+
+        /// Sends each part of `prepared` to a sub-worker; `on_pool` assembles what comes back.
+        fn start_job(&mut self, id: u32, prepared: Prepared, started_ms: f64) {
+            let n = prepared.plan.parts.len();
+            if self.pool.is_terminated() {
+                self.pool = Pool::default();
+            }
+            let mut sent = self.pool.grow(n, &self.pool_sink);
+            for index in 0..n {
+                let Some((piece, range)) = prepared.plan.piece(index) else { continue };
+                sent = sent.and_then(|()| self.pool.parse(id, index, piece, &prepared.json[range]));
+            }
+            if let Err(e) = sent {
+                self.stop_parsers();
+                return self.fail(id, "worker", format!("cannot start the parse workers: {e}"));
+            }
+            let json_bytes = prepared.json.len() as u64;
+            self.progress(id, Phase::Parsing, 0, Some(json_bytes));
+            self.job = Some(Job { id, prepared, parts: (0..n).map(|_| None).collect(), done: vec![0; n], started_ms, last_progress_ms: started_ms });
+        }
+
+        /// One sub-worker event: boot, progress, a part back, or a failure that ends the load.
+        fn on_pool(&mut self, slot: usize, event: pool::Event) {
+            let current = self.job.as_ref().map(|j| j.id);
+            match event {
+                pool::Event::Ready => {
+                    if let Err(e) = self.pool.ready(slot) {
+                        self.job_failed(format!("parse worker {slot} could not be sent its part: {e}"));
+                    }
+                }
+                pool::Event::Progress { job, index, done } if Some(job) == current => self.job_progress(index, done),
+                pool::Event::Parsed { job, index, bytes } if Some(job) == current => match Part::decode(&bytes) {
+                    Ok(part) => self.job_part(index, part),
+                    Err(e) => self.job_failed(format!("parse worker {index} sent an unreadable part: {e}")),
+                },
+                pool::Event::Failed { job, index, message } if Some(job) == current => {
+                    self.job_failed(format!("parse worker {index} failed: {message}"));
+                }
+                pool::Event::Crashed(message) if current.is_some() => {
+                    self.job_failed(format!("parse worker {slot} stopped: {message}"));
+                }
+                _ => {}
+            }
+        }
+
+        fn job_progress(&mut self, index: usize, done: u64) {
+            let Some(job) = self.job.as_mut() else { return };
+            if let Some(d) = job.done.get_mut(index) {
+                *d = done;
+            }
+            let now = now_ms(&self.scope);
+            if now - job.last_progress_ms >= PROGRESS_EVERY_MS {
+                job.last_progress_ms = now;
+                let (id, sum, total) = (job.id, job.done.iter().sum(), job.prepared.json.len() as u64);
+                self.progress(id, Phase::Parsing, sum, Some(total));
+            }
+        }
+
+        fn job_part(&mut self, index: usize, part: Part) {
+            let Some(job) = self.job.as_mut() else { return };
+            if let Some(slot) = job.parts.get_mut(index) {
+                *slot = Some(part);
+            }
+            if job.parts.iter().any(Option::is_none) {
+                return;
+            }
+            let Some(job) = self.job.take() else { return };
+            self.pool.terminate();
+            let parts = job.parts.into_iter().flatten().collect();
+            let reply = self.engine.complete(job.prepared, parts);
+            self.loaded(job.id, reply, job.started_ms);
+        }
+
+        fn job_failed(&mut self, message: String) {
+            let Some(job) = self.job.take() else { return };
+            self.pool.terminate();
+            self.fail(job.id, "worker", message);
+        }
+
+        /// Drops the load being parsed by sub-workers, if any, and terminates them.
+        fn stop_parsers(&mut self) {
+            self.job = None;
+            self.pool.terminate();
+        }
+
+        fn loaded(&self, id: u32, reply: Result<protocol::TraceSummary, LoadError>, started_ms: f64) {
+            let reply = match reply {
                 Ok(mut summary) => {
                     let layout = self.engine.layout().unwrap_or_default();
                     self.engine.warm_tiles();
-                    summary.parse_ms = now_ms(&scope) - started;
-                    FromWorker::Loaded {
-                        id,
-                        summary: Box::new(summary),
-                        layout: Box::new(layout),
-                    }
+                    summary.parse_ms = now_ms(&self.scope) - started_ms;
+                    FromWorker::Loaded { id, summary: Box::new(summary), layout: Box::new(layout) }
                 }
                 Err(error) => FromWorker::Failed { id, error },
             };
-            post(&scope, &reply);
+            post(&self.scope, &reply);
         }
 
         fn progress(&self, id: u32, phase: Phase, done_bytes: u64, total_bytes: Option<u64>) {
@@ -222,6 +364,23 @@ mod wasm {
             };
             post(&self.scope, &FromWorker::Failed { id, error });
         }
+    }
+
+    /// A progress reporter for load `id`: posts at most every [`PROGRESS_EVERY_MS`] per phase.
+    fn throttled(scope: DedicatedWorkerGlobalScope, id: u32) -> impl FnMut(Phase, u64, Option<u64>) {
+        let mut last: Option<(Phase, f64)> = None;
+        move |phase: Phase, done: u64, total: Option<u64>| {
+            let now = now_ms(&scope);
+            if last.is_none_or(|(p, t)| p != phase || now - t >= PROGRESS_EVERY_MS) {
+                last = Some((phase, now));
+                post(&scope, &FromWorker::Progress { id, phase, done_bytes: done, total_bytes: total });
+            }
+        }
+    }
+
+    /// Logical cores the browser reports (`navigator.hardwareConcurrency`), at least 1.
+    fn cores(scope: &DedicatedWorkerGlobalScope) -> usize {
+        (scope.navigator().hardware_concurrency() as usize).max(1)
     }
 
     /// Milliseconds from the worker's time origin; 0 if `performance` is unavailable.

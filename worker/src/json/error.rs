@@ -1,5 +1,6 @@
 //! Fatal JSON errors: a kind plus an absolute byte offset; position text computed on demand.
 
+use std::borrow::Cow;
 use std::fmt;
 
 /// What went wrong, in one of three classes callers handle differently.
@@ -8,7 +9,7 @@ pub enum ErrorKind {
     /// The input ended inside a value: everything before is usable.
     Eof,
     /// The input is not valid JSON (or not a trace) at the offset.
-    Syntax(&'static str),
+    Syntax(Cow<'static, str>),
     /// Nesting deeper than the limit.
     TooDeep,
 }
@@ -36,7 +37,13 @@ impl ParseError {
     /// A syntax error at `offset`.
     #[cold]
     pub fn syntax(msg: &'static str, offset: u64) -> Self {
-        Self { inner: Box::new((ErrorKind::Syntax(msg), offset)) }
+        Self { inner: Box::new((ErrorKind::Syntax(Cow::Borrowed(msg)), offset)) }
+    }
+
+    /// An error of `kind` at `offset` (rebuilding one that crossed a worker boundary).
+    #[cold]
+    pub fn new(kind: ErrorKind, offset: u64) -> Self {
+        Self { inner: Box::new((kind, offset)) }
     }
 
     /// Unexpected end of input at `offset`.

@@ -12,5 +12,5 @@ mod scan;
 mod tokenizer;
 
 pub use error::{ErrorKind, Location, ParseError};
-pub use scan::{unescape, Cursor, JStr, StringTracker};
+pub use scan::{minify_into, unescape, Cursor, JStr, StringTracker};
 pub use tokenizer::{Form, RawEvent, Tokenizer, TopLevel};

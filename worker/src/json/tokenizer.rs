@@ -393,12 +393,34 @@ impl<'a> Tokenizer<'a> {
     /// An integer value (a number without fraction); other values are skipped.
     fn int(&mut self) -> Result<Option<i64>, ParseError> {
         if matches!(self.cur.buf.get(self.cur.pos), Some(b'-' | b'0'..=b'9')) {
-            let text = self.cur.number()?;
-            return Ok(std::str::from_utf8(text).ok().and_then(|s| s.parse::<i64>().ok()));
+            return Ok(parse_i64(self.cur.number()?));
         }
         self.cur.skip_value()?;
         Ok(None)
     }
+}
+
+/// The integer in `text` as `str::parse::<i64>` reads it (optional sign, digits only, no
+/// overflow), without the UTF-8 check and the generic parser.
+fn parse_i64(text: &[u8]) -> Option<i64> {
+    let (neg, digits) = match text.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        Some((b'+', rest)) => (false, rest),
+        _ => (false, text),
+    };
+    if digits.is_empty() {
+        return None;
+    }
+    let mut v: i64 = 0;
+    for &b in digits {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        let d = i64::from(b - b'0');
+        v = v.checked_mul(10)?;
+        v = if neg { v.checked_sub(d)? } else { v.checked_add(d)? };
+    }
+    Some(v)
 }
 
 /// Converts decimal microseconds text to integer nanoseconds.
@@ -463,7 +485,14 @@ fn exponent_form(text: &[u8]) -> Option<i64> {
 
 #[cfg(test)]
 mod tests {
-    use super::micros_to_ns;
+    use super::{micros_to_ns, parse_i64};
+
+    #[test]
+    fn integers_parse_like_str_parse() {
+        for t in ["0", "-0", "+7", "42", "-9223372036854775808", "9223372036854775807", "9223372036854775808", "-9223372036854775809", "1.5", "1e3", "-", "+", "", "12-3", "007"] {
+            assert_eq!(parse_i64(t.as_bytes()), t.parse::<i64>().ok(), "{t:?}");
+        }
+    }
 
     #[test]
     fn micros_text_to_ns() {

@@ -140,6 +140,27 @@ impl Strings {
         self.ends.is_empty()
     }
 
+    /// The pool's byte buffer and the end offset of every string (for [`crate::codec`]).
+    pub fn raw_parts(&self) -> (&[u8], &[u32]) {
+        (&self.bytes, &self.ends)
+    }
+
+    /// Rebuilds a pool from [`Strings::raw_parts`]; `None` when the ends are not ascending
+    /// within `bytes` or the first string is not the empty one.
+    pub fn from_raw_parts(bytes: Vec<u8>, ends: Vec<u32>) -> Option<Self> {
+        if ends.first() != Some(&0) || ends.windows(2).any(|w| w[0] > w[1]) || ends.last().is_some_and(|&e| e as usize != bytes.len()) {
+            return None;
+        }
+        let mut map = FxHashMap::default();
+        map.reserve(ends.len());
+        let mut start = 0;
+        for (i, &end) in ends.iter().enumerate() {
+            map.entry(bytes[start..end as usize].into()).or_insert(StrId(i as u32));
+            start = end as usize;
+        }
+        Some(Self { bytes, ends, map })
+    }
+
     /// Approximate heap bytes held.
     pub fn heap_bytes(&self) -> usize {
         self.bytes.capacity() * 2 + self.ends.capacity() * 4 + self.map.capacity() * 24

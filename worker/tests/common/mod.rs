@@ -82,3 +82,49 @@ pub fn oracle(fixture: &str) -> serde_json::Value {
     let path = shared().join(format!("fixtures/oracle/{stem}.tbhead.json"));
     serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap()
 }
+
+/// Everything observable about a model, as text: summary, slices in display order with their
+/// names, args and links, instants, counters, diagnostics (with offsets), truncation and
+/// top-level keys. Ids are remapped by merging split parses; names are not.
+pub fn fingerprint(t: &kinetoscope::model::Trace) -> String {
+    use std::fmt::Write as _;
+    let mut out = format!("{:?}\n", kinetoscope::summary::summarize(t, "x", 0, 0, false));
+    let s = &t.slices;
+    // Display order: lane ids are creation order, which may differ between parse paths.
+    let display = t.processes.iter().flat_map(|p| p.lanes.iter()).flat_map(|l| {
+        let r = &t.lanes[l.0 as usize].slices;
+        r.start as usize..r.end as usize
+    });
+    for i in display {
+        let lane = &t.lanes[s.lane[i].0 as usize];
+        let _ = writeln!(
+            out,
+            "{} {} {} {} {} {} {} {} {} {}",
+            t.strings.get(lane.tid),
+            s.start_ns[i],
+            s.dur_ns[i],
+            t.strings.get(s.name[i]),
+            s.depth[i],
+            s.row[i],
+            t.args_text(s.args[i]),
+            s.correlation[i],
+            s.launch[i] != kinetoscope::model::NONE,
+            s.offset[i]
+        );
+    }
+    let i = &t.instants;
+    for k in 0..i.ts_ns.len() {
+        let lane = i.lane[k].0;
+        let tid = t.lanes.get(lane as usize).map(|l| t.strings.get(l.tid).into_owned()).unwrap_or_default();
+        let _ = writeln!(out, "instant {} {tid} {} {}", i.ts_ns[k], t.strings.get(i.name[k]), t.args_text(i.args[k]));
+    }
+    let c = &t.counters;
+    for k in 0..c.ts_ns.len() {
+        let pid = t.processes.get(c.process[k] as usize).map(|p| t.strings.get(p.pid).into_owned()).unwrap_or_default();
+        let _ = writeln!(out, "counter {} {pid} {} {}", c.ts_ns[k], t.strings.get(c.name[k]), t.args_text(c.args[k]));
+    }
+    let _ = writeln!(out, "flows {} unlinked {}", t.flows.len(), t.flows_unlinked);
+    let _ = writeln!(out, "diagnostics {:?}", t.diagnostics.lines());
+    let _ = writeln!(out, "truncated {} form {:?} origin {} end {} top {:?}", t.truncated, t.form, t.origin_ns, t.end_ns, t.top_level);
+    out
+}

@@ -188,12 +188,39 @@ fn numeric(strings: &Strings, id: StrId) -> Option<i64> {
 
 /// Sorts slice columns by (lane, start, longer first, input order of the begin event: its byte
 /// offset, which no parse path changes) and shifts times to origin.
+///
+/// Cost: a counting pass groups slices by lane (keeping input order, which is mostly time
+/// order), then each lane sorts packed keys: sequential memory, where sorting indexes by a key
+/// read from four columns missed the cache on every comparison.
 fn sort_slices(s: Slices, origin: i64) -> Slices {
-    let mut order: Vec<u32> = (0..s.len() as u32).collect();
-    order.sort_unstable_by_key(|&i| {
-        let i = i as usize;
-        (s.lane[i], s.start_ns[i], std::cmp::Reverse(s.dur_ns[i]), s.offset[i])
-    });
+    let lanes = s.lane.iter().map(|l| l.0 as usize + 1).max().unwrap_or(0);
+    let mut starts = vec![0usize; lanes + 1];
+    for l in &s.lane {
+        starts[l.0 as usize + 1] += 1;
+    }
+    for i in 1..starts.len() {
+        starts[i] += starts[i - 1];
+    }
+    let mut order = vec![0u32; s.len()];
+    let mut next = starts.clone();
+    for (i, l) in s.lane.iter().enumerate() {
+        let at = &mut next[l.0 as usize];
+        order[*at] = i as u32;
+        *at += 1;
+    }
+    let mut keys: Vec<(i64, std::cmp::Reverse<i64>, u64, u32)> = Vec::new();
+    for w in starts.windows(2) {
+        let group = &mut order[w[0]..w[1]];
+        keys.clear();
+        keys.extend(group.iter().map(|&i| {
+            let j = i as usize;
+            (s.start_ns[j], std::cmp::Reverse(s.dur_ns[j]), s.offset[j], i)
+        }));
+        keys.sort_unstable();
+        for (slot, k) in group.iter_mut().zip(&keys) {
+            *slot = k.3;
+        }
+    }
     let n = order.len();
     Slices {
         start_ns: order.iter().map(|&i| s.start_ns[i as usize] - origin).collect(),

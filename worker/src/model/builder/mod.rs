@@ -5,7 +5,7 @@
 //! descending, input order: parents before children that start at the same time), subtracts
 //! the origin, nests ([`super::nest`]), links ([`super::link`]) and orders processes and lanes
 //! for display (`finish.rs`). Builders of consecutive parts of a split input combine with
-//! `merge` (`merge.rs`).
+//! `merge` (`merge.rs`); a part parsed in another worker travels as bytes (`codec.rs`).
 //!
 //! Phases: `X` and matched `B`/`E` -> slices on the thread lane; `b`/`e`, `S`/`F` -> slices on
 //! an async lane of the process (one per async name); `i`/`I`/`n`/`T`/`p` -> instants; `C` ->
@@ -14,8 +14,9 @@
 use super::strings::{FxHashMap, StrId, Strings};
 use super::{ArgsRef, Counters, EventStats, Instants, LaneId, Slices, NONE};
 use crate::diag::{DiagKind, Diagnostics};
-use crate::json::{unescape, JStr, RawEvent, StringTracker};
+use crate::json::{minify_into, unescape, JStr, RawEvent};
 
+mod codec;
 mod finish;
 mod merge;
 
@@ -254,12 +255,7 @@ impl Builder {
     fn args(&mut self, ev: &RawEvent<'_>) -> ArgsRef {
         let Some(raw) = ev.args else { return ArgsRef::default() };
         let start = self.args.len();
-        let mut strings = StringTracker::default();
-        for &b in raw {
-            if !strings.outside(b) || !matches!(b, b' ' | b'\n' | b'\r' | b'\t') {
-                self.args.push(b);
-            }
-        }
+        minify_into(&mut self.args, raw);
         let len = self.args.len() - start;
         ArgsRef { start: u32::try_from(start).unwrap_or(u32::MAX), len: u32::try_from(len).unwrap_or(0) }
     }

@@ -1,0 +1,261 @@
+//! Parse sub-workers (wasm only): the load worker's pool of nested dedicated workers, and the
+//! loop a sub-worker runs. Together with `worker.rs` the only code that touches web-sys.
+//!
+//! Roles: one wasm binary, two roles chosen by the worker's name. The load worker (spawned by
+//! the app) spawns up to `load::MAX_PARTS` sub-workers from the same `worker_loader.js` with the
+//! name [`PARSER_NAME`]; each posts [`FromParser::Ready`], then parses the parts it is sent.
+//!
+//! Messages: `[json, ArrayBuffer?]` arrays like the app's protocol, but internal to this binary
+//! (both ends are the same build, so no version handshake). [`ToParser::Parse`] carries one
+//! part's bytes (transferred); the sub-worker answers `Progress` (bytes of its part done, every
+//! few MB), then `Parsed` with the part encoded by `load::Part::encode` (transferred), or
+//! `Failed`. A trap in a sub-worker reaches the load worker as an `error` event
+//! ([`Event::Crashed`]), so no failure is silent.
+//!
+//! Why nested workers owned by the load worker, not workers owned by the app's bridge: the
+//! bytes already sit in the load worker, so parts go straight to the parsers and parts come
+//! straight back to the one place that assembles them; the page's main thread never sees a
+//! part or a model, and Cancel (the bridge terminating the load worker) ends its sub-workers too.
+//!
+//! Lifetime: a pool is spawned per large load (when `Open` announces a big file, so the
+//! sub-workers boot while the bytes arrive) and terminated when that load ends: a wasm
+//! instance's memory never shrinks, so an idle parser would keep its part's memory.
+//!
+//! Cost per part: one copy out of the load worker's memory, one into the sub-worker's, one for
+//! the encoded part and one back; copies are memcpy speed, small next to parsing.
+
+use kinetoscope::load::{parse_piece, Piece};
+use kinetoscope::json::Form;
+use serde::{Deserialize, Serialize};
+use std::rc::Rc;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use web_sys::{DedicatedWorkerGlobalScope, MessageEvent, Worker, WorkerOptions};
+
+/// Name given to sub-workers; `worker.rs` reads it to pick the role.
+pub const PARSER_NAME: &str = "kinetoscope-parse";
+
+/// Trunk's loader shim for this binary, relative to the load worker's own script.
+const LOADER_URL: &str = "./worker_loader.js";
+
+/// From the load worker to a sub-worker.
+#[derive(Serialize, Deserialize)]
+#[serde(tag = "type")]
+enum ToParser {
+    /// Parse the transferred bytes as part `index` of load `job`.
+    Parse { job: u32, index: u32, start: u64, object: bool, first: bool },
+}
+
+/// From a sub-worker to the load worker.
+#[derive(Serialize, Deserialize)]
+#[serde(tag = "type")]
+enum FromParser {
+    Ready,
+    Progress { job: u32, index: u32, done: u64 },
+    /// The encoded part is the transferred buffer beside this message.
+    Parsed { job: u32, index: u32 },
+    Failed { job: u32, index: u32, message: String },
+}
+
+/// What a sub-worker reported, as the load worker sees it.
+pub enum Event {
+    /// Booted; messages can be posted to it.
+    Ready,
+    /// `done` bytes of part `index` of load `job` parsed.
+    Progress { job: u32, index: usize, done: u64 },
+    /// Part `index` of load `job`, encoded.
+    Parsed { job: u32, index: usize, bytes: Vec<u8> },
+    /// The sub-worker could not parse or answer (`message` says why).
+    Failed { job: u32, index: usize, message: String },
+    /// The sub-worker died (a trap, or its script could not load).
+    Crashed(String),
+}
+
+/// Receives a sub-worker's slot and event.
+pub type Sink = Rc<dyn Fn(usize, Event)>;
+
+/// One sub-worker and its handlers; a message posted before `Ready` waits in `queued`.
+struct Sub {
+    worker: Worker,
+    ready: bool,
+    queued: Vec<(String, js_sys::ArrayBuffer)>,
+    _on_message: Closure<dyn Fn(MessageEvent)>,
+    _on_error: Closure<dyn Fn(web_sys::Event)>,
+}
+
+/// The load worker's sub-workers for one load.
+#[derive(Default)]
+pub struct Pool {
+    subs: Vec<Sub>,
+    terminated: bool,
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        self.terminate();
+    }
+}
+
+impl Pool {
+    /// Spawns sub-workers until there are `n`; each reports to `sink` with its slot.
+    ///
+    /// # Errors
+    /// The browser's message when a worker cannot be created.
+    pub fn grow(&mut self, n: usize, sink: &Sink) -> Result<(), String> {
+        while self.subs.len() < n {
+            let slot = self.subs.len();
+            self.subs.push(spawn(slot, sink.clone())?);
+        }
+        Ok(())
+    }
+
+    /// Marks sub-worker `slot` booted and posts what waited for it.
+    ///
+    /// # Errors
+    /// The browser's message when posting fails.
+    pub fn ready(&mut self, slot: usize) -> Result<(), String> {
+        let Some(sub) = self.subs.get_mut(slot) else { return Ok(()) };
+        sub.ready = true;
+        for (json, buffer) in std::mem::take(&mut sub.queued) {
+            post(&sub.worker, &json, &buffer)?;
+        }
+        Ok(())
+    }
+
+    /// Sends part `index` of load `job` (`bytes`, where `piece` says) to sub-worker `index`.
+    ///
+    /// # Errors
+    /// The browser's message when the copy or the post fails.
+    pub fn parse(&mut self, job: u32, index: usize, piece: Piece, bytes: &[u8]) -> Result<(), String> {
+        let Some(sub) = self.subs.get_mut(index) else { return Err(format!("no sub-worker {index}")) };
+        let msg = ToParser::Parse { job, index: index as u32, start: piece.start, object: piece.form == Form::Object, first: piece.first };
+        let json = serde_json::to_string(&msg).map_err(|e| e.to_string())?;
+        let len = u32::try_from(bytes.len()).map_err(|_| format!("part {index} is larger than 4 GiB"))?;
+        let array = js_sys::Uint8Array::new_with_length(len);
+        array.copy_from(bytes);
+        let buffer = array.buffer();
+        if sub.ready {
+            post(&sub.worker, &json, &buffer)
+        } else {
+            sub.queued.push((json, buffer));
+            Ok(())
+        }
+    }
+
+    /// Terminates every sub-worker (their handlers stay allocated until the pool is dropped, so
+    /// this may run inside one of them).
+    pub fn terminate(&mut self) {
+        if self.terminated {
+            return;
+        }
+        self.terminated = true;
+        for sub in &self.subs {
+            sub.worker.set_onmessage(None);
+            sub.worker.set_onerror(None);
+            sub.worker.terminate();
+        }
+    }
+
+    /// True once [`Pool::terminate`] ran: the pool cannot parse any more.
+    pub fn is_terminated(&self) -> bool {
+        self.terminated
+    }
+}
+
+fn post(worker: &Worker, json: &str, buffer: &js_sys::ArrayBuffer) -> Result<(), String> {
+    let parts = js_sys::Array::of2(&JsValue::from_str(json), buffer);
+    worker.post_message_with_transfer(&parts, &js_sys::Array::of1(buffer)).map_err(|e| js_message(&e))
+}
+
+fn js_message(e: &JsValue) -> String {
+    if let Some(err) = e.dyn_ref::<js_sys::Error>() {
+        return String::from(err.message());
+    }
+    e.as_string().unwrap_or_else(|| format!("{e:?}"))
+}
+
+fn spawn(slot: usize, sink: Sink) -> Result<Sub, String> {
+    let options = WorkerOptions::new();
+    options.set_name(PARSER_NAME);
+    let worker = Worker::new_with_options(LOADER_URL, &options).map_err(|e| js_message(&e))?;
+    let on_message_sink = sink.clone();
+    let on_message = Closure::<dyn Fn(MessageEvent)>::new(move |ev: MessageEvent| {
+        on_message_sink(slot, decode(&ev.data()));
+    });
+    // An `ErrorEvent` for a trap, a plain `Event` when the script could not load.
+    let on_error = Closure::<dyn Fn(web_sys::Event)>::new(move |ev: web_sys::Event| {
+        let message = js_sys::Reflect::get(&ev, &"message".into()).ok().and_then(|m| m.as_string());
+        sink(slot, Event::Crashed(message.unwrap_or_else(|| "its script could not be loaded".into())));
+    });
+    worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+    worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+    Ok(Sub { worker, ready: false, queued: Vec::new(), _on_message: on_message, _on_error: on_error })
+}
+
+/// A sub-worker's message as an [`Event`]; anything unreadable is a crash.
+fn decode(data: &JsValue) -> Event {
+    let parts = js_sys::Array::from(data);
+    let Some(json) = parts.get(0).as_string() else { return Event::Crashed("message without a JSON string".into()) };
+    match serde_json::from_str::<FromParser>(&json) {
+        Ok(FromParser::Ready) => Event::Ready,
+        Ok(FromParser::Progress { job, index, done }) => Event::Progress { job, index: index as usize, done },
+        Ok(FromParser::Failed { job, index, message }) => Event::Failed { job, index: index as usize, message },
+        Ok(FromParser::Parsed { job, index }) => match parts.get(1).dyn_ref::<js_sys::ArrayBuffer>() {
+            Some(buffer) => Event::Parsed { job, index: index as usize, bytes: js_sys::Uint8Array::new(buffer).to_vec() },
+            None => Event::Failed { job, index: index as usize, message: "part sent without its bytes".into() },
+        },
+        Err(e) => Event::Crashed(format!("bad message {e}: {json:?}")),
+    }
+}
+
+/// The sub-worker role: parse each part it is sent and post it back encoded.
+pub fn serve(scope: DedicatedWorkerGlobalScope) {
+    let reply_scope = scope.clone();
+    let on_message = Closure::<dyn Fn(MessageEvent)>::new(move |ev: MessageEvent| {
+        let parts = js_sys::Array::from(&ev.data());
+        let Some(Ok(ToParser::Parse { job, index, start, object, first })) =
+            parts.get(0).as_string().map(|json| serde_json::from_str::<ToParser>(&json))
+        else {
+            return reply(&reply_scope, &FromParser::Failed { job: 0, index: 0, message: "bad message to a parse worker".into() }, None);
+        };
+        let Some(buffer) = parts.get(1).dyn_into::<js_sys::ArrayBuffer>().ok() else {
+            return reply(&reply_scope, &FromParser::Failed { job, index, message: "part sent without its bytes".into() }, None);
+        };
+        let bytes = js_sys::Uint8Array::new(&buffer).to_vec();
+        drop(buffer);
+        let piece = Piece { start, form: if object { Form::Object } else { Form::Array }, first };
+        let part = parse_piece(&bytes, piece, &mut |offset| {
+            let done = offset.saturating_sub(start);
+            reply(&reply_scope, &FromParser::Progress { job, index, done }, None);
+        });
+        drop(bytes);
+        let encoded = part.encode();
+        drop(part);
+        reply(&reply_scope, &FromParser::Parsed { job, index }, Some(&encoded));
+    });
+    scope.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+    // The handler lives as long as the sub-worker.
+    on_message.forget();
+    reply(&scope, &FromParser::Ready, None);
+}
+
+/// Posts `[json, ArrayBuffer?]` from a sub-worker, transferring a copy of `bytes` if given.
+fn reply(scope: &DedicatedWorkerGlobalScope, msg: &FromParser, bytes: Option<&[u8]>) {
+    let json = match serde_json::to_string(msg) {
+        Ok(json) => json,
+        Err(e) => return web_sys::console::error_1(&JsValue::from_str(&format!("parse worker: {e}"))),
+    };
+    let parts = js_sys::Array::of1(&JsValue::from_str(&json));
+    let sent = match bytes {
+        Some(bytes) => {
+            let array = js_sys::Uint8Array::from(bytes);
+            let buffer = array.buffer();
+            parts.push(&buffer);
+            scope.post_message_with_transfer(&parts, &js_sys::Array::of1(&buffer))
+        }
+        None => scope.post_message(&parts),
+    };
+    if let Err(e) = sent {
+        web_sys::console::error_1(&JsValue::from_str(&format!("parse worker: postMessage failed: {}", js_message(&e))));
+    }
+}

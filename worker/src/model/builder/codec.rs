@@ -1,0 +1,365 @@
+//! A [`Builder`] as packed bytes and back ([`crate::codec`]), so a part parsed in another worker
+//! can be merged by the one that holds the rest (`load::Part::encode`).
+//!
+//! What travels: the string pool (one byte buffer plus end offsets), the slice / instant /
+//! counter / flow-point columns, the args buffer, processes and lanes, metadata maps (sorted by
+//! key so the encoding is deterministic), open begins, deferred ends, counts and diagnostics.
+//! What does not: lookup maps rebuilt from their vectors (`proc_map`, `lane_map`, the pool's
+//! hash map) and per-event caches (last lane, last category, `ph` ids), which only speed up
+//! `add` and never change its result.
+//!
+//! Invariants checked by [`Builder::decode`], so a bad buffer is an error, never a panic in
+//! `merge`: every string id is below the pool's length, every lane and process index in range,
+//! the columns of a table have equal lengths.
+//!
+//! Cost: O(bytes + rows) each way; rebuilding the pool's map is O(distinct strings).
+
+use super::{Builder, FlowPoint, Open, PendingEnd, ProcMeta};
+use crate::codec::{CodecError, Reader, Writer};
+use crate::diag::{DiagKind, Diagnostics, Sample};
+use crate::model::strings::{StrId, Strings};
+use crate::model::{ArgsRef, Counters, Instants, LaneId, Slices, NONE};
+
+fn ids(col: &[StrId]) -> Vec<u32> {
+    col.iter().map(|s| s.0).collect()
+}
+
+fn args_cols(w: &mut Writer, args: &[ArgsRef]) {
+    w.u32s(&args.iter().map(|a| a.start).collect::<Vec<_>>());
+    w.u32s(&args.iter().map(|a| a.len).collect::<Vec<_>>());
+}
+
+fn write_open(w: &mut Writer, o: &Open) {
+    w.i64(o.start_ns);
+    w.u32(o.name.0);
+    w.u32(o.cat.0);
+    w.u32(o.args.start);
+    w.u32(o.args.len);
+    w.u64(o.offset);
+}
+
+impl Builder {
+    /// Roughly the bytes [`Builder::encode`] writes (to reserve once).
+    pub fn encoded_size_hint(&self) -> usize {
+        let (bytes, ends) = self.strings.raw_parts();
+        bytes.len() + ends.len() * 4 + self.args.len() + self.slices.len() * 64 + self.instants.ts_ns.len() * 28
+            + self.counters.ts_ns.len() * 24 + self.flow_points.len() * 26 + 4096
+    }
+
+    /// Appends this builder's state to `w`; [`Builder::decode`] reads it back.
+    pub fn encode(&self, w: &mut Writer) {
+        let (bytes, ends) = self.strings.raw_parts();
+        w.bytes(bytes);
+        w.u32s(ends);
+        w.u64(self.stats.events);
+        w.u64s(&self.stats.by_phase);
+        w.u64s(&self.stats.by_category);
+        self.encode_diagnostics(w);
+        w.u32s(&ids(&self.procs));
+        let mut procs: Vec<_> = self.proc_meta.iter().collect();
+        procs.sort_by_key(|(k, _)| **k);
+        w.len(procs.len());
+        for (pid, m) in procs {
+            w.u32(pid.0);
+            w.opt_u32(m.name.map(|s| s.0));
+            w.opt_u32(m.labels.map(|s| s.0));
+            w.opt_i64(m.sort_index);
+        }
+        let mut threads: Vec<_> = self.thread_meta.iter().collect();
+        threads.sort_by_key(|(k, _)| **k);
+        w.len(threads.len());
+        for ((pid, tid), (name, sort)) in threads {
+            w.u32(pid.0);
+            w.u32(tid.0);
+            w.opt_u32(name.map(|s| s.0));
+            w.opt_i64(*sort);
+        }
+        w.u32s(&self.lanes.iter().map(|l| l.0).collect::<Vec<_>>());
+        w.u32s(&self.lanes.iter().map(|l| l.1 .0).collect::<Vec<_>>());
+        for stack in &self.open_b {
+            w.len(stack.len());
+            stack.iter().for_each(|o| write_open(w, o));
+        }
+        let mut open_async: Vec<_> = self.open_async.iter().collect();
+        open_async.sort_by_key(|(k, _)| **k);
+        w.len(open_async.len());
+        for ((cat, id, p), stack) in open_async {
+            w.u32(cat.0);
+            w.u32(id.0);
+            w.u32(*p);
+            w.len(stack.len());
+            stack.iter().for_each(|o| write_open(w, o));
+        }
+        self.encode_tables(w);
+        w.i64(self.min_ts);
+        w.i64(self.max_end);
+        w.len(self.top_level.len());
+        for (k, v) in &self.top_level {
+            w.str(k);
+            w.str(v);
+        }
+        w.bool(self.defer_ends);
+        w.len(self.pending_ends.len());
+        for p in &self.pending_ends {
+            match *p {
+                PendingEnd::Thread { lane, ts_ns, offset } => {
+                    w.u8(0);
+                    w.u32(lane.0);
+                    w.i64(ts_ns);
+                    w.u64(offset);
+                }
+                PendingEnd::Async { key: (cat, id, proc), pid, ts_ns, offset } => {
+                    w.u8(1);
+                    w.u32(cat.0);
+                    w.u32(id.0);
+                    w.u32(proc);
+                    w.u32(pid.0);
+                    w.i64(ts_ns);
+                    w.u64(offset);
+                }
+            }
+        }
+    }
+
+    fn encode_diagnostics(&self, w: &mut Writer) {
+        let entries = self.diag.raw_entries();
+        w.len(entries.len());
+        for (kind, count, samples) in entries {
+            // A fieldless enum's discriminant is its index in `DiagKind::ALL`.
+            w.u8(*kind as u8);
+            w.u64(*count);
+            w.len(samples.len());
+            for s in samples {
+                w.opt_u64(s.offset);
+                w.str(&s.detail);
+            }
+        }
+    }
+
+    fn encode_tables(&self, w: &mut Writer) {
+        let s = &self.slices;
+        w.i64s(&s.start_ns);
+        w.i64s(&s.dur_ns);
+        w.u32s(&s.lane.iter().map(|l| l.0).collect::<Vec<_>>());
+        w.u32s(&ids(&s.name));
+        w.u32s(&ids(&s.cat));
+        w.u16s(&s.depth);
+        w.u16s(&s.row);
+        w.u32s(&s.parent);
+        args_cols(w, &s.args);
+        w.u32s(&s.correlation);
+        w.u32s(&s.external_id);
+        w.u32s(&s.launch);
+        w.u64s(&s.offset);
+        let i = &self.instants;
+        w.i64s(&i.ts_ns);
+        w.u32s(&i.lane.iter().map(|l| l.0).collect::<Vec<_>>());
+        w.u32s(&ids(&i.name));
+        w.u32s(&ids(&i.cat));
+        args_cols(w, &i.args);
+        let c = &self.counters;
+        w.i64s(&c.ts_ns);
+        w.u32s(&c.process);
+        w.u32s(&ids(&c.name));
+        args_cols(w, &c.args);
+        let f = &self.flow_points;
+        w.i64s(&f.iter().map(|p| p.ts_ns).collect::<Vec<_>>());
+        w.u32s(&f.iter().map(|p| p.lane.0).collect::<Vec<_>>());
+        w.u32s(&f.iter().map(|p| p.cat.0).collect::<Vec<_>>());
+        w.u64s(&f.iter().map(|p| p.id).collect::<Vec<_>>());
+        w.bytes(&f.iter().map(|p| p.kind).collect::<Vec<_>>());
+        w.bytes(&f.iter().map(|p| u8::from(p.enclosing)).collect::<Vec<_>>());
+        w.bytes(&self.args);
+    }
+
+    /// Reads a builder written by [`Builder::encode`].
+    ///
+    /// # Errors
+    /// When the buffer is short, or an id, index or column length is inconsistent.
+    pub fn decode(r: &mut Reader<'_>) -> Result<Self, CodecError> {
+        let bytes = r.bytes()?.to_vec();
+        let strings = Strings::from_raw_parts(bytes, r.u32s()?).ok_or_else(|| bad("string pool"))?;
+        let mut c = Check { strings: strings.len() as u32, lanes: 0, procs: 0 };
+        let mut b = Builder { strings, ..Builder::new() };
+        b.stats.events = r.u64()?;
+        b.stats.by_phase = r.u64s()?;
+        b.stats.by_category = r.u64s()?;
+        b.diag = decode_diagnostics(r)?;
+        b.procs = c.strs(r.u32s()?)?;
+        c.procs = b.procs.len() as u32;
+        b.proc_map = b.procs.iter().enumerate().map(|(i, &p)| (p, i as u32)).collect();
+        for _ in 0..r.count(13)? {
+            let pid = c.str(r.u32()?)?;
+            let name = r.opt_u32()?.map(|s| c.str(s)).transpose()?;
+            let labels = r.opt_u32()?.map(|s| c.str(s)).transpose()?;
+            b.proc_meta.insert(pid, ProcMeta { name, labels, sort_index: r.opt_i64()? });
+        }
+        for _ in 0..r.count(10)? {
+            let key = (c.str(r.u32()?)?, c.str(r.u32()?)?);
+            let name = r.opt_u32()?.map(|s| c.str(s)).transpose()?;
+            b.thread_meta.insert(key, (name, r.opt_i64()?));
+        }
+        let (lane_procs, lane_tids) = (r.u32s()?, c.strs(r.u32s()?)?);
+        c.same_len(lane_procs.len(), lane_tids.len(), "lanes")?;
+        for (&p, &tid) in lane_procs.iter().zip(&lane_tids) {
+            c.proc(p)?;
+            b.lane_map.insert((b.procs[p as usize], tid), LaneId(b.lanes.len() as u32));
+            b.lanes.push((p, tid));
+        }
+        c.lanes = b.lanes.len() as u32;
+        b.open_b = (0..b.lanes.len()).map(|_| read_opens(r, &c)).collect::<Result<_, _>>()?;
+        for _ in 0..r.count(20)? {
+            let key = (c.str(r.u32()?)?, c.str(r.u32()?)?, c.proc(r.u32()?)?);
+            b.open_async.insert(key, read_opens(r, &c)?);
+        }
+        decode_tables(&mut b, r, &c)?;
+        b.min_ts = r.i64()?;
+        b.max_end = r.i64()?;
+        for _ in 0..r.count(16)? {
+            b.top_level.push((r.string()?, r.string()?));
+        }
+        b.defer_ends = r.bool()?;
+        for _ in 0..r.count(21)? {
+            let pending = match r.u8()? {
+                0 => PendingEnd::Thread { lane: c.lane(r.u32()?)?, ts_ns: r.i64()?, offset: r.u64()? },
+                1 => PendingEnd::Async {
+                    key: (c.str(r.u32()?)?, c.str(r.u32()?)?, c.proc(r.u32()?)?),
+                    pid: c.str(r.u32()?)?,
+                    ts_ns: r.i64()?,
+                    offset: r.u64()?,
+                },
+                t => return Err(bad(&format!("pending end tag {t}"))),
+            };
+            b.pending_ends.push(pending);
+        }
+        Ok(b)
+    }
+}
+
+fn bad(what: &str) -> CodecError {
+    CodecError(format!("inconsistent part encoding: {what}"))
+}
+
+/// Bounds of the ids a decoded builder may hold.
+struct Check {
+    strings: u32,
+    lanes: u32,
+    procs: u32,
+}
+
+impl Check {
+    fn str(&self, id: u32) -> Result<StrId, CodecError> {
+        if id < self.strings { Ok(StrId(id)) } else { Err(bad("string id out of range")) }
+    }
+
+    fn strs(&self, ids: Vec<u32>) -> Result<Vec<StrId>, CodecError> {
+        ids.into_iter().map(|id| self.str(id)).collect()
+    }
+
+    fn lane(&self, id: u32) -> Result<LaneId, CodecError> {
+        if id < self.lanes { Ok(LaneId(id)) } else { Err(bad("lane out of range")) }
+    }
+
+    fn lanes(&self, ids: Vec<u32>) -> Result<Vec<LaneId>, CodecError> {
+        ids.into_iter().map(|id| self.lane(id)).collect()
+    }
+
+    /// Lanes that may be [`NONE`] (global instants).
+    fn lanes_or_none(&self, ids: Vec<u32>) -> Result<Vec<LaneId>, CodecError> {
+        ids.into_iter().map(|id| if id == NONE { Ok(LaneId(NONE)) } else { self.lane(id) }).collect()
+    }
+
+    fn proc(&self, p: u32) -> Result<u32, CodecError> {
+        if p < self.procs { Ok(p) } else { Err(bad("process out of range")) }
+    }
+
+    fn same_len(&self, a: usize, b: usize, table: &str) -> Result<(), CodecError> {
+        if a == b { Ok(()) } else { Err(bad(&format!("{table} columns of unequal length"))) }
+    }
+}
+
+fn read_opens(r: &mut Reader<'_>, c: &Check) -> Result<Vec<Open>, CodecError> {
+    (0..r.count(32)?)
+        .map(|_| {
+            Ok(Open {
+                start_ns: r.i64()?,
+                name: c.str(r.u32()?)?,
+                cat: c.str(r.u32()?)?,
+                args: ArgsRef { start: r.u32()?, len: r.u32()? },
+                offset: r.u64()?,
+            })
+        })
+        .collect()
+}
+
+fn read_args(r: &mut Reader<'_>) -> Result<Vec<ArgsRef>, CodecError> {
+    let (start, len) = (r.u32s()?, r.u32s()?);
+    if start.len() != len.len() {
+        return Err(bad("args columns of unequal length"));
+    }
+    Ok(start.into_iter().zip(len).map(|(start, len)| ArgsRef { start, len }).collect())
+}
+
+fn decode_diagnostics(r: &mut Reader<'_>) -> Result<Diagnostics, CodecError> {
+    let mut entries = Vec::new();
+    for _ in 0..r.count(17)? {
+        let code = r.u8()?;
+        let kind = *DiagKind::ALL.get(usize::from(code)).ok_or_else(|| bad("diagnostic kind"))?;
+        let count = r.u64()?;
+        let samples = (0..r.count(9)?)
+            .map(|_| Ok(Sample { offset: r.opt_u64()?, detail: r.string()? }))
+            .collect::<Result<Vec<_>, CodecError>>()?;
+        entries.push((kind, count, samples));
+    }
+    Ok(Diagnostics::from_raw_entries(entries))
+}
+
+fn decode_tables(b: &mut Builder, r: &mut Reader<'_>, c: &Check) -> Result<(), CodecError> {
+    let s = Slices {
+        start_ns: r.i64s()?,
+        dur_ns: r.i64s()?,
+        lane: c.lanes(r.u32s()?)?,
+        name: c.strs(r.u32s()?)?,
+        cat: c.strs(r.u32s()?)?,
+        depth: r.u16s()?,
+        row: r.u16s()?,
+        parent: r.u32s()?,
+        args: read_args(r)?,
+        correlation: r.u32s()?,
+        external_id: r.u32s()?,
+        launch: r.u32s()?,
+        offset: r.u64s()?,
+    };
+    let n = s.start_ns.len();
+    for len in [s.dur_ns.len(), s.lane.len(), s.name.len(), s.cat.len(), s.args.len(), s.correlation.len(), s.external_id.len(), s.offset.len()] {
+        c.same_len(n, len, "slice")?;
+    }
+    b.slices = s;
+    let i = Instants { ts_ns: r.i64s()?, lane: c.lanes_or_none(r.u32s()?)?, name: c.strs(r.u32s()?)?, cat: c.strs(r.u32s()?)?, args: read_args(r)? };
+    for len in [i.lane.len(), i.name.len(), i.cat.len(), i.args.len()] {
+        c.same_len(i.ts_ns.len(), len, "instant")?;
+    }
+    b.instants = i;
+    let k = Counters { ts_ns: r.i64s()?, process: r.u32s()?, name: c.strs(r.u32s()?)?, args: read_args(r)? };
+    for len in [k.process.len(), k.name.len(), k.args.len()] {
+        c.same_len(k.ts_ns.len(), len, "counter")?;
+    }
+    k.process.iter().try_for_each(|&p| c.proc(p).map(drop))?;
+    b.counters = k;
+    let (ts, lanes, cats, ids, kinds, enclosing) = (r.i64s()?, c.lanes(r.u32s()?)?, c.strs(r.u32s()?)?, r.u64s()?, r.bytes()?, r.bytes()?);
+    for len in [lanes.len(), cats.len(), ids.len(), kinds.len(), enclosing.len()] {
+        c.same_len(ts.len(), len, "flow")?;
+    }
+    b.flow_points = (0..ts.len())
+        .map(|j| {
+            let id = ids[j];
+            // String flow ids carry the top bit and an interned id (see `Builder::flow_id`).
+            if id >> 63 == 1 {
+                c.str((id & !(1 << 63)) as u32)?;
+            }
+            Ok(FlowPoint { ts_ns: ts[j], lane: lanes[j], cat: cats[j], id, kind: kinds[j], enclosing: enclosing[j] != 0 })
+        })
+        .collect::<Result<_, CodecError>>()?;
+    b.args = r.bytes()?.to_vec();
+    Ok(())
+}
