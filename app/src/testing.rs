@@ -46,8 +46,9 @@
 //!                 each panel's window in its trace's ns, rects / lanes: {base, cand} rects in
 //!                 the tile caches and lanes laid out, active: keys go to the stack, hover:
 //!                 {pane, name, durNs} or null, frames: panel paints, pending}
-//! idle()          Promise resolved when no load is running and no table, timeline, findings,
-//!                 chart or compare query is pending (at once if none is)
+//! idle()          Promise resolved when no load is running, no table, timeline, findings,
+//!                 chart or compare query is pending and the panels below the timeline are
+//!                 built (`settled`) (at once if all that holds)
 //! ```
 //!
 //! Invariants: [`publish`] runs synchronously inside the state change (not in an effect), so a
