@@ -1,0 +1,141 @@
+//! Queries over a loaded trace: what is asked, of which trace, and on which channel.
+
+use crate::SliceKey;
+use serde::{Deserialize, Serialize};
+
+/// A request over the loaded trace. Times are ns from the trace origin. Each query belongs to
+/// a [`Channel`]: a newer query on a channel supersedes the pending one (latest wins), queries
+/// on different channels run independently.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Query {
+    /// PyTorch's `key_averages` table, by name or by name + input shapes.
+    Ops { by_shape: bool, range_ns: Option<(i64, i64)> },
+    /// Kernels grouped by name.
+    Kernels { range_ns: Option<(i64, i64)> },
+    /// Profiler steps with their time breakdown.
+    Steps,
+    /// Lane groups, lanes and step marks of `trace`: what a timeline lays out. Without `align`,
+    /// every lane (the main timeline's comes with [`FromWorker::Loaded`]); with it, the stacked compare view's
+    /// layout: [`Layout::focus`] is the step picked by `align` and only lanes with slices
+    /// during that step are listed (all lanes with slices when the trace has no step).
+    Layout {
+        #[serde(default)]
+        trace: TraceRef,
+        #[serde(default)]
+        align: Option<Align>,
+    },
+    /// Level-of-detail rects of `lanes` of `trace` over `[start_ns, end_ns)`, one bucket per
+    /// `resolution_ns`; rects whose slice matches `search` are flagged (current trace only).
+    /// Answered by [`Answer::Tiles`] with the rects in the transferred buffer.
+    Tiles {
+        #[serde(default)]
+        trace: TraceRef,
+        lanes: Vec<u32>,
+        start_ns: i64,
+        end_ns: i64,
+        resolution_ns: i64,
+        search: Option<String>,
+    },
+    /// Everything the details panel shows about one slice.
+    Details { slice: u32 },
+    /// The same for the hover tooltip (its own channel, so hovering never cancels a selection),
+    /// over `trace` (the stacked compare view hovers the baseline too).
+    Hover {
+        #[serde(default)]
+        trace: TraceRef,
+        slice: u32,
+    },
+    /// The slice a share link names by its stable key.
+    Resolve { key: SliceKey },
+    /// Slices whose name or an arg value contains `text`: the count, and the match after
+    /// (`forward`) or before `from` (a slice id, else a time in ns).
+    Search { text: String, from_slice: Option<u32>, from_ns: i64, forward: bool },
+    /// GPU utilization / SM efficiency per device and allocated memory per device over
+    /// `[start_ns, end_ns)` in at most `buckets` buckets.
+    Counters { start_ns: i64, end_ns: i64, buckets: u32 },
+    /// The cheatsheet's findings over the whole trace.
+    Findings,
+    /// Durations of the kernels named `name` in `bins` equal-width bins (the kernel chart).
+    Histogram { name: String, bins: u32 },
+    /// Keeps the loaded trace as the comparison baseline (the next load replaces only the
+    /// current trace); answered by [`Answer::Baseline`].
+    KeepAsBaseline,
+    /// Drops the baseline; answered by [`Answer::Baseline`] with `None`.
+    ClearBaseline,
+    /// Compares the baseline with the loaded trace (the candidate); answered by
+    /// [`Answer::Comparison`].
+    Compare { by_shape: bool },
+}
+
+/// Which of the engine's traces a query addresses: the loaded one, or the comparison baseline
+/// kept beside it ([`Query::KeepAsBaseline`]).
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq, Hash)]
+#[serde(rename_all = "snake_case")]
+pub enum TraceRef {
+    /// The loaded trace (the candidate while comparing).
+    #[default]
+    Current,
+    /// The baseline.
+    Baseline,
+}
+
+/// The step a stacked compare layout aligns at ([`Query::Layout`]).
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Align {
+    /// The first step number both traces have, else the trace's first step.
+    First,
+    /// `ProfilerStep#N`; falls back to [`Align::First`] when the trace lacks it.
+    Step(u64),
+}
+
+/// Independent request streams; see [`Query`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Channel {
+    /// Op / kernel / step tables.
+    Table,
+    /// Layouts of the stacked compare panels (the main timeline's comes with `Loaded`).
+    Layout,
+    /// Timeline rects.
+    Tiles,
+    /// Details panel (details and stable-key resolution).
+    Details,
+    /// Hover tooltip.
+    Hover,
+    /// Search box.
+    Search,
+    /// Counter tracks and charts.
+    Counters,
+    /// Cheatsheet.
+    Findings,
+    /// The charts tab: its table, counter and histogram queries, sent one at a time, so they
+    /// never supersede the table panel's or the timeline's (the sender picks this channel).
+    Charts,
+    /// Baseline and comparison.
+    Compare,
+    /// The stacked compare view's baseline panel: its layout and tiles (the sender picks this
+    /// channel; see `Bridge::query_on`).
+    StackBase,
+    /// The stacked compare view's candidate panel: its layout and tiles.
+    StackCand,
+    /// The stacked compare view's hover tooltip (either panel).
+    StackHover,
+}
+
+impl Query {
+    /// The channel this query belongs to.
+    pub fn channel(&self) -> Channel {
+        match self {
+            Query::Ops { .. } | Query::Kernels { .. } | Query::Steps => Channel::Table,
+            Query::Layout { .. } => Channel::Layout,
+            Query::Tiles { .. } => Channel::Tiles,
+            Query::Details { .. } | Query::Resolve { .. } => Channel::Details,
+            Query::Hover { .. } => Channel::Hover,
+            Query::Search { .. } => Channel::Search,
+            Query::Counters { .. } | Query::Histogram { .. } => Channel::Counters,
+            Query::Findings => Channel::Findings,
+            Query::KeepAsBaseline | Query::ClearBaseline | Query::Compare { .. } => Channel::Compare,
+        }
+    }
+}
