@@ -265,8 +265,7 @@ impl Engine {
             return Some(Err("no trace is loaded".into()));
         };
         let answer = match q {
-            Query::Layout { align: None, .. } => Answer::Layout(timeline::layout::layout(trace)),
-            Query::Layout { align: Some(align), .. } => {
+            Query::Layout { align, .. } => {
                 Answer::Layout(timeline::layout::aligned(trace, index, other, *align))
             }
             Query::Hover { slice, .. } => Answer::Details(timeline::details::slice_details(trace, index, *slice)),

@@ -27,7 +27,7 @@ fn pair(base: &str, cand: &str) -> Engine {
     e
 }
 
-fn layout(e: &mut Engine, trace: TraceRef, align: Option<Align>) -> Layout {
+fn layout(e: &mut Engine, trace: TraceRef, align: Align) -> Layout {
     match e.query(&Query::Layout { trace, align }).unwrap().0 {
         Answer::Layout(l) => l,
         other => panic!("not a layout: {other:?}"),
@@ -104,7 +104,7 @@ fn aligned_layouts_focus_the_common_step_at_the_reported_start() {
     let mut e = pair(DLRM0, DLRM1);
     for (which, name) in [(TraceRef::Baseline, DLRM0), (TraceRef::Current, DLRM1)] {
         let steps = report_steps(name);
-        let l = layout(&mut e, which, Some(Align::First));
+        let l = layout(&mut e, which, Align::First);
         let focus = l.focus.clone().unwrap();
         assert_eq!(
             (focus.number, focus.start_ns, focus.end_ns),
@@ -113,20 +113,20 @@ fn aligned_layouts_focus_the_common_step_at_the_reported_start() {
         );
         // Asking for the step by number gives the same; a number the trace lacks falls back.
         assert_eq!(
-            layout(&mut e, which, Some(Align::Step(10))).focus,
+            layout(&mut e, which, Align::Step(10)).focus,
             Some(focus.clone())
         );
         assert_eq!(
-            layout(&mut e, which, Some(Align::Step(999))).focus,
+            layout(&mut e, which, Align::Step(999)).focus,
             Some(focus.clone())
         );
         // Lanes kept: exactly those with a slice during the step, in the full layout's order.
-        let full = layout(&mut e, which, None);
-        assert_eq!(full.focus, None);
         let trace = match which {
             TraceRef::Baseline => common::load_real(DLRM0),
             TraceRef::Current => common::load_real(DLRM1),
         };
+        let full = trace.layout().unwrap();
+        assert_eq!(full.focus, None);
         let t = trace.trace().unwrap();
         let expected: Vec<u32> = lanes_of(&full)
             .into_iter()
@@ -143,7 +143,7 @@ fn baseline_tiles_count_the_baseline_slices_of_the_window() {
     let base = common::load_real(DLRM0);
     let cand = common::load_real(DLRM1);
     for (which, own) in [(TraceRef::Baseline, &base), (TraceRef::Current, &cand)] {
-        let l = layout(&mut e, which, Some(Align::First));
+        let l = layout(&mut e, which, Align::First);
         let focus = l.focus.clone().unwrap();
         let lanes = lanes_of(&l);
         // The first 2 ms of the step at 4 µs per bucket, and the whole step coarser.
@@ -223,7 +223,7 @@ fn baseline_hover_and_errors() {
     let err = e
         .query(&Query::Layout {
             trace: TraceRef::Baseline,
-            align: Some(Align::First),
+            align: Align::First,
         })
         .unwrap_err();
     assert_eq!(err, "no baseline is kept");
@@ -233,12 +233,12 @@ fn baseline_hover_and_errors() {
 fn traces_without_a_common_step_align_at_their_first() {
     // qatut has steps numbered unlike dlrm's single #10: each side aligns at its own first step.
     let mut e = pair(QATUT, DLRM0);
-    let q = layout(&mut e, TraceRef::Baseline, Some(Align::First));
+    let q = layout(&mut e, TraceRef::Baseline, Align::First);
     let first = report_steps(QATUT)[0];
     let f = q.focus.unwrap();
     assert_eq!((f.number, f.start_ns, f.end_ns), first);
     assert_eq!(
-        layout(&mut e, TraceRef::Current, Some(Align::First))
+        layout(&mut e, TraceRef::Current, Align::First)
             .focus
             .map(|f| f.number),
         Some(10)

@@ -108,7 +108,7 @@ impl Controller {
                     self.fetch();
                     // Findings take the worker a while: asked once the first tiles are in, so
                     // they never delay the first timeline paint.
-                    let painted = self.timeline.with_untracked(|t| t.tiles.request.is_some());
+                    let painted = self.timeline.with_untracked(TimelineState::has_tiles);
                     let asked = self.findings.with_untracked(|f| f.list.is_some() || f.pending.is_some());
                     if painted && !asked {
                         self.ask(Query::Findings);

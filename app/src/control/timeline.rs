@@ -18,9 +18,7 @@ impl Controller {
         self.ask(query)
     }
 
-    /// Asks for the tiles and counters the current view lacks. Counters wait for the first
-    /// tiles: on a large trace their first answer builds the GPU index, and the worker answers
-    /// in order.
+    /// Asks for the tiles and counters the current view lacks.
     pub fn fetch(self) {
         if let Some(request) = self.timeline.with_untracked(|t| t.tile_request()) {
             let query = Query::Tiles {
@@ -35,8 +33,7 @@ impl Controller {
                 self.timeline.update_untracked(|t| t.sent_tiles(id, request));
             }
         }
-        let painted = self.timeline.with_untracked(|t| t.tiles.request.is_some());
-        if let Some(request) = self.timeline.with_untracked(|t| t.counter_request()).filter(|_| painted) {
+        if let Some(request) = self.timeline.with_untracked(|t| t.counter_request()) {
             let query = Query::Counters {
                 start_ns: request.start_ns,
                 end_ns: request.end_ns,

@@ -91,7 +91,7 @@ impl StackState {
         }
         self.step = step;
         self.opened = true;
-        let align = Some(step.map_or(Align::First, Align::Step));
+        let align = step.map_or(Align::First, Align::Step);
         Pane::BOTH.map(|pane| (pane, Query::Layout { trace: pane.trace(), align }))
     }
 
@@ -282,8 +282,8 @@ mod tests {
         let mut s = StackState::default();
         s.resize(1000.0, 200.0);
         let queries = s.open(None);
-        assert_eq!(queries[0].1, Query::Layout { trace: TraceRef::Baseline, align: Some(Align::First) });
-        assert_eq!(queries[1].1, Query::Layout { trace: TraceRef::Current, align: Some(Align::First) });
+        assert_eq!(queries[0].1, Query::Layout { trace: TraceRef::Baseline, align: Align::First });
+        assert_eq!(queries[1].1, Query::Layout { trace: TraceRef::Current, align: Align::First });
         s.pane_mut(Pane::Base).sent(Channel::Layout, 1);
         s.pane_mut(Pane::Cand).sent(Channel::Layout, 2);
         assert!(s.apply(2, Answer::Layout(cand), None));

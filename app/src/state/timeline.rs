@@ -302,11 +302,18 @@ impl TimelineState {
         Some(tiles::request(self.nearby_lanes(), v.start, v.end, v.ns_per_px(), self.search_text()))
     }
 
+    /// True once the first tiles of the load are in (work that must not delay the first paint
+    /// waits for this).
+    pub fn has_tiles(&self) -> bool {
+        self.tiles.request.is_some()
+    }
+
     /// The counter request to send now, if the series held do not cover the view at about its
-    /// resolution.
+    /// resolution. None before the first tiles: on a large trace the first counter answer builds
+    /// the GPU index, and the worker answers in order.
     pub fn counter_request(&self) -> Option<CounterRequest> {
         let layout = self.layout.as_ref()?;
-        if !layout.groups.iter().any(|g| g.kind == "gpu") {
+        if !self.has_tiles() || !layout.groups.iter().any(|g| g.kind == "gpu") {
             return None;
         }
         let v = &self.view;

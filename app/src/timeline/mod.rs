@@ -262,7 +262,7 @@ fn paint_canvas(canvas: NodeRef<html::Canvas>, painter: &Painter, theme: Theme, 
 fn paint(ctl: Controller, canvas: NodeRef<html::Canvas>, painter: &Painter, theme: Theme) {
     let Some((ms, has_tiles, loaded_at)) = ctl.timeline.with_untracked(|t| {
         let ms = paint_canvas(canvas, painter, theme, t)?;
-        Some((ms, t.tiles.request.is_some(), t.loaded_at))
+        Some((ms, t.has_tiles(), t.loaded_at))
     }) else {
         return;
     };

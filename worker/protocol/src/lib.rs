@@ -21,7 +21,7 @@ pub use timeline::*;
 use serde::{Deserialize, Serialize};
 
 /// Bumped on any incompatible change; the app refuses a worker that reports another version.
-pub const PROTOCOL_VERSION: u32 = 6;
+pub const PROTOCOL_VERSION: u32 = 7;
 
 /// A message from the app to the worker.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -199,9 +199,8 @@ mod tests {
             Query::Ops { by_shape: false, range_ns: None },
             Query::Kernels { range_ns: Some((0, 9)) },
             Query::Steps,
-            Query::Layout { trace: TraceRef::Current, align: None },
-            Query::Layout { trace: TraceRef::Baseline, align: Some(Align::First) },
-            Query::Layout { trace: TraceRef::Current, align: Some(Align::Step(5)) },
+            Query::Layout { trace: TraceRef::Baseline, align: Align::First },
+            Query::Layout { trace: TraceRef::Current, align: Align::Step(5) },
             Query::Tiles {
                 trace: TraceRef::Baseline,
                 lanes: vec![1, 2],

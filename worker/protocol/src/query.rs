@@ -15,15 +15,14 @@ pub enum Query {
     Kernels { range_ns: Option<(i64, i64)> },
     /// Profiler steps with their time breakdown.
     Steps,
-    /// Lane groups, lanes and step marks of `trace`: what a timeline lays out. Without `align`,
-    /// every lane (the main timeline's comes with [`FromWorker::Loaded`]); with it, the stacked compare view's
-    /// layout: [`Layout::focus`] is the step picked by `align` and only lanes with slices
-    /// during that step are listed (all lanes with slices when the trace has no step).
+    /// A stacked compare panel's layout of `trace` (the main timeline's comes with
+    /// [`FromWorker::Loaded`]): [`Layout::focus`] is the step picked by `align` and only lanes
+    /// with slices during that step are listed (all lanes with slices when the trace has no
+    /// step).
     Layout {
         #[serde(default)]
         trace: TraceRef,
-        #[serde(default)]
-        align: Option<Align>,
+        align: Align,
     },
     /// Level-of-detail rects of `lanes` of `trace` over `[start_ns, end_ns)`, one bucket per
     /// `resolution_ns`; rects whose slice matches `search` are flagged (current trace only).

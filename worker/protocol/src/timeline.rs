@@ -32,8 +32,9 @@ pub struct Layout {
     pub groups: Vec<LaneGroup>,
     /// `ProfilerStep#N` spans on the host, in time order.
     pub steps: Vec<StepMark>,
-    /// The step an aligned layout (`Query::Layout { align: Some(..) }`) picked: the stacked
-    /// compare view puts its start at time 0. `None` otherwise, or when the trace has no step.
+    /// The step a stacked panel's layout (`Query::Layout`) picked: the stacked compare view
+    /// puts its start at time 0. `None` in the main timeline's layout, or when the trace has no
+    /// step.
     #[serde(default)]
     pub focus: Option<StepMark>,
 }
