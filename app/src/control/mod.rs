@@ -170,7 +170,8 @@ impl Controller {
                     t.loaded_at = Some(now);
                     t.set_layout(*layout);
                 });
-                // The first tiles are asked first: the worker answers in order.
+                // A shared link's view first, so the first tiles asked for are the ones drawn;
+                // then tiles before tables and charts, as the worker answers in order.
                 self.restore();
                 self.fetch();
                 let idle = self.tables.with_untracked(|t| t.pending.is_none());
