@@ -106,8 +106,9 @@ impl Batch {
 }
 
 impl Painter {
-    /// Paints the whole canvas (`width` × `height` CSS px) and returns the number of rects drawn.
-    pub fn paint(&self, ctx: &Ctx, t: &TimelineState, theme: Theme, width: f64, height: f64) -> u32 {
+    /// Paints the whole canvas (`width` × `height` CSS px, `dpr` device pixels per CSS px) and
+    /// returns the number of rects drawn.
+    pub fn paint(&self, ctx: &Ctx, t: &TimelineState, theme: Theme, width: f64, height: f64, dpr: f64) -> u32 {
         let c = theme.colors();
         ctx.set_fill_style_str(c.background);
         ctx.fill_rect(0.0, 0.0, width, height);
@@ -143,7 +144,7 @@ impl Painter {
                         ctx.fill_rect(0.0, y, width, track.height);
                     }
                     if !t.tiles.is_empty() {
-                        lane_rects(&mut batch, t, lane, y, width);
+                        lane_rects(&mut batch, t, lane, y, width, dpr);
                     }
                 }
                 TrackKind::Counter { series } => counter(ctx, t, theme, series, y, track.height, width),
@@ -162,8 +163,14 @@ impl Painter {
 
 /// Adds one lane's rects to the batch: sub-pixel rects of a row that touch are merged into one
 /// (colored as the first), wide ones get a label, search matches an outline.
-fn lane_rects(batch: &mut Batch, t: &TimelineState, lane: u32, y: f64, width: f64) {
+///
+/// Rect edges are snapped to device pixels: a path of thousands of rects with fractional edges
+/// is rasterized with anti-aliasing after our frame's script ends, which in software raster cost
+/// several times the script's own time and made the page's long tasks.
+fn lane_rects(batch: &mut Batch, t: &TimelineState, lane: u32, y: f64, width: f64, dpr: f64) {
     let v = &t.view;
+    let snap = |x: f64| (x * dpr).round() / dpr;
+    let y = snap(y);
     let searching = !t.search.text.trim().is_empty()
         && t.tiles.request.as_ref().is_some_and(|r| r.search.is_some());
     // A run of sub-pixel rects of one row waiting to be added: (row, x0, x1, slot).
@@ -172,6 +179,7 @@ fn lane_rects(batch: &mut Batch, t: &TimelineState, lane: u32, y: f64, width: f6
         if let Some((row, x0, x1, slot)) = run.take() {
             let ry = y + tracks::LANE_PAD + f64::from(row) * ROW_H;
             if let Some(rects) = batch.rects.get_mut(slot) {
+                let (x0, x1) = (snap(x0), snap(x1));
                 rects.push([x0, ry + 1.0, (x1 - x0).max(1.0), ROW_H - 2.0]);
             }
         }

@@ -254,7 +254,7 @@ fn paint_canvas(canvas: NodeRef<html::Canvas>, painter: &Painter, theme: Theme, 
     let (w, h) = (f64::from(canvas.width()) / dpr, f64::from(canvas.height()) / dpr);
     let started = now_ms();
     let _ = ctx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0);
-    painter.paint(&ctx, t, theme, w, h);
+    painter.paint(&ctx, t, theme, w, h, dpr);
     Some(now_ms() - started)
 }
 
