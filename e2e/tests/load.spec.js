@@ -2,6 +2,7 @@
 // summary; bad input shows an error and the next file still loads. The page must show the same
 // numbers as `kinetoscope info --json` on the same file. Screenshots: e2e/test-results/*.png.
 const fs = require('node:fs');
+const http = require('node:http');
 const path = require('node:path');
 const { test, expect } = require('../pages/app');
 const {
@@ -125,4 +126,41 @@ test('?url= loads that trace instead of the demo', async ({ app, page }) => {
   expectSameSummary(s.summary, cliInfo(file));
   await expectSummaryShown(app, s.summary);
   await app.screenshot('url-param');
+});
+
+test('Cancel stops a URL still arriving: the download ends, the page says so, the next file loads', async ({ app, page }) => {
+  // A trace that never finishes arriving: 256 KiB every 50 ms of a declared 512 MiB, from
+  // another origin that allows it (CORS). The worker fetches it; Cancel must close the download.
+  let sent = 0;
+  let closed;
+  const disconnected = new Promise((resolve) => { closed = resolve; });
+  const server = http.createServer((req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(512 << 20), 'access-control-allow-origin': '*' });
+    res.write('{"traceEvents":[\n');
+    const piece = Buffer.from(`{"ph":"X","name":"op","pid":1,"tid":1,"ts":1,"dur":1},\n`.repeat(4096)).subarray(0, 256 << 10);
+    const timer = setInterval(() => { sent += piece.length; res.write(piece); }, 50);
+    res.on('close', () => { clearInterval(timer); closed(sent); });
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    const url = `http://127.0.0.1:${server.address().port}/slow.pt.trace.json`;
+    await page.goto(`/?url=${encodeURIComponent(url)}`);
+    await expect(app.page.getByTestId('progress')).toBeVisible();
+    await expect.poll(() => sent, { message: 'bytes streamed before Cancel' }).toBeGreaterThan(2 << 20);
+    await app.page.getByTestId('cancel-load').click();
+    const atClose = await disconnected;
+    expect(atClose, 'the download stopped long before its end').toBeLessThan(512 << 20);
+    await app.waitForLoads(1);
+    const s = await app.state();
+    expect(s.status).toBe('error');
+    expect(s.error.kind).toBe('cancelled');
+    await expect(app.error).toBeVisible();
+    await app.screenshot('cancelled');
+    const file = realFixture('catapult__async_begin_end.json');
+    const next = await app.upload(file);
+    expect(next.status).toBe('ready');
+    expectSameSummary(next.summary, cliInfo(file));
+  } finally {
+    await new Promise((resolve) => server.close(resolve));
+  }
 });

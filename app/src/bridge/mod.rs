@@ -1,8 +1,8 @@
 //! Worker client: spawns the engine worker, checks its protocol version, numbers requests and
 //! keeps only the latest load (latest wins).
 //!
-//! Inputs: `begin` / `open` / `chunk` / `finish` / `fail` calls from [`source`] (which streams a
-//! URL or a file), `query` calls, and the worker's messages. Output: the [`FromWorker`] replies
+//! Inputs: `begin` then `fetch` (a URL checked by [`source`]) or `read` (a local file), `fail`,
+//! `query` calls, and the worker's messages. Output: the [`FromWorker`] replies
 //! that belong to the current load (plus `Ready`) and the answers to the latest query of each
 //! [`Channel`], handed to the `sink` given to [`Bridge::spawn`] with the rect words of a tile
 //! answer; replies for cancelled or superseded ids are dropped here.
@@ -14,20 +14,21 @@
 //! that crashes is terminated and respawned by the next load, so the app stays usable.
 //! The sink is never called while the bridge's state is borrowed.
 //!
-//! Cost: one JSON string per control message; chunk buffers are transferred, not copied (a
-//! fetch chunk that views only part of its buffer is first cut out, see `source`).
-//! References: issue 2, STYLE.md §3.
+//! Cost: one JSON string per control message. The worker reads a load's bytes itself (a fetch
+//! or the `File` handed to it), so they never pass through the page's main thread: reading a
+//! 1 GB body here took tasks of 90–150 ms. References: issues 2 and 5, STYLE.md §3.
 
 mod conn;
 pub mod source;
 mod wire;
 
 use conn::{spawn_worker, Conn};
-use js_sys::ArrayBuffer;
 use protocol::{Channel, FromWorker, LoadError, Query, ToWorker, PROTOCOL_VERSION};
 use std::cell::RefCell;
 use std::rc::Rc;
+use source::Target;
 use wasm_bindgen::JsValue;
+use web_sys::File;
 
 /// Handle to the worker client; clones share one worker.
 #[derive(Clone)]
@@ -52,7 +53,7 @@ struct Inner {
 /// The connection's state.
 enum Link {
     /// Spawned, `Ready` not received yet: outgoing messages wait in the queue.
-    Booting(Conn, Vec<(ToWorker, Option<ArrayBuffer>)>),
+    Booting(Conn, Vec<(ToWorker, Option<File>)>),
     /// Handshake done.
     Ready(Conn),
     /// Crashed or could not start; the next load tries a new worker.
@@ -164,37 +165,28 @@ impl Bridge {
         (self.0.sink)(FromWorker::Failed { id, error }, None);
     }
 
-    /// True while `id` is the current load.
-    pub fn is_current(&self, id: u32) -> bool {
-        self.0.inner.borrow().current == Some(id)
-    }
-
-    /// Announces load `id`; false (and a `Failed` reply if the worker is unusable) when the load
-    /// should stop.
-    pub fn open(&self, id: u32, name: &str, size: Option<u64>) -> bool {
-        self.send(
+    /// Has the worker fetch `target` as load `id`.
+    pub fn fetch(&self, id: u32, target: &Target) {
+        let msg = ToWorker::Fetch {
             id,
-            ToWorker::Open {
-                id,
-                name: name.to_owned(),
-                size,
-                workers: workers_param(),
-            },
-            None,
-        )
+            url: target.href.clone(),
+            name: target.name.clone(),
+            workers: workers_param(),
+        };
+        self.send(id, msg, None);
     }
 
-    /// Transfers one chunk of load `id`; false when the load should stop.
-    pub fn chunk(&self, id: u32, buffer: ArrayBuffer) -> bool {
-        self.send(id, ToWorker::Chunk { id }, Some(buffer))
+    /// Has the worker read `file` as load `id`.
+    pub fn read(&self, id: u32, file: File) {
+        let msg = ToWorker::Read {
+            id,
+            workers: workers_param(),
+        };
+        self.send(id, msg, Some(file));
     }
 
-    /// Tells the worker that load `id` has all its bytes.
-    pub fn finish(&self, id: u32) {
-        self.send(id, ToWorker::Finish { id }, None);
-    }
-
-    /// Ends load `id` with an error found on this side (fetch or file read), if still current.
+    /// Ends load `id` with an error found on this side (a URL that cannot be loaded), if still
+    /// current.
     pub fn fail(&self, id: u32, error: LoadError) {
         let mut inner = self.0.inner.borrow_mut();
         if inner.current != Some(id) {
@@ -213,19 +205,19 @@ impl Bridge {
         (self.0.sink)(FromWorker::Failed { id, error }, None);
     }
 
-    /// Queues or posts `msg` for the current load `id`; false when the load should stop.
-    fn send(&self, id: u32, msg: ToWorker, buffer: Option<ArrayBuffer>) -> bool {
+    /// Queues or posts `msg` for the current load `id`; a failure ends the load.
+    fn send(&self, id: u32, msg: ToWorker, file: Option<File>) {
         let mut inner = self.0.inner.borrow_mut();
         if inner.current != Some(id) {
-            return false;
+            return;
         }
         let outcome = match &mut inner.link {
             Link::Booting(_, queue) => {
-                queue.push((msg, buffer));
+                queue.push((msg, file));
                 Ok(())
             }
             Link::Ready(conn) => {
-                wire::post(&conn.worker, &msg, buffer.as_ref()).map_err(|e| LoadError {
+                wire::post(&conn.worker, &msg, file.as_ref()).map_err(|e| LoadError {
                     kind: "protocol".into(),
                     ..worker_error(e)
                 })
@@ -233,12 +225,8 @@ impl Bridge {
             Link::Dead(error) | Link::Refused(error) => Err(error.clone()),
         };
         drop(inner);
-        match outcome {
-            Ok(()) => true,
-            Err(error) => {
-                self.fail(id, error);
-                false
-            }
+        if let Err(error) = outcome {
+            self.fail(id, error);
         }
     }
 
@@ -326,8 +314,8 @@ impl Inner {
             return vec![ready, FromWorker::Failed { id, error }];
         }
         let mut replies = vec![ready];
-        for (msg, buffer) in queue {
-            if let Err(e) = wire::post(&conn.worker, &msg, buffer.as_ref()) {
+        for (msg, file) in queue {
+            if let Err(e) = wire::post(&conn.worker, &msg, file.as_ref()) {
                 let id = self.current.take().unwrap_or(0);
                 let error = LoadError {
                     kind: "protocol".into(),

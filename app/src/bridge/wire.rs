@@ -1,29 +1,27 @@
-//! Message framing between the app and the worker: `[json, ArrayBuffer?]` arrays.
+//! Message framing between the app and the worker: `[json, File?]` arrays to the worker,
+//! `[json, ArrayBuffer?]` back.
 //!
-//! Control messages are [`ToWorker`] / [`FromWorker`] JSON strings; a `Chunk`'s bytes travel as
-//! the array's second element and go in the transfer list, so they move to the worker without a
-//! copy and are detached here. See `worker/protocol` and `worker/src/bin/worker.rs`.
+//! Control messages are [`ToWorker`] / [`FromWorker`] JSON strings. A `Read`'s `File` travels as
+//! the array's second element (cloned: a handle, the worker reads the bytes); a tile answer's
+//! rect words come back the same way, in a transferred buffer. See `worker/protocol` and
+//! `worker/src/bin/worker.rs`.
 
 use js_sys::{Array, ArrayBuffer};
 use protocol::{FromWorker, ToWorker};
 use wasm_bindgen::{JsCast, JsValue};
-use web_sys::Worker;
+use web_sys::{File, Worker};
 
-/// Posts `msg`, transferring `buffer` if given.
+/// Posts `msg`, with `file` beside it if given.
 ///
 /// # Errors
-/// The browser's message when posting fails (e.g. the buffer was already detached).
-pub fn post(worker: &Worker, msg: &ToWorker, buffer: Option<&ArrayBuffer>) -> Result<(), String> {
+/// The browser's message when posting fails.
+pub fn post(worker: &Worker, msg: &ToWorker, file: Option<&File>) -> Result<(), String> {
     let json = serde_json::to_string(msg).map_err(|e| e.to_string())?;
     let parts = Array::of1(&JsValue::from_str(&json));
-    match buffer {
-        Some(buffer) => {
-            parts.push(buffer);
-            worker.post_message_with_transfer(&parts, &Array::of1(buffer))
-        }
-        None => worker.post_message(&parts),
+    if let Some(file) = file {
+        parts.push(file);
     }
-    .map_err(|e| js_error(&e))
+    worker.post_message(&parts).map_err(|e| js_error(&e))
 }
 
 /// Decodes a worker message's `data`: the reply and the `u32` words of its buffer, if any.

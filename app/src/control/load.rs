@@ -5,7 +5,6 @@ use super::Controller;
 use crate::bridge::source;
 use crate::state::table::TableState;
 use leptos::prelude::*;
-use leptos::task::spawn_local;
 use web_sys::File;
 
 impl Controller {
@@ -20,7 +19,7 @@ impl Controller {
         self.link.update_value(|l| l.local_file = false);
         let id = bridge.begin();
         match target {
-            Ok(target) => spawn_local(source::stream_url(bridge, id, target)),
+            Ok(target) => bridge.fetch(id, &target),
             Err(error) => bridge.fail(id, error),
         }
     }
@@ -33,7 +32,7 @@ impl Controller {
         self.begin(&file.name());
         self.link.update_value(|l| l.local_file = true);
         let id = bridge.begin();
-        spawn_local(source::stream_file(bridge, id, file));
+        bridge.read(id, file);
     }
 
     /// Cancels the running load (the worker is restarted if it was parsing).

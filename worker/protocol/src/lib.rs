@@ -1,7 +1,8 @@
 //! Wire types between the Kinetoscope app (main thread) and its engine worker.
 //!
-//! Control messages are JSON strings (serde); bulk bytes (file chunks) travel beside them as
-//! transferred `ArrayBuffer`s, never through serde. Names are from the boundary's point of view:
+//! Control messages are JSON strings (serde); a local `File` to read and the rect words of tile
+//! answers travel beside them, never through serde. The worker reads a load's bytes itself, so
+//! they never pass through the page's main thread. Names are from the boundary's point of view:
 //! [`ToWorker`] and [`FromWorker`]. Requests carry an `id` that replies echo.
 //!
 //! These are wire types, not engine structs: the engine converts its model into them, so engine
@@ -21,25 +22,29 @@ pub use timeline::*;
 use serde::{Deserialize, Serialize};
 
 /// Bumped on any incompatible change; the app refuses a worker that reports another version.
-pub const PROTOCOL_VERSION: u32 = 7;
+pub const PROTOCOL_VERSION: u32 = 8;
 
 /// A message from the app to the worker.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "type")]
 pub enum ToWorker {
-    /// Starts a load; chunks follow with the same id. `size` is the file size if known.
-    /// `workers` caps the parse workers (default: one per core; the page's `?workers=N`).
-    Open {
+    /// Loads `url` (absolute http(s)): the worker fetches it and streams the body in, posting
+    /// `Progress` as bytes arrive. `name` is shown to the user. `workers` caps the parse workers
+    /// (default: one per core; the page's `?workers=N`).
+    Fetch {
         id: u32,
+        url: String,
         name: String,
-        size: Option<u64>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         workers: Option<u32>,
     },
-    /// One chunk of file bytes; the bytes are the transferred buffer sent with this message.
-    Chunk { id: u32 },
-    /// All chunks were sent: decompress, parse and index.
-    Finish { id: u32 },
+    /// Loads a local file: the `File` travels beside this message (cloned, a handle, not the
+    /// bytes) and the worker reads it in slices. `workers` as for `Fetch`.
+    Read {
+        id: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        workers: Option<u32>,
+    },
     /// Drops a load in progress.
     Cancel { id: u32 },
     /// Asks for a table over the loaded trace; answered by `Table` or `QueryFailed` with `id`.
@@ -249,9 +254,8 @@ mod tests {
         let old: Query = serde_json::from_str(r#"{"kind":"hover","slice":4}"#).unwrap();
         assert_eq!(old, Query::Hover { trace: TraceRef::Current, slice: 4 });
         for msg in [
-            ToWorker::Open { id: 1, name: "a".into(), size: Some(3), workers: Some(2) },
-            ToWorker::Chunk { id: 1 },
-            ToWorker::Finish { id: 1 },
+            ToWorker::Fetch { id: 1, url: "https://a/b.json".into(), name: "b.json".into(), workers: Some(2) },
+            ToWorker::Read { id: 1, workers: None },
             ToWorker::Cancel { id: 1 },
         ] {
             let json = serde_json::to_string(&msg).unwrap();

@@ -1,26 +1,28 @@
 //! wasm web-worker entry: the message loop between the app and the engine, and the only file that
 //! touches web-sys / js-sys. Natively it compiles to an empty `main`.
 //!
-//! Inputs: `[json, ArrayBuffer?]` arrays whose JSON is a [`protocol::ToWorker`]; the buffer comes
-//! only with `Chunk` and is transferred (zero copy across threads). Outputs: `[json]` arrays holding
-//! a [`protocol::FromWorker`]. The first message posted is `Ready { protocol_version }`.
+//! Inputs: `[json, File?]` arrays whose JSON is a [`protocol::ToWorker`]; the `File` comes only
+//! with `Read`. `Fetch` and `Read` make this worker read the bytes itself (`worker/source.rs`).
+//! Outputs: `[json, ArrayBuffer?]` arrays holding a [`protocol::FromWorker`]. The first message
+//! posted is `Ready { protocol_version }`.
 //!
 //! `Query { id, .. }` is answered at once with `Answer` or `QueryFailed` (same id) over the loaded
 //! trace; tile answers carry their rect words as a transferred `ArrayBuffer`.
 //!
-//! Invariants: at most one load is pending; `Open` replaces it (latest wins, the app never
-//! interleaves loads), and chunks or `Finish` for another id are ignored. Nothing here panics on
+//! Invariants: at most one load is being read or parsed; `Fetch` / `Read` replace it (latest
+//! wins, the app never interleaves loads), and bytes of a dropped load are refused, which stops
+//! its source. Nothing here panics on
 //! input: allocation failures and malformed messages become `Failed` replies or console errors.
 //!
-//! Cost: one copy per chunk, from the transferred buffer into the load's `Vec<u8>` (reserved once
-//! from `Open.size`). `Progress` is posted at most every [`PROGRESS_EVERY_MS`] so a 1 GB file
+//! Cost: one copy per piece, from the fetched or read buffer into the load's `Vec<u8>` (reserved
+//! once from the size). `Progress` is posted at most every [`PROGRESS_EVERY_MS`] so a 1 GB file
 //! streamed in 64 KiB chunks does not flood the main thread.
 //!
 //! Large inputs (see `load::parts_for`) are parsed in parts by nested sub-workers (`worker/pool.rs`,
-//! spawned when `Open` announces a large file): `Finish` decompresses and plans here, each part's
+//! spawned when the size of a large file is known): `Finish` decompresses and plans here, each part's
 //! bytes go to one sub-worker, the encoded parts come back and are merged here in order
 //! (`Engine::prepare` / `Engine::complete`). Meanwhile this worker keeps answering messages:
-//! `Progress` sums the parts' bytes, `Cancel` or a new `Open` terminates the sub-workers, and a
+//! `Progress` sums the parts' bytes, `Cancel` or a new load terminates the sub-workers, and a
 //! sub-worker that fails or dies ends the load with a `Failed` reply naming it.
 //!
 //! Why not gloo-worker: its bincode codec copies byte buffers several times and cannot transfer
@@ -30,6 +32,9 @@
 #[cfg(target_arch = "wasm32")]
 #[path = "worker/pool.rs"]
 mod pool;
+#[cfg(target_arch = "wasm32")]
+#[path = "worker/source.rs"]
+mod source;
 
 #[cfg(target_arch = "wasm32")]
 fn main() {
@@ -42,11 +47,12 @@ fn main() {}
 #[cfg(target_arch = "wasm32")]
 mod wasm {
     use crate::pool::{self, Pool};
+    use crate::source::{self, Receiver};
     use kinetoscope::engine::{Engine, Prepared};
     use kinetoscope::load::{self, Part};
     use protocol::{FromWorker, LoadError, Phase, ToWorker, PROTOCOL_VERSION};
     use std::cell::RefCell;
-    use std::rc::Rc;
+    use std::rc::{Rc, Weak};
     use wasm_bindgen::prelude::*;
     use wasm_bindgen::JsCast;
     use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
@@ -57,7 +63,7 @@ mod wasm {
     /// The load being received: its id, name, declared size and the bytes so far.
     struct Pending {
         id: u32,
-        /// Cores to parse on: `navigator.hardwareConcurrency`, capped by `Open.workers`.
+        /// Cores to parse on: `navigator.hardwareConcurrency`, capped by the load's `workers`.
         cores: usize,
         name: String,
         size: Option<u64>,
@@ -76,11 +82,14 @@ mod wasm {
         last_progress_ms: f64,
     }
 
-    /// Worker-wide state: the engine (keeps the loaded trace), the load being received, the
-    /// load being parsed by sub-workers and their pool.
+    /// Worker-wide state: the engine (keeps the loaded trace), the load being read (its id and
+    /// parse worker cap) and received, the load being parsed by sub-workers and their pool.
     struct Worker {
         scope: DedicatedWorkerGlobalScope,
+        /// This state, for the sources it starts.
+        me: Weak<RefCell<Worker>>,
         engine: Engine,
+        reading: Option<(u32, Option<u32>)>,
         pending: Option<Pending>,
         job: Option<Job>,
         pool: Pool,
@@ -95,8 +104,8 @@ mod wasm {
         if scope.name() == pool::PARSER_NAME {
             return pool::serve(scope);
         }
-        let state = Rc::new_cyclic(|weak: &std::rc::Weak<RefCell<Worker>>| {
-            let weak = weak.clone();
+        let state = Rc::new_cyclic(|me: &Weak<RefCell<Worker>>| {
+            let weak = me.clone();
             let pool_sink: pool::Sink = Rc::new(move |slot, event| {
                 if let Some(state) = weak.upgrade() {
                     state.borrow_mut().on_pool(slot, event);
@@ -104,7 +113,9 @@ mod wasm {
             });
             RefCell::new(Worker {
                 scope: scope.clone(),
+                me: me.clone(),
                 engine: Engine::new(),
+                reading: None,
                 pending: None,
                 job: None,
                 pool: Pool::default(),
@@ -126,7 +137,7 @@ mod wasm {
     }
 
     impl Worker {
-        /// Decodes one `[json, ArrayBuffer?]` message and dispatches it.
+        /// Decodes one `[json, File?]` message and dispatches it.
         fn handle(&mut self, data: &JsValue) {
             let parts = js_sys::Array::from(data);
             let Some(json) = parts.get(0).as_string() else {
@@ -134,10 +145,21 @@ mod wasm {
                 return;
             };
             match serde_json::from_str::<ToWorker>(&json) {
-                Ok(ToWorker::Open { id, name, size, workers }) => self.open(id, name, size, workers),
-                Ok(ToWorker::Chunk { id }) => self.chunk(id, &parts.get(1)),
-                Ok(ToWorker::Finish { id }) => self.finish(id),
+                Ok(ToWorker::Fetch { id, url, name, workers }) => {
+                    self.begin(id, workers);
+                    wasm_bindgen_futures::spawn_local(source::fetch(self.me.clone(), id, url, name));
+                }
+                Ok(ToWorker::Read { id, workers }) => match parts.get(1).dyn_into::<web_sys::File>() {
+                    Ok(file) => {
+                        self.begin(id, workers);
+                        wasm_bindgen_futures::spawn_local(source::read(self.me.clone(), id, file));
+                    }
+                    Err(_) => self.fail(id, "protocol", "Read message without a File".into()),
+                },
                 Ok(ToWorker::Cancel { id }) => {
+                    if self.reading.is_some_and(|(r, _)| r == id) {
+                        self.reading = None;
+                    }
                     let receiving = self.pending.as_ref().is_some_and(|p| p.id == id);
                     if receiving || self.job.as_ref().is_some_and(|j| j.id == id) {
                         self.pending = None;
@@ -158,91 +180,11 @@ mod wasm {
             }
         }
 
-        fn open(&mut self, id: u32, name: String, size: Option<u64>, workers: Option<u32>) {
+        /// Starts load `id` (its source follows), dropping the one being read or parsed.
+        fn begin(&mut self, id: u32, workers: Option<u32>) {
+            self.reading = Some((id, workers));
             self.pending = None;
             self.stop_parsers();
-            let cap = workers.map_or(usize::MAX, |w| (w as usize).max(1));
-            let cores = cores(&self.scope).min(cap);
-            // Start the sub-workers now, so they boot while the bytes arrive.
-            let parts = size.map_or(1, |s| load::parts_for(usize::try_from(s).unwrap_or(usize::MAX), cores));
-            if parts > 1 {
-                self.pool = Pool::default();
-                if let Err(e) = self.pool.grow(parts, &self.pool_sink) {
-                    console_error(&format!("worker: cannot start parse workers: {e}"));
-                }
-            }
-            let mut bytes = Vec::new();
-            let want = size.and_then(|s| usize::try_from(s).ok()).unwrap_or(0);
-            if bytes.try_reserve_exact(want).is_err() {
-                return self.fail(
-                    id,
-                    "io",
-                    format!("cannot allocate {want} bytes for {name:?}"),
-                );
-            }
-            self.pending = Some(Pending {
-                id,
-                cores,
-                name,
-                size,
-                bytes,
-                last_progress_ms: f64::MIN,
-            });
-            self.progress(id, Phase::Reading, 0, size);
-        }
-
-        fn chunk(&mut self, id: u32, buffer: &JsValue) {
-            let Some(pending) = self.pending.as_mut().filter(|p| p.id == id) else {
-                return;
-            };
-            let Some(buffer) = buffer.dyn_ref::<js_sys::ArrayBuffer>() else {
-                self.pending = None;
-                return self.fail(
-                    id,
-                    "protocol",
-                    "Chunk message without an ArrayBuffer".into(),
-                );
-            };
-            let view = js_sys::Uint8Array::new(buffer);
-            let start = pending.bytes.len();
-            let len = view.length() as usize;
-            if pending.bytes.try_reserve(len).is_err() {
-                self.pending = None;
-                let msg = format!("out of memory after {start} bytes");
-                return self.fail(id, "io", msg);
-            }
-            pending.bytes.resize(start + len, 0);
-            view.copy_to(&mut pending.bytes[start..]);
-            let (done, total) = (pending.bytes.len() as u64, pending.size);
-            let now = now_ms(&self.scope);
-            if now - pending.last_progress_ms >= PROGRESS_EVERY_MS {
-                pending.last_progress_ms = now;
-                self.progress(id, Phase::Reading, done, total);
-            }
-        }
-
-        fn finish(&mut self, id: u32) {
-            let Some(Pending { name, bytes, cores, .. }) = self.pending.take_if(|p| p.id == id) else {
-                return;
-            };
-            let total = bytes.len() as u64;
-            self.progress(id, Phase::Reading, total, Some(total));
-            let scope = self.scope.clone();
-            let started = now_ms(&scope);
-            let mut report = throttled(scope.clone(), id);
-            // One part per core for a large JSON (its size is known after decompression).
-            let prepared = match self.engine.prepare(&name, bytes, cores, &mut report) {
-                Ok(p) => p,
-                Err(error) => return post(&scope, &FromWorker::Failed { id, error }),
-            };
-            if prepared.plan.parts.len() > 1 {
-                return self.start_job(id, prepared, started);
-            }
-            self.stop_parsers();
-            let json_bytes = prepared.json.len() as u64;
-            let part = load::parse_part(&prepared.json, &prepared.plan, 0, &mut |done| report(Phase::Parsing, done, Some(json_bytes)));
-            let reply = self.engine.complete(prepared, vec![part]);
-            self.loaded(id, reply, started);
         }
 
         /// Sends each part of `prepared` to a sub-worker; `on_pool` assembles what comes back.
@@ -363,6 +305,98 @@ mod wasm {
                 column: None,
             };
             post(&self.scope, &FromWorker::Failed { id, error });
+        }
+    }
+
+    /// The sources started by `Fetch` / `Read` feed the load through these.
+    impl Receiver for Worker {
+        fn open(&mut self, id: u32, name: &str, size: Option<u64>) -> bool {
+            let Some((_, workers)) = self.reading.filter(|&(r, _)| r == id) else {
+                return false;
+            };
+            let cap = workers.map_or(usize::MAX, |w| (w as usize).max(1));
+            let cores = cores(&self.scope).min(cap);
+            // Start the sub-workers now, so they boot while the bytes arrive.
+            let parts = size.map_or(1, |s| load::parts_for(usize::try_from(s).unwrap_or(usize::MAX), cores));
+            if parts > 1 {
+                self.pool = Pool::default();
+                if let Err(e) = self.pool.grow(parts, &self.pool_sink) {
+                    console_error(&format!("worker: cannot start parse workers: {e}"));
+                }
+            }
+            let mut bytes = Vec::new();
+            let want = size.and_then(|s| usize::try_from(s).ok()).unwrap_or(0);
+            if bytes.try_reserve_exact(want).is_err() {
+                self.reading = None;
+                self.fail(id, "io", format!("cannot allocate {want} bytes for {name:?}"));
+                return false;
+            }
+            self.pending = Some(Pending {
+                id,
+                cores,
+                name: name.to_owned(),
+                size,
+                bytes,
+                last_progress_ms: f64::MIN,
+            });
+            self.progress(id, Phase::Reading, 0, size);
+            true
+        }
+
+        fn bytes(&mut self, id: u32, view: &js_sys::Uint8Array) -> bool {
+            let Some(pending) = self.pending.as_mut().filter(|p| p.id == id) else {
+                return false;
+            };
+            let start = pending.bytes.len();
+            let len = view.length() as usize;
+            if pending.bytes.try_reserve(len).is_err() {
+                self.pending = None;
+                self.reading = None;
+                self.fail(id, "io", format!("out of memory after {start} bytes"));
+                return false;
+            }
+            pending.bytes.resize(start + len, 0);
+            view.copy_to(&mut pending.bytes[start..]);
+            let (done, total) = (pending.bytes.len() as u64, pending.size);
+            let now = now_ms(&self.scope);
+            if now - pending.last_progress_ms >= PROGRESS_EVERY_MS {
+                pending.last_progress_ms = now;
+                self.progress(id, Phase::Reading, done, total);
+            }
+            true
+        }
+
+        fn finish(&mut self, id: u32) {
+            let Some(Pending { name, bytes, cores, .. }) = self.pending.take_if(|p| p.id == id) else {
+                return;
+            };
+            self.reading = None;
+            let total = bytes.len() as u64;
+            self.progress(id, Phase::Reading, total, Some(total));
+            let scope = self.scope.clone();
+            let started = now_ms(&scope);
+            let mut report = throttled(scope.clone(), id);
+            // One part per core for a large JSON (its size is known after decompression).
+            let prepared = match self.engine.prepare(&name, bytes, cores, &mut report) {
+                Ok(p) => p,
+                Err(error) => return post(&scope, &FromWorker::Failed { id, error }),
+            };
+            if prepared.plan.parts.len() > 1 {
+                return self.start_job(id, prepared, started);
+            }
+            self.stop_parsers();
+            let json_bytes = prepared.json.len() as u64;
+            let part = load::parse_part(&prepared.json, &prepared.plan, 0, &mut |done| report(Phase::Parsing, done, Some(json_bytes)));
+            let reply = self.engine.complete(prepared, vec![part]);
+            self.loaded(id, reply, started);
+        }
+
+        fn failed(&mut self, id: u32, message: String) {
+            if self.reading.is_some_and(|(r, _)| r == id) {
+                self.reading = None;
+                self.pending = None;
+                self.fail(id, "io", message);
+            }
         }
     }
 
