@@ -5,6 +5,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { test, expect } = require('../pages/app');
+const { realFixture, cliInfo, expectSameSummary } = require('../support/fixtures');
 
 /** Writes a Kineto-like trace of at least `minBytes` to `file`: nested B/E and X slices on two
  * threads, kernels on a stream linked by correlation, flows, counters, a metadata event. */
@@ -51,6 +52,30 @@ test('a large trace parsed by several workers equals the single-worker parse', a
     const strip = ({ parse_ms, parse_workers, ...rest }) => rest;
     expect(strip(many.summary)).toEqual(strip(one.summary));
     expect(one.summary.events).toBeGreaterThan(200_000);
+    expect(app.pageErrors).toEqual([]);
+  } finally {
+    fs.rmSync(file, { force: true });
+  }
+});
+
+test('Cancel while parse workers run ends the load; the next file loads', async ({ app, page }) => {
+  test.setTimeout(180_000);
+  // Large enough that the parse (two workers) lasts well over a second here.
+  const file = path.join(os.tmpdir(), `kinetoscope-e2e-parse-cancel-${process.pid}.json`);
+  writeBigTrace(file, 150e6);
+  try {
+    await app.open('', 1);
+    await app.fileInput.setInputFiles(file);
+    await expect(page.locator('[data-testid="progress"][data-phase="parsing"]')).toBeVisible({ timeout: 60_000 });
+    await page.getByTestId('cancel-load').click();
+    await app.waitForLoads(2);
+    const s = await app.state();
+    expect(s.status).toBe('error');
+    expect(s.error.kind).toBe('cancelled');
+    const next = realFixture('catapult__async_begin_end.json');
+    const after = await app.upload(next);
+    expect(after.status).toBe('ready');
+    expectSameSummary(after.summary, cliInfo(next));
     expect(app.pageErrors).toEqual([]);
   } finally {
     fs.rmSync(file, { force: true });

@@ -103,7 +103,7 @@ pub enum FromWorker {
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum Phase {
-    /// Receiving bytes from the app.
+    /// Reading the bytes (the fetch's body or the file).
     Reading,
     /// Gunzipping.
     Decompressing,
@@ -114,8 +114,8 @@ pub enum Phase {
 /// Why a load failed, with the position in the (decompressed) input when known.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
 pub struct LoadError {
-    /// `malformed`, `empty`, `gzip`, `io` or `protocol`; the app adds `io` for fetch and file
-    /// read failures and `worker` when the worker could not start or crashed.
+    /// `malformed`, `empty`, `gzip`, `io` (fetch or file read failures, or a URL the page
+    /// refuses), `protocol`, `worker` (the worker could not start or crashed) or `cancelled`.
     pub kind: String,
     /// Full human message, ending with the position when known.
     pub message: String,
