@@ -11,17 +11,17 @@
 //!
 //! Invariants: at most one load is being read or parsed; `Fetch` / `Read` replace it (latest
 //! wins, the app never interleaves loads), and bytes of a dropped load are refused, which stops
-//! its source. Nothing here panics on
-//! input: allocation failures and malformed messages become `Failed` replies or console errors.
+//! its source. Nothing here panics on input: allocation failures and malformed messages become
+//! `Failed` replies or console errors.
 //!
 //! Cost: one copy per piece, from the fetched or read buffer into the load's `Vec<u8>` (reserved
 //! once from the size). `Progress` is posted at most every [`PROGRESS_EVERY_MS`] so a 1 GB file
 //! streamed in 64 KiB chunks does not flood the main thread.
 //!
-//! Large inputs (see `load::parts_for`) are parsed in parts by nested sub-workers (`worker/pool.rs`,
-//! spawned when the size of a large file is known): `Finish` decompresses and plans here, each part's
-//! bytes go to one sub-worker, the encoded parts come back and are merged here in order
-//! (`Engine::prepare` / `Engine::complete`). Meanwhile this worker keeps answering messages:
+//! Large inputs (see `load::parts_for`) are parsed in parts by nested sub-workers
+//! (`worker/pool.rs`, spawned when the size of a large file is known): once all bytes are in,
+//! this worker decompresses and plans, each part's bytes go to one sub-worker, the encoded parts
+//! come back and are merged here in order (`Engine::prepare` / `Engine::complete`). Meanwhile this worker keeps answering messages:
 //! `Progress` sums the parts' bytes, `Cancel` or a new load terminates the sub-workers, and a
 //! sub-worker that fails or dies ends the load with a `Failed` reply naming it.
 //!
@@ -89,6 +89,7 @@ mod wasm {
         /// This state, for the sources it starts.
         me: Weak<RefCell<Worker>>,
         engine: Engine,
+        /// The load whose source is running: its id and `workers` cap.
         reading: Option<(u32, Option<u32>)>,
         pending: Option<Pending>,
         job: Option<Job>,
