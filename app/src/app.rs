@@ -6,9 +6,14 @@
 //! file, which the page then asks for. A share link's view is restored after the load.
 //! With `?url=CAND&base=BASE` it loads BASE, keeps it as the comparison baseline, then loads CAND
 //! and shows the Compare tab.
+//!
+//! Boot: `boot.js` compiles the wasm off the main thread and instantiates it; `main` mounts the
+//! page one task later. The page then starts the load in a task of its own and builds each
+//! part of itself in the tasks after that ([`Deferred`]), so that no task is long.
 
 use crate::charts::ChartsPanel;
 use crate::control::Controller;
+use crate::deferred::Deferred;
 use crate::panels::{
     CompareButton, ComparePanel, DetailsPanel, DropZone, ErrorPanel, FindingsPanel, OpenButton,
     ProgressPanel, SummaryPanel, TablePanel, Tabs, TraceHeader,
@@ -19,6 +24,7 @@ use crate::state::table::{Scope, Tab};
 use crate::timeline::theme::Theme;
 use crate::timeline::Timeline;
 use leptos::prelude::*;
+use std::time::Duration;
 use web_sys::File;
 
 /// The trace shown when the page has no `?url=`.
@@ -28,17 +34,17 @@ const DEMO_URL: &str = "./public/demo.pt.trace.json.gz";
 #[component]
 pub fn App() -> impl IntoView {
     let ctl = Controller::new();
-    let link = ViewLink::parse(&window().location().hash().unwrap_or_default());
-    // A link to a local file waits for the user to open that file; otherwise the URL (or the
-    // demo, or a baseline / candidate pair) loads at once. Either way the link's view is
-    // restored after the load.
     let wanted = RwSignal::new(None::<(String, u64)>);
-    match (url_param("url"), &link.file, url_param("base")) {
-        (Some(cand), _, Some(base)) => ctl.load_pair(&base, &cand),
-        (None, Some(file), _) => wanted.set(Some(file.clone())),
-        (url, _, _) => ctl.load_url(url.as_deref().unwrap_or(DEMO_URL)),
-    }
-    ctl.restore_later(link);
+    // Its own task, scheduled before any part of the page: the buttons that open a file must
+    // not exist before this load starts, which would replace the file opened. A test first
+    // sees `window.kinetoscope` with this load running.
+    set_timeout(
+        move || {
+            start(ctl, wanted);
+            ctl.install_test_hook();
+        },
+        Duration::ZERO,
+    );
     let copied = RwSignal::new(false);
     let theme = RwSignal::new(preferred_theme());
     Effect::new(move |_| {
@@ -74,75 +80,109 @@ pub fn App() -> impl IntoView {
             .with(|t| t.layout.as_ref().map(|l| l.steps.clone()).unwrap_or_default())
     });
     let range = Memo::new(move |_| ctl.timeline.with(|t| t.range));
+    // Each `Deferred` builds in a task of its own, in this order.
     view! {
-        <header class="top">
-            <h1>"Kinetoscope"</h1>
-            <OpenButton on_file=on_file />
-            <CompareButton on_file=on_compare />
-            <span class="spacer"></span>
-            <Show when=move || loaded.get()>
-                <button data-testid="copy-link" title="Copy a link to this trace at this view"
-                    on:click=move |_| copied.set(ctl.copy_link())>
-                    {move || if copied.get() { "Link copied" } else { "Copy link" }}
+        <Deferred>
+            <header class="top">
+                <h1>"Kinetoscope"</h1>
+                <OpenButton on_file=on_file />
+                <CompareButton on_file=on_compare />
+                <span class="spacer"></span>
+                <Show when=move || loaded.get()>
+                    <button data-testid="copy-link" title="Copy a link to this trace at this view"
+                        on:click=move |_| copied.set(ctl.copy_link())>
+                        {move || if copied.get() { "Link copied" } else { "Copy link" }}
+                    </button>
+                </Show>
+                <button data-testid="theme-toggle" title="Light / dark theme"
+                    on:click=move |_| theme.update(|t| *t = t.toggled())>
+                    {move || if theme.get() == Theme::Dark { "☀ Light" } else { "☾ Dark" }}
                 </button>
-            </Show>
-            <button data-testid="theme-toggle" title="Light / dark theme"
-                on:click=move |_| theme.update(|t| *t = t.toggled())>
-                {move || if theme.get() == Theme::Dark { "☀ Light" } else { "☾ Dark" }}
-            </button>
-        </header>
-        <DropZone on_file=on_file />
+            </header>
+            <DropZone on_file=on_file />
+        </Deferred>
         <main>
-            {move || wanted.get().filter(|_| !loaded.get()).map(|(name, size)| view! {
-                <section class="card" data-testid="link-file-prompt">
-                    <h2>"Open the linked trace"</h2>
-                    <p>
-                        "This link shows a view of "<b>{name}</b>{format!(" ({}). ", format::bytes(size))}
-                        "Open that file from your machine to see it: it is read in this browser and never uploaded."
-                    </p>
-                    <OpenButton on_file=on_file />
-                </section>
-            })}
-            <ProgressPanel state=state on_cancel=Callback::new(move |()| ctl.cancel_load()) />
-            <Show when=move || loaded.get()>
-                <TraceHeader state=state />
-            </Show>
-            <ErrorPanel state=state />
+            <Deferred>
+                {move || wanted.get().filter(|_| !loaded.get()).map(|(name, size)| view! {
+                    <section class="card" data-testid="link-file-prompt">
+                        <h2>"Open the linked trace"</h2>
+                        <p>
+                            "This link shows a view of "<b>{name}</b>{format!(" ({}). ", format::bytes(size))}
+                            "Open that file from your machine to see it: it is read in this browser and never uploaded."
+                        </p>
+                        <OpenButton on_file=on_file />
+                    </section>
+                })}
+                <ProgressPanel state=state on_cancel=Callback::new(move |()| ctl.cancel_load()) />
+                <Show when=move || loaded.get()>
+                    <TraceHeader state=state />
+                </Show>
+                <ErrorPanel state=state />
+            </Deferred>
             <Show when=move || shown.get()>
-                <div class="workspace" class:staged=move || !loaded.get()>
-                    <Timeline ctl=ctl theme=theme.read_only() />
-                    <DetailsPanel ctl=ctl />
-                </div>
+                <Deferred>
+                    <div class="workspace" class:staged=move || !loaded.get()>
+                        <Timeline ctl=ctl theme=theme.read_only() />
+                        <Deferred>
+                            <DetailsPanel ctl=ctl />
+                        </Deferred>
+                    </div>
+                </Deferred>
             </Show>
             <Show when=move || settled.get()>
-                <Tabs tables=tables on_select=on_select />
+                <Deferred>
+                    <Tabs tables=tables on_select=on_select />
+                </Deferred>
             </Show>
             <Show when=move || on_summary.get()>
-                <SummaryPanel state=state />
+                <Deferred>
+                    <SummaryPanel state=state />
+                </Deferred>
             </Show>
             <Show when=move || settled.get() && on_findings.get()>
-                <FindingsPanel ctl=ctl />
+                <Deferred>
+                    <FindingsPanel ctl=ctl />
+                </Deferred>
             </Show>
             <Show when=move || settled.get() && on_compare_tab.get()>
-                <ComparePanel ctl=ctl theme=theme.read_only() />
+                <Deferred>
+                    <ComparePanel ctl=ctl theme=theme.read_only() />
+                </Deferred>
             </Show>
             <Show when=move || settled.get()>
-                <TablePanel
-                    tables=tables
-                    steps=steps
-                    range=range
-                    on_filter=on_filter
-                    on_by_shape=on_by_shape
-                    on_sort=on_sort
-                    on_scope=on_scope
-                    on_row=on_row
-                />
+                <Deferred>
+                    <TablePanel
+                        tables=tables
+                        steps=steps
+                        range=range
+                        on_filter=on_filter
+                        on_by_shape=on_by_shape
+                        on_sort=on_sort
+                        on_scope=on_scope
+                        on_row=on_row
+                    />
+                </Deferred>
             </Show>
             <Show when=move || on_charts.get()>
-                <ChartsPanel ctl=ctl theme=theme.read_only() />
+                <Deferred>
+                    <ChartsPanel ctl=ctl theme=theme.read_only() />
+                </Deferred>
             </Show>
         </main>
     }
+}
+
+/// Starts what the page URL asks for. A link to a local file waits for the user to open that
+/// file; otherwise the URL (or the demo, or a baseline / candidate pair) loads at once. Either
+/// way the link's view is restored after the load.
+fn start(ctl: Controller, wanted: RwSignal<Option<(String, u64)>>) {
+    let link = ViewLink::parse(&window().location().hash().unwrap_or_default());
+    match (url_param("url"), &link.file, url_param("base")) {
+        (Some(cand), _, Some(base)) => ctl.load_pair(&base, &cand),
+        (None, Some(file), _) => wanted.set(Some(file.clone())),
+        (url, _, _) => ctl.load_url(url.as_deref().unwrap_or(DEMO_URL)),
+    }
+    ctl.restore_later(link);
 }
 
 /// A non-empty query parameter of the page URL (`?url=` the trace, `?base=` the comparison

@@ -4,12 +4,13 @@
 //! Layout: [`bridge`] talks to the worker, [`state`] holds plain view state, [`control`] turns
 //! intents and replies into state and queries, [`timeline`] paints the lane timeline, [`charts`]
 //! draws the charts tab, [`panels`] render the rest, [`testing`] publishes `window.kinetoscope`,
-//! [`app`] wires them together.
+//! [`app`] wires them together, building the page over several tasks with [`deferred`].
 
 mod app;
 mod bridge;
 mod charts;
 mod control;
+mod deferred;
 mod panels;
 mod state;
 mod testing;
@@ -17,5 +18,9 @@ mod timeline;
 
 fn main() {
     console_error_panic_hook::set_once();
-    leptos::mount::mount_to_body(app::App);
+    // In a task of its own, not in the one that instantiated the wasm (see `app` on the boot).
+    leptos::prelude::set_timeout(
+        || leptos::mount::mount_to_body(app::App),
+        std::time::Duration::ZERO,
+    );
 }

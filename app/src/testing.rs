@@ -47,8 +47,9 @@
 //!                 the tile caches and lanes laid out, active: keys go to the stack, hover:
 //!                 {pane, name, durNs} or null, frames: panel paints, pending}
 //! idle()          Promise resolved when no load is running, no table, timeline, findings,
-//!                 chart or compare query is pending and the panels below the timeline are
-//!                 built (`settled`) (at once if all that holds)
+//!                 chart or compare query is pending, the panels below the timeline are
+//!                 asked for (`settled`) and no part of the page waits to be built
+//!                 ([`crate::deferred`]) (at once if all that holds)
 //! ```
 //!
 //! Invariants: [`publish`] runs synchronously inside the state change (not in an effect), so a
@@ -167,12 +168,28 @@ pub fn publish(
         let charts = charts_js(tables, charts);
         let compare = compare_js(compare, stack);
         hook.snapshot = snapshot(hook, state, tables, timeline, findings, charts, compare, link);
-        if hook.loading {
-            Vec::new()
-        } else {
-            std::mem::take(&mut hook.waiters)
-        }
+        take_waiters(hook)
     });
+    resolve(waiters);
+}
+
+/// Resolves `idle()` waiters if nothing is pending any more; called when the last part of the
+/// page waiting to be built is built.
+pub fn recheck() {
+    let waiters = HOOK.with_borrow_mut(|hook| hook.as_mut().map(take_waiters).unwrap_or_default());
+    resolve(waiters);
+}
+
+/// The waiters to resolve now: all of them when the app is idle, else none.
+fn take_waiters(hook: &mut Hook) -> Vec<Function> {
+    if hook.loading || crate::deferred::pending() > 0 {
+        Vec::new()
+    } else {
+        std::mem::take(&mut hook.waiters)
+    }
+}
+
+fn resolve(waiters: Vec<Function>) {
     for resolve in waiters {
         let _ = resolve.call0(&JsValue::UNDEFINED);
     }
@@ -407,7 +424,7 @@ fn to_js<T: serde::Serialize>(value: &T) -> JsValue {
 fn idle_promise() -> Promise {
     Promise::new(&mut |resolve, _reject| {
         let resolve_now = HOOK.with_borrow_mut(|hook| match hook.as_mut() {
-            Some(hook) if hook.loading => {
+            Some(hook) if hook.loading || crate::deferred::pending() > 0 => {
                 hook.waiters.push(resolve.clone());
                 false
             }

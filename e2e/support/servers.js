@@ -34,7 +34,9 @@ function serve(mounts, headers = {}) {
   return new Promise((resolve) => {
     server.listen(0, '127.0.0.1', () => {
       const { port } = server.address();
-      resolve({ origin: `http://127.0.0.1:${port}`, close: () => new Promise((r) => server.close(r)) });
+      // Open downloads (a page still fetching when a test fails) would keep `close` waiting.
+      const close = () => new Promise((r) => { server.close(r); server.closeAllConnections(); });
+      resolve({ origin: `http://127.0.0.1:${port}`, close });
     });
   });
 }

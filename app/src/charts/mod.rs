@@ -110,9 +110,10 @@ impl Palette {
         (css_px * self.scale).round() as u32
     }
 
-    /// The page's sans-serif font at `css_px`, in `color`.
+    /// The page's UI font at `css_px`, in `color` (the family the page and the timeline use,
+    /// so no font lookup of its own; see style.css on the type scale).
     pub fn font(&self, css_px: f64, color: RGBColor) -> TextStyle<'static> {
-        ("sans-serif", css_px * self.scale)
+        ("system-ui", css_px * self.scale)
             .into_font()
             .color(&color)
     }

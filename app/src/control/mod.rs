@@ -57,7 +57,7 @@ pub struct Controller {
 }
 
 impl Controller {
-    /// Spawns the worker and installs `window.kinetoscope`.
+    /// Spawns the worker; `window.kinetoscope` waits for [`Controller::install_test_hook`].
     pub fn new() -> Self {
         let ctl = Controller {
             state: RwSignal::new(LoadState::default()),
@@ -72,9 +72,13 @@ impl Controller {
         };
         let spawned = Bridge::spawn(move |msg, words| ctl.receive(msg, words));
         ctl.bridge.set_value(Some(spawned));
-        testing::install();
-        ctl.publish();
         ctl
+    }
+
+    /// Installs `window.kinetoscope` and publishes the current state to it.
+    pub fn install_test_hook(self) {
+        testing::install();
+        self.publish();
     }
 
     /// Routes one worker reply: answers to whichever state awaits their id, load replies to

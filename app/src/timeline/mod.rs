@@ -283,8 +283,12 @@ fn context_options() -> JsValue {
 /// The observer keeping a canvas sized, with its callback; disconnect it to stop.
 type SizeObserver = (web_sys::ResizeObserver, Closure<dyn Fn()>);
 
-/// Sizes the canvas to `el` minus the label column now and whenever `el` resizes, and tells
+/// Sizes the canvas to `el` minus the label column whenever `el` resizes, and tells
 /// `on_size(width, height below the ruler)`; the observer lives as long as the returned value.
+///
+/// The first size comes from the observer's initial callback, which runs at the next rendering
+/// step right after the page's layout, not from a measurement here: reading `clientWidth` in
+/// the mounting task forced a synchronous layout of the whole page (~40 ms at page boot).
 fn observe_size(
     el: &web_sys::HtmlDivElement,
     canvas: NodeRef<html::Canvas>,
@@ -303,7 +307,6 @@ fn observe_size(
         let _ = style.set_property("height", &format!("{h}px"));
         on_size(w, h - RULER_H);
     };
-    apply();
     let callback = Closure::<dyn Fn()>::new(apply);
     let observer = web_sys::ResizeObserver::new(callback.as_ref().unchecked_ref()).ok()?;
     observer.observe(el);
