@@ -115,7 +115,9 @@ pub fn App() -> impl IntoView {
                 })}
                 <ProgressPanel state=state on_cancel=Callback::new(move |()| ctl.cancel_load()) />
                 <Show when=move || loaded.get()>
-                    <TraceHeader state=state />
+                    <Deferred>
+                        <TraceHeader state=state />
+                    </Deferred>
                 </Show>
                 <ErrorPanel state=state />
             </Deferred>
