@@ -134,8 +134,12 @@ fn observe_long_tasks() {
         },
     );
     if let Ok(observer) = web_sys::PerformanceObserver::new(callback.as_ref().unchecked_ref()) {
-        let init = web_sys::PerformanceObserverInit::new(&js_sys::Array::of1(&"longtask".into()));
-        observer.observe(&init);
+        // `type` and `buffered`, not `entryTypes`: the tasks since the page's start count too,
+        // not only those after this observer (the app's second task).
+        let init = Object::new();
+        let _ = Reflect::set(&init, &"type".into(), &"longtask".into());
+        let _ = Reflect::set(&init, &"buffered".into(), &JsValue::TRUE);
+        observer.observe(init.unchecked_ref());
         // Observes for the page's lifetime.
         std::mem::forget(observer);
     }

@@ -1,8 +1,9 @@
 // Browser benchmark (not a test): loads KINETOSCOPE_BENCH_URL through `?url=` and prints one JSON
 // line per run with the worker's parse+index time, then one line with the timeline's frame times
-// while zooming and panning (keys held, drags, wheel) and the first paint after the load.
-// Skipped unless scripts/bench sets the variable.
-const { test, expect } = require('../pages/app');
+// while zooming and panning (keys held, drags, wheel) and the first paint after the load; then
+// opens the demo in fresh browser contexts and prints the main thread's long tasks from the page's
+// start to the end of its load. Skipped unless scripts/bench sets the variable.
+const { AppPage, test, expect } = require('../pages/app');
 
 const url = process.env.KINETOSCOPE_BENCH_URL;
 
@@ -77,5 +78,32 @@ test('browser parse+index benchmark', async ({ app, page }) => {
     long_tasks_after_load: after.length, longest_after_load_ms: longest(after),
     // [start relative to the load's end, duration] of each long task, ms.
     long_tasks_ms: long.list.map(([start, d]) => [Math.round(start - loadedAt), Math.round(d)]),
+  }));
+});
+
+test('page boot benchmark', async ({ browser }) => {
+  test.skip(!url, 'set by scripts/bench');
+  test.setTimeout(5 * 60_000);
+  const runs = Number(process.env.KINETOSCOPE_BENCH_BOOT_RUNS || 10);
+  const tasks = [];
+  const perRun = [];
+  for (let run = 0; run < runs; run++) {
+    // A fresh context: no HTTP cache, so no code cache for the wasm either, as on a first visit.
+    const context = await browser.newContext({ viewport: { width: 1600, height: 900 } });
+    const app = new AppPage(await context.newPage());
+    await app.open('');
+    await app.waitForTimeline();
+    const { list } = await app.page.evaluate(() => window.kinetoscope.longTasks);
+    expect(app.pageErrors).toEqual([]);
+    tasks.push(...list);
+    perRun.push(list.length);
+    await context.close();
+  }
+  const durations = tasks.map(([, d]) => Math.round(d)).sort((a, b) => a - b);
+  console.log(JSON.stringify({
+    bench: 'page_boot', target: 'browser-demo', runs,
+    // From navigation to the demo's load settled, timeline painted and panels built.
+    long_tasks: tasks.length, runs_without_long_task: perRun.filter((n) => n === 0).length,
+    longest_ms: durations[durations.length - 1] ?? 0, long_tasks_ms: durations,
   }));
 });

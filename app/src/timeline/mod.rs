@@ -18,6 +18,7 @@ pub mod stack;
 pub mod theme;
 
 use crate::control::Controller;
+use crate::deferred::Deferred;
 use crate::state::format;
 use crate::state::timeline::{Hover, TimelineState};
 use crate::state::tracks::TrackKind;
@@ -177,7 +178,10 @@ pub fn Timeline(ctl: Controller, theme: ReadSignal<Theme>) -> impl IntoView {
 
     view! {
         <section class="timeline" data-testid="timeline">
-            <Toolbar ctl=ctl help=help />
+            // A task after the rest: building the timeline in one task took over 50 ms at boot.
+            <Deferred>
+                <Toolbar ctl=ctl help=help />
+            </Deferred>
             <div class="tl-body" node_ref=area>
                 <Labels tracks=tracks.into() scroll=scroll.into() on_toggle=on_toggle />
                 <canvas
