@@ -8,8 +8,8 @@
 //! and shows the Compare tab.
 //!
 //! Boot: `boot.js` compiles the wasm off the main thread and instantiates it; `main` mounts the
-//! page one task later. The page then starts the load in a task of its own and builds each
-//! part of itself in the tasks after that ([`Deferred`]), so that no task is long.
+//! page one task later. The page builds each part of itself in a task of its own
+//! ([`Deferred`]), so that no task is long, and then starts the load.
 
 use crate::charts::ChartsPanel;
 use crate::control::Controller;
@@ -24,7 +24,6 @@ use crate::state::table::{Scope, Tab};
 use crate::timeline::theme::Theme;
 use crate::timeline::Timeline;
 use leptos::prelude::*;
-use std::time::Duration;
 use web_sys::File;
 
 /// The trace shown when the page has no `?url=`.
@@ -35,16 +34,16 @@ const DEMO_URL: &str = "./public/demo.pt.trace.json.gz";
 pub fn App() -> impl IntoView {
     let ctl = Controller::new();
     let wanted = RwSignal::new(None::<(String, u64)>);
-    // Its own task, scheduled before any part of the page: the buttons that open a file must
-    // not exist before this load starts, which would replace the file opened. A test first
-    // sees `window.kinetoscope` with this load running.
-    set_timeout(
-        move || {
+    // Once the page is built: its tasks then never wait for a core while the worker parses
+    // (a 2-core machine made tasks of 20 ms two to four times longer), and the worker never
+    // waits for them. A file opened by then is not replaced. A test first sees
+    // `window.kinetoscope` with this load running.
+    crate::deferred::when_built(move || {
+        if ctl.state.with_untracked(|s| s.status == crate::state::Status::Idle) {
             start(ctl, wanted);
-            ctl.install_test_hook();
-        },
-        Duration::ZERO,
-    );
+        }
+        ctl.install_test_hook();
+    });
     let copied = RwSignal::new(false);
     let theme = RwSignal::new(preferred_theme());
     Effect::new(move |_| {
@@ -65,12 +64,6 @@ pub fn App() -> impl IntoView {
     let tables = ctl.tables.read_only();
     let loaded = Memo::new(move |_| state.with(|s| s.summary.is_some()));
     let settled = Memo::new(move |_| state.with(|s| s.summary.is_some() && s.settled));
-    // The timeline mounts (laid out but invisible) when the first load starts, so building and
-    // sizing it never delays the first paint, and stays mounted: it keeps canvas listeners and
-    // observers that must not outlive it, and reloading only resets its state.
-    let shown = Memo::new(move |was: Option<&bool>| {
-        was.copied().unwrap_or(false) || state.with(|s| s.status != crate::state::Status::Idle)
-    });
     let on_summary = Memo::new(move |_| settled.get() && tables.with(|t| t.tab == Tab::Summary));
     let on_findings = Memo::new(move |_| tables.with(|t| t.tab == Tab::Findings));
     let on_charts = Memo::new(move |_| settled.get() && tables.with(|t| t.tab == Tab::Charts));
@@ -121,16 +114,18 @@ pub fn App() -> impl IntoView {
                 </Show>
                 <ErrorPanel state=state />
             </Deferred>
-            <Show when=move || shown.get()>
-                <Deferred>
-                    <div class="workspace" class:staged=move || !loaded.get()>
-                        <Timeline ctl=ctl theme=theme.read_only() />
-                        <Deferred>
-                            <DetailsPanel ctl=ctl />
-                        </Deferred>
-                    </div>
-                </Deferred>
-            </Show>
+            // Mounted at boot, laid out at its final size but invisible until a trace is loaded,
+            // so building and sizing it never delays the first paint; it stays mounted (it keeps
+            // canvas listeners and observers that must not outlive it), and reloading only
+            // resets its state.
+            <Deferred>
+                <div class="workspace" class:staged=move || !loaded.get()>
+                    <Timeline ctl=ctl theme=theme.read_only() />
+                    <Deferred>
+                        <DetailsPanel ctl=ctl />
+                    </Deferred>
+                </div>
+            </Deferred>
             <Show when=move || settled.get()>
                 <Deferred>
                     <Tabs tables=tables on_select=on_select />
