@@ -1,7 +1,8 @@
 //! The read-only `window.kinetoscope` test contract (Perfetto's `waitForPerfettoIdle` idea).
 //!
 //! Output: `window.kinetoscope` is a getter (non-writable, non-configurable) returning a frozen
-//! snapshot object, replaced by [`publish`] on every state change:
+//! snapshot object, rebuilt when read after a state change (a change only marks it stale, so
+//! the app does not build it on every frame for a reader that may never come):
 //!
 //! ```text
 //! status          "idle" | "loading" | "ready" | "error"
@@ -54,7 +55,8 @@
 //!
 //! Invariants: [`publish`] runs synchronously inside the state change (not in an effect), so a
 //! test that triggers a load (e.g. `setInputFiles`) and then calls `idle()` sees `loading` and
-//! waits. The snapshot is rebuilt per change; `summary` is serialized only when it changes.
+//! waits. The snapshot is rebuilt on the first read after a change; `summary` is serialized only
+//! when it changes.
 
 use crate::state::charts::ChartState;
 use crate::state::compare::CompareState;
@@ -67,6 +69,7 @@ use crate::state::{LoadState, Status};
 use js_sys::{Function, Object, Promise, Reflect};
 use protocol::TraceSummary;
 use std::cell::RefCell;
+use std::rc::Rc;
 use std::sync::Arc;
 use wasm_bindgen::prelude::*;
 
@@ -82,19 +85,28 @@ thread_local! {
 /// What the getter and `idle()` read.
 struct Hook {
     snapshot: JsValue,
+    /// The snapshot no longer matches the app's state.
+    stale: bool,
+    /// Rebuilds the snapshot from the app's state (with [`snapshot`]).
+    refresh: Rc<dyn Fn()>,
     idle: Function,
     loading: bool,
     waiters: Vec<Function>,
     summary_cache: Option<(Arc<TraceSummary>, JsValue)>,
 }
 
-/// Defines `window.kinetoscope` (once); [`publish`] fills it.
-pub fn install() {
+/// Defines `window.kinetoscope` (once); `refresh` rebuilds its snapshot with [`snapshot`].
+pub fn install(refresh: impl Fn() + 'static) {
     let Some(window) = web_sys::window() else {
         return;
     };
     let idle = Closure::<dyn Fn() -> Promise>::new(idle_promise);
     let getter = Closure::<dyn Fn() -> JsValue>::new(|| {
+        // Not borrowed while refreshing: the refresh stores into the hook.
+        let refresh = HOOK.with_borrow(|h| h.as_ref().filter(|h| h.stale).map(|h| h.refresh.clone()));
+        if let Some(refresh) = refresh {
+            refresh();
+        }
         HOOK.with_borrow(|h| h.as_ref().map_or(JsValue::NULL, |h| h.snapshot.clone()))
     });
     let descriptor = Object::new();
@@ -106,6 +118,8 @@ pub fn install() {
     getter.forget();
     HOOK.set(Some(Hook {
         snapshot: JsValue::NULL,
+        stale: true,
+        refresh: Rc::new(refresh),
         idle: idle_fn,
         loading: false,
         waiters: Vec::new(),
@@ -146,8 +160,8 @@ fn observe_long_tasks() {
     callback.forget();
 }
 
-/// Replaces the snapshot with the app's states, and resolves `idle()` waiters if no load is
-/// running and no query is pending.
+/// Marks the snapshot stale, and resolves `idle()` waiters if no load is running and no query
+/// is pending.
 pub fn publish(
     state: &LoadState,
     tables: &TableState,
@@ -155,12 +169,12 @@ pub fn publish(
     findings: &FindingsState,
     charts: &ChartState,
     (compare, stack): (&CompareState, &StackState),
-    link: Option<&str>,
 ) {
     let waiters = HOOK.with_borrow_mut(|hook| {
         let Some(hook) = hook.as_mut() else {
             return Vec::new();
         };
+        hook.stale = true;
         hook.loading = state.status == Status::Loading
             || (state.summary.is_some() && !state.settled)
             || tables.pending.is_some()
@@ -169,12 +183,28 @@ pub fn publish(
             || charts.busy()
             || compare.pending.is_some()
             || stack.busy();
-        let charts = charts_js(tables, charts);
-        let compare = compare_js(compare, stack);
-        hook.snapshot = snapshot(hook, state, tables, timeline, findings, charts, compare, link);
         take_waiters(hook)
     });
     resolve(waiters);
+}
+
+/// Replaces the snapshot with the app's states.
+pub fn refresh(
+    state: &LoadState,
+    tables: &TableState,
+    timeline: &TimelineState,
+    findings: &FindingsState,
+    charts: &ChartState,
+    (compare, stack): (&CompareState, &StackState),
+    link: Option<&str>,
+) {
+    HOOK.with_borrow_mut(|hook| {
+        let Some(hook) = hook.as_mut() else { return };
+        let charts = charts_js(tables, charts);
+        let compare = compare_js(compare, stack);
+        hook.snapshot = snapshot(hook, state, tables, timeline, findings, charts, compare, link);
+        hook.stale = false;
+    });
 }
 
 /// Resolves `idle()` waiters if nothing is pending any more; called when the last part of the

@@ -77,7 +77,7 @@ impl Controller {
 
     /// Installs `window.kinetoscope` and publishes the current state to it.
     pub fn install_test_hook(self) {
-        testing::install();
+        testing::install(move || self.refresh_test_hook());
         self.publish();
     }
 
@@ -235,25 +235,43 @@ impl Controller {
         self.publish();
     }
 
-    /// Publishes the current state to `window.kinetoscope` and schedules the URL fragment's
-    /// update.
+    /// Tells `window.kinetoscope` that the state changed (its `idle()` may resolve) and
+    /// schedules the URL fragment's update.
     pub fn publish(self) {
         self.schedule_fragment();
+        self.with_states(testing::publish);
+    }
+
+    /// Rebuilds `window.kinetoscope`'s snapshot; it asks, when read after a change.
+    fn refresh_test_hook(self) {
         let link = self.share_url_if_loaded();
+        self.with_states(|s, t, tl, f, c, pair| testing::refresh(s, t, tl, f, c, pair, link.as_deref()));
+    }
+
+    /// Runs `f` with every state, untracked.
+    fn with_states<R>(
+        self,
+        f: impl FnOnce(
+            &LoadState,
+            &TableState,
+            &TimelineState,
+            &FindingsState,
+            &ChartState,
+            (&CompareState, &StackState),
+        ) -> R,
+    ) -> R {
         self.state.with_untracked(|s| {
             self.tables.with_untracked(|t| {
                 self.timeline.with_untracked(|tl| {
-                    self.findings.with_untracked(|f| {
+                    self.findings.with_untracked(|f_| {
                         self.charts.with_untracked(|c| {
                             self.compare.with_untracked(|cmp| {
-                                self.stack.with_untracked(|st| {
-                                    testing::publish(s, t, tl, f, c, (cmp, st), link.as_deref());
-                                });
-                            });
-                        });
-                    });
-                });
-            });
-        });
+                                self.stack.with_untracked(|st| f(s, t, tl, f_, c, (cmp, st)))
+                            })
+                        })
+                    })
+                })
+            })
+        })
     }
 }
