@@ -22,7 +22,7 @@ pub use timeline::*;
 use serde::{Deserialize, Serialize};
 
 /// Bumped on any incompatible change; the app refuses a worker that reports another version.
-pub const PROTOCOL_VERSION: u32 = 8;
+pub const PROTOCOL_VERSION: u32 = 9;
 
 /// A message from the app to the worker.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -51,10 +51,11 @@ pub enum ToWorker {
     Query { id: u32, query: Query },
 }
 
-/// The answer to a [`Query`]; adjacently tagged (`{"kind": .., "data": ..}`) because some
-/// payloads have a `kind` field of their own.
+/// The answer to a [`Query`]; externally tagged (`{"tiles": ..}`), like [`FromWorker`]: the
+/// page decodes these on its main thread, and an internally or adjacently tagged enum makes
+/// serde buffer the whole message first, through code V8 compiles on the first reply.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-#[serde(tag = "kind", content = "data", rename_all = "snake_case")]
+#[serde(rename_all = "snake_case")]
 // Answers always travel boxed (`FromWorker::Answer`), so variant sizes do not matter.
 #[allow(clippy::large_enum_variant)]
 pub enum Answer {
@@ -80,9 +81,8 @@ pub enum Answer {
     Comparison(Box<ComparisonData>),
 }
 
-/// A message from the worker to the app.
+/// A message from the worker to the app; externally tagged (`{"Loaded": {..}}`), see [`Answer`].
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-#[serde(tag = "type")]
 pub enum FromWorker {
     /// First message after the worker's wasm has started.
     Ready { protocol_version: u32 },
