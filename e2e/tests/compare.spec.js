@@ -68,6 +68,7 @@ test('compare two dlrm ranks: verdict, summary, op and kernel diffs as the CLI, 
   const header = app.page.getByTestId('compare-ops').getByTestId('col-self_cuda_delta');
   await header.click();
   await expect(header).toHaveAttribute('data-sort', 'desc');
+  await app.idle(); // rows are built a chunk per task
   c = await app.compare();
   expect(c.sort).toEqual({ key: 'self_cuda_delta', desc: true });
   const desc = await app.column('compare-op-row', 'self_cuda_delta');
@@ -76,12 +77,14 @@ test('compare two dlrm ranks: verdict, summary, op and kernel diffs as the CLI, 
   expect(desc[0] / 1000).toBeCloseTo(Math.max(...cli.ops.map((r) => r.self_device_us.delta)), 6);
   await header.click();
   await expect(header).toHaveAttribute('data-sort', 'asc');
+  await app.idle();
   const asc = await app.column('compare-op-row', 'self_cuda_delta');
   expect(asc).toEqual([...asc].sort((a, b) => a - b));
 
   // Kernels sort on their own.
   const kHeader = app.page.getByTestId('compare-kernels').getByTestId('col-total_delta');
   await kHeader.click();
+  await app.idle();
   c = await app.compare();
   expect(c.kernelSort).toEqual({ key: 'total_delta', desc: true });
   const kd = await app.column('compare-kernel-row', 'total_delta');

@@ -12,7 +12,9 @@
 //! `state::compare`), `compare-findings` with lists `compare-findings-new|gone|kept` of
 //! `compare-finding` items (`data-rule`). Numeric cells carry the raw number in `data-value`.
 
+use super::tables::ROW_CHUNK;
 use crate::control::Controller;
+use crate::deferred::Deferred;
 use crate::state::compare::{
     kernel_pair, op_pair, rel_text, CompareState, DiffTable, KERNEL_COLUMNS, OP_COLUMNS,
 };
@@ -254,11 +256,41 @@ fn diff_table(ctl: Controller, table: DiffTable, c: &CompareState) -> Option<imp
             heads.push(header(ctl, table, c, format!("{key}_{side}"), label, true).into_any());
         }
     }
-    let rows = match table {
-        DiffTable::Ops => c
-            .op_rows()
-            .into_iter()
-            .filter_map(|i| d.ops.get(i))
+    // Built ROW_CHUNK rows per task, as the analysis tables are (a large diff is hundreds of rows).
+    let order = match table {
+        DiffTable::Ops => c.op_rows(),
+        DiffTable::Kernels => c.kernel_rows(),
+    };
+    let mut chunks = order.chunks(ROW_CHUNK);
+    let first = diff_rows(&d, table, chunks.next().unwrap_or_default(), columns, row_id);
+    let rest = chunks
+        .map(|chunk| {
+            let (d, chunk) = (d.clone(), chunk.to_vec());
+            view! { <Deferred>{diff_rows(&d, table, &chunk, columns, row_id)}</Deferred> }
+        })
+        .collect_view();
+    Some(view! {
+        <div class="data-table">
+            <table data-testid=table_id>
+                <thead><tr>{heads}</tr></thead>
+                <tbody>{first}{rest}</tbody>
+            </table>
+        </div>
+    })
+}
+
+/// The diff rows `rows` (indices into `table` of `d`).
+fn diff_rows(
+    d: &ComparisonData,
+    table: DiffTable,
+    rows: &[usize],
+    columns: &[(&str, &str, &'static str)],
+    row_id: &'static str,
+) -> impl IntoView {
+    match table {
+        DiffTable::Ops => rows
+            .iter()
+            .filter_map(|&i| d.ops.get(i))
             .map(|r| {
                 let name = if r.input_shapes.is_empty() {
                     r.name.clone()
@@ -272,10 +304,9 @@ fn diff_table(ctl: Controller, table: DiffTable, c: &CompareState) -> Option<imp
                 row(row_id, name, &r.status, cells).into_any()
             })
             .collect_view(),
-        DiffTable::Kernels => c
-            .kernel_rows()
-            .into_iter()
-            .filter_map(|i| d.kernels.get(i))
+        DiffTable::Kernels => rows
+            .iter()
+            .filter_map(|&i| d.kernels.get(i))
             .map(|r| {
                 let cells = columns
                     .iter()
@@ -284,15 +315,7 @@ fn diff_table(ctl: Controller, table: DiffTable, c: &CompareState) -> Option<imp
                 row(row_id, r.name.clone(), &r.status, cells).into_any()
             })
             .collect_view(),
-    };
-    Some(view! {
-        <div class="data-table">
-            <table data-testid=table_id>
-                <thead><tr>{heads}</tr></thead>
-                <tbody>{rows}</tbody>
-            </table>
-        </div>
-    })
+    }
 }
 
 fn row(row_id: &'static str, name: String, status: &str, cells: impl IntoView) -> impl IntoView {

@@ -20,8 +20,8 @@ use leptos::prelude::*;
 use protocol::{CellValue, StepMark, TableData};
 use std::sync::Arc;
 
-/// Rows built per task.
-const ROW_CHUNK: usize = 40;
+/// Rows built per task (here and in the compare tables).
+pub(super) const ROW_CHUNK: usize = 40;
 
 /// The tab buttons; `on_select` switches tabs.
 #[component]
