@@ -160,49 +160,43 @@ fn observe_long_tasks() {
     callback.forget();
 }
 
+/// The app's states, read together by [`publish`] and [`refresh`].
+pub struct States<'a> {
+    pub load: &'a LoadState,
+    pub tables: &'a TableState,
+    pub timeline: &'a TimelineState,
+    pub findings: &'a FindingsState,
+    pub charts: &'a ChartState,
+    pub compare: &'a CompareState,
+    pub stack: &'a StackState,
+}
+
 /// Marks the snapshot stale, and resolves `idle()` waiters if no load is running and no query
 /// is pending.
-pub fn publish(
-    state: &LoadState,
-    tables: &TableState,
-    timeline: &TimelineState,
-    findings: &FindingsState,
-    charts: &ChartState,
-    (compare, stack): (&CompareState, &StackState),
-) {
+pub fn publish(s: &States) {
     let waiters = HOOK.with_borrow_mut(|hook| {
         let Some(hook) = hook.as_mut() else {
             return Vec::new();
         };
         hook.stale = true;
-        hook.loading = state.status == Status::Loading
-            || (state.summary.is_some() && !state.settled)
-            || tables.pending.is_some()
-            || timeline.busy()
-            || findings.pending.is_some()
-            || charts.busy()
-            || compare.pending.is_some()
-            || stack.busy();
+        hook.loading = s.load.status == Status::Loading
+            || (s.load.summary.is_some() && !s.load.settled)
+            || s.tables.pending.is_some()
+            || s.timeline.busy()
+            || s.findings.pending.is_some()
+            || s.charts.busy()
+            || s.compare.pending.is_some()
+            || s.stack.busy();
         take_waiters(hook)
     });
     resolve(waiters);
 }
 
 /// Replaces the snapshot with the app's states.
-pub fn refresh(
-    state: &LoadState,
-    tables: &TableState,
-    timeline: &TimelineState,
-    findings: &FindingsState,
-    charts: &ChartState,
-    (compare, stack): (&CompareState, &StackState),
-    link: Option<&str>,
-) {
+pub fn refresh(s: &States, link: Option<&str>) {
     HOOK.with_borrow_mut(|hook| {
         let Some(hook) = hook.as_mut() else { return };
-        let charts = charts_js(tables, charts);
-        let compare = compare_js(compare, stack);
-        hook.snapshot = snapshot(hook, state, tables, timeline, findings, charts, compare, link);
+        hook.snapshot = snapshot(hook, s, link);
         hook.stale = false;
     });
 }
@@ -216,11 +210,16 @@ pub fn recheck() {
 
 /// The waiters to resolve now: all of them when the app is idle, else none.
 fn take_waiters(hook: &mut Hook) -> Vec<Function> {
-    if hook.loading || crate::deferred::pending() > 0 {
+    if busy(hook) {
         Vec::new()
     } else {
         std::mem::take(&mut hook.waiters)
     }
+}
+
+/// A load or query is running, or a part of the page waits to be built.
+fn busy(hook: &Hook) -> bool {
+    hook.loading || crate::deferred::pending() > 0
 }
 
 fn resolve(waiters: Vec<Function>) {
@@ -229,18 +228,10 @@ fn resolve(waiters: Vec<Function>) {
     }
 }
 
-// One argument per part of the contract; a struct would only rename them.
-#[allow(clippy::too_many_arguments)]
-fn snapshot(
-    hook: &mut Hook,
-    state: &LoadState,
-    tables: &TableState,
-    timeline: &TimelineState,
-    findings: &FindingsState,
-    charts: JsValue,
-    compare: JsValue,
-    link: Option<&str>,
-) -> JsValue {
+fn snapshot(hook: &mut Hook, s: &States, link: Option<&str>) -> JsValue {
+    let States { load: state, tables, timeline, findings, .. } = *s;
+    let charts = charts_js(tables, s.charts);
+    let compare = compare_js(s.compare, s.stack);
     let summary = match &state.summary {
         Some(summary) => match &hook.summary_cache {
             Some((cached, js)) if Arc::ptr_eq(cached, summary) => js.clone(),
@@ -458,7 +449,7 @@ fn to_js<T: serde::Serialize>(value: &T) -> JsValue {
 fn idle_promise() -> Promise {
     Promise::new(&mut |resolve, _reject| {
         let resolve_now = HOOK.with_borrow_mut(|hook| match hook.as_mut() {
-            Some(hook) if hook.loading || crate::deferred::pending() > 0 => {
+            Some(hook) if busy(hook) => {
                 hook.waiters.push(resolve.clone());
                 false
             }

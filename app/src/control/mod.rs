@@ -245,28 +245,20 @@ impl Controller {
     /// Rebuilds `window.kinetoscope`'s snapshot; it asks, when read after a change.
     fn refresh_test_hook(self) {
         let link = self.share_url_if_loaded();
-        self.with_states(|s, t, tl, f, c, pair| testing::refresh(s, t, tl, f, c, pair, link.as_deref()));
+        self.with_states(|s| testing::refresh(s, link.as_deref()));
     }
 
     /// Runs `f` with every state, untracked.
-    fn with_states<R>(
-        self,
-        f: impl FnOnce(
-            &LoadState,
-            &TableState,
-            &TimelineState,
-            &FindingsState,
-            &ChartState,
-            (&CompareState, &StackState),
-        ) -> R,
-    ) -> R {
-        self.state.with_untracked(|s| {
-            self.tables.with_untracked(|t| {
-                self.timeline.with_untracked(|tl| {
-                    self.findings.with_untracked(|f_| {
-                        self.charts.with_untracked(|c| {
-                            self.compare.with_untracked(|cmp| {
-                                self.stack.with_untracked(|st| f(s, t, tl, f_, c, (cmp, st)))
+    fn with_states<R>(self, f: impl FnOnce(&testing::States) -> R) -> R {
+        self.state.with_untracked(|load| {
+            self.tables.with_untracked(|tables| {
+                self.timeline.with_untracked(|timeline| {
+                    self.findings.with_untracked(|findings| {
+                        self.charts.with_untracked(|charts| {
+                            self.compare.with_untracked(|compare| {
+                                self.stack.with_untracked(|stack| {
+                                    f(&testing::States { load, tables, timeline, findings, charts, compare, stack })
+                                })
                             })
                         })
                     })
