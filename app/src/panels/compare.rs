@@ -12,9 +12,8 @@
 //! `state::compare`), `compare-findings` with lists `compare-findings-new|gone|kept` of
 //! `compare-finding` items (`data-rule`). Numeric cells carry the raw number in `data-value`.
 
-use super::tables::ROW_CHUNK;
 use crate::control::Controller;
-use crate::deferred::Deferred;
+use crate::deferred::chunked;
 use crate::state::compare::{
     kernel_pair, op_pair, rel_text, CompareState, DiffTable, KERNEL_COLUMNS, OP_COLUMNS,
 };
@@ -256,24 +255,17 @@ fn diff_table(ctl: Controller, table: DiffTable, c: &CompareState) -> Option<imp
             heads.push(header(ctl, table, c, format!("{key}_{side}"), label, true).into_any());
         }
     }
-    // Built ROW_CHUNK rows per task, as the analysis tables are (a large diff is hundreds of rows).
     let order = match table {
         DiffTable::Ops => c.op_rows(),
         DiffTable::Kernels => c.kernel_rows(),
     };
-    let mut chunks = order.chunks(ROW_CHUNK);
-    let first = diff_rows(&d, table, chunks.next().unwrap_or_default(), columns, row_id);
-    let rest = chunks
-        .map(|chunk| {
-            let (d, chunk) = (d.clone(), chunk.to_vec());
-            view! { <Deferred>{diff_rows(&d, table, &chunk, columns, row_id)}</Deferred> }
-        })
-        .collect_view();
+    // A chunk per task, as the analysis tables (a large diff is hundreds of rows).
+    let rows = chunked(&order, move |rows| diff_rows(&d, table, rows, columns, row_id));
     Some(view! {
         <div class="data-table">
             <table data-testid=table_id>
                 <thead><tr>{heads}</tr></thead>
-                <tbody>{first}{rest}</tbody>
+                <tbody>{rows}</tbody>
             </table>
         </div>
     })

@@ -11,17 +11,13 @@
 //! `table-scope`, `op-table` / `kernel-table` / `step-table` with rows `op-row` / `kernel-row` / `step-row`,
 //! headers `col-<key>` (`data-sort` = `desc` / `asc` on the sorted one), `table-error`.
 //! Cells carry the raw number in `data-value`; text is always rendered as text nodes.
-//! Rows are built [`ROW_CHUNK`] per task ([`Deferred`]): all of a large table's rows at once
-//! (a 1 GB trace's op or step table) made one main-thread task of 60-240 ms.
+//! Rows are built a chunk per task ([`chunked`]).
 
-use crate::deferred::Deferred;
+use crate::deferred::chunked;
 use crate::state::table::{cell_text, cell_value, Scope, Tab, TableState};
 use leptos::prelude::*;
 use protocol::{CellValue, StepMark, TableData};
 use std::sync::Arc;
-
-/// Rows built per task (here and in the compare tables).
-pub(super) const ROW_CHUNK: usize = 40;
 
 /// The tab buttons; `on_select` switches tabs.
 #[component]
@@ -207,20 +203,15 @@ fn table_view(
             }
         })
         .collect_view();
-    let visible = t.visible_rows();
-    let mut chunks = visible.chunks(ROW_CHUNK);
-    let first = row_views(&data, chunks.next().unwrap_or_default(), row_id, on_row);
-    let rest = chunks
-        .map(|chunk| {
-            let (data, chunk) = (data.clone(), chunk.to_vec());
-            view! { <Deferred>{row_views(&data, &chunk, row_id, on_row)}</Deferred> }
-        })
-        .collect_view();
+    let rows = {
+        let data = data.clone();
+        chunked(&t.visible_rows(), move |rows| row_views(&data, rows, row_id, on_row))
+    };
     Some(view! {
         <div class="data-table">
             <table data-testid=table_id data-kind=data.kind.clone()>
                 <thead><tr>{headers}</tr></thead>
-                <tbody>{first}{rest}</tbody>
+                <tbody>{rows}</tbody>
             </table>
         </div>
     })
