@@ -27,7 +27,7 @@ async function compile(url) {
 }
 
 // Shows the font warm-up's lines one per animation frame: Chromium looks up each font
-// synchronously (1-10 ms) the first time it lays it out, so all of them in one frame made a
+// synchronously (2-24 ms on a cold start) the first time it lays it out, so all of them in one frame made a
 // long task.
 function warmFonts() {
   const lines = [...document.querySelectorAll('.font-warmup [hidden]')];

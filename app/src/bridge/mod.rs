@@ -9,9 +9,10 @@
 //!
 //! Invariants: at most one load is current; starting one cancels the previous in the worker.
 //! Messages sent before the worker's `Ready` wait in a queue (a worker drops messages that arrive
-//! before its wasm has set `onmessage`). A worker announcing another `PROTOCOL_VERSION` (a stale
-//! cached worker: worker files are not content-hashed) is refused with a visible error; a worker
-//! that crashes is terminated and respawned by the next load, so the app stays usable.
+//! before its wasm has set `onmessage`). A worker announcing another `PROTOCOL_VERSION`, or whose
+//! first message this page cannot read (a stale cached worker: worker files are not
+//! content-hashed), is refused with a visible error; a worker that crashes is terminated and
+//! respawned by the next load, so the app stays usable.
 //! The sink is never called while the bridge's state is borrowed.
 //!
 //! Cost: one JSON string per control message. The worker reads a load's bytes itself (a fetch
@@ -249,7 +250,18 @@ impl Bridge {
                     (self.0.sink)(m, w);
                 }
             }
-            Err(e) => web_sys::console::error_1(&JsValue::from_str(&e)),
+            Err(e) => {
+                web_sys::console::error_1(&JsValue::from_str(&e));
+                // Before `Ready`, an unreadable message is a worker of another protocol (whose
+                // `Ready` this page cannot read either): refused like one that announces it.
+                let mut inner = self.0.inner.borrow_mut();
+                let failed = matches!(inner.link, Link::Booting(..))
+                    .then(|| inner.refuse("the worker's first message is not one this page reads".into()));
+                drop(inner);
+                if let Some(failed) = failed {
+                    (self.0.sink)(failed, None);
+                }
+            }
         }
     }
 
@@ -291,6 +303,21 @@ impl Inner {
         }
     }
 
+    /// Refuses the worker (a stale cached one: `what` it did wrong) and fails the current load.
+    fn refuse(&mut self, what: String) -> FromWorker {
+        let message = format!(
+            "{what}, this page expects protocol {PROTOCOL_VERSION}: a stale cached worker? \
+             Reload the page without cache."
+        );
+        let error = LoadError {
+            kind: "protocol".into(),
+            ..worker_error(message)
+        };
+        self.link = Link::Refused(error.clone());
+        let id = self.current.take().unwrap_or(0);
+        FromWorker::Failed { id, error }
+    }
+
     fn handshake(&mut self, version: u32) -> Vec<FromWorker> {
         let ready = FromWorker::Ready {
             protocol_version: version,
@@ -301,17 +328,8 @@ impl Inner {
             return vec![ready];
         };
         if version != PROTOCOL_VERSION {
-            let message = format!(
-                "the worker speaks protocol {version}, this page expects {PROTOCOL_VERSION}: \
-                 a stale cached worker? Reload the page without cache."
-            );
-            let error = LoadError {
-                kind: "protocol".into(),
-                ..worker_error(message)
-            };
-            self.link = Link::Refused(error.clone());
-            let id = self.current.take().unwrap_or(0);
-            return vec![ready, FromWorker::Failed { id, error }];
+            drop(conn);
+            return vec![ready, self.refuse(format!("the worker speaks protocol {version}"))];
         }
         let mut replies = vec![ready];
         for (msg, file) in queue {
