@@ -57,24 +57,3 @@ pub fn Deferred(children: ChildrenFn) -> impl IntoView {
     );
     view! { <Show when=move || ready.get()>{children()}</Show> }
 }
-
-/// Rows built per task by [`chunked`].
-const ROW_CHUNK: usize = 40;
-
-/// The view of `rows` built [`ROW_CHUNK`] at a time by `build`: the first chunk now, each
-/// other one in a task of its own ([`Deferred`]), in order. A large table's rows at once made
-/// one main-thread task of 60-240 ms.
-pub fn chunked<V: IntoView + 'static>(
-    rows: &[usize],
-    build: impl Fn(&[usize]) -> V + Clone + Send + Sync + 'static,
-) -> impl IntoView {
-    let mut chunks = rows.chunks(ROW_CHUNK);
-    let first = build(chunks.next().unwrap_or_default());
-    let rest = chunks
-        .map(|chunk| {
-            let (build, chunk) = (build.clone(), chunk.to_vec());
-            view! { <Deferred>{build(&chunk)}</Deferred> }
-        })
-        .collect_view();
-    view! { {first}{rest} }
-}

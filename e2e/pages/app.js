@@ -96,10 +96,52 @@ class AppPage {
     });
   }
 
-  /** The cells of column `key` in the shown rows (locator `rowTestId`): `data-value` numbers, or text. */
+  /**
+   * Every row of the table whose rows are `rowTestId`, in display order, as `{ key: cell }` with
+   * `data-value` numbers or text (a text cell's whole text is its `title`). Tables build only the rows in view, so this scrolls the table
+   * through (by `aria-rowindex`, against the table's `aria-rowcount`) and scrolls it and the page back.
+   */
+  async rows(rowTestId) {
+    return this.page.evaluate(async (id) => {
+      const sel = `[data-testid="${id}"]`;
+      const any = document.querySelector(sel);
+      if (!any) return [];
+      const box = any.closest('.data-table');
+      const total = Number(any.closest('table').getAttribute('aria-rowcount')) - 1;
+      const rowH = any.getBoundingClientRect().height;
+      const frame = () => new Promise((resolve) => requestAnimationFrame(resolve));
+      const got = new Map();
+      const read = () => {
+        for (const tr of box.querySelectorAll(sel)) {
+          const k = Number(tr.getAttribute('aria-rowindex')) - 2;
+          if (got.has(k)) continue;
+          got.set(k, Object.fromEntries([...tr.querySelectorAll('td[data-key]')].map((td) => [td.dataset.key,
+            td.dataset.value !== undefined && td.dataset.value !== '' ? Number(td.dataset.value) : (td.title || td.textContent)])));
+        }
+      };
+      // Off screen, a table is not laid out (`content-visibility: auto`) and builds no rows.
+      const page = [window.scrollX, window.scrollY];
+      box.scrollIntoView({ block: 'nearest' });
+      const start = box.scrollTop;
+      read();
+      for (let top = 0; got.size < total && top < box.scrollHeight; top += box.clientHeight) {
+        box.scrollTop = top;
+        // The rows at both edges of the view are built once the table has seen the scroll.
+        const edges = [box.scrollTop, box.scrollTop + box.clientHeight - 1]
+          .map((y) => `${sel}[aria-rowindex="${2 + Math.min(total - 1, Math.floor(y / rowH))}"]`);
+        for (let i = 0; i < 120 && !edges.every((e) => box.querySelector(e)); i++) await frame();
+        read();
+      }
+      box.scrollTop = start;
+      window.scrollTo(...page);
+      await frame();
+      return [...got.keys()].sort((a, b) => a - b).map((k) => got.get(k));
+    }, rowTestId);
+  }
+
+  /** The cells of column `key` in every row `rowTestId` ([`rows`]): `data-value` numbers, or text. */
   async column(rowTestId, key) {
-    return this.page.getByTestId(rowTestId).locator(`td[data-key="${key}"]`).evaluateAll((tds) => tds.map((td) => (
-      td.dataset.value !== undefined && td.dataset.value !== '' ? Number(td.dataset.value) : td.textContent)));
+    return (await this.rows(rowTestId)).map((row) => row[key]);
   }
 
   /** `window.kinetoscope.timeline` as plain data (null before the layout arrived). */

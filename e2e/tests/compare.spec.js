@@ -52,15 +52,14 @@ test('compare two dlrm ranks: verdict, summary, op and kernel diffs as the CLI, 
     else expect(Number(delta) / (r.unit === 'us' ? 1000 : 1), r.key).toBeCloseTo(r.delta, 6);
   }
 
-  const ops = app.page.getByTestId('compare-op-row');
-  await expect(ops).toHaveCount(cli.ops.length);
+  // Only the rows in view are built: `rows()` scrolls each diff through.
+  const ops = await app.rows('compare-op-row');
+  expect(ops).toHaveLength(cli.ops.length);
   // The CLI orders rows by |Δ Self CUDA|, the page keeps the worker's order: compare as sets.
-  const statuses = await ops.evaluateAll((trs) => trs.map((tr) => `${tr.dataset.status} ${tr.querySelector('td[data-key="name"]').textContent}`));
+  const statuses = ops.map((r) => `${r.status} ${r.name}`);
   expect(statuses.sort()).toEqual(cli.ops.map((r) => `${r.status} ${r.name}`).sort());
-  await expect(app.page.getByTestId('compare-kernel-row')).toHaveCount(cli.kernels.length);
+  expect(await app.rows('compare-kernel-row')).toHaveLength(cli.kernels.length);
   await expect(app.page.getByTestId('compare-findings')).toBeVisible();
-  // The page is tens of thousands of px tall with every row: shoot the panel's top in the viewport.
-  await panel.scrollIntoViewIfNeeded();
   await panel.evaluate((el) => el.scrollIntoView({ block: 'start' }));
   await app.page.screenshot({ path: path.join(RESULTS_DIR, 'compare-dlrm.png') });
 
@@ -68,7 +67,7 @@ test('compare two dlrm ranks: verdict, summary, op and kernel diffs as the CLI, 
   const header = app.page.getByTestId('compare-ops').getByTestId('col-self_cuda_delta');
   await header.click();
   await expect(header).toHaveAttribute('data-sort', 'desc');
-  await app.idle(); // rows are built a chunk per task
+  await app.idle();
   c = await app.compare();
   expect(c.sort).toEqual({ key: 'self_cuda_delta', desc: true });
   const desc = await app.column('compare-op-row', 'self_cuda_delta');
@@ -105,10 +104,9 @@ test('?url=&base= with the same trace on both sides: every row same, every delta
   const c = await app.compare();
   expect(c.base).toBe(c.cand);
   expect(c.ops).toBeGreaterThan(0);
-  const ops = app.page.getByTestId('compare-op-row');
-  await expect(ops).toHaveCount(c.ops);
-  const statuses = await ops.evaluateAll((trs) => trs.map((tr) => tr.dataset.status));
-  expect(new Set(statuses)).toEqual(new Set(['same']));
+  const ops = await app.rows('compare-op-row');
+  expect(ops).toHaveLength(c.ops);
+  expect(new Set(ops.map((r) => r.status))).toEqual(new Set(['same']));
   for (const key of ['calls_delta', 'self_cpu_delta', 'self_cuda_delta', 'cuda_total_delta']) {
     expect(new Set(await app.column('compare-op-row', key)), key).toEqual(new Set([0]));
   }

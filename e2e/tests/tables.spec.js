@@ -66,11 +66,11 @@ test('kernel table of a GPU trace is sorted by total time', async ({ app }) => {
   await app.upload(realFixture('partx__profiler_trace_single_sample.json'));
   await app.openTab('kernels');
   await expect(app.page.getByTestId('kernel-table')).toBeVisible();
-  const rows = app.page.getByTestId('kernel-row');
-  expect(await rows.count()).toBeGreaterThan(1);
+  const rows = await app.rows('kernel-row');
+  expect(rows.length).toBeGreaterThan(1);
   const t = await app.table();
   expect(t).toMatchObject({ kind: 'kernels', sort: { key: 'total', desc: true } });
-  expect(t.rows).toBe(await rows.count());
+  expect(t.rows).toBe(rows.length);
   const totals = await app.column('kernel-row', 'total');
   expect(totals[0]).toBeGreaterThanOrEqual(totals[1]);
   expect(totals).toEqual([...totals].sort((a, b) => b - a));
@@ -104,13 +104,28 @@ test('op table scoped to one profiler step equals `report --step`', async ({ app
   await app.openTab('ops');
   const steps = cliReport(DEMO_TRACE).steps;
   const step = Number(steps[2].name.split('#')[1]);
-  await page.getByTestId('table-scope').selectOption(`step:${step}`);
+  await page.getByTestId('table-scope').selectOption('step');
+  await app.idle();
+  // "One profiler step" starts at the first; the number box picks another.
+  await expect(page.getByTestId('table-step')).toHaveValue(String(Number(steps[0].name.split('#')[1])));
+  await page.getByTestId('table-step').fill(String(step));
+  await page.getByTestId('table-step').press('Enter');
   await app.idle();
   expect((await app.table()).scope).toBe('step');
+  await expect(page.getByTestId('table-step')).toHaveValue(String(step));
   const names = await app.column('op-row', 'name');
   const calls = await app.column('op-row', 'calls');
   const expected = cliReport(DEMO_TRACE, '--step', String(step)).ops;
   expect(Object.fromEntries(names.map((n, i) => [n, calls[i]])))
     .toEqual(Object.fromEntries(expected.map((o) => [o.name, o.calls])));
   await app.screenshot('tables-ops-step');
+
+  // Next / previous move one step.
+  await page.getByTestId('table-step-next').click();
+  await app.idle();
+  await expect(page.getByTestId('table-step')).toHaveValue(steps[3].name.split('#')[1]);
+  expect(await app.column('op-row', 'calls')).toHaveLength(cliReport(DEMO_TRACE, '--step', steps[3].name.split('#')[1]).ops.length);
+  await page.getByTestId('table-step-prev').click();
+  await app.idle();
+  await expect(page.getByTestId('table-step')).toHaveValue(String(step));
 });

@@ -1,8 +1,9 @@
 //! Step time: one bar per profiler step, stacked by the steps table's breakdown (kernel,
-//! memcpy, …, other), in ms, with a legend of the parts that occur.
+//! memcpy, …, other), in ms, with a legend of the parts that occur. With more steps than the
+//! chart has room for, a bar is the slowest of its neighbours.
 
 use super::{mesh, message, with_legend, Area, Drawn, Palette};
-use crate::state::charts::StepChart;
+use crate::state::charts::{StepBar, StepChart};
 use plotters::prelude::*;
 
 /// Draws the step bars (a message while loading or when the trace has no steps).
@@ -52,24 +53,41 @@ pub fn draw(root: &Area, data: &Option<StepChart>, p: &Palette) -> Drawn {
         .x_label_formatter(&label)
         .y_label_formatter(&y_label)
         .draw()?;
+    // More steps than pairs of pixels: each bar stands for `per_bar` consecutive steps and
+    // shows the slowest of them, so outliers stay visible. Drawn one by one, 1,099 steps' parts
+    // made a 60 ms main-thread task for bars a pixel wide.
+    let width = plot.dim_in_pixel().0.max(2);
+    let per_bar = chart.bars.len().div_ceil((width / 2) as usize).max(1);
+    let slowest: Vec<(usize, usize, &StepBar)> = chart
+        .bars
+        .chunks(per_bar)
+        .enumerate()
+        .filter_map(|(c, group)| {
+            let bar = group
+                .iter()
+                .max_by_key(|b| b.parts_ns.iter().sum::<i64>())?;
+            Some((c * per_bar, group.len(), bar))
+        })
+        .collect();
     // Gaps between bars shrink with many steps, so narrow bars never invert.
-    let gap = (plot.dim_in_pixel().0 / n.max(1) / 6).min(p.px(3.0));
+    let gap = (plot.dim_in_pixel().0 / n.max(1) * per_bar as u32 / 6).min(p.px(3.0));
     for &j in &shown {
         let color = p.color(j);
-        cc.draw_series(chart.bars.iter().enumerate().map(|(i, bar)| {
+        let parts = slowest.iter().filter_map(|&(first, len, bar)| {
+            let part = bar.parts_ns.get(j).copied().filter(|&v| v > 0)?;
             let below: i64 = bar.parts_ns.iter().take(j).sum();
-            let part = bar.parts_ns.get(j).copied().unwrap_or(0);
-            let x = i as f64;
+            let x = first as f64;
             let mut rect = Rectangle::new(
                 [
                     (x - 0.5, below as f64 / 1e6),
-                    (x + 0.5, (below + part) as f64 / 1e6),
+                    (x + len as f64 - 0.5, (below + part) as f64 / 1e6),
                 ],
                 color.filled(),
             );
             rect.set_margin(0, 0, gap, gap);
-            rect
-        }))?;
+            Some(rect)
+        });
+        cc.draw_series(parts)?;
     }
     Ok(())
 }

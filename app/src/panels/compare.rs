@@ -12,8 +12,9 @@
 //! `state::compare`), `compare-findings` with lists `compare-findings-new|gone|kept` of
 //! `compare-finding` items (`data-rule`). Numeric cells carry the raw number in `data-value`.
 
+use super::scroll_table::{row_index, scroll_table, shown_text, width_ch};
 use crate::control::Controller;
-use crate::deferred::chunked;
+use crate::deferred::Deferred;
 use crate::state::compare::{
     kernel_pair, op_pair, rel_text, CompareState, DiffTable, KERNEL_COLUMNS, OP_COLUMNS,
 };
@@ -87,6 +88,18 @@ pub fn ComparePanel(ctl: Controller, theme: ReadSignal<Theme>) -> impl IntoView 
             }
         })
     };
+    // A diff table is rebuilt when the comparison or its own sort changes, not on any change of
+    // the compare state (sorting one table rebuilt both: 80-150 ms).
+    let diff_view = move |table: DiffTable| {
+        let shown = Memo::new(move |_| {
+            compare.with(|c| (c.data.as_ref().map(|d| Arc::as_ptr(d) as usize), c.sort(table).cloned()))
+        });
+        move || {
+            // Read, not only tracked: a memo recomputes when read.
+            let _ = shown.get();
+            diff_table(ctl, table, &compare.read_untracked())
+        }
+    };
     let body = move || {
         data.get().map(|d| {
             view! {
@@ -97,9 +110,11 @@ pub fn ComparePanel(ctl: Controller, theme: ReadSignal<Theme>) -> impl IntoView 
                         on:change=move |ev| ctl.set_compare_by_shape(event_target_checked(&ev)) />
                     " Match by input shape"
                 </label>
-                {move || diff_table(ctl, DiffTable::Ops, &compare.read())}
+                // Each table in a task (and frame) of its own: built in one, the panel was
+                // a task of 40-70 ms and its first frame another 50-90 ms.
+                <Deferred>{diff_view(DiffTable::Ops)}</Deferred>
                 <h3>"Kernels"</h3>
-                {move || diff_table(ctl, DiffTable::Kernels, &compare.read())}
+                <Deferred>{diff_view(DiffTable::Kernels)}</Deferred>
                 {findings_diff(&d)}
             }
         })
@@ -221,8 +236,8 @@ fn header(
     }
 }
 
-/// The base, candidate and delta cells of one compared column.
-fn pair_cells(key: &str, unit: &'static str, p: DeltaPair) -> impl IntoView {
+/// The texts of the base, candidate and delta cells of one compared column.
+fn pair_texts(unit: &str, p: DeltaPair) -> [String; 3] {
     let delta = p.cand - p.base;
     let rel = rel_text(p);
     // A relative change of an unchanged value says nothing.
@@ -231,9 +246,20 @@ fn pair_cells(key: &str, unit: &'static str, p: DeltaPair) -> impl IntoView {
     } else {
         format!("{} ({rel})", signed(unit, delta, true))
     };
+    [
+        signed(unit, p.base, false),
+        signed(unit, p.cand, false),
+        delta_text,
+    ]
+}
+
+/// The base, candidate and delta cells of one compared column.
+fn pair_cells(key: &str, unit: &'static str, p: DeltaPair) -> impl IntoView {
+    let delta = p.cand - p.base;
+    let [base, cand, delta_text] = pair_texts(unit, p);
     view! {
-        <td class="num" data-key=format!("{key}_base") data-value=p.base.to_string()>{signed(unit, p.base, false)}</td>
-        <td class="num" data-key=format!("{key}_cand") data-value=p.cand.to_string()>{signed(unit, p.cand, false)}</td>
+        <td class="num" data-key=format!("{key}_base") data-value=p.base.to_string()>{base}</td>
+        <td class="num" data-key=format!("{key}_cand") data-value=p.cand.to_string()>{cand}</td>
         <td class="num delta" class:up={delta > 0.0} class:down={delta < 0.0}
             data-key=format!("{key}_delta") data-value=delta.to_string()>{delta_text}</td>
     }
@@ -245,78 +271,93 @@ fn diff_table(ctl: Controller, table: DiffTable, c: &CompareState) -> Option<imp
         DiffTable::Ops => (&OP_COLUMNS, "compare-ops", "compare-op-row"),
         DiffTable::Kernels => (&KERNEL_COLUMNS, "compare-kernels", "compare-kernel-row"),
     };
-    let mut heads = vec![
-        header(ctl, table, c, "name".into(), "Name".into(), false).into_any(),
-        header(ctl, table, c, "status".into(), "Status".into(), false).into_any(),
-    ];
-    for &(key, label, _) in columns {
-        for (side, what) in [("base", "B"), ("cand", "C"), ("delta", "Δ")] {
-            let label = format!("{label} {what}");
-            heads.push(header(ctl, table, c, format!("{key}_{side}"), label, true).into_any());
-        }
-    }
     let order = match table {
         DiffTable::Ops => c.op_rows(),
         DiffTable::Kernels => c.kernel_rows(),
     };
-    // A chunk per task, as the analysis tables (a large diff is hundreds of rows).
-    let rows = chunked(&order, move |rows| diff_rows(&d, table, rows, columns, row_id));
-    Some(view! {
-        <div class="data-table">
-            <table data-testid=table_id>
-                <thead><tr>{heads}</tr></thead>
-                <tbody>{rows}</tbody>
-            </table>
-        </div>
-    })
+    let statuses = order.iter().filter_map(|&i| status(&d, table, i));
+    let mut widths = vec![None, Some(width_ch("Status", statuses.map(str::len)))];
+    let mut heads = vec![
+        header(ctl, table, c, "name".into(), "Name".into(), false).into_any(),
+        header(ctl, table, c, "status".into(), "Status".into(), false).into_any(),
+    ];
+    for &(key, label, unit) in columns {
+        let texts: Vec<[String; 3]> = order
+            .iter()
+            .filter_map(|&i| pair(&d, table, i, key))
+            .map(|p| pair_texts(unit, p))
+            .collect();
+        for (side, (suffix, what)) in [("base", "B"), ("cand", "C"), ("delta", "Δ")]
+            .into_iter()
+            .enumerate()
+        {
+            let label = format!("{label} {what}");
+            widths.push(Some(width_ch(
+                &label,
+                texts.iter().map(|t| t[side].chars().count()),
+            )));
+            heads.push(header(ctl, table, c, format!("{key}_{suffix}"), label, true).into_any());
+        }
+    }
+    let head = view! { <tr>{heads}</tr> }.into_any();
+    Some(scroll_table(
+        table_id,
+        None,
+        widths,
+        head,
+        order.len(),
+        move |k| diff_row(&d, table, k, order[k], columns, row_id),
+    ))
 }
 
-/// The diff rows `rows` (indices into `table` of `d`).
-fn diff_rows(
+/// Row `i` of `table` in `d`'s diff, shown at position `k`.
+fn diff_row(
     d: &ComparisonData,
     table: DiffTable,
-    rows: &[usize],
+    k: usize,
+    i: usize,
     columns: &[(&str, &str, &'static str)],
     row_id: &'static str,
-) -> impl IntoView {
+) -> AnyView {
+    let (name, status) = match table {
+        DiffTable::Ops => match d.ops.get(i) {
+            Some(r) if r.input_shapes.is_empty() => (r.name.clone(), r.status.clone()),
+            Some(r) => (format!("{} {}", r.name, r.input_shapes), r.status.clone()),
+            None => return ().into_any(),
+        },
+        DiffTable::Kernels => match d.kernels.get(i) {
+            Some(r) => (r.name.clone(), r.status.clone()),
+            None => return ().into_any(),
+        },
+    };
+    let cells = columns
+        .iter()
+        .filter_map(|&(key, _, unit)| pair(d, table, i, key).map(|p| pair_cells(key, unit, p)))
+        .collect_view();
+    let (class, shown, data_status) = (format!("status-{status}"), shown_text(&name), status.clone());
+    view! {
+        <tr data-testid=row_id aria-rowindex=row_index(k) data-status=data_status class=class>
+            <td class="text" data-key="name" title=name>{shown}</td>
+            <td class="text" data-key="status">{status}</td>
+            {cells}
+        </tr>
+    }
+    .into_any()
+}
+
+/// The status of row `i` of `table` (same, changed, new, gone).
+fn status(d: &ComparisonData, table: DiffTable, i: usize) -> Option<&str> {
     match table {
-        DiffTable::Ops => rows
-            .iter()
-            .filter_map(|&i| d.ops.get(i))
-            .map(|r| {
-                let name = if r.input_shapes.is_empty() {
-                    r.name.clone()
-                } else {
-                    format!("{} {}", r.name, r.input_shapes)
-                };
-                let cells = columns
-                    .iter()
-                    .filter_map(|&(k, _, unit)| op_pair(r, k).map(|p| pair_cells(k, unit, p)))
-                    .collect_view();
-                row(row_id, name, &r.status, cells).into_any()
-            })
-            .collect_view(),
-        DiffTable::Kernels => rows
-            .iter()
-            .filter_map(|&i| d.kernels.get(i))
-            .map(|r| {
-                let cells = columns
-                    .iter()
-                    .filter_map(|&(k, _, unit)| kernel_pair(r, k).map(|p| pair_cells(k, unit, p)))
-                    .collect_view();
-                row(row_id, r.name.clone(), &r.status, cells).into_any()
-            })
-            .collect_view(),
+        DiffTable::Ops => d.ops.get(i).map(|r| r.status.as_str()),
+        DiffTable::Kernels => d.kernels.get(i).map(|r| r.status.as_str()),
     }
 }
 
-fn row(row_id: &'static str, name: String, status: &str, cells: impl IntoView) -> impl IntoView {
-    view! {
-        <tr data-testid=row_id data-status=status.to_owned() class=format!("status-{status}")>
-            <td class="text" data-key="name">{name}</td>
-            <td class="text" data-key="status">{status.to_owned()}</td>
-            {cells}
-        </tr>
+/// Both sides of column `key` of row `i` of `table`.
+fn pair(d: &ComparisonData, table: DiffTable, i: usize, key: &str) -> Option<DeltaPair> {
+    match table {
+        DiffTable::Ops => d.ops.get(i).and_then(|r| op_pair(r, key)),
+        DiffTable::Kernels => d.kernels.get(i).and_then(|r| kernel_pair(r, key)),
     }
 }
 

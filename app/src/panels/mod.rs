@@ -6,6 +6,7 @@ mod details;
 mod error;
 mod findings;
 mod loader;
+mod scroll_table;
 mod summary;
 mod tables;
 

@@ -105,7 +105,7 @@ impl Scope {
         }
     }
 
-    /// `trace`, `step` or `range` (the scope select's value prefix and a test contract).
+    /// `trace`, `step` or `range` (the scope select's value and a test contract).
     pub fn kind(&self) -> &'static str {
         match self {
             Scope::Trace => "trace",
