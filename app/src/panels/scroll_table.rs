@@ -81,11 +81,15 @@ pub fn scroll_table(
         let shown = (height / ROW_H).ceil().max(0.0) as usize + 2 * OVERSCAN;
         (first.min(rows), (first + shown).min(rows))
     });
-    let on_scroll = move |_| {
+    let measure = move || {
         if let Some(el) = scroll.get_untracked() {
             view_box.set((f64::from(el.scroll_top()), f64::from(el.client_height())));
         }
     };
+    let on_scroll = move |_| measure();
+    // A taller window makes a taller box, which shows more rows.
+    let resize = window_event_listener(leptos::ev::resize, move |_| measure());
+    on_cleanup(move || resize.remove());
     let columns = widths.len();
     let min_ch: usize = widths.iter().map(|w| w.unwrap_or(FLEX_MIN_CH)).sum();
     let cols = widths
