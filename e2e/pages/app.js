@@ -83,6 +83,14 @@ class AppPage {
     await this.idle();
   }
 
+  /** Types step `n` into the step picker `testId` (`table-step`, `compare-step`) and waits until idle. */
+  async pickStep(testId, n) {
+    const box = this.page.getByTestId(testId);
+    await box.fill(String(n));
+    await box.press('Enter');
+    await this.idle();
+  }
+
   /** Waits on `window.kinetoscope.idle()` (no load running, no query pending). */
   async idle() {
     await this.page.evaluate(() => window.kinetoscope.idle());

@@ -227,7 +227,7 @@ test('stacked timelines: the step picker aligns both panels at the chosen step',
   expect(s.steps).toEqual(steps.map((st) => st.number));
   expect(s.baseStartNs).toBe(steps[0].startNs);
   const pick = steps[2];
-  await page.getByTestId('compare-step').selectOption(String(pick.number));
+  await app.pickStep('compare-step', pick.number);
   await app.waitForStack();
   s = await app.stack();
   expect([s.step, s.candStep]).toEqual([pick.number, pick.number]);
@@ -249,7 +249,7 @@ test('share link: the compare view (step, window, sorts, by shape) reopens in a 
     const kHeader = page.getByTestId('compare-kernels').getByTestId('col-calls_delta');
     await kHeader.click();
     await kHeader.click();
-    await page.getByTestId('compare-step').selectOption('10');
+    await app.pickStep('compare-step', 10);
     await app.waitForStack();
     const box = await page.getByTestId('compare-canvas-base').boundingBox();
     await page.mouse.move(box.x + box.width * 0.3, box.y + 60);

@@ -108,9 +108,7 @@ test('op table scoped to one profiler step equals `report --step`', async ({ app
   await app.idle();
   // "One profiler step" starts at the first; the number box picks another.
   await expect(page.getByTestId('table-step')).toHaveValue(String(Number(steps[0].name.split('#')[1])));
-  await page.getByTestId('table-step').fill(String(step));
-  await page.getByTestId('table-step').press('Enter');
-  await app.idle();
+  await app.pickStep('table-step', step);
   expect((await app.table()).scope).toBe('step');
   await expect(page.getByTestId('table-step')).toHaveValue(String(step));
   const names = await app.column('op-row', 'name');

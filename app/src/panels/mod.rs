@@ -7,6 +7,7 @@ mod error;
 mod findings;
 mod loader;
 mod scroll_table;
+mod step_pick;
 mod summary;
 mod tables;
 
@@ -15,5 +16,6 @@ pub use details::DetailsPanel;
 pub use error::ErrorPanel;
 pub use findings::FindingsPanel;
 pub use loader::{DropZone, OpenButton, ProgressPanel};
+pub use step_pick::StepPicker;
 pub use summary::{SummaryPanel, TraceHeader};
 pub use tables::{TablePanel, Tabs};

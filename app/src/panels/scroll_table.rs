@@ -46,10 +46,10 @@ pub fn shown_text(text: &str) -> String {
 
 /// A column's width in `ch`: its header `label` (with room for the sort mark) or its longest
 /// text (`text_lens`, in chars), whichever is wider, plus the cell padding. A letter of the
-/// page's sans font is about 0.8 of a digit (`ch`).
+/// header's semibold sans font is about 0.9 of a digit (`ch`).
 pub fn width_ch(label: &str, text_lens: impl Iterator<Item = usize>) -> usize {
     let widest = text_lens.max().unwrap_or(0);
-    let label = (label.chars().count() * 4).div_ceil(5) + 2;
+    let label = (label.chars().count() * 9).div_ceil(10) + 2;
     widest.max(label).min(MAX_CH) + 2
 }
 

@@ -14,6 +14,7 @@
 //! Only the rows in view are built ([`scroll_table`]).
 
 use super::scroll_table::{row_index, scroll_table, shown_text, width_ch};
+use super::step_pick::StepPicker;
 use crate::state::table::{cell_text, cell_value, Scope, Tab, TableState};
 use leptos::prelude::*;
 use protocol::{CellValue, StepMark, TableData};
@@ -123,18 +124,8 @@ fn count_text(t: &TableState) -> String {
     }
 }
 
-/// Which profiler step the scope controls ask for.
-#[derive(Clone, Copy)]
-enum StepPick {
-    First,
-    Previous,
-    Next,
-    Number(u64),
-}
-
 /// The scope: a select (whole trace, one profiler step, the selected range when there is one)
-/// and, scoped to a step, the step's number with previous / next buttons. A trace can hold
-/// thousands of steps: one option each made the tab's first task 30-60 ms longer.
+/// and, scoped to a step, a [`StepPicker`].
 fn scope_select(
     tables: ReadSignal<TableState>,
     steps: Memo<Vec<StepMark>>,
@@ -142,28 +133,24 @@ fn scope_select(
     on_scope: Callback<Scope>,
 ) -> impl IntoView {
     let scope = Memo::new(move |_| tables.with(|t| t.scope.clone()));
-    let to_step = move |pick: StepPick| {
-        let current = match scope.get_untracked() {
-            Scope::Step(n, ..) => Some(n),
-            _ => None,
-        };
-        let chosen = steps.with_untracked(|s| {
-            let at = current.and_then(|n| s.iter().position(|m| m.number == n));
-            let i = match pick {
-                StepPick::First => Some(0),
-                StepPick::Previous => at.and_then(|i| i.checked_sub(1)),
-                StepPick::Next => at.map(|i| i + 1),
-                StepPick::Number(n) => s.iter().position(|m| m.number == n),
-            };
-            i.and_then(|i| s.get(i))
-                .map(|m| Scope::Step(m.number, m.start_ns, m.end_ns))
-        });
-        if let Some(scope) = chosen {
-            on_scope.run(scope);
+    let numbers =
+        Memo::new(move |_| steps.with(|s| s.iter().map(|m| m.number).collect::<Vec<_>>()));
+    let current = Memo::new(move |_| match scope.get() {
+        Scope::Step(n, ..) => Some(n),
+        _ => None,
+    });
+    let to_step = move |n: u64| {
+        let step = steps.with_untracked(|s| s.iter().find(|m| m.number == n).cloned());
+        if let Some(m) = step {
+            on_scope.run(Scope::Step(m.number, m.start_ns, m.end_ns));
         }
     };
     let on_change = move |ev| match event_target_value(&ev).as_str() {
-        "step" => to_step(StepPick::First),
+        "step" => {
+            if let Some(n) = numbers.with_untracked(|n| n.first().copied()) {
+                to_step(n);
+            }
+        }
         "range" => {
             if let Some((a, b)) = range.get_untracked() {
                 on_scope.run(Scope::Range(a.floor() as i64, b.ceil() as i64));
@@ -171,36 +158,12 @@ fn scope_select(
         }
         _ => on_scope.run(Scope::Trace),
     };
-    let on_number = move |ev| {
-        if let Ok(n) = event_target_value(&ev).trim().parse::<u64>() {
-            to_step(StepPick::Number(n));
-        }
-    };
-    let step_tools = move || {
-        let Scope::Step(number, ..) = scope.get() else {
-            return None;
-        };
-        let (first, last, count) = steps.with(|s| {
-            (
-                s.first().map(|m| m.number),
-                s.last().map(|m| m.number),
-                s.len(),
-            )
-        });
-        Some(view! {
-            <span class="step-pick">
-                <button data-testid="table-step-prev" title="Previous step"
-                    disabled=first == Some(number)
-                    on:click=move |_| to_step(StepPick::Previous)>"‹"</button>
-                "ProfilerStep#"
-                <input type="number" data-testid="table-step" prop:value=number.to_string()
-                    min=first.map(|n| n.to_string()) max=last.map(|n| n.to_string())
-                    on:change=on_number />
-                <button data-testid="table-step-next" title="Next step"
-                    disabled=last == Some(number)
-                    on:click=move |_| to_step(StepPick::Next)>"›"</button>
-                <span class="muted">{format!("of {count} steps")}</span>
-            </span>
+    let picker = move || {
+        current.get().is_some().then(|| {
+            view! {
+                <StepPicker testid="table-step" steps=numbers current=current
+                    on_pick=Callback::new(to_step) />
+            }
         })
     };
     view! {
@@ -209,7 +172,7 @@ fn scope_select(
             <option value="step" disabled=move || steps.with(Vec::is_empty)>"One profiler step"</option>
             <option value="range" disabled=move || range.get().is_none()>"Selected range"</option>
         </select>
-        {step_tools}
+        {picker}
     }
 }
 

@@ -9,7 +9,7 @@
 //! and 0 go to the stack while the pointer was last over it (`keys`). Hover shows name and
 //! duration.
 //!
-//! Test ids: `compare-stack`, `compare-step` (select; option values are step numbers),
+//! Test ids: `compare-stack`, `compare-step` (a [`StepPicker`]: the aligned step's number),
 //! `compare-step-note`, `compare-stack-reset`, panels `compare-stack-base|cand` with canvases
 //! `compare-canvas-base|cand`, their `lane-labels` and `tooltip`.
 
@@ -17,6 +17,7 @@ use super::draw::{Painter, RULER_H};
 use super::theme::Theme;
 use super::{observe_size, paint_canvas, wheel, Labels, Press, Tooltip, Wheel, CLICK_SLOP, LABEL_W};
 use crate::control::Controller;
+use crate::panels::StepPicker;
 use crate::state::format;
 use crate::state::stack::{Pane, StackState};
 use leptos::html;
@@ -31,29 +32,12 @@ pub fn StackedTimelines(ctl: Controller, theme: ReadSignal<Theme>) -> impl IntoV
     let focus = Memo::new(move |_| ctl.stack.with(|s| s.focus(Pane::Base).map(|f| f.number)));
     let note = Memo::new(move |_| ctl.stack.with(note));
     on_cleanup(move || ctl.stack_focus(false));
-    let options = move || {
-        let chosen = focus.get();
-        common
-            .get()
-            .into_iter()
-            .map(|n| view! { <option value=n.to_string() selected=Some(n) == chosen>{format!("step {n}")}</option> })
-            .collect_view()
-    };
-    let on_step = move |e: leptos::ev::Event| {
-        if let Ok(n) = event_target_value(&e).parse() {
-            ctl.set_stack_step(n);
-        }
-    };
     view! {
         <section class="compare-stack" data-testid="compare-stack">
             <div class="tl-toolbar">
-                <label>
-                    "Align at "
-                    <select data-testid="compare-step" on:change=on_step
-                        prop:disabled=move || common.with(Vec::is_empty)>
-                        {options}
-                    </select>
-                </label>
+                <span>"Align at"</span>
+                <StepPicker testid="compare-step" steps=common current=focus
+                    on_pick=Callback::new(move |n| ctl.set_stack_step(n)) />
                 <span class="muted" data-testid="compare-step-note">{move || note.get()}</span>
                 <span class="spacer"></span>
                 <button data-testid="compare-stack-reset" title="Show the aligned steps whole (0)"
