@@ -162,12 +162,19 @@ fn observe_long_tasks() {
 
 /// The app's states, read together by [`publish`] and [`refresh`].
 pub struct States<'a> {
+    /// The load and its summary.
     pub load: &'a LoadState,
+    /// The table tab.
     pub tables: &'a TableState,
+    /// The lane timeline.
     pub timeline: &'a TimelineState,
+    /// The findings tab.
     pub findings: &'a FindingsState,
+    /// The charts tab.
     pub charts: &'a ChartState,
+    /// The comparison.
     pub compare: &'a CompareState,
+    /// The stacked timelines of the comparison.
     pub stack: &'a StackState,
 }
 

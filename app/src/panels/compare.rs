@@ -92,7 +92,12 @@ pub fn ComparePanel(ctl: Controller, theme: ReadSignal<Theme>) -> impl IntoView 
     // the compare state (sorting one table rebuilt both: 80-150 ms).
     let diff_view = move |table: DiffTable| {
         let shown = Memo::new(move |_| {
-            compare.with(|c| (c.data.as_ref().map(|d| Arc::as_ptr(d) as usize), c.sort(table).cloned()))
+            compare.with(|c| {
+                (
+                    c.data.as_ref().map(|d| Arc::as_ptr(d) as usize),
+                    c.sort(table).cloned(),
+                )
+            })
         });
         move || {
             // Read, not only tracked: a memo recomputes when read.
@@ -319,26 +324,30 @@ fn diff_row(
     columns: &[(&str, &str, &'static str)],
     row_id: &'static str,
 ) -> AnyView {
-    let (name, status) = match table {
-        DiffTable::Ops => match d.ops.get(i) {
-            Some(r) if r.input_shapes.is_empty() => (r.name.clone(), r.status.clone()),
-            Some(r) => (format!("{} {}", r.name, r.input_shapes), r.status.clone()),
-            None => return ().into_any(),
-        },
-        DiffTable::Kernels => match d.kernels.get(i) {
-            Some(r) => (r.name.clone(), r.status.clone()),
-            None => return ().into_any(),
-        },
+    let name = match table {
+        DiffTable::Ops => d.ops.get(i).map(|r| {
+            if r.input_shapes.is_empty() {
+                r.name.clone()
+            } else {
+                format!("{} {}", r.name, r.input_shapes)
+            }
+        }),
+        DiffTable::Kernels => d.kernels.get(i).map(|r| r.name.clone()),
+    };
+    let (Some(name), Some(status)) = (name, status(d, table, i)) else {
+        return ().into_any();
     };
     let cells = columns
         .iter()
         .filter_map(|&(key, _, unit)| pair(d, table, i, key).map(|p| pair_cells(key, unit, p)))
         .collect_view();
-    let (class, shown, data_status) = (format!("status-{status}"), shown_text(&name), status.clone());
+    let class = format!("status-{status}");
+    let shown = shown_text(&name);
+    let data_status = status.to_owned();
     view! {
         <tr data-testid=row_id aria-rowindex=row_index(k) data-status=data_status class=class>
             <td class="text" data-key="name" title=name>{shown}</td>
-            <td class="text" data-key="status">{status}</td>
+            <td class="text" data-key="status">{status.to_owned()}</td>
             {cells}
         </tr>
     }

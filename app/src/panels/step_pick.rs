@@ -16,13 +16,17 @@ pub fn StepPicker(
     #[prop(into)] current: Signal<Option<u64>>,
     on_pick: Callback<u64>,
 ) -> impl IntoView {
-    // The step `by` places from the current one, if there is one.
-    let step_by = move |by: isize| {
-        let now = current.get_untracked()?;
-        steps.with_untracked(|s| {
-            let at = s.iter().position(|&n| n == now)?;
-            s.get(at.checked_add_signed(by)?).copied()
-        })
+    // Picks the step `by` places from the current one, if there is one.
+    let go = move |by: isize| {
+        let to = current.get_untracked().and_then(|now| {
+            steps.with_untracked(|s| {
+                let at = s.iter().position(|&n| n == now)?;
+                s.get(at.checked_add_signed(by)?).copied()
+            })
+        });
+        if let Some(n) = to {
+            on_pick.run(n);
+        }
     };
     let on_change = move |ev: leptos::ev::Event| {
         let input = event_target::<HtmlInputElement>(&ev);
@@ -35,11 +39,6 @@ pub fn StepPicker(
                     .map(|n| n.to_string())
                     .unwrap_or_default(),
             ),
-        }
-    };
-    let go = move |by: isize| {
-        if let Some(n) = step_by(by) {
-            on_pick.run(n);
         }
     };
     let first = move || steps.with(|s| s.first().copied());

@@ -220,13 +220,14 @@ fn table_view(
         .collect();
     let head = view! { <tr>{headers}</tr> }.into_any();
     let kind = Some(data.kind.clone());
+    let name_col = data.columns.iter().position(|c| c.key == "name");
     Some(scroll_table(
         table_id,
         kind,
         widths,
         head,
         order.len(),
-        move |k| row_view(&data, k, order[k], row_id, on_row).into_any(),
+        move |k| row_view(&data, name_col, k, order[k], row_id, on_row).into_any(),
     ))
 }
 
@@ -262,15 +263,16 @@ fn column_width(data: &TableData, order: &[usize], c: usize) -> usize {
     )
 }
 
-/// Row `i` of `data`, shown at position `k`, as `<tr data-testid=row_id>`.
+/// Row `i` of `data` (whose name is in column `name_col`), shown at position `k`, as
+/// `<tr data-testid=row_id>`.
 fn row_view(
     data: &TableData,
+    name_col: Option<usize>,
     k: usize,
     i: usize,
     row_id: &'static str,
     on_row: Callback<String>,
 ) -> impl IntoView {
-    let name_col = data.columns.iter().position(|c| c.key == "name");
     let name = match name_col.and_then(|c| data.rows[i].get(c)) {
         Some(CellValue::Text(n)) => Some(n.clone()),
         _ => None,
