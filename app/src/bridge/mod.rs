@@ -4,7 +4,7 @@
 //! Inputs: `begin` then `fetch` (a URL checked by [`source`]) or `read` (a local file), `fail`,
 //! `query` calls, and the worker's messages. Output: the [`FromWorker`] replies
 //! that belong to the current load (plus `Ready`) and the answers to the latest query of each
-//! [`Channel`], handed to the `sink` given to [`Bridge::spawn`] with the rect words of a tile
+//! [`Channel`], handed to the `sink` given to [`Bridge::new`] with the rect words of a tile
 //! answer; replies for cancelled or superseded ids are dropped here.
 //!
 //! Invariants: at most one load is current; starting one cancels the previous in the worker.
@@ -64,8 +64,9 @@ enum Link {
 }
 
 impl Bridge {
-    /// Spawns the worker; `sink` receives `Ready` and the current load's replies.
-    pub fn spawn(sink: impl Fn(FromWorker, Option<Vec<u32>>) + 'static) -> Bridge {
+    /// A bridge whose worker starts with [`Bridge::start`] or the first load; `sink` receives
+    /// `Ready` and the current load's replies.
+    pub fn new(sink: impl Fn(FromWorker, Option<Vec<u32>>) + 'static) -> Bridge {
         let never = worker_error("not started".into());
         let inner = Inner {
             link: Link::Dead(never),
@@ -73,19 +74,22 @@ impl Bridge {
             current: None,
             queries: Vec::new(),
         };
-        let bridge = Bridge(Rc::new(Shared {
+        Bridge(Rc::new(Shared {
             inner: RefCell::new(inner),
             sink: Box::new(sink),
-        }));
-        bridge.connect();
-        bridge
+        }))
+    }
+
+    /// Spawns the worker unless one runs (a dead one is replaced).
+    pub fn start(&self) {
+        if matches!(self.0.inner.borrow().link, Link::Dead(_)) {
+            self.connect();
+        }
     }
 
     /// Starts a new load and returns its id; the previous load is cancelled.
     pub fn begin(&self) -> u32 {
-        if matches!(self.0.inner.borrow().link, Link::Dead(_)) {
-            self.connect();
-        }
+        self.start();
         let mut inner = self.0.inner.borrow_mut();
         let id = inner.next_id;
         inner.next_id = id.checked_add(1).unwrap_or(1);

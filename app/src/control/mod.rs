@@ -57,7 +57,8 @@ pub struct Controller {
 }
 
 impl Controller {
-    /// Spawns the worker; `window.kinetoscope` waits for [`Controller::install_test_hook`].
+    /// Spawns the worker (a task later); `window.kinetoscope` waits for
+    /// [`Controller::install_test_hook`].
     pub fn new() -> Self {
         let ctl = Controller {
             state: RwSignal::new(LoadState::default()),
@@ -70,8 +71,17 @@ impl Controller {
             bridge: StoredValue::new_local(None),
             link: StoredValue::new_local(link::LinkState::default()),
         };
-        let spawned = Bridge::spawn(move |msg, words| ctl.receive(msg, words));
-        ctl.bridge.set_value(Some(spawned));
+        ctl.bridge.set_value(Some(Bridge::new(move |msg, words| ctl.receive(msg, words))));
+        // In a task of its own: starting a worker costs the page 5-20 ms, which made the task
+        // that mounts the page a long one.
+        set_timeout(
+            move || {
+                if let Some(bridge) = ctl.get_bridge() {
+                    bridge.start();
+                }
+            },
+            std::time::Duration::ZERO,
+        );
         ctl
     }
 

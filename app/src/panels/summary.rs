@@ -6,6 +6,7 @@
 //! `phase-counts` and `category-counts` (tables: key, count; largest first), `lane-list`.
 //! Rebuilt only when the summary changes (a memo), not on progress updates.
 
+use crate::deferred::Deferred;
 use crate::state::{format, LoadState};
 use leptos::prelude::*;
 use protocol::{ProcessSummary, TraceSummary};
@@ -67,6 +68,7 @@ fn summary_view(s: &Arc<TraceSummary>) -> impl IntoView {
             </section>
         }
     });
+    let (tables, lanes) = (s.clone(), s.clone());
     view! {
         <section class="summary" data-testid="summary">
             <div class="cards">
@@ -75,11 +77,14 @@ fn summary_view(s: &Arc<TraceSummary>) -> impl IntoView {
                 {links_card(s)}
             </div>
             {warnings}
-            <div class="tables">
-                {count_table("Event phases", "phase-counts", "ph", &s.phases, true)}
-                {count_table("Categories", "category-counts", "category", &s.categories, false)}
-            </div>
-            {lane_list(&s.processes, s.lanes)}
+            // Below the fold after a load: each laid out in a frame of its own.
+            <Deferred>
+                <div class="tables">
+                    {count_table("Event phases", "phase-counts", "ph", &tables.phases, true)}
+                    {count_table("Categories", "category-counts", "category", &tables.categories, false)}
+                </div>
+            </Deferred>
+            <Deferred>{lane_list(&lanes.processes, lanes.lanes)}</Deferred>
         </section>
     }
 }

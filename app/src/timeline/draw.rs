@@ -19,6 +19,8 @@ use web_sys::CanvasRenderingContext2d as Ctx;
 pub const RULER_H: f64 = 32.0;
 /// Narrowest slice that gets a label.
 const LABEL_MIN_PX: f64 = 48.0;
+/// The font of slice labels and the ruler.
+const LABEL_FONT: &str = "11px system-ui, sans-serif";
 /// Approximate width of a label character at the label font.
 const CHAR_PX: f64 = 6.4;
 /// Minimum distance between ruler ticks.
@@ -39,19 +41,6 @@ impl Default for Painter {
             batch: std::cell::RefCell::new(Batch::default()),
         }
     }
-}
-
-/// Nothing to draw yet (a load is running): uses every palette color and the label font once,
-/// so the browser parses and caches them now rather than in the first frame after the load.
-fn warm(ctx: &Ctx, palette: &[(String, &'static str)], background: &str, width: f64, height: f64) {
-    for (fill, text) in palette {
-        ctx.set_fill_style_str(fill);
-        ctx.fill_rect(0.0, 0.0, 1.0, 1.0);
-        ctx.set_fill_style_str(text);
-        let _ = ctx.fill_text("aten::mm 0.5 ms", 0.0, 0.0);
-    }
-    ctx.set_fill_style_str(background);
-    ctx.fill_rect(0.0, 0.0, width, height);
 }
 
 /// Slice rects of one frame, grouped for drawing: rects per palette slot, search-match
@@ -106,22 +95,39 @@ impl Batch {
 }
 
 impl Painter {
+    /// Uses every palette color and the label font once on a canvas that shows nothing yet,
+    /// so the browser parses and caches them now rather than in the first frame after a load.
+    pub fn warm(&self, ctx: &Ctx, theme: Theme, width: f64, height: f64) {
+        ctx.set_font(LABEL_FONT);
+        for (fill, text) in self.palette(theme) {
+            ctx.set_fill_style_str(fill);
+            ctx.fill_rect(0.0, 0.0, 1.0, 1.0);
+            ctx.set_fill_style_str(text);
+            let _ = ctx.fill_text("aten::mm 0.5 ms", 0.0, 0.0);
+        }
+        ctx.set_fill_style_str(theme.colors().background);
+        ctx.fill_rect(0.0, 0.0, width, height);
+    }
+
+    fn palette(&self, theme: Theme) -> &[(String, &'static str)] {
+        match theme {
+            Theme::Light => &self.light,
+            Theme::Dark => &self.dark,
+        }
+    }
+
     /// Paints the whole canvas (`width` × `height` CSS px, `dpr` device pixels per CSS px) and
     /// returns the number of rects drawn.
     pub fn paint(&self, ctx: &Ctx, t: &TimelineState, theme: Theme, width: f64, height: f64, dpr: f64) -> u32 {
         let c = theme.colors();
         ctx.set_fill_style_str(c.background);
         ctx.fill_rect(0.0, 0.0, width, height);
-        ctx.set_font("11px system-ui, sans-serif");
+        ctx.set_font(LABEL_FONT);
         ctx.set_text_baseline("middle");
-        let palette = match theme {
-            Theme::Light => &self.light,
-            Theme::Dark => &self.dark,
-        };
         if t.layout.is_none() {
-            warm(ctx, palette, c.background, width, height);
             return 0;
         }
+        let palette = self.palette(theme);
         let mut batch = self.batch.borrow_mut();
         batch.clear(palette.len());
         ctx.save();

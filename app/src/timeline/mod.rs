@@ -61,6 +61,14 @@ pub fn Timeline(ctl: Controller, theme: ReadSignal<Theme>) -> impl IntoView {
     let painter = Rc::new(Painter::default());
     let scheduled = Rc::new(Cell::new(false));
 
+    {
+        let painter = painter.clone();
+        crate::deferred::when_built(move || {
+            if let Some(theme) = theme.try_get_untracked() {
+                warm_up(canvas, painter, theme);
+            }
+        });
+    }
     // Paint once per animation frame after any timeline or theme change.
     let schedule = {
         let scheduled = scheduled.clone();
@@ -245,9 +253,9 @@ fn wheel(e: &web_sys::WheelEvent) -> Wheel {
     }
 }
 
-/// Paints `t` on `canvas` now (scaled to device pixels); returns the paint time in ms, or
-/// `None` when the canvas is gone (a frame scheduled just before it unmounted).
-fn paint_canvas(canvas: NodeRef<html::Canvas>, painter: &Painter, theme: Theme, t: &TimelineState) -> Option<f64> {
+/// The canvas's 2D context scaled to device pixels, with the canvas size in CSS px; `None`
+/// when the canvas is gone (a frame scheduled just before it unmounted).
+fn context(canvas: NodeRef<html::Canvas>) -> Option<(web_sys::CanvasRenderingContext2d, f64, f64, f64)> {
     let canvas = canvas.try_get_untracked().flatten()?;
     let ctx = canvas
         .get_context_with_context_options("2d", &context_options())
@@ -255,16 +263,45 @@ fn paint_canvas(canvas: NodeRef<html::Canvas>, painter: &Painter, theme: Theme, 
         .flatten()
         .and_then(|c| c.dyn_into::<web_sys::CanvasRenderingContext2d>().ok())?;
     let dpr = web_sys::window().map_or(1.0, |w| w.device_pixel_ratio());
-    let (w, h) = (f64::from(canvas.width()) / dpr, f64::from(canvas.height()) / dpr);
-    let started = now_ms();
     let _ = ctx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0);
+    Some((ctx, f64::from(canvas.width()) / dpr, f64::from(canvas.height()) / dpr, dpr))
+}
+
+/// Paints `t` on `canvas` now; returns the paint time in ms, or `None` when the canvas is gone.
+fn paint_canvas(canvas: NodeRef<html::Canvas>, painter: &Painter, theme: Theme, t: &TimelineState) -> Option<f64> {
+    let (ctx, w, h, dpr) = context(canvas)?;
+    let started = now_ms();
     painter.paint(&ctx, t, theme, w, h, dpr);
     Some(now_ms() - started)
 }
 
-/// Paints the canvas now and records the frame time (and the first paint after a load).
+/// Warms the staged canvas up before a trace is shown, in two tasks of their own outside any
+/// frame: the context's setup, then the palette and the label font ([`Painter::warm`]). On a
+/// cold 2-core machine these took 15-40 ms, and painted in the frames that laid out the page
+/// being built they made long tasks.
+fn warm_up(canvas: NodeRef<html::Canvas>, painter: Rc<Painter>, theme: Theme) {
+    set_timeout(
+        move || {
+            if context(canvas).is_some() {
+                set_timeout(
+                    move || {
+                        if let Some((ctx, w, h, _)) = context(canvas) {
+                            painter.warm(&ctx, theme, w, h);
+                        }
+                    },
+                    std::time::Duration::ZERO,
+                );
+            }
+        },
+        std::time::Duration::ZERO,
+    );
+}
+
+/// Paints the canvas now and records the frame time (and the first paint after a load). A
+/// canvas with no trace is staged (hidden) and not painted.
 fn paint(ctl: Controller, canvas: NodeRef<html::Canvas>, painter: &Painter, theme: Theme) {
     let Some((ms, has_tiles, loaded_at)) = ctl.timeline.with_untracked(|t| {
+        t.layout.as_ref()?;
         let ms = paint_canvas(canvas, painter, theme, t)?;
         Some((ms, t.has_tiles(), t.loaded_at))
     }) else {
