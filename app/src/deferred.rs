@@ -16,7 +16,7 @@ use std::time::Duration;
 const FRAME_WAIT: Duration = Duration::from_millis(100);
 
 thread_local! {
-    /// [`Deferred`] views whose task has not run yet.
+    /// [`Deferred`] views and [`next_task`] calls whose task has not run yet.
     static PENDING: Cell<usize> = const { Cell::new(0) };
     /// What runs once every part of the page asked for is built ([`when_built`]).
     static WAITING: RefCell<Vec<Box<dyn FnOnce()>>> = const { RefCell::new(Vec::new()) };
@@ -72,15 +72,31 @@ fn build_next() {
         return;
     };
     build();
-    PENDING.set(PENDING.get().saturating_sub(1));
-    if QUEUE.with_borrow(VecDeque::is_empty) {
-        if PENDING.get() == 0 {
-            // A task later: the part is built in this task's microtasks, and may ask for parts
-            // of its own.
-            set_timeout(settle, Duration::ZERO);
-        }
-    } else {
+    done_one();
+    if !QUEUE.with_borrow(VecDeque::is_empty) {
         after_frame(build_next);
+    }
+}
+
+/// Runs `f` in a task of its own, soon; `idle()` waits for it.
+pub fn next_task(f: impl FnOnce() + 'static) {
+    PENDING.set(PENDING.get() + 1);
+    set_timeout(
+        move || {
+            f();
+            done_one();
+        },
+        Duration::ZERO,
+    );
+}
+
+/// Counts one waited-for task as run.
+fn done_one() {
+    PENDING.set(PENDING.get().saturating_sub(1));
+    if PENDING.get() == 0 {
+        // A task later: a part is built in its task's microtasks, and may ask for parts of its
+        // own.
+        set_timeout(settle, Duration::ZERO);
     }
 }
 

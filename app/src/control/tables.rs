@@ -42,7 +42,8 @@ impl Controller {
 
     /// Sorts by column `key` (again: flips the direction).
     pub fn sort_by(self, key: String) {
-        self.commit_tables(|t| t.toggle_sort(&key));
+        // In a task after the click's, as the compare diff's sort (`sort_compare`).
+        crate::deferred::next_task(move || self.commit_tables(|t| t.toggle_sort(&key)));
     }
 
     /// A table row was clicked: its name becomes the timeline search, highlighting every

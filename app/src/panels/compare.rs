@@ -90,7 +90,9 @@ pub fn ComparePanel(ctl: Controller, theme: ReadSignal<Theme>) -> impl IntoView 
     };
     // A diff table is rebuilt when the comparison or its own sort changes, not on any change of
     // the compare state (sorting one table rebuilt both: 80-150 ms).
+    // Column widths depend on the comparison only, not on the sort.
     let diff_view = move |table: DiffTable| {
+        let widths = Memo::new(move |_| data.with(|d| d.as_ref().map(|d| diff_widths(d, table))));
         let shown = Memo::new(move |_| {
             compare.with(|c| {
                 (
@@ -102,7 +104,8 @@ pub fn ComparePanel(ctl: Controller, theme: ReadSignal<Theme>) -> impl IntoView 
         move || {
             // Read, not only tracked: a memo recomputes when read.
             let _ = shown.get();
-            diff_table(ctl, table, &compare.read_untracked())
+            let widths = widths.get()?;
+            diff_table(ctl, table, &compare.read_untracked(), widths)
         }
     };
     let body = move || {
@@ -270,37 +273,61 @@ fn pair_cells(key: &str, unit: &'static str, p: DeltaPair) -> impl IntoView {
     }
 }
 
-fn diff_table(ctl: Controller, table: DiffTable, c: &CompareState) -> Option<impl IntoView> {
+/// The columns of `table`: (key, label, unit).
+fn columns(table: DiffTable) -> &'static [(&'static str, &'static str, &'static str)] {
+    match table {
+        DiffTable::Ops => &OP_COLUMNS,
+        DiffTable::Kernels => &KERNEL_COLUMNS,
+    }
+}
+
+/// The base, candidate and delta headers of a compared column: (key suffix, label suffix).
+const SIDES: [(&str, &str); 3] = [("base", "B"), ("cand", "C"), ("delta", "Δ")];
+
+/// The width of every column of `table`'s diff (see [`scroll_table`]), from every row's texts.
+fn diff_widths(d: &ComparisonData, table: DiffTable) -> Vec<Option<usize>> {
+    let rows = match table {
+        DiffTable::Ops => d.ops.len(),
+        DiffTable::Kernels => d.kernels.len(),
+    };
+    let statuses = (0..rows).filter_map(|i| status(d, table, i));
+    let mut widths = vec![None, Some(width_ch("Status", statuses.map(str::len)))];
+    for &(key, label, unit) in columns(table) {
+        let texts: Vec<[String; 3]> = (0..rows)
+            .filter_map(|i| pair(d, table, i, key))
+            .map(|p| pair_texts(unit, p))
+            .collect();
+        for (side, (_, what)) in SIDES.into_iter().enumerate() {
+            let label = format!("{label} {what}");
+            widths.push(Some(width_ch(&label, texts.iter().map(|t| t[side].chars().count()))));
+        }
+    }
+    widths
+}
+
+fn diff_table(
+    ctl: Controller,
+    table: DiffTable,
+    c: &CompareState,
+    widths: Vec<Option<usize>>,
+) -> Option<impl IntoView> {
     let d = c.data.clone()?;
-    let (columns, table_id, row_id): (&[(&str, &str, &'static str)], _, _) = match table {
-        DiffTable::Ops => (&OP_COLUMNS, "compare-ops", "compare-op-row"),
-        DiffTable::Kernels => (&KERNEL_COLUMNS, "compare-kernels", "compare-kernel-row"),
+    let columns = columns(table);
+    let (table_id, row_id) = match table {
+        DiffTable::Ops => ("compare-ops", "compare-op-row"),
+        DiffTable::Kernels => ("compare-kernels", "compare-kernel-row"),
     };
     let order = match table {
         DiffTable::Ops => c.op_rows(),
         DiffTable::Kernels => c.kernel_rows(),
     };
-    let statuses = order.iter().filter_map(|&i| status(&d, table, i));
-    let mut widths = vec![None, Some(width_ch("Status", statuses.map(str::len)))];
     let mut heads = vec![
         header(ctl, table, c, "name".into(), "Name".into(), false).into_any(),
         header(ctl, table, c, "status".into(), "Status".into(), false).into_any(),
     ];
-    for &(key, label, unit) in columns {
-        let texts: Vec<[String; 3]> = order
-            .iter()
-            .filter_map(|&i| pair(&d, table, i, key))
-            .map(|p| pair_texts(unit, p))
-            .collect();
-        for (side, (suffix, what)) in [("base", "B"), ("cand", "C"), ("delta", "Δ")]
-            .into_iter()
-            .enumerate()
-        {
+    for &(key, label, _) in columns {
+        for (suffix, what) in SIDES {
             let label = format!("{label} {what}");
-            widths.push(Some(width_ch(
-                &label,
-                texts.iter().map(|t| t[side].chars().count()),
-            )));
             heads.push(header(ctl, table, c, format!("{key}_{suffix}"), label, true).into_any());
         }
     }

@@ -244,10 +244,12 @@ fn sorted<R>(
     let Some(sort) = sort else {
         return order;
     };
+    // Each row's value once, not once per comparison: reading it parses the column key.
+    let values: Vec<Option<Value>> = rows.iter().map(|r| value(r, &sort.key)).collect();
     order.sort_by(|&a, &b| {
         let (ra, rb) = (&rows[a], &rows[b]);
-        let primary = match (value(ra, &sort.key), value(rb, &sort.key)) {
-            (Some(Value::Num(x)), Some(Value::Num(y))) => x.total_cmp(&y),
+        let primary = match (&values[a], &values[b]) {
+            (Some(Value::Num(x)), Some(Value::Num(y))) => x.total_cmp(y),
             (Some(Value::Text(x)), Some(Value::Text(y))) => x.cmp(y),
             _ => Ordering::Equal,
         };
