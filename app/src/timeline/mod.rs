@@ -61,11 +61,12 @@ pub fn Timeline(ctl: Controller, theme: ReadSignal<Theme>) -> impl IntoView {
     let painter = Rc::new(Painter::default());
     let scheduled = Rc::new(Cell::new(false));
 
+    // The staged canvas is warmed up once the page is built, while the trace loads.
     {
         let painter = painter.clone();
         crate::deferred::when_built(move || {
             if let Some(theme) = theme.try_get_untracked() {
-                warm_up(canvas, painter, theme);
+                warm_up(ctl, canvas, painter, theme);
             }
         });
     }
@@ -278,14 +279,15 @@ fn paint_canvas(canvas: NodeRef<html::Canvas>, painter: &Painter, theme: Theme, 
 /// Warms the staged canvas up before a trace is shown, in two tasks of their own outside any
 /// frame: the context's setup, then the palette and the label font ([`Painter::warm`]). On a
 /// cold 2-core machine these took 15-40 ms, and painted in the frames that laid out the page
-/// being built they made long tasks.
-fn warm_up(canvas: NodeRef<html::Canvas>, painter: Rc<Painter>, theme: Theme) {
+/// being built they made long tasks. A trace shown by then is left as painted.
+fn warm_up(ctl: Controller, canvas: NodeRef<html::Canvas>, painter: Rc<Painter>, theme: Theme) {
     set_timeout(
         move || {
             if context(canvas).is_some() {
                 set_timeout(
                     move || {
-                        if let Some((ctx, w, h, _)) = context(canvas) {
+                        let staged = ctl.timeline.with_untracked(|t| t.layout.is_none());
+                        if let Some((ctx, w, h, _)) = context(canvas).filter(|_| staged) {
                             painter.warm(&ctx, theme, w, h);
                         }
                     },
