@@ -34,6 +34,7 @@ test('ops table: PyTorch key_averages rows, sort, filter and group by input shap
   expect(calls).toEqual([...calls].sort((a, b) => b - a));
   expect(calls[0]).toBe(30); // aten::resolve_conj
   await app.page.getByTestId('col-calls').click();
+  await app.idle();
   t = await app.table();
   expect(t.sort).toEqual({ key: 'calls', desc: false });
   const asc = await app.column('op-row', 'calls');
