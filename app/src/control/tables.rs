@@ -42,7 +42,8 @@ impl Controller {
 
     /// Sorts by column `key` (again: flips the direction).
     pub fn sort_by(self, key: String) {
-        // In a task after the click's, as the compare diff's sort (`sort_compare`).
+        // In a task after the click's, so the click and the new rows' layout are not one long
+        // task (as the compare diff's sort, `sort_compare`).
         crate::deferred::next_task(move || self.commit_tables(|t| t.toggle_sort(&key)));
     }
 

@@ -89,8 +89,8 @@ pub fn ComparePanel(ctl: Controller, theme: ReadSignal<Theme>) -> impl IntoView 
         })
     };
     // A diff table is rebuilt when the comparison or its own sort changes, not on any change of
-    // the compare state (sorting one table rebuilt both: 80-150 ms).
-    // Column widths depend on the comparison only, not on the sort.
+    // the compare state (sorting one table rebuilt both: 80-150 ms); its column widths depend
+    // on the comparison only, so a sort does not recompute them.
     let diff_view = move |table: DiffTable| {
         let widths = Memo::new(move |_| data.with(|d| d.as_ref().map(|d| diff_widths(d, table))));
         let shown = Memo::new(move |_| {
@@ -305,6 +305,7 @@ fn diff_widths(d: &ComparisonData, table: DiffTable) -> Vec<Option<usize>> {
     widths
 }
 
+/// The diff of `table`: sortable headers, and the rows in the sort's order (those in view).
 fn diff_table(
     ctl: Controller,
     table: DiffTable,
