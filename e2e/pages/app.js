@@ -45,6 +45,11 @@ class AppPage {
     await this.waitForLoads(loads);
   }
 
+  /** Waits until `window.kinetoscope` is defined (the page is built), without reading it. */
+  async waitForHook() {
+    await this.page.waitForFunction(() => 'kinetoscope' in window, null, POLL);
+  }
+
   /** Waits until `window.kinetoscope.loads >= n`, then until the app is idle. */
   async waitForLoads(n) {
     await this.page.waitForFunction((want) => window.kinetoscope && window.kinetoscope.loads >= want, n, POLL);

@@ -94,7 +94,7 @@ test('page boot benchmark', async ({ browser }) => {
     // Nothing reads `window.kinetoscope` until the page is idle (a read rebuilds its snapshot):
     // the hook is defined once the page is built, with the demo's load running.
     await app.page.goto('/');
-    await app.page.waitForFunction(() => 'kinetoscope' in window, null, { polling: 50 });
+    await app.waitForHook();
     await app.idle();
     await app.waitForTimeline();
     const { list } = await app.page.evaluate(() => window.kinetoscope.longTasks);
