@@ -2,23 +2,21 @@
 //!
 //! The wasm worker and the CLI both call [`Engine::load`]; they time it themselves.
 //!
-//! Comparison (issue #8): [`Query::KeepAsBaseline`] keeps the loaded trace as the baseline
-//! beside the current one (shared, not copied); a later load replaces only the current trace,
-//! and [`Query::Compare`] diffs baseline and current ([`crate::compare`]). Layout, tiles and
-//! hover queries name the trace they address ([`TraceRef`]): the stacked compare view draws the
-//! baseline from its own index, kept with it (shared with the current trace's, not rebuilt).
+//! Each loaded trace is a [`Session`] (model, index, lazily built analyses). The comparison
+//! view: [`Query::KeepAsBaseline`] keeps the current session as the baseline (the same
+//! `Arc`, not a copy); a later load replaces only the current one, and [`Query::Compare`] diffs
+//! baseline and current ([`crate::compare`]). Layout, tiles and hover queries name the trace
+//! they address ([`TraceRef`]): the stacked compare view draws the baseline from its own
+//! session's index.
 
-use crate::analysis::gpu::GpuIndex;
-use crate::analysis::memory::{self, Memory};
-use crate::analysis::ops::{OpIndex, OpOptions};
-use crate::analysis::{kernels, steps};
+use crate::analysis::ops::OpOptions;
 use crate::compare::wire::{comparison_data, Names};
 use crate::compare::{compare, CompareOptions};
-use crate::finding::Finding;
 use crate::index::{search, Index};
 use crate::input;
 use crate::load::{self, LoadFailure, Part, Plan};
 use crate::model::Trace;
+use crate::session::Session;
 use crate::summary::summarize;
 use crate::timeline;
 use protocol::{Answer, ComparisonData, Layout, LoadError, Phase, Query, TraceRef, TraceSummary};
@@ -27,26 +25,15 @@ use std::sync::Arc;
 /// Buckets of [`Engine::warm_tiles`]: enough work for the JIT to optimize the tile code.
 const WARM_BUCKETS: i64 = 256;
 
-/// Holds the currently loaded trace and what queries built from it, between requests.
+/// Holds the loaded trace, the comparison baseline and the last search, between requests.
 #[derive(Default)]
 pub struct Engine {
-    trace: Option<Arc<Trace>>,
-    /// File name of `trace`.
-    name: String,
+    /// The loaded trace.
+    current: Option<Arc<Session>>,
     /// The trace kept as the comparison baseline; survives loads.
-    baseline: Option<Baseline>,
+    baseline: Option<Arc<Session>>,
     /// The last comparison answered, for its `by_shape` (dropped by any load or baseline change).
     comparison: Option<Box<ComparisonData>>,
-    /// Timeline index of `trace`, built at load.
-    index: Arc<Index>,
-    /// Op index of `trace`, built on the first ops query.
-    ops: Option<OpIndex>,
-    /// GPU kernel profiles, built on the first counters query.
-    gpu: Option<GpuIndex>,
-    /// Memory series, built on the first counters query.
-    memory: Option<Memory>,
-    /// Cheatsheet findings, detected on the first findings query.
-    findings: Option<Vec<Finding>>,
     /// The last search text and its compiled query (tiles and search steps reuse it).
     search: Option<(String, search::Query)>,
 }
@@ -64,14 +51,6 @@ pub struct Prepared {
     pub plan: Plan,
 }
 
-/// A trace kept as the comparison baseline, with its findings once detected.
-struct Baseline {
-    name: String,
-    trace: Arc<Trace>,
-    index: Arc<Index>,
-    findings: Option<Vec<Finding>>,
-}
-
 /// An answer and, for tiles, the rect words that travel beside it.
 pub type Reply = (Answer, Option<Vec<u32>>);
 
@@ -83,7 +62,12 @@ impl Engine {
 
     /// The loaded trace, if any.
     pub fn trace(&self) -> Option<&Trace> {
-        self.trace.as_deref()
+        self.current.as_deref().map(Session::trace)
+    }
+
+    /// The loaded trace's session, if any.
+    pub fn session(&self) -> Option<&Arc<Session>> {
+        self.current.as_ref()
     }
 
     /// Decompresses (gzip by magic bytes), parses and indexes `bytes`, replacing any loaded
@@ -154,15 +138,13 @@ impl Engine {
         }
         let mut summary = summarize(&trace, &name, file_bytes, json_bytes, gzip);
         summary.parse_workers = plan.parts.len() as u32;
-        self.index = Arc::new(Index::build(&trace));
-        self.trace = Some(Arc::new(trace));
-        self.name = name;
+        self.current = Some(Arc::new(Session::new(name, trace)));
         Ok(summary)
     }
 
     /// The timeline's layout of the loaded trace (sent with `Loaded`).
     pub fn layout(&self) -> Option<Layout> {
-        self.trace.as_deref().map(timeline::layout::layout)
+        self.trace().map(timeline::layout::layout)
     }
 
     /// Computes the loaded trace's tiles at [`WARM_BUCKETS`] buckets and drops them. In a wasm
@@ -170,12 +152,13 @@ impl Engine {
     /// the first full view took 85-95 ms, the next 7-11 ms); running it once at the end of the
     /// load, at a coarse resolution (15-18 ms), makes the first view's tiles fast.
     pub fn warm_tiles(&self) {
-        let Some(trace) = self.trace.as_deref() else {
+        let Some(session) = self.current.as_deref() else {
             return;
         };
+        let trace = session.trace();
         let lanes: Vec<u32> = (0..trace.lanes.len() as u32).collect();
         let resolution_ns = (trace.end_ns / WARM_BUCKETS).max(1);
-        timeline::tiles::tiles(trace, &self.index, &lanes, (0, trace.end_ns), resolution_ns, None);
+        timeline::tiles::tiles(trace, session.index(), &lanes, (0, trace.end_ns), resolution_ns, None);
     }
 
     /// Answers `q` over the loaded trace.
@@ -189,28 +172,25 @@ impl Engine {
         if let Some(reply) = self.timeline_query(q) {
             return reply;
         }
-        let Some(trace) = self.trace.as_deref() else {
+        let Some(session) = self.current.clone() else {
             return Err("no trace is loaded".into());
         };
+        let trace = session.trace();
+        let index = session.index();
         let answer = match q {
             Query::Ops { by_shape, range_ns } => {
-                let index = self.ops.get_or_insert_with(|| OpIndex::new(trace));
                 let opts = OpOptions {
                     by_shape: *by_shape,
                     range: *range_ns,
                 };
-                Answer::Table(crate::tables::ops(&index.table(trace, &opts), *by_shape))
+                Answer::Table(crate::tables::ops(&session.op_table(&opts), *by_shape))
             }
-            Query::Kernels { range_ns } => {
-                Answer::Table(crate::tables::kernels(&kernels::kernel_table(trace, *range_ns)))
-            }
-            Query::Steps => Answer::Table(crate::tables::steps(&steps::analyze(trace, None))),
-            Query::Details { slice } => {
-                Answer::Details(timeline::details::slice_details(trace, &self.index, *slice))
-            }
+            Query::Kernels { range_ns } => Answer::Table(crate::tables::kernels(&session.kernels(*range_ns))),
+            Query::Steps => Answer::Table(crate::tables::steps(&session.steps(None))),
+            Query::Details { slice } => Answer::Details(timeline::details::slice_details(trace, index, *slice)),
             Query::Resolve { key } => Answer::Details(
                 timeline::details::resolve(trace, key)
-                    .and_then(|id| timeline::details::slice_details(trace, &self.index, id)),
+                    .and_then(|id| timeline::details::slice_details(trace, index, id)),
             ),
             Query::Search {
                 text,
@@ -218,7 +198,7 @@ impl Engine {
                 from_ns,
                 forward,
             } => {
-                let query = compile(&mut self.search, trace, &self.index, text);
+                let query = compile(&mut self.search, trace, index, text);
                 let cursor = from_slice.map_or(search::Cursor::Time(*from_ns), search::Cursor::Slice);
                 Answer::Search(timeline::search::step(trace, query, text, cursor, *forward))
             }
@@ -226,15 +206,13 @@ impl Engine {
                 start_ns,
                 end_ns,
                 buckets,
-            } => {
-                let gpu = self.gpu.get_or_insert_with(|| GpuIndex::new(trace));
-                let memory = self.memory.get_or_insert_with(|| memory::analyze(trace, None, 0));
-                Answer::Counters(timeline::counters::counters(gpu, memory, (*start_ns, *end_ns), *buckets))
-            }
-            Query::Findings => {
-                let found = self.findings.get_or_insert_with(|| crate::finding::detect(trace));
-                Answer::Findings(timeline::findings::wire(trace, found))
-            }
+            } => Answer::Counters(timeline::counters::counters(
+                session.gpu(),
+                session.memory(),
+                (*start_ns, *end_ns),
+                *buckets,
+            )),
+            Query::Findings => Answer::Findings(timeline::findings::wire(trace, session.findings())),
             Query::Histogram { name, bins } => {
                 Answer::Histogram(timeline::counters::histogram(trace, name, *bins))
             }
@@ -256,14 +234,15 @@ impl Engine {
             Query::Layout { trace, .. } | Query::Tiles { trace, .. } | Query::Hover { trace, .. } => *trace,
             _ => return None,
         };
-        let (trace, index, other) = match (which, &self.baseline) {
-            (TraceRef::Current, base) => (self.trace.as_deref(), &self.index, base.as_ref().map(|b| &*b.trace)),
-            (TraceRef::Baseline, Some(b)) => (Some(&*b.trace), &b.index, self.trace.as_deref()),
+        let (session, other) = match (which, &self.baseline) {
+            (TraceRef::Current, base) => (self.current.clone(), base.as_deref().map(Session::trace)),
+            (TraceRef::Baseline, Some(b)) => (Some(b.clone()), self.trace()),
             (TraceRef::Baseline, None) => return Some(Err("no baseline is kept".into())),
         };
-        let Some(trace) = trace else {
+        let Some(session) = session else {
             return Some(Err("no trace is loaded".into()));
         };
+        let (trace, index) = (session.trace(), session.index());
         let answer = match q {
             Query::Layout { align, .. } => {
                 Answer::Layout(timeline::layout::aligned(trace, index, other, *align))
@@ -293,17 +272,13 @@ impl Engine {
     fn baseline_query(&mut self, q: &Query) -> Option<Result<Answer, String>> {
         let answer = match q {
             Query::KeepAsBaseline => {
-                let Some(trace) = self.trace.clone() else {
+                let Some(session) = self.current.clone() else {
                     return Some(Err("no trace is loaded".into()));
                 };
                 self.comparison = None;
-                self.baseline = Some(Baseline {
-                    name: self.name.clone(),
-                    trace,
-                    index: self.index.clone(),
-                    findings: self.findings.clone(),
-                });
-                Ok(Answer::Baseline(Some(self.name.clone())))
+                let name = session.name().to_owned();
+                self.baseline = Some(session);
+                Ok(Answer::Baseline(Some(name)))
             }
             Query::ClearBaseline => {
                 self.comparison = None;
@@ -321,20 +296,18 @@ impl Engine {
         if let Some(c) = self.comparison.as_ref().filter(|c| c.by_shape == by_shape) {
             return Ok(c.clone());
         }
-        let Some(cand) = self.trace.as_deref() else {
+        let Some(cand) = self.current.as_deref() else {
             return Err("no trace is loaded".into());
         };
-        let Some(base) = self.baseline.as_mut() else {
+        let Some(base) = self.baseline.as_deref() else {
             return Err("no baseline is kept".into());
         };
-        let c = compare(&base.trace, cand, &CompareOptions { by_shape });
-        let base_findings = base.findings.get_or_insert_with(|| crate::finding::detect(&base.trace));
-        let cand_findings = self.findings.get_or_insert_with(|| crate::finding::detect(cand));
+        let c = compare(base, cand, &CompareOptions { by_shape });
         let names = Names {
-            base: &base.name,
-            cand: &self.name,
+            base: base.name(),
+            cand: cand.name(),
         };
-        let data = Box::new(comparison_data(&c, names, base_findings, cand_findings));
+        let data = Box::new(comparison_data(&c, names, base.findings(), cand.findings()));
         self.comparison = Some(data.clone());
         Ok(data)
     }

@@ -33,6 +33,7 @@ pub mod json;
 pub mod load;
 pub mod model;
 pub mod report;
+pub mod session;
 pub mod summary;
 pub mod synth;
 pub mod tables;

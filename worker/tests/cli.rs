@@ -60,3 +60,46 @@ fn report_text_fits_120_columns_and_json_has_the_stable_keys() {
     assert_eq!(code, 1);
     assert!(err.contains("no ProfilerStep#999"), "{err}");
 }
+
+/// Regression: an unknown or misspelt flag was silently ignored (`report TRACE --bogus-flag`
+/// printed a report and exited 0). It is now a usage error with a hint, exit code 2.
+#[test]
+fn unknown_flags_and_bad_values_are_usage_errors() {
+    let path = common::real("gpumodel__trace.json");
+    let path = path.to_str().unwrap();
+    for args in [
+        &["report", path, "--bogus-flag"][..],
+        &["report", path, "--by-shap"][..],
+        &["report", path, "--top", "many"][..],
+        &["report", path, "--range", "5"][..],
+        &["report", path, "--sort", "speed"][..],
+        &["report", path, "--step", "1", "--range", "0:1"][..],
+        &["diff", path][..],
+        &["bench", path, "--threads", "0"][..],
+        &["info"][..],
+    ] {
+        let (code, out, err) = run(args);
+        assert_eq!((code, out.as_str()), (2, ""), "{args:?}: {err}");
+        assert!(err.contains("error:"), "{args:?}: {err}");
+    }
+    let (_, _, err) = run(&["report", path, "--by-shap"]);
+    assert!(err.contains("--by-shape"), "the hint names the flag meant: {err}");
+}
+
+#[test]
+fn version_help_per_command_and_completions() {
+    let (code, out, _) = run(&["--version"]);
+    assert_eq!((code, out.trim()), (0, concat!("kinetoscope ", env!("CARGO_PKG_VERSION"))));
+    for command in ["info", "report", "diff", "bench", "demo", "inflate", "completions"] {
+        let (code, out, _) = run(&[command, "--help"]);
+        assert_eq!(code, 0, "{command}");
+        assert!(out.contains("Usage: kinetoscope"), "{command}: {out}");
+    }
+    let (_, out, _) = run(&["report", "--help"]);
+    for flag in ["--step", "--range", "--by-shape", "--sort", "--top", "--json"] {
+        assert!(out.contains(flag), "report --help lists {flag}");
+    }
+    let (code, out, _) = run(&["completions", "bash"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("_kinetoscope()") && out.contains("--by-shape"), "bash completion script");
+}

@@ -16,6 +16,7 @@ use kinetoscope::compare::{
     OpColumn, Pair, SortKey, Status,
 };
 use kinetoscope::model::Trace;
+use kinetoscope::session::Session;
 use std::collections::HashMap;
 use std::process::Command;
 
@@ -97,8 +98,9 @@ fn summary_of(trace: &Trace) -> HashMap<Metric, Option<f64>> {
 
 /// Compares two traces and checks every number of the comparison against the per-trace
 /// analyses: summary rows, op rows (by key, per step), kernel rows, statuses, row sets.
-fn check_against_analyses(base: &Trace, cand: &Trace, by_shape: bool) -> Comparison {
+fn check_against_analyses(base: &Session, cand: &Session, by_shape: bool) -> Comparison {
     let c = compare(base, cand, &CompareOptions { by_shape });
+    let (base, cand) = (base.trace(), cand.trace());
     let (bn, cn) = (
         steps::analyze(base, None).steps.len(),
         steps::analyze(cand, None).steps.len(),
@@ -242,7 +244,7 @@ fn check_against_analyses(base: &Trace, cand: &Trace, by_shape: bool) -> Compari
 #[test]
 fn dlrm_ranks_deltas_match_the_per_trace_analyses() {
     let (e0, e1) = (common::load_real(DLRM0), common::load_real(DLRM1));
-    let (t0, t1) = (e0.trace().unwrap(), e1.trace().unwrap());
+    let (t0, t1) = (e0.session().unwrap(), e1.session().unwrap());
     let c = check_against_analyses(t0, t1, false);
     assert!(c.per_step);
     assert_eq!((c.base_steps, c.cand_steps), (1, 1));
@@ -286,7 +288,7 @@ fn dlrm_ranks_deltas_match_the_per_trace_analyses() {
 #[test]
 fn per_step_division_uses_each_traces_step_count() {
     let (a, b) = (common::load_real(QATUT), common::load_real(HTA));
-    let c = check_against_analyses(a.trace().unwrap(), b.trace().unwrap(), false);
+    let c = check_against_analyses(a.session().unwrap(), b.session().unwrap(), false);
     assert_eq!((c.base_steps, c.cand_steps, c.per_step), (3, 5, true));
     let peak = c
         .summary
@@ -299,7 +301,7 @@ fn per_step_division_uses_each_traces_step_count() {
     );
     // A trace without steps: totals, no per-step kernel count.
     let gm = common::load_real("gpumodel__trace.json");
-    let c = check_against_analyses(gm.trace().unwrap(), a.trace().unwrap(), false);
+    let c = check_against_analyses(gm.session().unwrap(), a.session().unwrap(), false);
     assert!(!c.per_step);
     assert!(
         c.verdict.text.starts_with("Self CUDA time total "),
@@ -368,7 +370,7 @@ type OpExpect = (&'static str, Status, [f64; 4], [f64; 4]);
 fn hand_built_sgemm_to_bf16_rows_appear_disappear_and_change() {
     let (eb, _) = common::load_str(&before());
     let (ea, _) = common::load_str(&after());
-    let (tb, ta) = (eb.trace().unwrap(), ea.trace().unwrap());
+    let (tb, ta) = (eb.session().unwrap(), ea.session().unwrap());
     let c = check_against_analyses(tb, ta, false);
     assert!(c.per_step);
     assert_eq!((c.base_steps, c.cand_steps), (2, 4));
@@ -515,8 +517,8 @@ fn sorting_by_delta_abs_delta_and_name() {
     let (eb, _) = common::load_str(&before());
     let (ea, _) = common::load_str(&after());
     let mut c = compare(
-        eb.trace().unwrap(),
-        ea.trace().unwrap(),
+        eb.session().unwrap(),
+        ea.session().unwrap(),
         &CompareOptions::default(),
     );
     let names = |c: &Comparison| c.ops.iter().map(|r| r.name.clone()).collect::<Vec<_>>();

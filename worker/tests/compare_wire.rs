@@ -48,7 +48,7 @@ fn dlrm_ranks_over_the_wire_equal_compare_and_detect() {
     let (bt, ct) = (base.trace().unwrap(), cand.trace().unwrap());
     for by_shape in [false, true] {
         let wire = comparison(&mut engine, by_shape);
-        let c = compare(bt, ct, &CompareOptions { by_shape });
+        let c = compare(base.session().unwrap(), cand.session().unwrap(), &CompareOptions { by_shape });
         assert_eq!((wire.base.as_str(), wire.cand.as_str()), (DLRM0, DLRM1));
         assert_eq!((wire.per_step, wire.by_shape), (c.per_step, by_shape));
         assert_eq!(

@@ -44,12 +44,12 @@ pub use verdict::{Bound, BoundKind, Verdict};
 
 use crate::analysis::breakdown::{Breakdown, Roles};
 use crate::analysis::gpu::{self, GpuMetrics};
-use crate::analysis::kernels::{kernel_table, KernelTable};
-use crate::analysis::memory;
-use crate::analysis::ops::{OpIndex, OpOptions, OpTable};
+use crate::analysis::kernels::KernelTable;
+use crate::analysis::memory::Memory;
+use crate::analysis::ops::{OpOptions, OpTable};
 use crate::analysis::stats::Summary;
 use crate::analysis::steps;
-use crate::model::Trace;
+use crate::session::Session;
 
 /// What to compare.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -78,18 +78,17 @@ pub struct TraceFigures {
 }
 
 impl TraceFigures {
-    /// Runs the analyses a comparison needs on `trace`.
-    pub fn of(trace: &Trace, opts: &CompareOptions) -> Self {
+    /// The analyses a comparison needs, read from `session` (its op index, GPU profiles and
+    /// memory series are shared with the page's tables).
+    pub fn of(session: &Session, opts: &CompareOptions) -> Self {
+        let trace = session.trace();
         let roles = Roles::new(trace);
         let steps = steps::analyze_with(trace, &roles, None);
-        let ops = OpIndex::new(trace).table(
-            trace,
-            &OpOptions {
-                by_shape: opts.by_shape,
-                range: None,
-            },
-        );
-        let gpus = gpu::gpu_metrics(trace, None);
+        let ops = session.op_table(&OpOptions {
+            by_shape: opts.by_shape,
+            range: None,
+        });
+        let gpus = session.gpus(None);
         let (w0, w1) = gpus
             .first()
             .map_or_else(|| gpu::metrics_window(trace), |g| g.window);
@@ -97,17 +96,16 @@ impl TraceFigures {
             steps: steps.steps.len(),
             step_stats: steps.stats.map(|s| s.duration),
             ops,
-            kernels: kernel_table(trace, None),
+            kernels: session.kernels(None),
             gpus,
-            peak_memory_bytes: peak_memory(trace),
+            peak_memory_bytes: peak_memory(session.memory()),
             breakdown: roles.breakdown(w0, w1),
         }
     }
 }
 
 /// Largest allocated peak over GPU devices, or over all devices when none is a GPU.
-fn peak_memory(trace: &Trace) -> Option<i64> {
-    let mem = memory::analyze(trace, None, 0);
+fn peak_memory(mem: &Memory) -> Option<i64> {
     // c10::DeviceType: 0 CPU, 2 MKLDNN, 5 IDEEP are host memory.
     let is_host = |t: i64| matches!(t, 0 | 2 | 5);
     let gpu = mem
@@ -197,7 +195,7 @@ pub struct Comparison {
 }
 
 /// Compares `base` with `cand` (runs [`TraceFigures::of`] on both).
-pub fn compare(base: &Trace, cand: &Trace, opts: &CompareOptions) -> Comparison {
+pub fn compare(base: &Session, cand: &Session, opts: &CompareOptions) -> Comparison {
     compare_figures(
         &TraceFigures::of(base, opts),
         &TraceFigures::of(cand, opts),

@@ -7,8 +7,9 @@
 //! - [`ops`]: op tables; [`kernels`]: the kernel table; [`gpu`]: GPU metrics per device.
 //! - [`steps`]: steps, breakdown and step-time statistics; [`memory`]: memory peaks and largest
 //!   allocations; [`idle`]: GPU idle time per stream and launch statistics.
-//! - [`compare`]: a baseline / candidate comparison (`kinetoscope diff`).
+//! - [`compare`]: a baseline / candidate comparison rendered; [`diff`]: `kinetoscope diff`, computed and ordered.
 //! - [`findings`]: the cheatsheet's findings (text section and `findings[]`).
+//! - [`trace`]: the whole `kinetoscope report` of one trace, assembled from its session.
 
 pub mod ops;
 pub mod kernels;
@@ -18,6 +19,8 @@ pub mod memory;
 pub mod idle;
 pub mod compare;
 pub mod findings;
+pub mod diff;
+pub mod trace;
 
 pub use ops::{op_table_text, ops_json, sorted, time, SortKey};
 

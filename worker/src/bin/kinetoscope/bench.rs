@@ -1,0 +1,116 @@
+//! `kinetoscope bench`: parse + index throughput, then what the page asks for before its first
+//! paint, then op-table range queries; one JSON line per measurement (docs/performance.md).
+//! Timing lives here, never in the engine, which reads no clock.
+
+use kinetoscope::engine::Engine;
+use kinetoscope::load::{assemble, parse_part, plan};
+use kinetoscope::model::Trace;
+use protocol::Query;
+use std::path::Path;
+use std::time::Instant;
+
+/// Parses `raw` (the file's bytes) `runs` times on `threads` threads, printing a line per run;
+/// the first run also times the first view and the op table.
+pub fn run(path: &Path, raw: &[u8], runs: usize, threads: usize) -> Result<(), String> {
+    let file = path.display().to_string();
+    for run in 0..runs {
+        let started = Instant::now();
+        let json = kinetoscope::input::decode(raw.to_vec(), &mut |_| {}).json;
+        let trace = parse_parallel(&json, threads)?;
+        let secs = started.elapsed().as_secs_f64();
+        let index_bytes = trace.heap_bytes();
+        let line = serde_json::json!({
+            "bench": "parse_index", "target": "native", "file": file, "run": run, "threads": threads,
+            "file_bytes": raw.len(), "json_bytes": json.len(), "events": trace.stats.events,
+            "seconds": secs, "mb_per_s": json.len() as f64 / 1e6 / secs,
+            "events_per_s": trace.stats.events as f64 / secs,
+            "index_bytes": index_bytes, "index_ratio": index_bytes as f64 / json.len().max(1) as f64,
+        });
+        println!("{line}");
+        if run == 0 {
+            first_view(&file, &json);
+            op_ranges(&file, &trace);
+        }
+    }
+    Ok(())
+}
+
+fn ms(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1e3
+}
+
+/// Times what the page asks the worker for before its first timeline paint: the load's index,
+/// the layout, then tiles and counters of the whole trace at 1,600 pixels.
+fn first_view(file: &str, json: &[u8]) {
+    let mut engine = Engine::new();
+    let started = Instant::now();
+    if engine.load(file, json.to_vec(), &mut |_, _, _| {}).is_err() {
+        return;
+    }
+    let load_ms = ms(started);
+    let started = Instant::now();
+    let Some(layout) = engine.layout() else {
+        return;
+    };
+    let layout_ms = ms(started);
+    let lanes = layout.groups.iter().flat_map(|g| g.lanes.iter().map(|l| l.lane)).collect();
+    let resolution_ns = (layout.end_ns / 1600).max(1);
+    let tiles = Query::Tiles { trace: protocol::TraceRef::Current, lanes, start_ns: 0, end_ns: layout.end_ns, resolution_ns, search: None };
+    let started = Instant::now();
+    let rect_words = engine.query(&tiles).ok().and_then(|(_, words)| words).map_or(0, |w| w.len());
+    let tiles_ms = ms(started);
+    let started = Instant::now();
+    let _ = engine.query(&Query::Counters { start_ns: 0, end_ns: layout.end_ns, buckets: 800 });
+    let counters_ms = ms(started);
+    let Some(trace) = engine.trace() else {
+        return;
+    };
+    let started = Instant::now();
+    let _ = kinetoscope::analysis::gpu::GpuIndex::new(trace);
+    let gpu_index_ms = ms(started);
+    let started = Instant::now();
+    let _ = kinetoscope::analysis::memory::analyze(trace, None, 0);
+    let memory_ms = ms(started);
+    let line = serde_json::json!({
+        "bench": "first_view", "target": "native", "file": file, "load_ms": load_ms,
+        "layout_ms": layout_ms, "tiles_ms": tiles_ms, "rects": rect_words / protocol::RECT_WORDS,
+        "counters_ms": counters_ms, "gpu_index_ms": gpu_index_ms, "memory_ms": memory_ms,
+    });
+    println!("{line}");
+}
+
+/// Times the op table: index build once, then range queries as a brushed timeline asks them.
+fn op_ranges(file: &str, trace: &Trace) {
+    use kinetoscope::analysis::ops::{OpIndex, OpOptions};
+    let started = Instant::now();
+    let index = OpIndex::new(trace);
+    let build_ms = ms(started);
+    let end = trace.end_ns;
+    for (label, t0, t1) in [("whole", 0, end), ("half", end / 4, end * 3 / 4), ("tenth", end / 2, end / 2 + end / 10)] {
+        let started = Instant::now();
+        let table = index.table(trace, &OpOptions { by_shape: false, range: Some((t0, t1)) });
+        let line = serde_json::json!({
+            "bench": "op_table_range", "target": "native", "file": file, "range": label,
+            "slices": trace.slices.len(), "index_build_ms": build_ms, "query_ms": ms(started), "rows": table.rows.len(),
+        });
+        println!("{line}");
+    }
+}
+
+/// Parses `json` in `threads` parts on scoped threads (the engine itself never spawns any).
+fn parse_parallel(json: &[u8], threads: usize) -> Result<Trace, String> {
+    let plan = plan(json, threads).map_err(|e| e.to_string())?;
+    let parts = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..plan.parts.len())
+            .map(|i| {
+                let plan = &plan;
+                scope.spawn(move || parse_part(json, plan, i, &mut |_| {}))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().map_err(|_| "a parse thread panicked".to_owned()))
+            .collect::<Result<Vec<_>, _>>()
+    })?;
+    assemble(json, &plan, parts).map_err(|e| e.to_string())
+}

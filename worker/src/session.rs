@@ -1,0 +1,103 @@
+//! One loaded trace: its name, model and timeline index, and the analyses built from it on
+//! first use (op index, GPU profiles, memory series, findings).
+//!
+//! The engine holds the current trace and the comparison baseline as sessions (the baseline is
+//! the same `Arc<Session>`, not a copy); the CLI's report reads a session too. So a number on
+//! the page and in the CLI come from one place, and an analysis is built once per trace
+//! whoever asks first.
+//!
+//! Invariants: a session never changes its trace; every lazily built analysis covers the whole
+//! trace (range-limited tables are computed per query from the whole-trace indexes).
+
+use crate::analysis::gpu::{metrics_window, GpuIndex, GpuMetrics};
+use crate::analysis::kernels::{self, KernelTable};
+use crate::analysis::memory::{self, Memory};
+use crate::analysis::ops::{OpIndex, OpOptions, OpTable};
+use crate::analysis::steps::{self, Steps};
+use crate::finding::{self, Finding};
+use crate::index::Index;
+use crate::model::Trace;
+use std::sync::OnceLock;
+
+/// One loaded trace and what has been built from it so far.
+pub struct Session {
+    name: String,
+    trace: Trace,
+    index: Index,
+    ops: OnceLock<OpIndex>,
+    gpu: OnceLock<GpuIndex>,
+    memory: OnceLock<Memory>,
+    findings: OnceLock<Vec<Finding>>,
+}
+
+impl Session {
+    /// A session over `trace` (named `name`, the file name), with its timeline index built.
+    pub fn new(name: impl Into<String>, trace: Trace) -> Self {
+        let index = Index::build(&trace);
+        Self {
+            name: name.into(),
+            trace,
+            index,
+            ops: OnceLock::new(),
+            gpu: OnceLock::new(),
+            memory: OnceLock::new(),
+            findings: OnceLock::new(),
+        }
+    }
+
+    /// The file name the trace was loaded from.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The model.
+    pub fn trace(&self) -> &Trace {
+        &self.trace
+    }
+
+    /// The timeline index.
+    pub fn index(&self) -> &Index {
+        &self.index
+    }
+
+    /// The op index (built on first use).
+    pub fn ops(&self) -> &OpIndex {
+        self.ops.get_or_init(|| OpIndex::new(&self.trace))
+    }
+
+    /// The op table (`key_averages()` semantics) for `opts`, from the op index.
+    pub fn op_table(&self, opts: &OpOptions) -> OpTable {
+        self.ops().table(&self.trace, opts)
+    }
+
+    /// Per-device kernel profiles (built on first use).
+    pub fn gpu(&self) -> &GpuIndex {
+        self.gpu.get_or_init(|| GpuIndex::new(&self.trace))
+    }
+
+    /// GPU metrics of every device over `range` (kernels clipped to it), or over the step
+    /// window when `None` (tb_plugin's window), from the GPU profiles.
+    pub fn gpus(&self, range: Option<(i64, i64)>) -> Vec<GpuMetrics> {
+        self.gpu().metrics(range.unwrap_or_else(|| metrics_window(&self.trace)))
+    }
+
+    /// The memory series of the whole trace (built on first use).
+    pub fn memory(&self) -> &Memory {
+        self.memory.get_or_init(|| memory::analyze(&self.trace, None, 0))
+    }
+
+    /// The kernel table over `range` (ns from the trace origin), or the whole trace.
+    pub fn kernels(&self, range: Option<(i64, i64)>) -> KernelTable {
+        kernels::kernel_table(&self.trace, range)
+    }
+
+    /// The steps over `range`, or the whole trace.
+    pub fn steps(&self, range: Option<(i64, i64)>) -> Steps {
+        steps::analyze(&self.trace, range)
+    }
+
+    /// The cheatsheet findings, always over the whole trace (detected on first use).
+    pub fn findings(&self) -> &[Finding] {
+        self.findings.get_or_init(|| finding::detect(&self.trace))
+    }
+}
