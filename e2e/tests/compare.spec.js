@@ -1,6 +1,6 @@
-// Journey: compare two traces (issue #8). Load the baseline, "Compare with…" the candidate:
-// the verdict, summary, op and kernel diffs and findings diff appear, numbers as
-// `kinetoscope diff --json` gives them; sorting by a delta orders rows. Then the share-link form
+// Journey: compare two traces (docs/viewer.md#compare-two-traces). Load the baseline, "Compare
+// with…" the candidate: the verdict, summary, op and kernel diffs and findings diff appear, numbers
+// as `kinetoscope diff --json` gives them; sorting by a delta orders rows. Then the share-link form
 // `?url=CAND&base=BASE` with the same trace on both sides: every row `same`, every delta 0.
 // The stacked timelines: both panels aligned at the chosen step's start (the starts `kinetoscope
 // report --json` gives), one scale; W, ctrl+wheel and drag move both; a step picked on the demo

@@ -7,7 +7,7 @@
 //! reader are the same code version (one wasm binary plays both roles, see `load::Part`).
 //!
 //! Why not serde: per-event objects through serde_json would cost more than parsing the JSON
-//! again; columns copy as memory (STYLE.md §3, Perfetto's columnar batches).
+//! again; columns copy as memory (docs/contributing.md, one protocol; Perfetto's columnar batches).
 //!
 //! Cost: one pass over each column; a column's length is checked against the bytes left before
 //! anything is allocated.

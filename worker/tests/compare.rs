@@ -1,4 +1,4 @@
-//! Comparing two traces (issue #8): every delta against the per-trace analyses and reports,
+//! Comparing two traces (docs/cli.md#diff): every delta against the per-trace analyses and reports,
 //! a hand-built before/after pair with exact rows, and the `kinetoscope diff` CLI.
 //! Longer than ~600 lines only because rustfmt spreads the inline traces and per-row
 //! expectations; split the CLI tests out if it grows.

@@ -1,4 +1,4 @@
-//! Comparison over the protocol (issue #8): `KeepAsBaseline` / `Compare` / `ClearBaseline`
+//! Comparison over the protocol (the Compare tab): `KeepAsBaseline` / `Compare` / `ClearBaseline`
 //! through `Engine::query` on two dlrm ranks, checked against `compare::compare` and
 //! `finding::detect` run directly on each trace.
 #![allow(clippy::unwrap_used, clippy::expect_used)]

@@ -424,7 +424,7 @@ fn gpu_index_reuse() {
 }
 
 // ---------------------------------------------------------------------------------------
-// tb_plugin's numbers (fixtures/oracle/*.tbhead.json, REFERENCE.md §6).
+// tb_plugin's numbers (fixtures/oracle/*.tbhead.json, docs/definitions.md §6).
 
 
 /// tb_plugin's floats carry binary noise; traces with integer µs give integer answers.
@@ -498,7 +498,7 @@ fn agrees_with_tb_everywhere(fixture: &str) -> usize {
     }
     // By input shape: tb_plugin prints a TensorList argument as its nested list of shapes
     // (`[[[32, 1, 1891], [32, 1, 1891]], []]`); PyTorch, and we, print it as `[]`
-    // (REFERENCE.md §2). Those rows differ on purpose; every other row agrees.
+    // (docs/definitions.md §2). Those rows differ on purpose; every other row agrees.
     let by_shape = index.table(trace, &BY_SHAPE);
     let mut tensor_list_rows = 0;
     for o in oracle["ops_by_name_input_shape"].as_array().unwrap() {
@@ -562,7 +562,7 @@ fn oracle_gpumodel_all_columns() {
     );
 }
 
-/// Traces where every launch call has `External id == correlation` (REFERENCE.md §1).
+/// Traces where every launch call has `External id == correlation` (docs/definitions.md §1).
 /// tb_plugin attaches launch calls to ops by External id, so on these traces it attaches
 /// them to unrelated ops or to none: its host self time then still holds the time of the
 /// op's own launch calls, and its device columns are mostly 0. We nest launch calls by time.
@@ -687,7 +687,7 @@ fn oracle_dlrm_worker0_external_id_equals_correlation() {
     let fixture = "param__dlrm_kineto__worker0_step_12.1694128201545.pt.trace.json";
     // tb_plugin does not nest user annotations under ops: the time of `nccl:all_to_all`,
     // `nccl:all_reduce` and `## ... ##` annotations inside these ops stays in their self
-    // time. PyTorch nests annotations like any event (REFERENCE.md §2), and so do we.
+    // time. PyTorch nests annotations like any event (docs/definitions.md §2), and so do we.
     let pinned = [
         ("record_param_comms", 145.0, 445.0),
         ("All2All_Pooled_Req", 41.0, 85.0),
@@ -716,7 +716,7 @@ fn oracle_dlrm_worker0_external_id_equals_correlation() {
     assert_eq!(row("c10d::allreduce_").device_total_us(), 1799.0);
 }
 
-/// tb_plugin ignores `cuda_driver` (REFERENCE.md §6): the Triton kernel launched by
+/// tb_plugin ignores `cuda_driver` (docs/definitions.md §6): the Triton kernel launched by
 /// cuLaunchKernel is missing from its op table and the 47.8 µs call stays in the op's self
 /// time. We attribute the kernel (1.76 µs) to the op and subtract the call.
 #[test]

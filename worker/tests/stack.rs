@@ -1,4 +1,4 @@
-//! The stacked compare view's engine side (issue #8): layouts aligned at a step and tiles
+//! The stacked compare view's engine side (docs/viewer.md): layouts aligned at a step and tiles
 //! addressed to the baseline, on two real dlrm ranks. Alignment offsets are checked against
 //! `kinetoscope report --json`'s steps table, rect counts against a plain scan of the slices.
 #![allow(clippy::unwrap_used, clippy::expect_used)]

@@ -82,8 +82,8 @@ fn step_lists_equal_tb_plugin() {
             let dev = &o["steps"]["device_span_per_step"][k];
             if name.starts_with("hta__triton") {
                 // Deliberate: the step's only kernel is launched by cuLaunchKernel (cuda_driver),
-                // which tb_plugin ignores; we link it (REFERENCE.md §6). It lies inside the CPU
-                // span, so the step span is the same.
+                // which tb_plugin ignores; we link it (docs/definitions.md §6). It lies inside the
+                // CPU span, so the step span is the same.
                 assert!(dev.is_null());
                 let got = (s.gpu_source, s.device_activities, s.gpu_dur_ns());
                 assert_eq!(got, (GpuSource::Launches, 1, 1760));

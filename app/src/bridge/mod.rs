@@ -17,7 +17,7 @@
 //!
 //! Cost: one JSON string per control message. The worker reads a load's bytes itself (a fetch
 //! or the `File` handed to it), so they never pass through the page's main thread: reading a
-//! 1 GB body here took tasks of 90–150 ms. References: issues 2 and 5, STYLE.md §3.
+//! 1 GB body here took tasks of 90–150 ms. See docs/architecture.md.
 
 mod conn;
 pub mod source;

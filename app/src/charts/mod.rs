@@ -13,7 +13,7 @@
 //!
 //! Test ids: `charts`, `chart-steps`, `chart-gpu`, `chart-memory`, `chart-kernel-hist`,
 //! `chart-kernel-select`, `chart-error`. Files: one per chart, shared drawing helpers here.
-//! References: issue 5 ("Charts with plotters").
+//! The charts it draws: docs/viewer.md#charts.
 
 mod gpu;
 mod histogram;

@@ -1,8 +1,9 @@
-//! Comparison intents (issue #8): keep the loaded trace as the baseline and load a candidate
-//! (a picked file, or for `?url=CAND&base=BASE` the candidate URL once BASE has loaded), ask
-//! for the comparison after each load while a baseline is kept (with the Compare part of a share
-//! link being restored: by-shape toggle, sorts, the stacked timelines' step and window), open
-//! the stacked timelines, re-ask on the by-shape toggle, sort the diff tables, clear the baseline.
+//! Comparison intents (the Compare tab, docs/viewer.md#compare-two-traces): keep the loaded trace
+//! as the baseline and load a candidate (a picked file, or for `?url=CAND&base=BASE` the candidate
+//! URL once BASE has loaded), ask for the comparison after each load while a baseline is kept (with
+//! the Compare part of a share link being restored: by-shape toggle, sorts, the stacked timelines'
+//! step and window), open the stacked timelines, re-ask on the by-shape toggle, sort the diff
+//! tables, clear the baseline.
 
 use super::Controller;
 use crate::state::compare::{CompareState, DiffTable};

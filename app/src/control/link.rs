@@ -1,6 +1,6 @@
-//! Share links (issue 7): the URL fragment follows the view (debounced `replaceState`, no
-//! history entries), "Copy link" puts the full URL on the clipboard, and a link opened later
-//! restores its view once the trace's layout has arrived.
+//! Share links (docs/deploy.md#share-links): the URL fragment follows the view (debounced
+//! `replaceState`, no history entries), "Copy link" puts the full URL on the clipboard, and a link
+//! opened later restores its view once the trace's layout has arrived.
 //!
 //! A link for a locally opened file carries the file's name and size; opening it asks for that
 //! file (read in the browser, never uploaded) and then restores the view.

@@ -1,6 +1,6 @@
-//! Stacked-timeline intents (issue #8): open both panels at a step, zoom / pan / scroll them
-//! together, hover, and route their answers. Each panel's layout and tiles go on its own bridge
-//! channel (`StackBase`, `StackCand`; hovers on `StackHover`), so the stack never supersedes
+//! Stacked-timeline intents (the compare view): open both panels at a step, zoom / pan / scroll
+//! them together, hover, and route their answers. Each panel's layout and tiles go on its own
+//! bridge channel (`StackBase`, `StackCand`; hovers on `StackHover`), so the stack never supersedes
 //! the main timeline's queries, nor one panel the other's.
 
 use super::Controller;

@@ -1,8 +1,8 @@
-//! The Compare tab (issue #8): the baseline kept in the worker against the loaded trace (the
-//! candidate, which the timeline shows). Verdict line, summary side by side with absolute and
-//! relative deltas, op and kernel diff tables (click a header to sort: descending, again:
-//! ascending), the ops' by-shape toggle, and the findings diff (new / gone / kept). A thin view
-//! over [`CompareState`]; changes go through the [`Controller`].
+//! The Compare tab (docs/viewer.md#compare-two-traces): the baseline kept in the worker against the
+//! loaded trace (the candidate, which the timeline shows). Verdict line, summary side by side with
+//! absolute and relative deltas, op and kernel diff tables (click a header to sort: descending,
+//! again: ascending), the ops' by-shape toggle, and the findings diff (new / gone / kept). A thin
+//! view over [`CompareState`]; changes go through the [`Controller`].
 //!
 //! Test ids: `compare-button` / `compare-input` (header: keep the loaded trace as baseline and
 //! pick the candidate), `compare` (panel), `compare-files`, `compare-clear`, `compare-error`,

@@ -13,7 +13,7 @@
 //!
 //! Why: the worker does all aggregation (the steps and kernels tables, counter buckets,
 //! histogram bins); this struct only picks columns and remembers what is missing, so the rules
-//! are tested natively (STYLE.md §8). References: issue 5 ("Tables and charts").
+//! are tested natively (docs/contributing.md). The charts: docs/viewer.md#charts.
 
 use protocol::{Answer, CellValue, CounterSet, Histogram, Query, TableData};
 

@@ -1,5 +1,5 @@
 //! Compare tab state as a plain struct: the baseline kept in the worker, the comparison it sent,
-//! the ops' by-shape toggle and the sort of the op and kernel diff tables (issue #8).
+//! the ops' by-shape toggle and the sort of the op and kernel diff tables (the comparison view).
 //!
 //! Inputs: [`CompareState::keep`] when the app keeps the loaded trace as the baseline, then
 //! [`CompareState::query`] after each candidate load, [`CompareState::sent`] with the bridge's

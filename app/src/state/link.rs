@@ -1,5 +1,5 @@
 //! Share links: the view state carried in the URL fragment, so a teammate opening the link sees
-//! the same trace at the same view (issue 7).
+//! the same trace at the same view (docs/deploy.md#share-links).
 //!
 //! Format: `#` then `key=value` pairs joined by `&`, values percent-encoded (RFC 3986 unreserved
 //! characters kept):

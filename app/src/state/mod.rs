@@ -9,7 +9,7 @@
 //! an error that arrives while nothing is loading (a refused worker at start-up).
 //!
 //! Why a plain struct: the view keeps it in one signal and calls these methods, so the rules above
-//! are tested natively (STYLE.md §8). Number formatting lives in [`format`].
+//! are tested natively (docs/contributing.md). Number formatting lives in [`format`].
 
 pub mod charts;
 pub mod compare;

@@ -1,5 +1,5 @@
-//! The Compare tab's stacked timelines as a plain struct (issue #8): the baseline panel above
-//! the candidate panel, each aligned at the start of a chosen step, one shared time scale.
+//! The Compare tab's stacked timelines as a plain struct (the compare view): the baseline panel
+//! above the candidate panel, each aligned at the start of a chosen step, one shared time scale.
 //!
 //! Each panel is a [`TimelineState`] (layout, tracks, tile cache and request policy, hover):
 //! the painter, the lane labels and the tile fetching of the main timeline serve it unchanged.

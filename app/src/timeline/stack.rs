@@ -1,6 +1,6 @@
-//! The Compare tab's stacked timelines (issue #8): the baseline panel above the candidate
-//! panel, each a lane timeline painted by the main timeline's [`Painter`] from its own tiles,
-//! time 0 at the chosen step's start in each trace, one shared time scale and window
+//! The Compare tab's stacked timelines (docs/viewer.md#compare-two-traces): the baseline panel
+//! above the candidate panel, each a lane timeline painted by the main timeline's [`Painter`] from
+//! its own tiles, time 0 at the chosen step's start in each trace, one shared time scale and window
 //! (`state::stack`). A step picker chooses the step; the note says which step each panel shows
 //! and how long it took.
 //!

@@ -2,9 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 
-/// A baseline / candidate comparison (issue #8): the wire form of the engine's `Comparison`
-/// plus the findings diff. Deltas are `cand - base`; op and kernel values are per step when
-/// `per_step`, else totals.
+/// A baseline / candidate comparison (the comparison view): the wire form of the engine's
+/// `Comparison` plus the findings diff. Deltas are `cand - base`; op and kernel values are per step
+/// when `per_step`, else totals.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct ComparisonData {
     /// Baseline file name.

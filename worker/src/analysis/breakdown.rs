@@ -1,6 +1,6 @@
 //! Time breakdown of a span (a step, or any range) into Kernel / Memcpy / Memset /
 //! Communication / Runtime / DataLoader / CPU Exec / Other, by tb_plugin's priority rule
-//! (REFERENCE.md §3): walking the categories in that order, each takes the part of the span
+//! (docs/definitions.md §3): walking the categories in that order, each takes the part of the span
 //! covered by its events and not yet taken; Other is what nothing covers.
 //!
 //! **Inputs and outputs.** A [`Trace`]; [`Roles::breakdown`] takes `[start_ns, end_ns)` (ns from
@@ -27,7 +27,8 @@
 //!
 //! **Why** a boundary sweep over merged roles instead of tb_plugin's repeated
 //! intersect/subtract of range lists: same result, one pass, and per-span queries stay cheap
-//! for a brushed range. References: issue #4; tb_plugin `overall_parser.py`, `event_parser.py`.
+//! for a brushed range. References: docs/definitions.md §3; tb_plugin `overall_parser.py`,
+//! `event_parser.py`.
 
 use super::args::ArgKey;
 use crate::model::strings::FxHashMap;
@@ -149,7 +150,8 @@ impl Roles {
     pub fn with_rules(trace: &Trace, rules: Rules) -> Self {
         let s = &trace.slices;
         let tb = rules == Rules::TbPlugin;
-        // External ids are read from args only here: our own rules never use them (REFERENCE §1).
+        // External ids are read from args only here: our own rules never use them
+        // (docs/definitions.md §1).
         let ext_keys = [ArgKey::new("external id"), ArgKey::new("External id")];
         let ext = |i: usize| {
             let args = trace.args_text(s.args[i]).as_bytes();

@@ -1,6 +1,6 @@
 //! GPU metrics per device: GPU Utilization, Est. SM Efficiency, Est. Achieved Occupancy and
 //! tensor-core share of kernel time, over a window or as time series for counter lanes
-//! (issue #4 item 4; definitions: REFERENCE.md §3, tb_plugin's `gpu_metrics_parser.py`).
+//! (the GPU metrics; definitions: docs/definitions.md §3, tb_plugin's `gpu_metrics_parser.py`).
 //!
 //! **Inputs and outputs.** A loaded [`Trace`]. Kernels are [`CatClass::Kernel`] slices (copies
 //! and memsets are not); their device is the `device` arg (what tb_plugin reads), else the
@@ -36,7 +36,7 @@
 //! **Why** prefix integrals, not a pass per query: counter lanes ask for every visible range
 //! at every zoom level; rejected: re-sweeping per bucket (O(k) each).
 //!
-//! References: issue #4; tb_plugin `gpu_metrics_parser.py`, `range_utils.py`
+//! References: docs/definitions.md §3; tb_plugin `gpu_metrics_parser.py`, `range_utils.py`
 //! (`merge_ranges_with_value`), `tensor_cores_parser.py`.
 
 use super::args::ArgKey;

@@ -1,5 +1,5 @@
 //! Idle time per GPU stream and kernel launch statistics, with Holistic Trace Analysis' (HTA)
-//! definitions (REFERENCE.md §4).
+//! definitions (docs/definitions.md §4).
 //!
 //! **Idle time.** On each stream (a lane of a GPU process), device activities (kernels, memcpy,
 //! memset; GPU-side annotations are not work) are taken by start. The gap before an activity
@@ -23,7 +23,7 @@
 //! gap before the first one still reaches back to the previous activity on the stream.
 //!
 //! **Cost.** O(n) over the GPU lanes' slices plus O(k log k) to summarize k launch delays.
-//! References: issue #4; HTA `idle_time_breakdown`, `get_cuda_kernel_launch_stats`.
+//! References: docs/definitions.md §4; HTA `idle_time_breakdown`, `get_cuda_kernel_launch_stats`.
 
 use super::stats::Summary;
 use crate::model::{CatClass, LaneId, ProcessKind, Trace, NONE};

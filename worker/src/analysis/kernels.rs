@@ -1,6 +1,6 @@
 //! Kernel table: device kernels grouped by name, with the distribution of their durations,
 //! their launch configuration (blocks per SM, estimated achieved occupancy), tensor-core use
-//! and the op that launched them (issue #4 item 2).
+//! and the op that launched them (the kernel table, docs/cli.md#report).
 //!
 //! **Inputs and outputs.** A loaded [`Trace`] and an optional range `[t0, t1)` in ns from the
 //! origin. Kernels are slices of class [`CatClass::Kernel`] (`kernel`, 2021 `Kernel`) on any
@@ -23,7 +23,7 @@
 //!   enclosing `cpu_op` on the call's thread ([`enclosing_op`]), grouped by op name; the op
 //!   name with the most kernel time wins (then most calls, then first seen). Kernels without a
 //!   launch link or outside every op are counted in [`KernelRow::unattributed_calls`].
-//!   External ids are not used (REFERENCE.md §1).
+//!   External ids are not used (docs/definitions.md §1).
 //! - Rows: total time descending, then name.
 //!
 //! **Cost.** Two binary searches per lane, O(k) over the k kernels in range with two args
@@ -34,7 +34,7 @@
 //! **Why** per-call durations are kept per row ([`kernel_durations`]): the same kernel can
 //! take 580 µs in four steps and 2 ms in the fifth; the mean hides it, a histogram shows it.
 //!
-//! References: issue #4; REFERENCE.md §3; tb_plugin `kernel_parser.py` (weighted averages).
+//! References: docs/definitions.md §3; tb_plugin `kernel_parser.py` (weighted averages).
 
 use super::args::ArgKey;
 use super::stats::Summary;

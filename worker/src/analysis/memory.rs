@@ -27,7 +27,7 @@
 //! per top allocation for the op; one more pass over the instants for the free times.
 //!
 //! **Why** series per event and not resampled: the counter track's level of detail is the
-//! index's job; analyses keep exact values. References: issue #4, REFERENCE.md §1–2.
+//! index's job; analyses keep exact values. References: docs/definitions.md §1–2.
 
 use super::args::ArgKey;
 use crate::model::strings::FxHashMap;

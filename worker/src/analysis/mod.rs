@@ -1,5 +1,5 @@
 //! Analyses: read-only computations over a loaded [`crate::model::Trace`] that answer the
-//! questions of the viewer and the CLI (REFERENCE.md defines every number; issue #4).
+//! questions of the viewer and the CLI (docs/definitions.md defines every number).
 //!
 //! Each analysis takes the trace (and an optional time range in ns from the trace origin) and
 //! returns plain structs with integer ns and bytes; µs as f64 appear only in output helpers.

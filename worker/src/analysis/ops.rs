@@ -2,8 +2,8 @@
 //!
 //! **What.** Rows of (name, is_user_annotation[, input shapes]) with # of Calls, Self CPU,
 //! CPU total, Self CUDA, CUDA total, CPU Mem, Self CPU Mem (and the device-memory pair),
-//! following REFERENCE.md §2 exactly; `worker/tests/ops.rs` checks it row for row against the
-//! tables PyTorch printed for the `fixtures/torch-cpu` traces.
+//! following docs/definitions.md §2 exactly; `worker/tests/ops.rs` checks it row for row against
+//! the tables PyTorch printed for the `fixtures/torch-cpu` traces.
 //!
 //! **Inputs and outputs.** A loaded [`Trace`]. Ops are the `cpu_op` / `user_annotation`
 //! slices and the launch calls (`cuda_runtime`, `cuda_driver`: rows too on GPU traces, as in
@@ -23,7 +23,7 @@
 //! memory those of CUDA 1, HIP 6, PrivateUse1 20, as PyTorch does.
 //!
 //! **Differences from PyTorch, on purpose.** GPU-side events (kernels, memcpy, memset) are
-//! no rows (REFERENCE.md §2; the kernel table covers them), so a device activity without a
+//! no rows (docs/definitions.md §2; the kernel table covers them), so a device activity without a
 //! launch link (no matching correlation) is in no row and not in "Self CUDA time total".
 //!
 //! **Range rule.** With `range: Some((t0, t1))` an op counts when its **start** lies in
@@ -48,7 +48,7 @@
 //! range (the merge needs whole subtrees) and clipping ops to the range (PyTorch has no such
 //! notion; clipped self times would match nothing a user can check).
 //!
-//! References: issue #4; torch/autograd/profiler_util.py (`_populate_cpu_children`,
+//! References: docs/definitions.md §2; torch/autograd/profiler_util.py (`_populate_cpu_children`,
 //! `_remove_dup_nodes`, `key_averages`), torch/autograd/profiler.py (`_parse_kineto_results`).
 
 mod build;

@@ -31,7 +31,7 @@
 //! **Cost.** O(n) to collect launches and roles, O(d log d) to order the d linked device
 //! activities by launch time, O(log d + k) per step for its k activities.
 //!
-//! References: issue #4, REFERENCE.md §1 and §3; tb_plugin `StepParser._find_device_steps`
+//! References: docs/definitions.md §1 and §3; tb_plugin `StepParser._find_device_steps`
 //! and `_update_steps_duration`.
 
 use super::breakdown::{Breakdown, Roles};

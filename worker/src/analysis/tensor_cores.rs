@@ -1,6 +1,6 @@
 //! Kernel-name rules: which kernels are matrix multiplies (GEMMs) and which use tensor cores
 //! (NVIDIA tensor cores, AMD matrix cores). The one place these name patterns live; the kernel
-//! table, the GPU metrics and the cheatsheet rules all ask here (REFERENCE.md §3).
+//! table, the GPU metrics and the cheatsheet rules all ask here (docs/definitions.md §3).
 //!
 //! **Inputs and outputs.** A kernel name as written in the trace -> `bool`. Names only: Kineto
 //! records no instruction mix, so this is what tb_plugin, Nsight and HTA do too.
@@ -46,8 +46,8 @@
 //! **Cost.** A handful of substring searches per call; callers classify each distinct name
 //! once, not each kernel.
 //!
-//! References: issue #4; tb_plugin `tensor_core.py` (from NVIDIA PyProf `tc.py`); cuBLAS and
-//! CUTLASS kernel naming (`<arch>_<types>_<mma shape>gemm_<tile>_<layout>`).
+//! References: docs/definitions.md §3; tb_plugin `tensor_core.py` (from NVIDIA PyProf `tc.py`);
+//! cuBLAS and CUTLASS kernel naming (`<arch>_<types>_<mma shape>gemm_<tile>_<layout>`).
 
 /// Substrings that mark a SIMT (CUDA-core) kernel even when a tensor-core token appears.
 const SIMT_MARKERS: [&str; 2] = ["simt", "ffma"];
@@ -138,7 +138,7 @@ mod tests {
 
     #[test]
     fn gemm_names_from_real_traces() {
-        // Names as they appear in the shared fixtures and in public traces (issue #6).
+        // Names as they appear in the shared fixtures and in public traces.
         for name in [
             "ampere_fp16_s16816gemm_fp16_128x256_ldg8_f2f_stages_64x3_nn",
             "ampere_sgemm_32x32_sliced1x4_tn",

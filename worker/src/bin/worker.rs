@@ -26,7 +26,7 @@
 //! sub-worker that fails or dies ends the load with a `Failed` reply naming it.
 //!
 //! Why not gloo-worker: its bincode codec copies byte buffers several times and cannot transfer
-//! them (see shared TOOLCHAIN.md). References: issues 2 and 3, STYLE.md §2–3.
+//! them. See docs/architecture.md and docs/contributing.md (no web in the engine, one protocol).
 
 // `src/bin/worker/`, not `src/bin/`, so Cargo does not take it for another binary.
 #[cfg(target_arch = "wasm32")]

@@ -1,4 +1,4 @@
-//! Compare two traces: a baseline and a candidate (before / after one change), issue #8.
+//! Compare two traces: a baseline and a candidate (before / after one change); docs/cli.md#diff.
 //!
 //! **What.** Runs the per-trace analyses on both traces ([`TraceFigures`]) and diffs them into
 //! one plain-data [`Comparison`]: summary rows with deltas ([`summary`]), a one-line verdict

@@ -6,7 +6,7 @@
 //! **Rules.**
 //! - Headline: the mean step time when both traces have complete steps; else Self CUDA time
 //!   total when either has device time; else Self CPU time total.
-//! - Bound: the largest part of the metrics window's breakdown (the steps, REFERENCE.md §3),
+//! - Bound: the largest part of the metrics window's breakdown (the steps, docs/definitions.md §3),
 //!   grouping Kernel + Memcpy + Memset as GPU and Runtime + CPU Exec as CPU, next to
 //!   Communication and DataLoader (ties: that order). Other (nothing running) is no bound;
 //!   a window where none of the four ran is `idle`. The share is that part / the window.

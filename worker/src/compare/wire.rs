@@ -1,4 +1,5 @@
-//! A [`Comparison`] and both sides' findings as the protocol's [`ComparisonData`] (issue #8).
+//! A [`Comparison`] and both sides' findings as the protocol's [`ComparisonData`], for the
+//! Compare tab.
 //!
 //! **What.** Copies the comparison's summary rows, verdict text, op and kernel diff rows into
 //! wire types (statuses as their `appeared` / `disappeared` / `changed` / `same` keys), and

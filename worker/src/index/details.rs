@@ -1,6 +1,6 @@
 //! Event details: everything the details panel shows about one slice, and stable slice keys
-//! for share links (issue 3 "event by id with its args, parent/children, flows in and out";
-//! issue 5 "launched by" / "launched").
+//! for share links: an event by id with its args, parent / children, flows in and out, and
+//! "launched by" / "launched" (docs/viewer.md).
 //!
 //! Inputs: a [`Trace`], its [`Index`] and a slice id (`u32` into the slice columns). Output:
 //! [`Details`] with owned strings (name, category, raw args JSON text), times in ns from the
@@ -16,10 +16,10 @@
 //! builds (`flows_by_to`, `launched`: 4 bytes per flow and per linked device activity).
 //! Lists are capped at [`LIST_CAP`] entries; totals are exact.
 //!
-//! Why: args stay raw JSON text (the model keeps them minified, STYLE §5) and the panel decodes
-//! one object on demand. Stable keys are (lane, start, name, nth) rather than slice ids because
-//! ids are positions in sorted columns, which a change of the sort rule would shuffle; the key
-//! survives as long as lanes and times are read the same way.
+//! Why: args stay raw JSON text (the model keeps them minified, docs/contributing.md) and the panel
+//! decodes one object on demand. Stable keys are (lane, start, name, nth) rather than slice ids
+//! because ids are positions in sorted columns, which a change of the sort rule would shuffle; the
+//! key survives as long as lanes and times are read the same way.
 
 use super::Index;
 use crate::model::link::enclosing_op;

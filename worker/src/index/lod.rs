@@ -1,5 +1,5 @@
 //! Level of detail: per (lane, row) segment forests and the tile query the timeline draws from
-//! (STYLE §6; issue 3 "events of a lane in [t0, t1] at a given resolution").
+//! (events of a lane in [t0, t1] at a given resolution; docs/architecture.md).
 //!
 //! `lane_tile(lane, start_ns, end_ns, resolution_ns)` answers exactly this naive query
 //! (tests/lod.rs runs both on every real fixture and compares them rect for rect):

@@ -1,5 +1,5 @@
 //! Index: the read-only structures built once after load that the timeline, the details panel
-//! and the search box query (issue 3, "Queries the UI needs"; STYLE §6).
+//! and the search box query (the queries the UI needs; docs/architecture.md).
 //!
 //! ```text
 //! model::Trace ─Index::build─▶ Index ─ by_row + forest ─▶ lod::Tile       (lane_tile)

@@ -1,5 +1,5 @@
-//! Search: slices whose name or one of whose arg values contains a text (issue 3 "name/arg
-//! search"; issue 5 search box: match count, next / previous, highlights).
+//! Search: slices whose name or one of whose arg values contains a text (the
+//! timeline's search box: match count, next / previous, highlights; docs/viewer.md).
 //!
 //! A [`Query`] is compiled once per text and reused for the count, the first matches and every
 //! next / previous step; it holds one `bool` per distinct string and one bit per slice:

@@ -6,7 +6,8 @@
 //! when needed (rare in traces).
 //!
 //! Leniency (written decisions): raw control characters inside strings are accepted, because
-//! real Kineto traces carry them in names (REFERENCE.md §1); a `NaN`/`Infinity` literal is not.
+//! real Kineto traces carry them in names (docs/definitions.md §1); a `NaN`/`Infinity`
+//! literal is not.
 
 use super::error::ParseError;
 

@@ -1,7 +1,8 @@
 //! Event categories the engine treats specially, today's Kineto names and 2021's.
 //!
 //! One table, so every analysis agrees on what a kernel or a launch call is
-//! (REFERENCE.md §1: `kernel`/`Kernel`, `gpu_memcpy`/`Memcpy`, `cuda_runtime`/`Runtime`, ...).
+//! (docs/definitions.md §1: `kernel`/`Kernel`, `gpu_memcpy`/`Memcpy`,
+//! `cuda_runtime`/`Runtime`, ...).
 
 /// What role events of a category play.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]

@@ -1,9 +1,10 @@
 //! Links: device activity -> launching call (by `correlation`), and flows bound to slices.
 //!
 //! Launches: every runtime/driver call (`CatClass::Launch`) registers its correlation; every
-//! device activity with a correlation looks it up. External ids are not used: REFERENCE.md §1
-//! explains why they mislead on real traces. The enclosing op of a launch is found later by
-//! walking `parent` (time containment on its thread), see [`enclosing_op`].
+//! device activity with a correlation looks it up. External ids are not used
+//! (docs/definitions.md §1 explains why they mislead on real traces). The enclosing op of a
+//! launch is found later by walking `parent` (time containment on its thread), see
+//! [`enclosing_op`].
 //!
 //! Flows: endpoints are grouped by (category, id) and chained in time order `s -> t* -> f`.
 //! `s`/`t` and `f` with `bp: "e"` bind to the innermost slice enclosing their time on their

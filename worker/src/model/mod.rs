@@ -117,7 +117,7 @@ pub struct Slices {
     pub args: Vec<ArgsRef>,
     /// `args.correlation`, or [`NO_ID`].
     pub correlation: Vec<u32>,
-    /// `args["External id"]`, or [`NO_ID`]. Not used for linking (REFERENCE.md §1).
+    /// `args["External id"]`, or [`NO_ID`]. Not used for linking (docs/definitions.md §1).
     pub external_id: Vec<u32>,
     /// Device activities: the launching runtime/driver call; others: [`NONE`].
     pub launch: Vec<u32>,

@@ -1,9 +1,9 @@
 //! The timeline's layout: processes and devices in display order with their lanes, and the
 //! profiler steps drawn along the ruler.
 //!
-//! The stacked compare view (issue #8) asks for an *aligned* layout of each trace
-//! ([`aligned`]): the same, plus the step it aligns at (`focus`: the step number asked for,
-//! else the first number both traces share, else the trace's first step), folded to the lanes
+//! The stacked compare view (docs/viewer.md#compare-two-traces) asks for an *aligned* layout of
+//! each trace ([`aligned`]): the same, plus the step it aligns at (`focus`: the step number asked
+//! for, else the first number both traces share, else the trace's first step), folded to the lanes
 //! with slices during that step, so two panels of a few hundred pixels show what ran then.
 //! Cost: one LOD query per lane over the step window at one bucket per window (O(rows · log n)).
 

@@ -1,5 +1,5 @@
 //! Timeline answers: the engine's model and index turned into the wire types the app's timeline,
-//! details panel, search box and counter tracks draw from (issue 5; protocol `Query`).
+//! details panel, search box and counter tracks draw from (protocol `Query`; docs/architecture.md).
 //!
 //! ```text
 //! Trace + Index ─layout──▶ Layout      (groups, lanes, step marks; once per load)

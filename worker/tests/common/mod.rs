@@ -76,7 +76,8 @@ pub fn load_real(name: &str) -> Engine {
     engine
 }
 
-/// tb_plugin's numbers for a real fixture (`fixtures/oracle/STEM.tbhead.json`, REFERENCE.md §6).
+/// tb_plugin's numbers for a real fixture: `fixtures/oracle/STEM.tbhead.json`
+/// (docs/definitions.md §6).
 pub fn oracle(fixture: &str) -> serde_json::Value {
     let stem = fixture.trim_end_matches(".gz").trim_end_matches(".json");
     let path = shared().join(format!("fixtures/oracle/{stem}.tbhead.json"));
