@@ -9,7 +9,7 @@
 //! Default inputs: the largest real fixture, plus every `/tmp/ks_index_bench_*.json` (make them
 //! with `cargo run --release -p kinetoscope -- inflate IN /tmp/ks_index_bench_300mb.json
 //! --target-mb 300`, IN a real fixture).
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
 mod common;
 

@@ -1,6 +1,6 @@
 //! Every parse path gives the same model: whole input vs split into parts at event boundaries
 //! (the parallel parse), on every real fixture and on tiny edge cases.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
 mod common;
 

@@ -1,5 +1,5 @@
 //! The `kinetoscope` binary: info and report outputs, exit codes, 120-column text.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
 mod common;
 

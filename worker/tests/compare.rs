@@ -2,7 +2,7 @@
 //! a hand-built before/after pair with exact rows, and the `kinetoscope diff` CLI.
 //! Longer than ~600 lines only because rustfmt spreads the inline traces and per-row
 //! expectations; split the CLI tests out if it grows.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
 mod common;
 

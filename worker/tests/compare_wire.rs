@@ -1,7 +1,7 @@
 //! Comparison over the protocol (the Compare tab): `KeepAsBaseline` / `Compare` / `ClearBaseline`
 //! through `Engine::query` on two dlrm ranks, checked against `compare::compare` and
 //! `finding::detect` run directly on each trace.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
 mod common;
 

@@ -2,7 +2,7 @@
 //! hand-written trace where it fires and a near miss where it must not; the API's shape
 //! (rule list, order, evidence cap, JSON keys); and which rules fire on each real fixture and
 //! on the demo trace, each firing checked by hand against the trace (see the table's notes).
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
 mod common;
 

@@ -1,5 +1,5 @@
 //! Every shared real trace loads, and its counts equal an independent count (serde_json::Value).
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
 mod common;
 

@@ -2,7 +2,7 @@
 //! hand-built traces with known answers (stream overlap, SM efficiency below and above one
 //! block per SM, occupancy weighting, range clipping, the step window), time series, a
 //! brute-force cross-check on random windows, and the text / JSON rendering.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
 mod common;
 

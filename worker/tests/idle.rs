@@ -1,7 +1,7 @@
 //! Idle time and launch statistics (`analysis::idle`, `report::idle`): a hand-built stream
 //! with every idle class, overlap, clipping, outliers and a multi-kernel launch; ranges;
 //! invariants and report shape on the real traces.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
 mod common;
 

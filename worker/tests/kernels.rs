@@ -1,7 +1,7 @@
 //! Kernel table (`analysis::kernels`) and the tensor-core / GEMM name rules
 //! (`analysis::tensor_cores`): tb_plugin's oracle numbers on every real fixture, a hand-built
 //! trace with known answers for every column, the range rule, and the text / JSON rendering.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
 mod common;
 

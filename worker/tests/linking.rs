@@ -1,5 +1,5 @@
 //! Device activity -> launch call -> enclosing op, on real traces; counts checked independently.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
 mod common;
 

@@ -1,7 +1,7 @@
 //! Level-of-detail tiles: `Index::lane_tile` equals the naive group-by query on every real
 //! fixture (random windows and resolutions, fixed seed), stays within rows × buckets, keeps
 //! overflow rows, and draws long slices across the buckets they cover.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
 mod common;
 

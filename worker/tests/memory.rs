@@ -1,7 +1,7 @@
 //! Memory (`analysis::memory`, `report::memory`): peaks and counts on real traces (checked
 //! against a direct read of the JSON), and hand-built traces for peaks, ranges, derived
 //! totals, free matching and enclosing ops.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
 mod common;
 

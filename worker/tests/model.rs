@@ -1,5 +1,5 @@
 //! Model building on tiny traces: forms, B/E, nesting, overlap, ts 0, ids, metadata, gzip.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
 mod common;
 

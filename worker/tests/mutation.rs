@@ -1,6 +1,6 @@
 //! Robustness: thousands of mutated real traces (bit flips, cuts, splices, junk bytes) load or
 //! fail with an error, never panic. A deterministic, always-on complement to fuzzing.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
 mod common;
 

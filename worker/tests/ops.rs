@@ -2,7 +2,7 @@
 //! GPU trace checked column by column, the range rule, and tb_plugin's oracle numbers.
 //! Longer than most test files: the inline GPU trace and its golden tables are the op
 //! table's specification, kept beside the fixture comparisons they complement.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
 mod common;
 

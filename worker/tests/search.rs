@@ -1,7 +1,7 @@
 //! Search and event details on real fixtures: match counts equal an independent count (names
 //! plus serde_json-decoded arg values), next / previous walk the matches in time order, and
 //! details (children, self time, flows, launch / launched, stable keys) equal brute force.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
 mod common;
 

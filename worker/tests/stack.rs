@@ -1,7 +1,7 @@
 //! The stacked compare view's engine side (docs/viewer.md): layouts aligned at a step and tiles
 //! addressed to the baseline, on two real dlrm ranks. Alignment offsets are checked against
 //! `kinetoscope report --json`'s steps table, rect counts against a plain scan of the slices.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
 mod common;
 

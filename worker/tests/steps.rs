@@ -2,7 +2,7 @@
 //! against tb_plugin's oracle, the breakdown machinery against its numbers, our deliberate
 //! differences pinned, and hand-built traces for the priority rule, GPU-side duplicates,
 //! step spans, the incomplete tail and the statistics.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
 mod common;
 

@@ -1,6 +1,6 @@
 //! Synthetic traces: the demo's shape, determinism and committed copy; inflate's renumbering.
 //! (One file for both generators, hence a little over the usual length.)
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
 mod common;
 

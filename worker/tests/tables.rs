@@ -1,6 +1,6 @@
 //! Wire tables through `Engine::query`: the shapes the app relies on (row counts, column keys,
 //! order) on PyTorch's own CPU trace and a real GPU trace.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
 mod common;
 

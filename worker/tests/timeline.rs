@@ -2,7 +2,7 @@
 //! summary lists, tile words equal the index's tiles, a kernel's details name its launching
 //! `cudaLaunchKernel`, stable keys resolve back, search steps cycle through every match, and
 //! counter tracks cover the GPUs.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
 mod common;
 

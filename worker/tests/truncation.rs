@@ -1,5 +1,5 @@
 //! Truncated and malformed input: prefixes load with a warning; bad JSON names its offset.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
 mod common;
 
