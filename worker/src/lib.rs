@@ -22,6 +22,7 @@
 //! explain it and cite the slices that show it.
 
 pub mod analysis;
+pub mod answer;
 pub mod codec;
 pub mod compare;
 pub mod diag;
@@ -34,7 +35,4 @@ pub mod load;
 pub mod model;
 pub mod report;
 pub mod session;
-pub mod summary;
 pub mod synth;
-pub mod tables;
-pub mod timeline;

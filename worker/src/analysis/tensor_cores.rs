@@ -14,7 +14,8 @@
 //!    covers Hopper's `wgmma`) and `xmma` (cuBLAS/cuDNN `sm80_xmma_*`, `sm90_xmma_*`, fprop /
 //!    dgrad / wgrad implicit GEMMs), CUTLASS `tensorop`, cuBLAS's Hopper/Blackwell JIT kernels
 //!    `nvjet`, FlashAttention `flash_fwd` / `flash_bwd` (MMA only), AMD Composable Kernel
-//!    `gemm_xdl`, and tb_plugin's cuDNN convolution list (`dgrad_1x1_stride_2x2`,
+//!    `gemm_xdl`, MIOpen's xdlops implicit-GEMM convolutions `igemm_{fwd,bwd,wrw}_gtcx*`
+//!    (`gtcx` = XDLOPS, i.e. MFMA; the plain `_gtc_` ones are not), and tb_plugin's cuDNN convolution list (`dgrad_1x1_stride_2x2`,
 //!    `first_layer_wgrad_kernel`, `conv1x1`, `conv2d_c1_k1`, `direct_group`).
 //! 3. ROCm Tensile `Cijk_*` kernels use matrix cores when their name carries an MFMA shape
 //!    (`_MI32x32x8x1_`); `Cijk_*` without `_MI` is a plain-ALU GEMM.
@@ -53,7 +54,7 @@
 const SIMT_MARKERS: [&str; 2] = ["simt", "ffma"];
 
 /// Substrings that mark a tensor-core kernel (see the module rules).
-const TENSOR_CORE_TOKENS: [&str; 23] = [
+const TENSOR_CORE_TOKENS: [&str; 24] = [
     "h884",
     "s884",
     "h1688",
@@ -72,6 +73,7 @@ const TENSOR_CORE_TOKENS: [&str; 23] = [
     "flash_fwd",
     "flash_bwd",
     "gemm_xdl",
+    "_gtcx",
     "dgrad_1x1_stride_2x2",
     "first_layer_wgrad_kernel",
     "conv1x1",

@@ -176,7 +176,7 @@ fn info(path: &Path, json: bool) -> Result<(), Failure> {
     if json {
         return print_json(&summary);
     }
-    print!("{}", kinetoscope::summary::text(&summary));
+    print!("{}", kinetoscope::answer::summary::text(&summary));
     Ok(())
 }
 
