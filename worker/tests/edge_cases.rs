@@ -43,8 +43,11 @@ const TRUNCATED: [(&str, u64, &str, u64); 3] = [
     ("syntax_error_after_events.json", 1, "json_syntax_stop", 62),
 ];
 
-/// (file, error kind, byte offset, line, column) — no position where the input is not JSON.
-const INVALID: [(&str, &str, Option<(u64, u64, u64)>); 8] = [
+/// Byte offset, line and column of a malformed input.
+type Position = Option<(u64, u64, u64)>;
+
+/// (file, error kind, position) — no position where the bytes are not JSON at all.
+const INVALID: [(&str, &str, Position); 8] = [
     ("bare_word_value.json", "malformed", Some((27, 2, 10))),
     ("blank.json", "empty", None),
     ("empty.json", "empty", None),
