@@ -87,6 +87,13 @@ pub fn uses_tensor_cores(name: &str) -> bool {
     if TENSOR_CORE_TOKENS.iter().any(|t| name.contains(t)) {
         return true;
     }
+    // Mangled CUTLASS templates spell the class and type out (`OpClassTensorOp`, not the
+    // elementwise `SubTensorOpWithScalar1d`; `cutlass::tfloat32_t`); MIOpen's implicit GEMMs
+    // on matrix cores are `igemm_*_gtcx*` (xdlops), the plain-ALU ones `igemm_*_gtc_*`
+    // (issue #24).
+    if ["OpClassTensorOp", "tfloat32", "_gtcx"].iter().any(|t| name.contains(t)) {
+        return true;
+    }
     if let Some(rest) = name.strip_prefix("Cijk_") {
         return has_mfma_shape(rest);
     }
@@ -124,6 +131,15 @@ fn has_mfma_shape(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mangled_cutlass_and_miopen_xdlops_use_tensor_cores() {
+        assert!(uses_tensor_cores(
+            "void cutlass::Kernel<cutlass::gemm::kernel::Gemm<cutlass::arch::OpClassTensorOp, cutlass::tfloat32_t>>"
+        ));
+        assert!(uses_tensor_cores("igemm_wrw_gtcx2_nhwc_bf16_bx0_ex1_bt256x128x16_wt32x32x8_ws2x1"));
+        assert!(!uses_tensor_cores("igemm_fwd_gtc_nhwc_fp32_bx0_ex0_bt128x128x16"));
+    }
 
     #[test]
     fn simt_marker_beats_tensor_token() {
