@@ -904,7 +904,7 @@ const FIXTURE_RULES: &[(&str, Firings)] = &[
             ("comm-not-overlapped", "GPU 1: 303.5 of 379 ms of NCCL kernels exposed"),
             ("fp32-gemm", "`ampere_sgemm_*` 12.5 of 68.7 ms GEMM time (18.2%)"),
             ("gpu-idle", "kernel union 46.5% of the 2 steps"),
-            ("hidden-memcpy", "1 cudaMemcpyAsync HtoD inside `aten::pow` (a CPU scalar tensor uploaded)"),
+            ("hidden-memcpy", "1 DtoD cudaMemcpyAsync inside `aten::pow` of a [2048, 17902] tensor by a 0-dim tensor"),
             ("overhead-bound", "2 of 2 steps idle > 50%; host wait 3.46 of 4.14 s of stream gaps (84%)"),
             ("pageable-memcpy", "24 pageable HtoD copies in `## data_load ##`"),
             ("partial-trace", "correlation ids of 1154 launch calls jump by a median 37"),

@@ -51,9 +51,12 @@ fn every_fixture_with_steps_is_checked() {
             continue;
         }
         let has_steps = !profiler_steps(engine.trace().unwrap()).is_empty();
-        // resnet50 has 6 steps but tb_plugin failed on it (2021 format): checked below.
-        let listed =
-            FIXTURES_WITH_STEPS.contains(&name.as_str()) || name.starts_with("kineto__resnet50");
+        // resnet50 has 6 steps but tb_plugin failed on it (2021 format): checked below. The
+        // fixtures without a tb_plugin oracle (ROCm, inference, sampled ranks) have no list to
+        // compare with.
+        let listed = FIXTURES_WITH_STEPS.contains(&name.as_str())
+            || name.starts_with("kineto__resnet50")
+            || (has_steps && common::try_oracle(&name).is_none());
         assert_eq!(has_steps, listed, "{name}");
     }
 }
@@ -116,7 +119,8 @@ fn breakdown_with_tb_rules_equals_tb_plugin() {
     let mut checked = 0;
     for path in common::real_fixtures() {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        let o = common::oracle(&name);
+        // The fixtures added with the ROCm / inference traces have no tb_plugin oracle.
+        let Some(o) = common::try_oracle(&name) else { continue };
         if o["status"] != "ok" || o["steps"]["final"][0].is_null() {
             continue;
         }
