@@ -54,7 +54,7 @@
 const SIMT_MARKERS: [&str; 2] = ["simt", "ffma"];
 
 /// Substrings that mark a tensor-core kernel (see the module rules).
-const TENSOR_CORE_TOKENS: [&str; 24] = [
+const TENSOR_CORE_TOKENS: [&str; 23] = [
     "h884",
     "s884",
     "h1688",
@@ -73,7 +73,6 @@ const TENSOR_CORE_TOKENS: [&str; 24] = [
     "flash_fwd",
     "flash_bwd",
     "gemm_xdl",
-    "_gtcx",
     "dgrad_1x1_stride_2x2",
     "first_layer_wgrad_kernel",
     "conv1x1",
@@ -87,6 +86,13 @@ pub fn uses_tensor_cores(name: &str) -> bool {
         return false;
     }
     if TENSOR_CORE_TOKENS.iter().any(|t| name.contains(t)) {
+        return true;
+    }
+    // Mangled CUTLASS templates spell the class and type out (`OpClassTensorOp`, not the
+    // elementwise `SubTensorOpWithScalar1d`; `cutlass::tfloat32_t`); MIOpen's implicit GEMMs
+    // on matrix cores are `igemm_*_gtcx*` (xdlops), the plain-ALU ones `igemm_*_gtc_*`
+    // (issue #24).
+    if ["OpClassTensorOp", "tfloat32", "_gtcx"].iter().any(|t| name.contains(t)) {
         return true;
     }
     if let Some(rest) = name.strip_prefix("Cijk_") {
@@ -126,6 +132,15 @@ fn has_mfma_shape(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mangled_cutlass_and_miopen_xdlops_use_tensor_cores() {
+        assert!(uses_tensor_cores(
+            "void cutlass::Kernel<cutlass::gemm::kernel::Gemm<cutlass::arch::OpClassTensorOp, cutlass::tfloat32_t>>"
+        ));
+        assert!(uses_tensor_cores("igemm_wrw_gtcx2_nhwc_bf16_bx0_ex1_bt256x128x16_wt32x32x8_ws2x1"));
+        assert!(!uses_tensor_cores("igemm_fwd_gtc_nhwc_fp32_bx0_ex0_bt128x128x16"));
+    }
 
     #[test]
     fn simt_marker_beats_tensor_token() {
