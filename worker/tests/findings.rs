@@ -824,10 +824,10 @@ fn order_json_and_text() {
 
 /// Which rules fire on each real fixture, each firing with what in the trace shows it. Every
 /// firing (and the near misses named in the notes) was checked by hand against the raw JSON with
-/// small python scripts that recompute the rule's quantity without our code (REFERENCE.md
+/// small python scripts that recompute the rule's quantity without our code (docs/definitions.md
 /// definitions: root CPU time, kernel unions per pid, correlation links, HTA idle classes) and,
 /// for GPU utilization, DataLoader share and occupancy, against tb_plugin's numbers in
-/// `fixtures/oracle`. Issue #24 removed: sync-heavy on gpumodel, mi210 (one trailing sync) and
+/// `fixtures/oracle`. The precision fixes removed: sync-heavy on gpumodel, mi210 (one trailing sync) and
 /// dlrm ranks 1/3 (their one long cudaStreamSynchronize waits 6.6 / 4.8 ms with the GPU > 90%
 /// busy in nccl all_to_all; the 9 others are 53-61 µs); dtod-before-gemm on the dlrm ranks,
 /// mi300 and the sampled HTA ranks (the copy is a backward `copy_` beside a bmm, not an addmm

@@ -90,8 +90,7 @@ pub fn uses_tensor_cores(name: &str) -> bool {
     }
     // Mangled CUTLASS templates spell the class and type out (`OpClassTensorOp`, not the
     // elementwise `SubTensorOpWithScalar1d`; `cutlass::tfloat32_t`); MIOpen's implicit GEMMs
-    // on matrix cores are `igemm_*_gtcx*` (xdlops), the plain-ALU ones `igemm_*_gtc_*`
-    // (issue #24).
+    // on matrix cores are `igemm_*_gtcx*` (xdlops), the plain-ALU ones `igemm_*_gtc_*`.
     if ["OpClassTensorOp", "tfloat32", "_gtcx"].iter().any(|t| name.contains(t)) {
         return true;
     }

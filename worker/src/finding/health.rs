@@ -1,4 +1,4 @@
-//! Trace health and host setup (issue #24): is the trace complete (`partial-trace`), did the
+//! Trace health and host setup: is the trace complete (`partial-trace`), did the
 //! host spend long before the first op (`lazy-init`), does it query the device in a loop
 //! (`device-query-loop`).
 //!

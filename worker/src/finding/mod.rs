@@ -1,5 +1,5 @@
 //! Cheatsheet findings: rules that read a loaded trace the way an experienced person would
-//! ("if you see this, it usually means that") and point at the exact slices (issues #6, #24).
+//! ("if you see this, it usually means that") and point at the exact slices (docs/findings.md).
 //!
 //! **Inputs and outputs.** [`detect`] takes a [`Trace`] and returns [`Finding`]s, at most one
 //! per rule: a stable rule id ([`RULES`]), a [`Severity`], a one-line title that says how many
@@ -27,7 +27,8 @@
 //! **Why** existing analyses are reused (op table, steps, GPU metrics, tensor-core names):
 //! a finding's numbers must equal what the tables beside it show.
 //!
-//! References: issue #6; REFERENCE.md §3–5 (tb_plugin recommendations, HTA, Nsight rules).
+//! References: docs/findings.md (the rule table); docs/definitions.md §3–5 (tb_plugin
+//! recommendations, HTA, Nsight rules).
 
 mod compile;
 mod cpu;
