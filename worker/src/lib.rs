@@ -36,3 +36,4 @@ pub mod model;
 pub mod report;
 pub mod session;
 pub mod synth;
+pub mod text;

@@ -101,7 +101,7 @@ fn dlrm_ranks_over_the_wire_equal_compare_and_detect() {
             .map(|f| f.rule.to_owned())
             .collect::<BTreeSet<String>>()
     };
-    let (b, c) = (rules(bt), rules(ct));
+    let (b, c) = (rules(base.session().unwrap()), rules(cand.session().unwrap()));
     let names =
         |l: &[protocol::FindingChange]| l.iter().map(|f| f.rule.clone()).collect::<Vec<_>>();
     let wire = comparison(&mut engine, false);

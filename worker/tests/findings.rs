@@ -104,7 +104,7 @@ impl T {
 
     fn findings(&self) -> Vec<Finding> {
         let (engine, _) = common::load_str(&self.json());
-        detect(engine.trace().unwrap())
+        detect(engine.session().unwrap())
     }
 
     fn fires(&self, rule: &str) -> bool {
@@ -1067,7 +1067,7 @@ const FIXTURE_RULES: &[(&str, Firings)] = &[
 ];
 
 fn fired(engine: &kinetoscope::engine::Engine) -> Vec<&'static str> {
-    let mut rules: Vec<&'static str> = detect(engine.trace().unwrap()).iter().map(|f| f.rule).collect();
+    let mut rules: Vec<&'static str> = detect(engine.session().unwrap()).iter().map(|f| f.rule).collect();
     rules.sort_unstable();
     rules.dedup();
     rules
@@ -1117,8 +1117,8 @@ fn demo_trace_fires() {
 fn real_fixture_evidence_is_consistent() {
     for path in common::real_fixtures() {
         let (engine, _) = common::load(&path);
-        let trace = engine.trace().unwrap();
-        for f in detect(trace) {
+        let (session, trace) = (engine.session().unwrap(), engine.trace().unwrap());
+        for f in detect(session) {
             let e = &f.evidence;
             assert!(e.slices.len() <= EVIDENCE_CAP && e.slices.len() as u32 <= e.total, "{path:?} {}", f.rule);
             assert!(e.slices.iter().all(|&i| (i as usize) < trace.slices.len()));
@@ -1127,12 +1127,12 @@ fn real_fixture_evidence_is_consistent() {
             }
             assert!(!f.title.is_empty() && !f.why.is_empty() && !f.meaning.is_empty() && !f.try_this.is_empty());
         }
-        let found = detect(trace);
+        let found = detect(session);
         let mut rules: Vec<&str> = found.iter().map(|f| f.rule).collect();
         rules.sort_unstable();
         rules.dedup();
         assert_eq!(rules.len(), found.len(), "{path:?}: one finding per rule");
-        let text = findings_text(&detect(trace));
+        let text = findings_text(&detect(session));
         assert!(text.lines().all(|l| l.chars().count() <= 120), "{path:?}:\n{text}");
     }
 }
@@ -1184,7 +1184,7 @@ fn bench_detect() {
     let (engine, _) = common::load(std::path::Path::new(&path));
     let trace = engine.trace().unwrap();
     let started = std::time::Instant::now();
-    let found = detect(trace);
+    let found = detect(engine.session().unwrap());
     println!(
         "detect: {} slices, {} findings in {:.2} s",
         trace.slices.len(),

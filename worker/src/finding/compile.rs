@@ -49,7 +49,7 @@ fn compiled_region(ctx: &Ctx, out: &mut Vec<Finding>) {
         }
     }
     names.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-    let list: Vec<String> = names.iter().take(3).map(|(n, k)| format!("{} x{k}", crate::report::cut(n, 40))).collect();
+    let list: Vec<String> = names.iter().take(3).map(|(n, k)| format!("{} x{k}", crate::text::cut(n, 40))).collect();
     let more = if names.len() > 3 { ", ..." } else { "" };
     out.push(finding(
         "compiled-region",

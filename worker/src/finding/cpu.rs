@@ -211,7 +211,7 @@ fn occupancy_query(ctx: &Ctx, out: &mut Vec<Finding>) {
         .map(|(&n, &c)| (c, ctx.trace.strings.get(crate::model::StrId(n)).into_owned()))
         .collect();
     names.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-    let example = names.first().map(|n| crate::report::cut(&n.1, 60)).unwrap_or_default();
+    let example = names.first().map(|n| crate::text::cut(&n.1, 60)).unwrap_or_default();
     let title = format!(
         "{} occupancy queries right before kernel launches ({} distinct kernels, e.g. {})",
         ids.len(),

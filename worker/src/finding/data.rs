@@ -207,7 +207,7 @@ fn comm_not_overlapped(ctx: &Ctx, out: &mut Vec<Finding>) {
         Severity::Warn,
         format!(
             "{}: {} of communication kernel time ({} of {}) runs with no compute beside it",
-            crate::report::printable(&name),
+            crate::text::printable(&name),
             pct(share),
             dur(exposed_ns),
             dur(comm_ns)

@@ -205,7 +205,7 @@ fn kernel_time_variance(ctx: &Ctx, out: &mut Vec<Finding>) {
         format!(
             "{} kernels vary across steps; {}: {} in ProfilerStep#{} vs {} median per step ({ratio:.1}x)",
             hits.len(),
-            crate::report::cut(&kname, 60),
+            crate::text::cut(&kname, 60),
             dur(max),
             steps[worst].number,
             dur(med as i64)
@@ -324,7 +324,7 @@ fn fp32_gemm(ctx: &Ctx, out: &mut Vec<Finding>) {
             pct(simt_ns as f64 / gemm_ns as f64),
             dur(simt_ns),
             simt.len(),
-            crate::report::cut(&simt[0].name, 50)
+            crate::text::cut(&simt[0].name, 50)
         ),
         format!(
             "SIMT GEMM time {} / GEMM time {} = {} >= {}; compute capability {}",

@@ -1,17 +1,20 @@
 //! Cheatsheet findings: rules that read a loaded trace the way an experienced person would
 //! ("if you see this, it usually means that") and point at the exact slices (docs/findings.md).
 //!
-//! **Inputs and outputs.** [`detect`] takes a [`Trace`] and returns [`Finding`]s, at most one
+//! **Inputs and outputs.** [`detect`] takes a [`Session`] (one loaded trace) and returns [`Finding`]s, at most one
 //! per rule: a stable rule id ([`RULES`]), a [`Severity`], a one-line title that says how many
 //! instances, `why` (the numbers the rule compared with its thresholds, so a reader can check
 //! them), what the pattern usually means, what to try, and [`Evidence`] (slice ids capped at
 //! [`thresholds::EVIDENCE_CAP`] with the true count, a time range in ns from the trace origin,
-//! the lanes involved). The rule table with thresholds and blind spots is `docs/findings.md`. Always over the whole trace: rules compare steps with each other, so a
-//! sub-range would change what they mean.
+//! the lanes involved). The rule table with thresholds and blind spots is `docs/findings.md`.
+//! Always over the whole trace: rules compare steps with each other, so a sub-range would
+//! change what they mean.
 //!
 //! **Structure.** One file per family of rules (`table`, `cpu`, `gpu`, `dispatch`, `compile`,
-//! `data`), each exporting `rules(&Ctx, &mut Vec<Finding>)`. [`Ctx`] computes the shared
-//! analyses once (steps, op table, kernel table, GPU metrics, launch -> activity links), and
+//! `data`, `health`), each exporting `rules(&Ctx, &mut Vec<Finding>)`. [`Ctx`] holds the shared
+//! analyses, read once from the session (its op index and GPU profiles are the ones the page's
+//! tables use, not rebuilt: steps, op table, kernel table, GPU metrics) plus the launch ->
+//! activity links, and
 //! name predicates become per-string masks ([`Ctx::mask`]) so rules scan the slice columns
 //! without touching strings per slice. Every threshold is a constant in [`thresholds`].
 //!
@@ -39,13 +42,17 @@ mod health;
 mod table;
 pub mod thresholds;
 
-use crate::analysis::gpu::{metrics_window, GpuIndex, GpuMetrics};
-use crate::analysis::kernels::{kernel_table, KernelTable};
-use crate::analysis::ops::{op_table, OpOptions, OpTable};
+use crate::analysis::gpu::{GpuIndex, GpuMetrics};
+use crate::analysis::kernels::KernelTable;
+use crate::analysis::ops::{OpOptions, OpTable};
 use crate::analysis::steps::{self, StepSpan, Steps};
 use crate::model::strings::FxHashMap;
 use crate::model::{CatClass, Trace, NONE};
+use crate::session::Session;
 use thresholds::EVIDENCE_CAP;
+
+/// Titles and why lines format durations and shares as every engine text does.
+pub(crate) use crate::text::{duration as dur, percent as pct};
 
 /// How much a finding matters; ordered `Info < Warn < Alert`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -151,7 +158,7 @@ pub(crate) struct Ctx<'t> {
     /// GPU metrics over tb_plugin's window, per device.
     pub gpus: Vec<GpuMetrics>,
     /// Per-device kernel profiles for arbitrary windows.
-    pub gpu_index: GpuIndex,
+    pub gpu_index: &'t GpuIndex,
     /// Device activity slice ids, ascending.
     pub activities: Vec<u32>,
     /// Launch call -> (its first device activity, total device ns it launched).
@@ -159,12 +166,12 @@ pub(crate) struct Ctx<'t> {
 }
 
 impl<'t> Ctx<'t> {
-    fn new(trace: &'t Trace) -> Self {
+    fn new(session: &'t Session) -> Self {
+        let trace = session.trace();
         let s = &trace.slices;
         let activities: Vec<u32> = (0..s.len() as u32)
             .filter(|&i| trace.class(s.cat[i as usize]).is_device_activity())
             .collect();
-        let gpu_index = GpuIndex::new(trace);
         let mut launched: FxHashMap<u32, (u32, i64)> = FxHashMap::default();
         for &a in &activities {
             if let Some(l) = launch_of(trace, a) {
@@ -174,11 +181,10 @@ impl<'t> Ctx<'t> {
         Self {
             trace,
             steps: steps::analyze(trace, None),
-            ops: op_table(trace, &OpOptions::default()),
-            kernels: kernel_table(trace, None),
-            // One sweep for both: `gpu_metrics` would build its own index.
-            gpus: gpu_index.metrics(metrics_window(trace)),
-            gpu_index,
+            ops: session.op_table(&OpOptions::default()),
+            kernels: session.kernels(None),
+            gpus: session.gpus(None),
+            gpu_index: session.gpu(),
             activities,
             launched,
         }
@@ -310,8 +316,8 @@ pub(crate) fn finding(
 
 /// Every finding of every rule on `trace`: severity (alert first), then rule id, then the
 /// rule's own order. Deterministic.
-pub fn detect(trace: &Trace) -> Vec<Finding> {
-    let ctx = Ctx::new(trace);
+pub fn detect(session: &Session) -> Vec<Finding> {
+    let ctx = Ctx::new(session);
     let mut out = Vec::new();
     table::rules(&ctx, &mut out);
     cpu::rules(&ctx, &mut out);
@@ -327,25 +333,6 @@ pub fn detect(trace: &Trace) -> Vec<Finding> {
     // Stable sort: within a rule the emission order stays.
     out.sort_by(|a, b| b.severity.cmp(&a.severity).then(a.rule.cmp(b.rule)));
     out
-}
-
-/// Percent with one decimal, for titles.
-pub(crate) fn pct(x: f64) -> String {
-    format!("{:.1}%", x * 100.0)
-}
-
-/// A duration for titles: `850 ns`, `12.3 µs`, `4.56 ms`, `1.23 s`.
-pub(crate) fn dur(ns: i64) -> String {
-    let a = ns.unsigned_abs();
-    if a < 1_000 {
-        format!("{ns} ns")
-    } else if a < 1_000_000 {
-        format!("{:.1} µs", ns as f64 / 1e3)
-    } else if a < 1_000_000_000 {
-        format!("{:.2} ms", ns as f64 / 1e6)
-    } else {
-        format!("{:.2} s", ns as f64 / 1e9)
-    }
 }
 
 /// The launch call of device activity `i`, if it is linked to one.

@@ -52,18 +52,6 @@ pub fn sorted(table: &OpTable, key: SortKey, top: usize) -> Vec<&OpRow> {
     rows
 }
 
-/// A time in PyTorch's printed format: `12.345us`, `1.234ms`, `2.000s`.
-pub fn time(ns: i64) -> String {
-    let u = us(ns);
-    if u.abs() >= 1e6 {
-        format!("{:.3}s", u / 1e6)
-    } else if u.abs() >= 1e3 {
-        format!("{:.3}ms", u / 1e3)
-    } else {
-        format!("{u:.3}us")
-    }
-}
-
 fn pct(part: i64, total: i64) -> String {
     if total == 0 {
         return "0.00%".into();
