@@ -215,6 +215,12 @@ fn dlrm_ranks_open_as_one_run_with_their_own_numbers() {
     let first = &run.times[0];
     assert_eq!(rank_of(&run, first.last), 2);
     assert_eq!(first.spread_ns, 1_694_128_201_431_422_000 - 1_694_128_201_424_306_000);
+    // Rank 2 is the straggler because it entered ProfilerStep#10 late (its step starts
+    // 6.9 ms after rank 1's), not because of a slower kernel: its windows start 5.57 ms late.
+    let top = &run.stragglers[0];
+    assert_eq!((rank_of(&run, top.member), top.delayed_count), (2, 4));
+    assert!((5_500_000..5_650_000).contains(&top.late_start_ns), "{}", top.late_start_ns);
+    assert!(top.kernels.iter().all(|k| k.1 < 10_000), "no kernel explains it: {:?}", top.kernels);
     for format in [Format::Text, Format::Json] {
         let out = run::load::run_files(&paths, 2, format).unwrap();
         if std::env::var_os("KINETOSCOPE_PRINT").is_some() {

@@ -6,8 +6,12 @@
 //!   at least [`STRAGGLER_MIN_WAIT_NS`].
 //! - `rank-imbalance`: max / median of the ranks' mean step time >= [`IMBALANCE_RATIO`].
 //! - `collective-wait`: a rank waited in collectives >= [`COLLECTIVE_WAIT_SHARE`] of its step time.
-//! - `comm-not-overlapped` (per rank): communication >= [`COMM_MIN_SHARE`] of the rank's busy
-//!   GPU time and >= [`COMM_EXPOSED_SHARE`] of it runs with no computation beside it.
+//! - `comm-not-overlapped`: on a rank, communication >= [`COMM_MIN_SHARE`] of its busy GPU time
+//!   and >= [`COMM_EXPOSED_SHARE`] of it runs with no computation beside it.
+//!
+//! The per-rank rules (`collective-wait`, `comm-not-overlapped`) give one finding naming every
+//! rank that matches (evidence: one entry per rank; numbers of the worst): on 256 ranks, 256
+//! copies of one sentence would hide the other findings.
 //!
 //! A separate struct from `crate::finding::Finding`: run findings cite ranks and collective
 //! instances, not slices of one trace.
@@ -16,7 +20,7 @@ use super::collective::{InstanceTimes, Matching};
 use super::straggler::Straggler;
 use super::summary::RankSummary;
 use crate::analysis::stats::median;
-use crate::report::time;
+use crate::report::{cut, time};
 
 /// `straggler-rank`: share of all collective wait one rank must cause (it is responsible for
 /// most of the waiting; our threshold).
@@ -114,11 +118,7 @@ fn straggler_rank(ranks: &[RankSummary], stragglers: &[Straggler], out: &mut Vec
             continue;
         }
         let rank = rank_of(ranks, s.member);
-        let because = s
-            .kernels
-            .first()
-            .map(|(n, d)| format!("; before them its {n:?} ran {} longer than on the median rank", time(*d)))
-            .unwrap_or_default();
+        let because = reason(s).map(|r| format!("; {r}")).unwrap_or_default();
         out.push(RunFinding {
             rule: "straggler-rank",
             title: format!(
@@ -138,6 +138,14 @@ fn straggler_rank(ranks: &[RankSummary], stragglers: &[Straggler], out: &mut Vec
             evidence: s.delayed.iter().map(|d| Evidence { rank, step: d.step, collective: Some(d.instance) }).collect(),
         });
     }
+}
+
+/// The largest of the straggler's explanations: late window start, a kernel, a host op.
+fn reason(s: &Straggler) -> Option<String> {
+    let kernel = s.kernels.first().map(|(n, d)| (*d, format!("before them its kernel {:?} ran {} longer than on the median rank", cut(n, 60), time(*d))));
+    let op = s.ops.first().map(|(n, d)| (*d, format!("before them its op {:?} ran {} longer than on the median rank", cut(n, 60), time(*d))));
+    let late = (s.late_start_ns > 0).then(|| (s.late_start_ns, format!("it started the work before them {} later than the median rank", time(s.late_start_ns))));
+    [late, kernel, op].into_iter().flatten().max_by_key(|r| r.0).map(|r| r.1)
 }
 
 fn rank_imbalance(ranks: &[RankSummary], out: &mut Vec<RunFinding>) {
@@ -164,7 +172,20 @@ fn rank_imbalance(ranks: &[RankSummary], out: &mut Vec<RunFinding>) {
     });
 }
 
+/// A rank over a per-rank rule's threshold: `part_ns` of `total_ns` (share), the evidence.
+struct Hit {
+    share: f64,
+    part_ns: i64,
+    total_ns: i64,
+    /// Busy GPU time (`comm-not-overlapped` only), ns.
+    busy_ns: i64,
+    rank: Option<u32>,
+    /// The instance with the rank's largest wait (`collective-wait` only).
+    instance: Option<usize>,
+}
+
 fn collective_wait(ranks: &[RankSummary], m: &Matching, times: &[InstanceTimes], out: &mut Vec<RunFinding>) {
+    let mut hits: Vec<Hit> = Vec::new();
     for (p, r) in ranks.iter().enumerate() {
         let step_ns: i64 = r.steps.iter().filter(|s| !s.incomplete).map(|s| s.dur_ns).sum();
         let mut waited = 0;
@@ -177,50 +198,82 @@ fn collective_wait(ranks: &[RankSummary], m: &Matching, times: &[InstanceTimes],
                 }
             }
         }
-        if step_ns <= 0 || (waited as f64) < COLLECTIVE_WAIT_SHARE * step_ns as f64 {
-            continue;
+        if step_ns > 0 && waited as f64 >= COLLECTIVE_WAIT_SHARE * step_ns as f64 {
+            hits.push(Hit {
+                share: waited as f64 / step_ns as f64,
+                part_ns: waited,
+                total_ns: step_ns,
+                busy_ns: 0,
+                rank: r.identity.rank,
+                instance: worst.map(|w| w.1),
+            });
         }
-        let rank = r.identity.rank;
-        let step = worst.and_then(|w| m.instances.get(w.1)).and_then(|i| i.step);
-        out.push(RunFinding {
-            rule: "collective-wait",
-            title: format!("Rank {} spends {:.0}% of its step time waiting in collectives", label(rank), 100.0 * waited as f64 / step_ns as f64),
-            why: format!(
-                "rank {} waited {} of {} step time ({:.0}% >= {:.0}%)",
-                label(rank),
-                time(waited),
-                time(step_ns),
-                100.0 * waited as f64 / step_ns as f64,
-                100.0 * COLLECTIVE_WAIT_SHARE
-            ),
-            evidence: vec![Evidence { rank, step, collective: worst.map(|w| w.1) }],
-        });
     }
+    let Some(worst) = hits.iter().max_by(|a, b| a.share.total_cmp(&b.share)) else { return };
+    let (share, waited, step_ns, rank) = (worst.share, worst.part_ns, worst.total_ns, worst.rank);
+    out.push(RunFinding {
+        rule: "collective-wait",
+        title: format!(
+            "{} of {} ranks spend >= {:.0}% of their step time waiting in collectives (most: rank {}, {:.0}%)",
+            hits.len(),
+            ranks.len(),
+            100.0 * COLLECTIVE_WAIT_SHARE,
+            label(rank),
+            100.0 * share
+        ),
+        why: format!(
+            "rank {} waited {} of {} step time ({:.0}% >= {:.0}%)",
+            label(rank),
+            time(waited),
+            time(step_ns),
+            100.0 * share,
+            100.0 * COLLECTIVE_WAIT_SHARE
+        ),
+        evidence: hits
+            .iter()
+            .map(|h| Evidence { rank: h.rank, step: h.instance.and_then(|i| m.instances.get(i)).and_then(|i| i.step), collective: h.instance })
+            .collect(),
+    });
 }
 
 fn comm_not_overlapped(ranks: &[RankSummary], out: &mut Vec<RunFinding>) {
+    let mut hits: Vec<Hit> = Vec::new();
     for r in ranks {
         let t = &r.temporal;
         let comm = t.comm_overlapped_ns + t.comm_non_overlapped_ns;
         let busy = t.kernel_time_ns - t.idle_ns;
-        if comm <= 0 || (comm as f64) < COMM_MIN_SHARE * busy as f64 || (t.comm_non_overlapped_ns as f64) < COMM_EXPOSED_SHARE * comm as f64 {
-            continue;
+        if comm > 0 && comm as f64 >= COMM_MIN_SHARE * busy as f64 && t.comm_non_overlapped_ns as f64 >= COMM_EXPOSED_SHARE * comm as f64 {
+            hits.push(Hit {
+                share: t.comm_non_overlapped_ns as f64 / comm as f64,
+                part_ns: t.comm_non_overlapped_ns,
+                total_ns: comm,
+                busy_ns: busy,
+                rank: r.identity.rank,
+                instance: None,
+            });
         }
-        let rank = r.identity.rank;
-        out.push(RunFinding {
-            rule: "comm-not-overlapped",
-            title: format!("Rank {}: {:.0}% of communication runs with no compute beside it", label(rank), 100.0 * t.comm_non_overlapped_ns as f64 / comm as f64),
-            why: format!(
-                "rank {}: {} of {} communication not overlapped ({:.0}% >= {:.0}%; communication is {:.0}% of busy GPU time >= {:.0}%)",
-                label(rank),
-                time(t.comm_non_overlapped_ns),
-                time(comm),
-                100.0 * t.comm_non_overlapped_ns as f64 / comm as f64,
-                100.0 * COMM_EXPOSED_SHARE,
-                100.0 * comm as f64 / busy.max(1) as f64,
-                100.0 * COMM_MIN_SHARE
-            ),
-            evidence: vec![Evidence { rank, step: None, collective: None }],
-        });
     }
+    let Some(worst) = hits.iter().max_by(|a, b| a.share.total_cmp(&b.share)) else { return };
+    let (share, exposed, comm, busy, rank) = (worst.share, worst.part_ns, worst.total_ns, worst.busy_ns, worst.rank);
+    out.push(RunFinding {
+        rule: "comm-not-overlapped",
+        title: format!(
+            "{} of {} ranks run most communication with no compute beside it (most: rank {}, {:.0}%)",
+            hits.len(),
+            ranks.len(),
+            label(rank),
+            100.0 * share
+        ),
+        why: format!(
+            "rank {}: {} of {} communication not overlapped ({:.0}% >= {:.0}%; communication is {:.0}% of busy GPU time >= {:.0}%)",
+            label(rank),
+            time(exposed),
+            time(comm),
+            100.0 * share,
+            100.0 * COMM_EXPOSED_SHARE,
+            100.0 * comm as f64 / busy.max(1) as f64,
+            100.0 * COMM_MIN_SHARE
+        ),
+        evidence: hits.iter().map(|h| Evidence { rank: h.rank, step: None, collective: None }).collect(),
+    });
 }

@@ -104,7 +104,7 @@ pub fn run_json(run: &RunAnalysis) -> Value {
                     "caused_wait_us": us(d.caused_wait_ns),
                     "spread_us": us(d.spread_ns),
                 })).collect::<Vec<_>>(),
-                "why": {"kernels": names(&s.kernels), "ops": names(&s.ops)},
+                "why": {"late_start_us": us(s.late_start_ns), "kernels": names(&s.kernels), "ops": names(&s.ops)},
             })
         })
         .collect();

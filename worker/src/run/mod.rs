@@ -90,7 +90,7 @@ fn analyze_group(g: rank::RunGroup, choice: ClockChoice) -> RunAnalysis {
     diagnostics.extend(matching.diagnostics.iter().cloned());
     let clock = clock::estimate(&ranks, &matching, choice, &mut diagnostics);
     let times = collective::arrivals(&ranks, &matching, &clock.applied_ns);
-    let stragglers = straggler::stragglers(&ranks, &matching, &times);
+    let stragglers = straggler::stragglers(&ranks, &matching, &times, &clock.applied_ns);
     let findings = finding::detect(&ranks, &matching, &times, &stragglers);
     RunAnalysis {
         world_size: g.world_size,

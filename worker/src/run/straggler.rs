@@ -9,7 +9,10 @@
 //! - Why: for each delayed instance and each name in p's window ([`super::window`]), p's time
 //!   minus the median over the other members of their time for that name (0 where a rank's
 //!   top list lacks it); summed over the delayed instances; the [`WHY_TOP`] largest positive
-//!   differences, for kernels and for ops.
+//!   differences, for kernels and for ops. And the **late start**: how much later p's window
+//!   began than the median of the others' (on the chosen time axis), summed; for the first
+//!   collective of a step that is a late step start (data loading, the previous step's host
+//!   work), which no kernel in the window explains.
 //!
 //! Cost: O(i · r · k) for i instances, r ranks, k = `TOP_NAMES` names per window.
 
@@ -61,10 +64,14 @@ pub struct Straggler {
     pub kernels: Vec<(String, i64)>,
     /// Host ops likewise.
     pub ops: Vec<(String, i64)>,
+    /// Σ over delayed instances of (own window start - median of the others'), ns (>= 0 counts).
+    pub late_start_ns: i64,
 }
 
 /// One row per run rank position, most caused wait first (ties: rank order).
-pub fn stragglers(ranks: &[RankSummary], m: &Matching, times: &[InstanceTimes]) -> Vec<Straggler> {
+/// `offsets_ns` are the applied clock offsets per rank position (window starts are aligned
+/// with them, like the arrivals in `times`).
+pub fn stragglers(ranks: &[RankSummary], m: &Matching, times: &[InstanceTimes], offsets_ns: &[i64]) -> Vec<Straggler> {
     let mut rows: Vec<Straggler> = (0..ranks.len())
         .map(|member| Straggler {
             member,
@@ -75,6 +82,7 @@ pub fn stragglers(ranks: &[RankSummary], m: &Matching, times: &[InstanceTimes]) 
             delayed_count: 0,
             kernels: Vec::new(),
             ops: Vec::new(),
+            late_start_ns: 0,
         })
         .collect();
     let mut why: Vec<(BTreeMap<String, i64>, BTreeMap<String, i64>)> = vec![Default::default(); ranks.len()];
@@ -99,9 +107,14 @@ pub fn stragglers(ranks: &[RankSummary], m: &Matching, times: &[InstanceTimes]) 
             caused_wait_ns: caused,
             spread_ns: t.spread_ns,
         });
-        let window = |p: usize| -> Option<&Window> { Some(&ranks.get(p)?.collectives.get((*inst.members.get(p)?)? as usize)?.before) };
-        let Some(own) = window(t.last) else { continue };
-        let others: Vec<&Window> = t.arrivals.iter().filter(|a| a.member != t.last).filter_map(|a| window(a.member)).collect();
+        let collective = |p: usize| ranks.get(p)?.collectives.get((*inst.members.get(p)?)? as usize);
+        let window_start = |p: usize| Some(collective(p)?.window_start_ns - offsets_ns.get(p).copied().unwrap_or(0));
+        let Some(own) = collective(t.last).map(|c| &c.before) else { continue };
+        let others: Vec<&Window> = t.arrivals.iter().filter(|a| a.member != t.last).filter_map(|a| Some(&collective(a.member)?.before)).collect();
+        let other_starts: Vec<i64> = t.arrivals.iter().filter(|a| a.member != t.last).filter_map(|a| window_start(a.member)).collect();
+        if let (Some(own_start), Some(med)) = (window_start(t.last), median(&other_starts)) {
+            row.late_start_ns += (own_start - med.round() as i64).max(0);
+        }
         if let Some(acc) = why.get_mut(t.last) {
             add_excess(&mut acc.0, &own.kernels, others.iter().map(|w| &w.kernels[..]));
             add_excess(&mut acc.1, &own.ops, others.iter().map(|w| &w.ops[..]));

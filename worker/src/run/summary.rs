@@ -61,7 +61,10 @@ pub struct Collective {
     pub group: Option<Box<str>>,
     /// `Seq` / `seq`, when written.
     pub seq: Option<i64>,
-    /// What ran in `[previous collective end on the stream, start)`.
+    /// Start of the window before it: the previous collective's end on the stream, else the
+    /// start of its step, else the trace start; absolute ns (rank clock).
+    pub window_start_ns: i64,
+    /// What ran in `[window_start_ns, start_ns)`.
     pub before: Window,
 }
 
@@ -203,6 +206,7 @@ fn collectives(trace: &Trace, steps: &steps::Steps) -> Vec<Collective> {
         };
         let index_in_step = prev.filter(|c| c.step == step).map_or(0, |c| c.index_in_step + 1);
         let (group, seq) = keys.of_kernel(trace, i);
+        let w0 = w0.min(start);
         out.push(Collective {
             name: trace.strings.get(s.name[i]).as_ref().into(),
             stream,
@@ -212,7 +216,8 @@ fn collectives(trace: &Trace, steps: &steps::Steps) -> Vec<Collective> {
             index_in_step,
             group,
             seq,
-            before: windows.of(w0.min(start), start),
+            window_start_ns: trace.origin_ns + w0,
+            before: windows.of(w0, start),
         });
     }
     out

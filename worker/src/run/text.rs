@@ -121,11 +121,13 @@ fn stragglers(run: &RunAnalysis, out: &mut String) {
     let _ = writeln!(out, "\nSTRAGGLERS (who arrived last, and the waiting it caused)");
     let _ = writeln!(out, "{:>5} {:>6} {:>12} {:>12} {:>8}  why (extra time before the collectives it delayed)", "rank", "last", "caused wait", "waited", "delayed");
     for s in run.stragglers.iter().take(STRAGGLER_ROWS) {
-        let why: Vec<String> = s
-            .kernels
+        let late = (s.late_start_ns > 0).then(|| format!("started {} late", time(s.late_start_ns)));
+        let why: Vec<String> = late
+            .into_iter()
+            .chain(s.kernels
             .iter()
             .take(2)
-            .map(|(n, d)| format!("kernel {} +{}", printable(&crate::report::cut(n, 40)), time(*d)))
+            .map(|(n, d)| format!("kernel {} +{}", printable(&crate::report::cut(n, 40)), time(*d))))
             .chain(s.ops.iter().take(1).map(|(n, d)| format!("op {} +{}", printable(&crate::report::cut(n, 30)), time(*d))))
             .collect();
         let _ = writeln!(
