@@ -266,6 +266,7 @@ pub fn arrivals(ranks: &[RankSummary], m: &Matching, offsets_ns: &[i64]) -> Vec<
                     Some(Arrival { member: p, start_ns: c.start_ns - off, end_ns: c.end_ns - off, order: 0, wait_ns: 0 })
                 })
                 .collect();
+            // Every k below is in 0..arr.len(): `by_time` is a permutation of those indexes.
             let mut by_time: Vec<usize> = (0..arr.len()).collect();
             by_time.sort_by_key(|&k| (arr[k].start_ns, arr[k].member));
             let first = by_time.first().map_or(0, |&k| arr[k].start_ns);

@@ -88,8 +88,8 @@ fn last_number_after(text: &str, key: &str) -> Option<u32> {
         }
         let digits: &[u8] = bytes.get(i..).unwrap_or(&[]);
         let n = digits.iter().take_while(|b| b.is_ascii_digit()).count();
-        if n > 0 {
-            found = std::str::from_utf8(&digits[..n]).ok().and_then(|d| d.parse().ok()).or(found);
+        if let Some(number) = digits.get(..n).filter(|d| !d.is_empty()) {
+            found = std::str::from_utf8(number).ok().and_then(|d| d.parse().ok()).or(found);
         }
     }
     found
@@ -166,9 +166,10 @@ fn check_ranks(g: &mut RunGroup) {
         }
     }
     for (rank, files) in dups {
+        let Some((analysed, left_out)) = files.split_first() else { continue };
         g.diagnostics.push(Diagnostic::new(
             "run_duplicate_rank",
-            format!("rank {rank} appears in {} files; analysed {:?}, left out {:?}", files.len(), files[0], &files[1..]),
+            format!("rank {rank} appears in {} files; analysed {analysed:?}, left out {left_out:?}", files.len()),
         ));
     }
     let present: Vec<u32> = kept.iter().filter_map(|s| s.identity.rank).collect();
@@ -204,6 +205,7 @@ pub fn ranges(sorted: &[u32]) -> String {
         while j + 1 < sorted.len() && sorted[j + 1] == sorted[j] + 1 {
             j += 1;
         }
+        // i <= j < len by the loop conditions.
         parts.push(if i == j { sorted[i].to_string() } else { format!("{}-{}", sorted[i], sorted[j]) });
         i = j + 1;
     }

@@ -40,6 +40,14 @@ fn is_memory_name(name: &str) -> bool {
     name.starts_with("Memcpy") || name.starts_with("Memset") || name.starts_with("dma")
 }
 
+/// The class of a device activity (see the module rules).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Class {
+    Compute,
+    Comm,
+    Memory,
+}
+
 /// One rank's GPU time by class, ns (see the module rules).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Temporal {
@@ -66,7 +74,7 @@ pub fn temporal(trace: &Trace, steps: &Steps) -> Temporal {
         _ => i64::MAX,
     };
     let s = &trace.slices;
-    let mut class_of: Vec<Option<u8>> = vec![None; trace.strings.len()];
+    let mut class_of: Vec<Option<Class>> = vec![None; trace.strings.len()];
     let (mut compute, mut comm, mut all) = (Vec::new(), Vec::new(), Vec::new());
     for i in 0..s.len() {
         let class = trace.class(s.cat[i]);
@@ -80,11 +88,11 @@ pub fn temporal(trace: &Trace, steps: &Steps) -> Temporal {
                 slot => {
                     let name = trace.strings.get(s.name[i]);
                     let k = if is_collective_kernel(&name) {
-                        1
+                        Class::Comm
                     } else if is_memory_name(&name) {
-                        2
+                        Class::Memory
                     } else {
-                        0
+                        Class::Compute
                     };
                     if let Some(slot) = slot {
                         *slot = Some(k);
@@ -93,12 +101,12 @@ pub fn temporal(trace: &Trace, steps: &Steps) -> Temporal {
                 }
             }
         } else {
-            2
+            Class::Memory
         };
         match kind {
-            0 => compute.push(span),
-            1 => comm.push(span),
-            _ => {}
+            Class::Compute => compute.push(span),
+            Class::Comm => comm.push(span),
+            Class::Memory => {}
         }
         all.push(span);
     }

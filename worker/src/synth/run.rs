@@ -157,6 +157,7 @@ pub fn generate_rank(spec: &RunSpec, rank: u32) -> Vec<u8> {
             let mut k_start = t;
             for k in 0..spec.kernels_per_collective {
                 let dur = spec.kernel_dur_ns(rank, s, j, k);
+                // In bounds: the index is taken modulo the table's length.
                 let (kernel, op) = KERNELS[k as usize % KERNELS.len()];
                 w.launch(op, kernel, COMPUTE_STREAM, k_start, dur, Vec::new());
                 k_start += dur;
