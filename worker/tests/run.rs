@@ -160,6 +160,59 @@ fn ranks_of_different_world_sizes_are_different_runs() {
     assert_eq!(diag(&runs[1], "run_missing_ranks"), ["world size 4 but 2 of 4 ranks loaded: ranks 2-3 missing (2 files)"]);
 }
 
+#[test]
+fn collective_mismatches_are_diagnostics_naming_ranks() {
+    // Rank 3 lost its last collective: the stream is not matched at all.
+    let mut summaries = synthetic(&RunSpec { ranks: 4, world_size: 4, ..RunSpec::default() });
+    summaries[3].collectives.pop();
+    let run = one_run(summaries, ClockChoice::Auto);
+    assert_eq!(run.matching.instances.len(), 0);
+    assert_eq!(run.matching.unmatched, 16 * 3 + 15);
+    assert_eq!(
+        diag(&run, "run_collective_count_mismatch"),
+        ["stream 20: collective counts differ (rank 0 has 16, rank 1 has 16, rank 2 has 16, rank 3 has 15); stream not matched"]
+    );
+    // Rank 1 ran another kernel as collective 5: matching stops there.
+    let mut summaries = synthetic(&RunSpec { ranks: 4, world_size: 4, ..RunSpec::default() });
+    summaries[1].collectives[5].name = "ncclDevKernel_AllGather_RING_LL".into();
+    let run = one_run(summaries, ClockChoice::Auto);
+    assert_eq!(run.matching.instances.len(), 5);
+    let names = diag(&run, "run_collective_name_mismatch");
+    assert_eq!(names.len(), 1);
+    assert!(names[0].starts_with("stream 20 #5: kernel names differ") && names[0].contains("rank 1 \"ncclDevKernel_AllGather_RING_LL\""), "{names:?}");
+}
+
+#[test]
+fn rank_imbalance_compares_mean_step_times() {
+    let mut summaries = synthetic(&RunSpec { ranks: 4, world_size: 4, ..RunSpec::default() });
+    for s in &mut summaries[2].steps {
+        s.dur_ns = s.dur_ns * 3 / 2;
+    }
+    summaries[2].step_mean_ns = summaries[2].step_mean_ns.map(|m| m * 1.5);
+    let run = one_run(summaries, ClockChoice::Auto);
+    let f = run.findings.iter().find(|f| f.rule == "rank-imbalance").expect("rank-imbalance");
+    assert_eq!(f.evidence[0].rank, Some(2));
+    assert!(f.why.contains("ratio 1.50 >= 1.2"), "{}", f.why);
+    assert!(run.steps.iter().filter(|c| c.outlier).all(|c| rank_of(&run, c.member) == 2));
+    assert_eq!(run.steps.iter().filter(|c| c.outlier).count(), 4);
+}
+
+#[test]
+fn directories_expand_to_their_trace_files() {
+    let dir = std::env::temp_dir().join(format!("ks_run_dir_{}", std::process::id()));
+    let spec = RunSpec { ranks: 3, world_size: 3, ..spec() };
+    kinetoscope::synth::run::write_dir(&spec, &dir.join("nested")).unwrap();
+    std::fs::write(dir.join("notes.txt"), "not a trace").unwrap();
+    let out = run::load::run_files(std::slice::from_ref(&dir), 2, Format::Json);
+    let _ = std::fs::remove_dir_all(&dir);
+    let json: Value = serde_json::from_str(&out.unwrap()).unwrap();
+    assert_eq!(json["world_size"], 3);
+    assert_eq!(json["ranks"].as_array().unwrap().len(), 3);
+    assert_eq!(json["diagnostics"].as_array().unwrap().len(), 0);
+    let missing = run::load::run_files(&[dir.join("absent.json")], 1, Format::Text).unwrap_err();
+    assert!(missing.message.starts_with("no trace loaded:") && missing.message.contains("absent.json"), "{missing}");
+}
+
 const DLRM: [&str; 4] = [
     "param__dlrm_kineto__worker0_step_12.1694128201545.pt.trace.json",
     "param__dlrm_kineto__worker1_step_12.1694128201556.pt.trace.json",
@@ -285,7 +338,7 @@ fn bench_summarize_256_ranks() {
         world_size: ranks,
         steps: 10,
         collectives_per_step: 8,
-        kernels_per_collective: 420,
+        kernels_per_collective: 590,
         kernel_ns: 20_000,
         delays: vec![Delay { rank: ranks / 3, step: 4, collective: 2, extra_ns: D_NS }],
         ..RunSpec::default()
