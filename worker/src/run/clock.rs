@@ -57,7 +57,12 @@ impl Clock {
 }
 
 /// Estimates offsets (see the module docs) and decides alignment by `choice`.
-pub fn estimate(ranks: &[RankSummary], m: &Matching, choice: ClockChoice, diags: &mut Vec<Diagnostic>) -> Clock {
+pub fn estimate(
+    ranks: &[RankSummary],
+    m: &Matching,
+    choice: ClockChoice,
+    diags: &mut Vec<Diagnostic>,
+) -> Clock {
     let n = ranks.len();
     let mut estimated: Vec<Option<i64>> = vec![None; n];
     if let Some(first) = estimated.first_mut() {
@@ -77,19 +82,32 @@ pub fn estimate(ranks: &[RankSummary], m: &Matching, choice: ClockChoice, diags:
             .collect();
         *slot = median(&deltas).map(|v| v.round() as i64);
         if slot.is_none() && !m.instances.is_empty() {
-            let label = ranks.get(p).and_then(|r| r.identity.rank).map_or_else(|| format!("#{p}"), |r| r.to_string());
+            let label = ranks
+                .get(p)
+                .and_then(|r| r.identity.rank)
+                .map_or_else(|| format!("#{p}"), |r| r.to_string());
             diags.push(Diagnostic::new(
                 "run_clock_unaligned",
                 format!("rank {label} shares no matched collective with the reference rank; its clock is taken as is"),
             ));
         }
     }
-    let significant = estimated.iter().flatten().any(|o| o.abs() >= ALIGN_MIN_OFFSET_NS);
+    let significant = estimated
+        .iter()
+        .flatten()
+        .any(|o| o.abs() >= ALIGN_MIN_OFFSET_NS);
     let aligned = match choice {
         ClockChoice::Auto => significant,
         ClockChoice::AsRecorded => false,
         ClockChoice::Aligned => true,
     };
-    let applied_ns = estimated.iter().map(|o| if aligned { o.unwrap_or(0) } else { 0 }).collect();
-    Clock { estimated_ns: estimated, aligned, applied_ns }
+    let applied_ns = estimated
+        .iter()
+        .map(|o| if aligned { o.unwrap_or(0) } else { 0 })
+        .collect();
+    Clock {
+        estimated_ns: estimated,
+        aligned,
+        applied_ns,
+    }
 }

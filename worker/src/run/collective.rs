@@ -77,9 +77,17 @@ fn base_name(name: &str) -> &str {
 pub fn match_collectives(ranks: &[RankSummary]) -> Matching {
     let total: usize = ranks.iter().map(|r| r.collectives.len()).sum();
     let pg_mode = total > 0
-        && ranks.iter().all(|r| r.collectives.iter().all(|c| c.group.is_some() && c.seq.is_some()));
+        && ranks.iter().all(|r| {
+            r.collectives
+                .iter()
+                .all(|c| c.group.is_some() && c.seq.is_some())
+        });
     let mut m = Matching {
-        mode: if pg_mode { MatchMode::ProcessGroup } else { MatchMode::StreamOrder },
+        mode: if pg_mode {
+            MatchMode::ProcessGroup
+        } else {
+            MatchMode::StreamOrder
+        },
         instances: Vec::new(),
         unmatched: 0,
         diagnostics: Vec::new(),
@@ -91,27 +99,47 @@ pub fn match_collectives(ranks: &[RankSummary]) -> Matching {
             by_stream(ranks, &mut m);
         }
     }
-    let matched: usize = m.instances.iter().map(|i| i.members.iter().flatten().count()).sum();
+    let matched: usize = m
+        .instances
+        .iter()
+        .map(|i| i.members.iter().flatten().count())
+        .sum();
     m.unmatched = total - matched;
     m
 }
 
 fn rank_label(ranks: &[RankSummary], pos: usize) -> String {
-    ranks.get(pos).and_then(|r| r.identity.rank).map_or_else(|| format!("#{pos}"), |r| r.to_string())
+    ranks
+        .get(pos)
+        .and_then(|r| r.identity.rank)
+        .map_or_else(|| format!("#{pos}"), |r| r.to_string())
 }
 
 fn instance(ranks: &[RankSummary], key: String, members: Vec<Option<u32>>) -> Option<Instance> {
-    let (pos, idx) = members.iter().enumerate().find_map(|(p, m)| m.map(|i| (p, i)))?;
+    let (pos, idx) = members
+        .iter()
+        .enumerate()
+        .find_map(|(p, m)| m.map(|i| (p, i)))?;
     let c: &Collective = ranks.get(pos)?.collectives.get(idx as usize)?;
-    Some(Instance { key, name: c.name.to_string(), step: c.step, index_in_step: c.index_in_step, members })
+    Some(Instance {
+        key,
+        name: c.name.to_string(),
+        step: c.step,
+        index_in_step: c.index_in_step,
+        members,
+    })
 }
 
 fn by_group(ranks: &[RankSummary], m: &mut Matching) {
     let mut groups: BTreeMap<(&str, i64), Vec<Option<u32>>> = BTreeMap::new();
     for (pos, r) in ranks.iter().enumerate() {
         for (i, c) in r.collectives.iter().enumerate() {
-            let (Some(g), Some(seq)) = (c.group.as_deref(), c.seq) else { continue };
-            let members = groups.entry((g, seq)).or_insert_with(|| vec![None; ranks.len()]);
+            let (Some(g), Some(seq)) = (c.group.as_deref(), c.seq) else {
+                continue;
+            };
+            let members = groups
+                .entry((g, seq))
+                .or_insert_with(|| vec![None; ranks.len()]);
             if let Some(slot) = members.get_mut(pos) {
                 *slot = Some(i as u32);
             }
@@ -124,21 +152,34 @@ fn by_group(ranks: &[RankSummary], m: &mut Matching) {
         let names: Vec<(usize, &str)> = members
             .iter()
             .enumerate()
-            .filter_map(|(p, i)| Some((p, base_name(&ranks.get(p)?.collectives.get((*i)? as usize)?.name))))
+            .filter_map(|(p, i)| {
+                Some((
+                    p,
+                    base_name(&ranks.get(p)?.collectives.get((*i)? as usize)?.name),
+                ))
+            })
             .collect();
         if names.windows(2).any(|w| w[0].1 != w[1].1) {
-            m.diagnostics.push(name_mismatch(ranks, &format!("pg {g} seq {seq}"), &names));
+            m.diagnostics
+                .push(name_mismatch(ranks, &format!("pg {g} seq {seq}"), &names));
             continue;
         }
-        m.instances.extend(instance(ranks, format!("pg {g} seq {seq}"), members));
+        m.instances
+            .extend(instance(ranks, format!("pg {g} seq {seq}"), members));
     }
 }
 
 fn name_mismatch(ranks: &[RankSummary], key: &str, names: &[(usize, &str)]) -> Diagnostic {
-    let list: Vec<String> = names.iter().map(|(p, n)| format!("rank {} {n:?}", rank_label(ranks, *p))).collect();
+    let list: Vec<String> = names
+        .iter()
+        .map(|(p, n)| format!("rank {} {n:?}", rank_label(ranks, *p)))
+        .collect();
     Diagnostic::new(
         "run_collective_name_mismatch",
-        format!("{key}: kernel names differ across ranks ({}); not matched from here on", list.join(", ")),
+        format!(
+            "{key}: kernel names differ across ranks ({}); not matched from here on",
+            list.join(", ")
+        ),
     )
 }
 
@@ -157,7 +198,8 @@ fn streams_of(ranks: &[RankSummary], m: &mut Matching) -> Vec<BTreeMap<String, V
     if !same_ids {
         m.diagnostics.push(Diagnostic::new(
             "run_comm_streams_differ",
-            "communication stream ids differ across ranks; streams matched by order of first use".to_owned(),
+            "communication stream ids differ across ranks; streams matched by order of first use"
+                .to_owned(),
         ));
     }
     ranks
@@ -170,7 +212,10 @@ fn streams_of(ranks: &[RankSummary], m: &mut Matching) -> Vec<BTreeMap<String, V
                 first_use.push((c.start_ns, &c.stream));
             }
             if same_ids {
-                return by.into_iter().map(|(k, v)| (format!("stream {k}"), v)).collect();
+                return by
+                    .into_iter()
+                    .map(|(k, v)| (format!("stream {k}"), v))
+                    .collect();
             }
             first_use.sort_unstable();
             let mut order: Vec<&str> = Vec::new();
@@ -204,22 +249,35 @@ fn by_stream(ranks: &[RankSummary], m: &mut Matching) {
                 .collect();
             m.diagnostics.push(Diagnostic::new(
                 "run_collective_count_mismatch",
-                format!("{key}: collective counts differ ({}); stream not matched", list.join(", ")),
+                format!(
+                    "{key}: collective counts differ ({}); stream not matched",
+                    list.join(", ")
+                ),
             ));
             continue;
         }
         for k in 0..counts.first().copied().unwrap_or(0) {
-            let members: Vec<Option<u32>> = lists.iter().map(|l| l.and_then(|l| l.get(k).copied())).collect();
+            let members: Vec<Option<u32>> = lists
+                .iter()
+                .map(|l| l.and_then(|l| l.get(k).copied()))
+                .collect();
             let names: Vec<(usize, &str)> = members
                 .iter()
                 .enumerate()
-                .filter_map(|(p, i)| Some((p, base_name(&ranks.get(p)?.collectives.get((*i)? as usize)?.name))))
+                .filter_map(|(p, i)| {
+                    Some((
+                        p,
+                        base_name(&ranks.get(p)?.collectives.get((*i)? as usize)?.name),
+                    ))
+                })
                 .collect();
             if names.windows(2).any(|w| w[0].1 != w[1].1) {
-                m.diagnostics.push(name_mismatch(ranks, &format!("{key} #{k}"), &names));
+                m.diagnostics
+                    .push(name_mismatch(ranks, &format!("{key} #{k}"), &names));
                 break;
             }
-            m.instances.extend(instance(ranks, format!("{key} #{k}"), members));
+            m.instances
+                .extend(instance(ranks, format!("{key} #{k}"), members));
         }
     }
 }
@@ -263,7 +321,13 @@ pub fn arrivals(ranks: &[RankSummary], m: &Matching, offsets_ns: &[i64]) -> Vec<
                 .filter_map(|(p, i)| {
                     let c = ranks.get(p)?.collectives.get((*i)? as usize)?;
                     let off = offsets_ns.get(p).copied().unwrap_or(0);
-                    Some(Arrival { member: p, start_ns: c.start_ns - off, end_ns: c.end_ns - off, order: 0, wait_ns: 0 })
+                    Some(Arrival {
+                        member: p,
+                        start_ns: c.start_ns - off,
+                        end_ns: c.end_ns - off,
+                        order: 0,
+                        wait_ns: 0,
+                    })
                 })
                 .collect();
             // Every k below is in 0..arr.len(): `by_time` is a permutation of those indexes.
@@ -277,7 +341,11 @@ pub fn arrivals(ranks: &[RankSummary], m: &Matching, offsets_ns: &[i64]) -> Vec<
                 arr[k].wait_ns = last_at - arr[k].start_ns;
             }
             let last = arr.get(last_k).map_or(0, |a| a.member);
-            InstanceTimes { arrivals: arr, last, spread_ns: last_at - first }
+            InstanceTimes {
+                arrivals: arr,
+                last,
+                spread_ns: last_at - first,
+            }
         })
         .collect()
 }

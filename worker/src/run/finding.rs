@@ -80,7 +80,14 @@ pub fn step_cells(ranks: &[RankSummary]) -> Vec<StepCell> {
     let mut cells: Vec<StepCell> = ranks
         .iter()
         .enumerate()
-        .flat_map(|(member, r)| r.steps.iter().map(move |s| StepCell { member, step: s.number, dur_ns: s.dur_ns, outlier: false }))
+        .flat_map(|(member, r)| {
+            r.steps.iter().map(move |s| StepCell {
+                member,
+                step: s.number,
+                dur_ns: s.dur_ns,
+                outlier: false,
+            })
+        })
         .collect();
     cells.sort_by_key(|c| (c.step, c.member));
     for group in cells.chunk_by_mut(|a, b| a.step == b.step) {
@@ -102,7 +109,12 @@ fn label(rank: Option<u32>) -> String {
 }
 
 /// Every rule over one run.
-pub fn detect(ranks: &[RankSummary], m: &Matching, times: &[InstanceTimes], stragglers: &[Straggler]) -> Vec<RunFinding> {
+pub fn detect(
+    ranks: &[RankSummary],
+    m: &Matching,
+    times: &[InstanceTimes],
+    stragglers: &[Straggler],
+) -> Vec<RunFinding> {
     let mut out = Vec::new();
     straggler_rank(ranks, stragglers, &mut out);
     rank_imbalance(ranks, &mut out);
@@ -114,7 +126,10 @@ pub fn detect(ranks: &[RankSummary], m: &Matching, times: &[InstanceTimes], stra
 fn straggler_rank(ranks: &[RankSummary], stragglers: &[Straggler], out: &mut Vec<RunFinding>) {
     let total: i64 = stragglers.iter().map(|s| s.caused_wait_ns).sum();
     for s in stragglers {
-        if total <= 0 || s.caused_wait_ns < STRAGGLER_MIN_WAIT_NS || (s.caused_wait_ns as f64) < STRAGGLER_MIN_SHARE * total as f64 {
+        if total <= 0
+            || s.caused_wait_ns < STRAGGLER_MIN_WAIT_NS
+            || (s.caused_wait_ns as f64) < STRAGGLER_MIN_SHARE * total as f64
+        {
             continue;
         }
         let rank = rank_of(ranks, s.member);
@@ -142,21 +157,68 @@ fn straggler_rank(ranks: &[RankSummary], stragglers: &[Straggler], out: &mut Vec
 
 /// The largest of the straggler's explanations: late window start, a kernel, a host op.
 fn reason(s: &Straggler) -> Option<String> {
-    let kernel = s.kernels.first().map(|(n, d)| (*d, format!("before them its kernel {:?} ran {} longer than on the median rank", cut(n, 60), time(*d))));
-    let op = s.ops.first().map(|(n, d)| (*d, format!("before them its op {:?} ran {} longer than on the median rank", cut(n, 60), time(*d))));
-    let late = (s.late_start_ns > 0).then(|| (s.late_start_ns, format!("it started the work before them {} later than the median rank", time(s.late_start_ns))));
-    [late, kernel, op].into_iter().flatten().max_by_key(|r| r.0).map(|r| r.1)
+    let kernel = s.kernels.first().map(|(n, d)| {
+        (
+            *d,
+            format!(
+                "before them its kernel {:?} ran {} longer than on the median rank",
+                cut(n, 60),
+                time(*d)
+            ),
+        )
+    });
+    let op = s.ops.first().map(|(n, d)| {
+        (
+            *d,
+            format!(
+                "before them its op {:?} ran {} longer than on the median rank",
+                cut(n, 60),
+                time(*d)
+            ),
+        )
+    });
+    let late = (s.late_start_ns > 0).then(|| {
+        (
+            s.late_start_ns,
+            format!(
+                "it started the work before them {} later than the median rank",
+                time(s.late_start_ns)
+            ),
+        )
+    });
+    [late, kernel, op]
+        .into_iter()
+        .flatten()
+        .max_by_key(|r| r.0)
+        .map(|r| r.1)
 }
 
 fn rank_imbalance(ranks: &[RankSummary], out: &mut Vec<RunFinding>) {
-    let means: Vec<(usize, f64)> = ranks.iter().enumerate().filter_map(|(p, r)| Some((p, r.step_mean_ns?))).collect();
+    let means: Vec<(usize, f64)> = ranks
+        .iter()
+        .enumerate()
+        .filter_map(|(p, r)| Some((p, r.step_mean_ns?)))
+        .collect();
     let as_int: Vec<i64> = means.iter().map(|m| m.1.round() as i64).collect();
-    let (Some(med), Some(&(p, max))) = (median(&as_int), means.iter().max_by(|a, b| a.1.total_cmp(&b.1))) else { return };
+    let (Some(med), Some(&(p, max))) = (
+        median(&as_int),
+        means.iter().max_by(|a, b| a.1.total_cmp(&b.1)),
+    ) else {
+        return;
+    };
     if means.len() < 2 || med <= 0.0 || max / med < IMBALANCE_RATIO {
         return;
     }
     let rank = rank_of(ranks, p);
-    let slowest = ranks.get(p).and_then(|r| r.steps.iter().filter(|s| !s.incomplete).max_by_key(|s| s.dur_ns)).map(|s| s.number);
+    let slowest = ranks
+        .get(p)
+        .and_then(|r| {
+            r.steps
+                .iter()
+                .filter(|s| !s.incomplete)
+                .max_by_key(|s| s.dur_ns)
+        })
+        .map(|s| s.number);
     out.push(RunFinding {
         rule: "rank-imbalance",
         title: format!("Rank {} steps take {:.2}x the median rank's", label(rank), max / med),
@@ -184,10 +246,20 @@ struct Hit {
     instance: Option<usize>,
 }
 
-fn collective_wait(ranks: &[RankSummary], m: &Matching, times: &[InstanceTimes], out: &mut Vec<RunFinding>) {
+fn collective_wait(
+    ranks: &[RankSummary],
+    m: &Matching,
+    times: &[InstanceTimes],
+    out: &mut Vec<RunFinding>,
+) {
     let mut hits: Vec<Hit> = Vec::new();
     for (p, r) in ranks.iter().enumerate() {
-        let step_ns: i64 = r.steps.iter().filter(|s| !s.incomplete).map(|s| s.dur_ns).sum();
+        let step_ns: i64 = r
+            .steps
+            .iter()
+            .filter(|s| !s.incomplete)
+            .map(|s| s.dur_ns)
+            .sum();
         let mut waited = 0;
         let mut worst: Option<(i64, usize)> = None;
         for (i, t) in times.iter().enumerate() {
@@ -209,7 +281,9 @@ fn collective_wait(ranks: &[RankSummary], m: &Matching, times: &[InstanceTimes],
             });
         }
     }
-    let Some(worst) = hits.iter().max_by(|a, b| a.share.total_cmp(&b.share)) else { return };
+    let Some(worst) = hits.iter().max_by(|a, b| a.share.total_cmp(&b.share)) else {
+        return;
+    };
     let (share, waited, step_ns, rank) = (worst.share, worst.part_ns, worst.total_ns, worst.rank);
     out.push(RunFinding {
         rule: "collective-wait",
@@ -242,7 +316,10 @@ fn comm_not_overlapped(ranks: &[RankSummary], out: &mut Vec<RunFinding>) {
         let t = &r.temporal;
         let comm = t.comm_overlapped_ns + t.comm_non_overlapped_ns;
         let busy = t.kernel_time_ns - t.idle_ns;
-        if comm > 0 && comm as f64 >= COMM_MIN_SHARE * busy as f64 && t.comm_non_overlapped_ns as f64 >= COMM_EXPOSED_SHARE * comm as f64 {
+        if comm > 0
+            && comm as f64 >= COMM_MIN_SHARE * busy as f64
+            && t.comm_non_overlapped_ns as f64 >= COMM_EXPOSED_SHARE * comm as f64
+        {
             hits.push(Hit {
                 share: t.comm_non_overlapped_ns as f64 / comm as f64,
                 part_ns: t.comm_non_overlapped_ns,
@@ -253,8 +330,16 @@ fn comm_not_overlapped(ranks: &[RankSummary], out: &mut Vec<RunFinding>) {
             });
         }
     }
-    let Some(worst) = hits.iter().max_by(|a, b| a.share.total_cmp(&b.share)) else { return };
-    let (share, exposed, comm, busy, rank) = (worst.share, worst.part_ns, worst.total_ns, worst.busy_ns, worst.rank);
+    let Some(worst) = hits.iter().max_by(|a, b| a.share.total_cmp(&b.share)) else {
+        return;
+    };
+    let (share, exposed, comm, busy, rank) = (
+        worst.share,
+        worst.part_ns,
+        worst.total_ns,
+        worst.busy_ns,
+        worst.rank,
+    );
     out.push(RunFinding {
         rule: "comm-not-overlapped",
         title: format!(

@@ -13,7 +13,11 @@ fn rank_at(run: &RunAnalysis, p: usize) -> Option<u32> {
 }
 
 fn names(v: &[(String, i64)]) -> Value {
-    Value::Array(v.iter().map(|(n, d)| json!({"name": n, "extra_us": us(*d)})).collect())
+    Value::Array(
+        v.iter()
+            .map(|(n, d)| json!({"name": n, "extra_us": us(*d)}))
+            .collect(),
+    )
 }
 
 /// Findings as `[{rule, title, why, evidence: [{rank, step, collective}]}]`.
@@ -148,7 +152,12 @@ pub fn ndjson(index: usize, run: &RunAnalysis) -> String {
             "dur_us": us(c.dur_ns), "outlier": c.outlier,
         }));
     }
-    let t0 = run.times.iter().flat_map(|t| t.arrivals.iter().map(|a| a.start_ns)).min().unwrap_or(0);
+    let t0 = run
+        .times
+        .iter()
+        .flat_map(|t| t.arrivals.iter().map(|a| a.start_ns))
+        .min()
+        .unwrap_or(0);
     for (i, (inst, t)) in run.matching.instances.iter().zip(&run.times).enumerate() {
         for a in &t.arrivals {
             line(json!({

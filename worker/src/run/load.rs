@@ -55,12 +55,19 @@ pub fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>, FileError> {
 }
 
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), FileError> {
-    let err = |e: std::io::Error| FileError { path: dir.to_path_buf(), message: format!("cannot list: {e}") };
+    let err = |e: std::io::Error| FileError {
+        path: dir.to_path_buf(),
+        message: format!("cannot list: {e}"),
+    };
     for entry in std::fs::read_dir(dir).map_err(err)? {
         let path = entry.map_err(err)?.path();
         if path.is_dir() {
             walk(&path, out)?;
-        } else if path.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.ends_with(".json") || n.ends_with(".json.gz")) {
+        } else if path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.ends_with(".json") || n.ends_with(".json.gz"))
+        {
             out.push(path);
         }
     }
@@ -72,12 +79,22 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), FileError> {
 /// # Errors
 /// The file cannot be read, or the engine cannot load it.
 pub fn summarize_file(path: &Path) -> Result<RankSummary, FileError> {
-    let fail = |message: String| FileError { path: path.to_path_buf(), message };
+    let fail = |message: String| FileError {
+        path: path.to_path_buf(),
+        message,
+    };
     let bytes = std::fs::read(path).map_err(|e| fail(format!("cannot read: {e}")))?;
-    let name = path.file_name().map_or_else(|| path.to_string_lossy(), |n| n.to_string_lossy()).into_owned();
+    let name = path
+        .file_name()
+        .map_or_else(|| path.to_string_lossy(), |n| n.to_string_lossy())
+        .into_owned();
     let mut engine = Engine::new();
-    engine.load(&name, bytes, &mut |_, _, _| {}).map_err(|e| fail(e.message))?;
-    let trace = engine.trace().ok_or_else(|| fail("no trace after loading".to_owned()))?;
+    engine
+        .load(&name, bytes, &mut |_, _, _| {})
+        .map_err(|e| fail(e.message))?;
+    let trace = engine
+        .trace()
+        .ok_or_else(|| fail("no trace after loading".to_owned()))?;
     Ok(summarize(&name, trace))
 }
 
@@ -86,7 +103,10 @@ pub fn summarize_file(path: &Path) -> Result<RankSummary, FileError> {
 ///
 /// # Errors
 /// A directory that cannot be listed; per-file failures are values in the list.
-pub fn summarize_files(paths: &[PathBuf], threads: usize) -> Result<Vec<Result<RankSummary, FileError>>, FileError> {
+pub fn summarize_files(
+    paths: &[PathBuf],
+    threads: usize,
+) -> Result<Vec<Result<RankSummary, FileError>>, FileError> {
     let files = expand(paths)?;
     let next = AtomicUsize::new(0);
     let threads = threads.clamp(1, files.len().max(1));
@@ -117,7 +137,14 @@ pub fn summarize_files(paths: &[PathBuf], threads: usize) -> Result<Vec<Result<R
     Ok(slots
         .into_iter()
         .zip(&files)
-        .map(|(s, path)| s.unwrap_or_else(|| Err(FileError { path: path.clone(), message: "the loading thread panicked".to_owned() })))
+        .map(|(s, path)| {
+            s.unwrap_or_else(|| {
+                Err(FileError {
+                    path: path.clone(),
+                    message: "the loading thread panicked".to_owned(),
+                })
+            })
+        })
         .collect())
 }
 
@@ -129,7 +156,10 @@ pub fn summarize_files(paths: &[PathBuf], threads: usize) -> Result<Vec<Result<R
 /// lists each file's error).
 pub fn run_files(paths: &[PathBuf], threads: usize, format: Format) -> Result<String, FileError> {
     let results = summarize_files(paths, threads)?;
-    let no_input = || FileError { path: PathBuf::new(), message: "no trace files given (directories hold no *.json / *.json.gz)".to_owned() };
+    let no_input = || FileError {
+        path: PathBuf::new(),
+        message: "no trace files given (directories hold no *.json / *.json.gz)".to_owned(),
+    };
     if results.is_empty() {
         return Err(no_input());
     }
@@ -143,12 +173,21 @@ pub fn run_files(paths: &[PathBuf], threads: usize, format: Format) -> Result<St
     }
     if summaries.is_empty() {
         let list: Vec<String> = errors.iter().map(ToString::to_string).collect();
-        return Err(FileError { path: PathBuf::new(), message: format!("no trace loaded: {}", list.join("; ")) });
+        return Err(FileError {
+            path: PathBuf::new(),
+            message: format!("no trace loaded: {}", list.join("; ")),
+        });
     }
-    let shared: Vec<Diagnostic> = errors.iter().map(|e| Diagnostic::new("run_file_error", e.to_string())).collect();
+    let shared: Vec<Diagnostic> = errors
+        .iter()
+        .map(|e| Diagnostic::new("run_file_error", e.to_string()))
+        .collect();
     let runs = analyze(summaries, &shared, ClockChoice::Auto);
     if runs.is_empty() {
-        return Err(FileError { path: PathBuf::new(), message: "no loaded trace has a rank (distributedInfo or file name)".to_owned() });
+        return Err(FileError {
+            path: PathBuf::new(),
+            message: "no loaded trace has a rank (distributedInfo or file name)".to_owned(),
+        });
     }
     Ok(render(&runs, format))
 }

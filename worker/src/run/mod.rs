@@ -79,8 +79,15 @@ pub struct RunAnalysis {
 
 /// Groups `summaries` into runs and analyses each; `shared` diagnostics (unreadable files)
 /// are given to every run. Runs ordered by (world size, backend).
-pub fn analyze(summaries: Vec<RankSummary>, shared: &[Diagnostic], clock: ClockChoice) -> Vec<RunAnalysis> {
-    rank::group(summaries, shared).into_iter().map(|g| analyze_group(g, clock)).collect()
+pub fn analyze(
+    summaries: Vec<RankSummary>,
+    shared: &[Diagnostic],
+    clock: ClockChoice,
+) -> Vec<RunAnalysis> {
+    rank::group(summaries, shared)
+        .into_iter()
+        .map(|g| analyze_group(g, clock))
+        .collect()
 }
 
 fn analyze_group(g: rank::RunGroup, choice: ClockChoice) -> RunAnalysis {
@@ -143,6 +150,10 @@ pub fn render(runs: &[RunAnalysis], format: Format) -> String {
             s.push('\n');
             s
         }
-        Format::Ndjson => runs.iter().enumerate().map(|(i, r)| json::ndjson(i, r)).collect(),
+        Format::Ndjson => runs
+            .iter()
+            .enumerate()
+            .map(|(i, r)| json::ndjson(i, r))
+            .collect(),
     }
 }

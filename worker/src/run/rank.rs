@@ -59,7 +59,12 @@ pub fn identify(file_name: &str, top_level: &[(String, String)]) -> RankIdentity
             None => (None, RankSource::Unknown),
         },
     };
-    RankIdentity { rank, world_size: field("world_size"), backend, source }
+    RankIdentity {
+        rank,
+        world_size: field("world_size"),
+        backend,
+        source,
+    }
 }
 
 /// A JSON number or numeric string as u32.
@@ -73,8 +78,14 @@ fn as_u32(v: &serde_json::Value) -> Option<u32> {
 
 /// The rank in a file name (see the module rules), from its base name only.
 pub fn rank_from_name(file_name: &str) -> Option<u32> {
-    let base = file_name.rsplit(['/', '\\']).next().unwrap_or(file_name).to_ascii_lowercase();
-    ["rank", "worker"].iter().find_map(|key| last_number_after(&base, key))
+    let base = file_name
+        .rsplit(['/', '\\'])
+        .next()
+        .unwrap_or(file_name)
+        .to_ascii_lowercase();
+    ["rank", "worker"]
+        .iter()
+        .find_map(|key| last_number_after(&base, key))
 }
 
 /// The number after the last `key` (optionally followed by `-` or `_`) that has one.
@@ -89,7 +100,10 @@ fn last_number_after(text: &str, key: &str) -> Option<u32> {
         let digits: &[u8] = bytes.get(i..).unwrap_or(&[]);
         let n = digits.iter().take_while(|b| b.is_ascii_digit()).count();
         if let Some(number) = digits.get(..n).filter(|d| !d.is_empty()) {
-            found = std::str::from_utf8(number).ok().and_then(|d| d.parse().ok()).or(found);
+            found = std::str::from_utf8(number)
+                .ok()
+                .and_then(|d| d.parse().ok())
+                .or(found);
         }
     }
     found
@@ -116,20 +130,30 @@ pub fn group(mut summaries: Vec<RankSummary>, shared: &[Diagnostic]) -> Vec<RunG
         if s.identity.rank.is_none() {
             common.push(Diagnostic::new(
                 "run_no_rank",
-                format!("{:?}: no rank in distributedInfo or in the file name; left out", s.file),
+                format!(
+                    "{:?}: no rank in distributedInfo or in the file name; left out",
+                    s.file
+                ),
             ));
         }
         s.identity.rank.is_some()
     });
     summaries.sort_by(|a, b| {
-        let key = |s: &RankSummary| (s.identity.world_size, s.identity.backend.clone(), s.identity.rank, s.file.clone());
+        let key = |s: &RankSummary| {
+            (
+                s.identity.world_size,
+                s.identity.backend.clone(),
+                s.identity.rank,
+                s.file.clone(),
+            )
+        };
         key(a).cmp(&key(b))
     });
     let mut groups: Vec<RunGroup> = Vec::new();
     for s in summaries {
-        let same = groups
-            .last()
-            .is_some_and(|g| g.world_size == s.identity.world_size && g.backend == s.identity.backend);
+        let same = groups.last().is_some_and(|g| {
+            g.world_size == s.identity.world_size && g.backend == s.identity.backend
+        });
         if !same {
             groups.push(RunGroup {
                 world_size: s.identity.world_size,
@@ -166,10 +190,15 @@ fn check_ranks(g: &mut RunGroup) {
         }
     }
     for (rank, files) in dups {
-        let Some((analysed, left_out)) = files.split_first() else { continue };
+        let Some((analysed, left_out)) = files.split_first() else {
+            continue;
+        };
         g.diagnostics.push(Diagnostic::new(
             "run_duplicate_rank",
-            format!("rank {rank} appears in {} files; analysed {analysed:?}, left out {left_out:?}", files.len()),
+            format!(
+                "rank {rank} appears in {} files; analysed {analysed:?}, left out {left_out:?}",
+                files.len()
+            ),
         ));
     }
     let present: Vec<u32> = kept.iter().filter_map(|s| s.identity.rank).collect();
@@ -180,7 +209,9 @@ fn check_ranks(g: &mut RunGroup) {
                 format!("rank {r} is outside world size {ws}"),
             ));
         }
-        let missing: Vec<u32> = (0..ws).filter(|r| present.binary_search(r).is_err()).collect();
+        let missing: Vec<u32> = (0..ws)
+            .filter(|r| present.binary_search(r).is_err())
+            .collect();
         if !missing.is_empty() {
             g.diagnostics.push(Diagnostic::new(
                 "run_missing_ranks",
@@ -206,7 +237,11 @@ pub fn ranges(sorted: &[u32]) -> String {
             j += 1;
         }
         // i <= j < len by the loop conditions.
-        parts.push(if i == j { sorted[i].to_string() } else { format!("{}-{}", sorted[i], sorted[j]) });
+        parts.push(if i == j {
+            sorted[i].to_string()
+        } else {
+            format!("{}-{}", sorted[i], sorted[j])
+        });
         i = j + 1;
     }
     parts.join(", ")
@@ -221,9 +256,18 @@ mod tests {
         assert_eq!(rank_from_name("rank-3.json.gz"), Some(3));
         assert_eq!(rank_from_name("rank12.json"), Some(12));
         assert_eq!(rank_from_name("worker3.pt.trace.json"), Some(3));
-        assert_eq!(rank_from_name("param__dlrm_kineto__worker3_step_12.1694128201557.pt.trace.json"), Some(3));
-        assert_eq!(rank_from_name("resnet50_num_workers_4__worker0.pt.trace.json.gz"), Some(0));
-        assert_eq!(rank_from_name("graph_capture_rank_0.pt.trace.json.gz"), Some(0));
+        assert_eq!(
+            rank_from_name("param__dlrm_kineto__worker3_step_12.1694128201557.pt.trace.json"),
+            Some(3)
+        );
+        assert_eq!(
+            rank_from_name("resnet50_num_workers_4__worker0.pt.trace.json.gz"),
+            Some(0)
+        );
+        assert_eq!(
+            rank_from_name("graph_capture_rank_0.pt.trace.json.gz"),
+            Some(0)
+        );
         assert_eq!(rank_from_name("/runs/rank-9/trace.json"), None);
         assert_eq!(rank_from_name("trace.json"), None);
     }
@@ -242,8 +286,14 @@ mod tests {
             r#"{"backend":"nccl","rank":2,"world_size":8}"#.to_owned(),
         )];
         let id = identify("worker5.json", &top);
-        assert_eq!((id.rank, id.world_size, id.backend.as_deref(), id.source), (Some(2), Some(8), Some("nccl"), RankSource::DistributedInfo));
+        assert_eq!(
+            (id.rank, id.world_size, id.backend.as_deref(), id.source),
+            (Some(2), Some(8), Some("nccl"), RankSource::DistributedInfo)
+        );
         let id = identify("worker5.json", &[]);
-        assert_eq!((id.rank, id.world_size, id.source), (Some(5), None, RankSource::FileName));
+        assert_eq!(
+            (id.rank, id.world_size, id.source),
+            (Some(5), None, RankSource::FileName)
+        );
     }
 }

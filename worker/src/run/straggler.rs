@@ -71,7 +71,12 @@ pub struct Straggler {
 /// One row per run rank position, most caused wait first (ties: rank order).
 /// `offsets_ns` are the applied clock offsets per rank position (window starts are aligned
 /// with them, like the arrivals in `times`).
-pub fn stragglers(ranks: &[RankSummary], m: &Matching, times: &[InstanceTimes], offsets_ns: &[i64]) -> Vec<Straggler> {
+pub fn stragglers(
+    ranks: &[RankSummary],
+    m: &Matching,
+    times: &[InstanceTimes],
+    offsets_ns: &[i64],
+) -> Vec<Straggler> {
     let mut rows: Vec<Straggler> = (0..ranks.len())
         .map(|member| Straggler {
             member,
@@ -85,7 +90,8 @@ pub fn stragglers(ranks: &[RankSummary], m: &Matching, times: &[InstanceTimes], 
             late_start_ns: 0,
         })
         .collect();
-    let mut why: Vec<(BTreeMap<String, i64>, BTreeMap<String, i64>)> = vec![Default::default(); ranks.len()];
+    let mut why: Vec<(BTreeMap<String, i64>, BTreeMap<String, i64>)> =
+        vec![Default::default(); ranks.len()];
     for (idx, (inst, t)) in m.instances.iter().zip(times).enumerate() {
         let caused: i64 = t.arrivals.iter().map(|a| a.wait_ns).sum();
         for a in &t.arrivals {
@@ -93,7 +99,9 @@ pub fn stragglers(ranks: &[RankSummary], m: &Matching, times: &[InstanceTimes], 
                 row.waited_ns += a.wait_ns;
             }
         }
-        let Some(row) = rows.get_mut(t.last) else { continue };
+        let Some(row) = rows.get_mut(t.last) else {
+            continue;
+        };
         row.last_arrivals += 1;
         row.caused_wait_ns += caused;
         if t.spread_ns < DELAY_MIN_SPREAD_NS {
@@ -107,21 +115,45 @@ pub fn stragglers(ranks: &[RankSummary], m: &Matching, times: &[InstanceTimes], 
             caused_wait_ns: caused,
             spread_ns: t.spread_ns,
         });
-        let collective = |p: usize| ranks.get(p)?.collectives.get((*inst.members.get(p)?)? as usize);
-        let window_start = |p: usize| Some(collective(p)?.window_start_ns - offsets_ns.get(p).copied().unwrap_or(0));
-        let Some(own) = collective(t.last).map(|c| &c.before) else { continue };
-        let others: Vec<&Window> = t.arrivals.iter().filter(|a| a.member != t.last).filter_map(|a| Some(&collective(a.member)?.before)).collect();
-        let other_starts: Vec<i64> = t.arrivals.iter().filter(|a| a.member != t.last).filter_map(|a| window_start(a.member)).collect();
+        let collective = |p: usize| {
+            ranks
+                .get(p)?
+                .collectives
+                .get((*inst.members.get(p)?)? as usize)
+        };
+        let window_start = |p: usize| {
+            Some(collective(p)?.window_start_ns - offsets_ns.get(p).copied().unwrap_or(0))
+        };
+        let Some(own) = collective(t.last).map(|c| &c.before) else {
+            continue;
+        };
+        let others: Vec<&Window> = t
+            .arrivals
+            .iter()
+            .filter(|a| a.member != t.last)
+            .filter_map(|a| Some(&collective(a.member)?.before))
+            .collect();
+        let other_starts: Vec<i64> = t
+            .arrivals
+            .iter()
+            .filter(|a| a.member != t.last)
+            .filter_map(|a| window_start(a.member))
+            .collect();
         if let (Some(own_start), Some(med)) = (window_start(t.last), median(&other_starts)) {
             row.late_start_ns += (own_start - med.round() as i64).max(0);
         }
         if let Some(acc) = why.get_mut(t.last) {
-            add_excess(&mut acc.0, &own.kernels, others.iter().map(|w| &w.kernels[..]));
+            add_excess(
+                &mut acc.0,
+                &own.kernels,
+                others.iter().map(|w| &w.kernels[..]),
+            );
             add_excess(&mut acc.1, &own.ops, others.iter().map(|w| &w.ops[..]));
         }
     }
     for (row, (kernels, ops)) in rows.iter_mut().zip(why) {
-        row.delayed.sort_by_key(|d| (std::cmp::Reverse(d.caused_wait_ns), d.instance));
+        row.delayed
+            .sort_by_key(|d| (std::cmp::Reverse(d.caused_wait_ns), d.instance));
         row.delayed.truncate(DELAYED_KEPT);
         row.kernels = top_positive(kernels);
         row.ops = top_positive(ops);
@@ -131,7 +163,11 @@ pub fn stragglers(ranks: &[RankSummary], m: &Matching, times: &[InstanceTimes], 
 }
 
 /// Adds, per name of `own`, own time - median of the others' time for it.
-fn add_excess<'a>(acc: &mut BTreeMap<String, i64>, own: &[(Box<str>, i64)], others: impl Iterator<Item = &'a [(Box<str>, i64)]> + Clone) {
+fn add_excess<'a>(
+    acc: &mut BTreeMap<String, i64>,
+    own: &[(Box<str>, i64)],
+    others: impl Iterator<Item = &'a [(Box<str>, i64)]> + Clone,
+) {
     for (name, t) in own {
         let theirs: Vec<i64> = others
             .clone()

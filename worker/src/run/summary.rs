@@ -108,7 +108,10 @@ pub fn summarize(file: &str, trace: &Trace) -> RankSummary {
     let gpu = gpu::gpu_metrics(trace, None)
         .into_iter()
         .max_by_key(|m| (m.kernels, std::cmp::Reverse(m.device)))
-        .map(|m| GpuUse { device: m.device, utilization: m.utilization });
+        .map(|m| GpuUse {
+            device: m.device,
+            utilization: m.utilization,
+        });
     let peak_memory_bytes = memory::analyze(trace, None, 0)
         .devices
         .iter()
@@ -146,16 +149,22 @@ struct GroupKeys {
 
 impl GroupKeys {
     fn new() -> Self {
-        Self { group: ArgKey::new("Process Group Name"), seq: ArgKey::new("Seq"), seq_lower: ArgKey::new("seq") }
+        Self {
+            group: ArgKey::new("Process Group Name"),
+            seq: ArgKey::new("Seq"),
+            seq_lower: ArgKey::new("seq"),
+        }
     }
 
     /// (group, seq) from one args text.
     fn read(&self, args: &str) -> (Option<Box<str>>, Option<i64>) {
         let b = args.as_bytes();
-        let group = self.group.raw(b).and_then(|raw| match serde_json::from_slice::<serde_json::Value>(raw) {
-            Ok(serde_json::Value::String(s)) => Some(s.into_boxed_str()),
-            Ok(serde_json::Value::Number(n)) => Some(n.to_string().into_boxed_str()),
-            _ => None,
+        let group = self.group.raw(b).and_then(|raw| {
+            match serde_json::from_slice::<serde_json::Value>(raw) {
+                Ok(serde_json::Value::String(s)) => Some(s.into_boxed_str()),
+                Ok(serde_json::Value::Number(n)) => Some(n.to_string().into_boxed_str()),
+                _ => None,
+            }
         });
         (group, self.seq.i64(b).or_else(|| self.seq_lower.i64(b)))
     }
@@ -169,7 +178,9 @@ impl GroupKeys {
         }
         let mut p = s.launch.get(i).copied().unwrap_or(NONE);
         while p != NONE {
-            let Some(&args) = s.args.get(p as usize) else { break };
+            let Some(&args) = s.args.get(p as usize) else {
+                break;
+            };
             let found = self.read(trace.args_text(args));
             if found.0.is_some() && found.1.is_some() {
                 return found;
@@ -189,7 +200,9 @@ fn collectives(trace: &Trace, steps: &steps::Steps) -> Vec<Collective> {
     for lane in &trace.lanes {
         let stream: Box<str> = trace.strings.get(lane.tid).as_ref().into();
         for i in lane.slices.start as usize..lane.slices.end as usize {
-            if trace.class(s.cat[i]) == CatClass::Kernel && is_collective_kernel(&trace.strings.get(s.name[i])) {
+            if trace.class(s.cat[i]) == CatClass::Kernel
+                && is_collective_kernel(&trace.strings.get(s.name[i]))
+            {
                 found.push((stream.clone(), s.start_ns[i], s.end_ns(i), i));
             }
         }
@@ -198,13 +211,23 @@ fn collectives(trace: &Trace, steps: &steps::Steps) -> Vec<Collective> {
     let windows = WindowIndex::new(trace);
     let mut out: Vec<Collective> = Vec::with_capacity(found.len());
     for (stream, start, end, i) in found {
-        let step = steps.steps.iter().find(|st| st.start_ns <= start && start < st.end_ns).map(|st| st.number);
+        let step = steps
+            .steps
+            .iter()
+            .find(|st| st.start_ns <= start && start < st.end_ns)
+            .map(|st| st.number);
         let prev = out.last().filter(|c| c.stream == stream);
         let w0 = match prev {
             Some(c) => c.end_ns - trace.origin_ns,
-            None => steps.steps.iter().find(|st| Some(st.number) == step).map_or(0, |st| st.start_ns),
+            None => steps
+                .steps
+                .iter()
+                .find(|st| Some(st.number) == step)
+                .map_or(0, |st| st.start_ns),
         };
-        let index_in_step = prev.filter(|c| c.step == step).map_or(0, |c| c.index_in_step + 1);
+        let index_in_step = prev
+            .filter(|c| c.step == step)
+            .map_or(0, |c| c.index_in_step + 1);
         let (group, seq) = keys.of_kernel(trace, i);
         let w0 = w0.min(start);
         out.push(Collective {

@@ -54,7 +54,9 @@ impl Items {
     /// Clipped time per name in `[w0, w1)`.
     fn time_in(&self, w0: i64, w1: i64) -> FxHashMap<StrId, i64> {
         let mut by_name: FxHashMap<StrId, i64> = FxHashMap::default();
-        let from = self.start.partition_point(|&s| s < w0.saturating_sub(self.longest));
+        let from = self
+            .start
+            .partition_point(|&s| s < w0.saturating_sub(self.longest));
         for i in from..self.start.len() {
             let (a, b) = (self.start[i], self.end[i]);
             if a >= w1 {
@@ -103,7 +105,11 @@ impl<'t> WindowIndex<'t> {
                 ops.push(item);
             }
         }
-        Self { trace, kernels: Items::from(kernels), ops: Items::from(ops) }
+        Self {
+            trace,
+            kernels: Items::from(kernels),
+            ops: Items::from(ops),
+        }
     }
 
     /// The window `[w0, w1)` (ns from the origin) with its top names.
@@ -131,7 +137,9 @@ fn under_op(trace: &Trace, i: usize) -> bool {
     let s = &trace.slices;
     let mut p = s.parent[i];
     while p != NONE {
-        let Some(&cat) = s.cat.get(p as usize) else { return false };
+        let Some(&cat) = s.cat.get(p as usize) else {
+            return false;
+        };
         if trace.class(cat) == CatClass::CpuOp {
             return true;
         }

@@ -38,7 +38,10 @@ const COMM_STREAM: i64 = 20;
 /// Kernel and op names of a compute phase, cycled.
 const KERNELS: [(&str, &str); 3] = [
     ("ampere_sgemm_128x64_nn", "aten::mm"),
-    ("void at::native::vectorized_elementwise_kernel<4>", "aten::add_"),
+    (
+        "void at::native::vectorized_elementwise_kernel<4>",
+        "aten::add_",
+    ),
     ("void at::native::reduce_kernel<512, 1>", "aten::sum"),
 ];
 /// The all-reduce kernel.
@@ -131,7 +134,8 @@ impl RunSpec {
 
 /// Deterministic jitter in `[0, JITTER_NS)` (splitmix64 of the coordinates).
 fn jitter(rank: u32, s: u32, j: u32, k: u32) -> i64 {
-    let mut z = (u64::from(rank) << 48) ^ (u64::from(s) << 32) ^ (u64::from(j) << 16) ^ u64::from(k);
+    let mut z =
+        (u64::from(rank) << 48) ^ (u64::from(s) << 32) ^ (u64::from(j) << 16) ^ u64::from(k);
     z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
@@ -153,7 +157,11 @@ pub fn generate_rank(spec: &RunSpec, rank: u32) -> Vec<u8> {
     for s in 0..spec.steps {
         let step_start = t;
         for j in 0..spec.collectives_per_step {
-            let last_arrival = t + (0..spec.ranks).map(|r| spec.phase_ns(r, s, j)).max().unwrap_or(0);
+            let last_arrival = t
+                + (0..spec.ranks)
+                    .map(|r| spec.phase_ns(r, s, j))
+                    .max()
+                    .unwrap_or(0);
             let mut k_start = t;
             for k in 0..spec.kernels_per_collective {
                 let dur = spec.kernel_dur_ns(rank, s, j, k);
@@ -187,7 +195,10 @@ pub fn generate_rank(spec: &RunSpec, rank: u32) -> Vec<u8> {
 /// # Errors
 /// The first I/O error, with the path.
 #[cfg(not(target_arch = "wasm32"))]
-pub fn write_dir(spec: &RunSpec, dir: &std::path::Path) -> std::io::Result<Vec<std::path::PathBuf>> {
+pub fn write_dir(
+    spec: &RunSpec,
+    dir: &std::path::Path,
+) -> std::io::Result<Vec<std::path::PathBuf>> {
     std::fs::create_dir_all(dir)?;
     (0..spec.ranks)
         .map(|r| {
@@ -239,7 +250,14 @@ impl Writer {
         self.events += 1;
     }
 
-    fn host(&mut self, cat: &'static str, name: &str, ts_ns: i64, dur_ns: i64, args: Vec<(&'static str, Arg)>) {
+    fn host(
+        &mut self,
+        cat: &'static str,
+        name: &str,
+        ts_ns: i64,
+        dur_ns: i64,
+        args: Vec<(&'static str, Arg)>,
+    ) {
         self.push(Event {
             kind: Kind::Complete { cat, dur_ns },
             name: Cow::Owned(name.to_owned()),
@@ -251,12 +269,26 @@ impl Writer {
     }
 
     /// A host op launching `kernel` on `stream` at `start` for `dur` ns.
-    fn launch(&mut self, op: &str, kernel: &str, stream: i64, start: i64, dur: i64, kernel_args: Vec<(&'static str, Arg)>) {
+    fn launch(
+        &mut self,
+        op: &str,
+        kernel: &str,
+        stream: i64,
+        start: i64,
+        dur: i64,
+        kernel_args: Vec<(&'static str, Arg)>,
+    ) {
         let corr = self.correlation;
         self.correlation += 1;
         let host_at = start - HOST_LEAD_NS;
         self.host("cpu_op", op, host_at, 4_000, Vec::new());
-        self.host("cuda_runtime", "cudaLaunchKernel", host_at + 500, 3_000, vec![("correlation", Arg::Int(corr))]);
+        self.host(
+            "cuda_runtime",
+            "cudaLaunchKernel",
+            host_at + 500,
+            3_000,
+            vec![("correlation", Arg::Int(corr))],
+        );
         let mut args = vec![
             ("device", Arg::Int(self.device)),
             ("stream", Arg::Int(stream)),
@@ -264,7 +296,10 @@ impl Writer {
         ];
         args.extend(kernel_args);
         self.push(Event {
-            kind: Kind::Complete { cat: "kernel", dur_ns: dur },
+            kind: Kind::Complete {
+                cat: "kernel",
+                dur_ns: dur,
+            },
             name: Cow::Owned(kernel.to_owned()),
             pid: Id::Num(self.device),
             tid: Id::Num(stream),
@@ -277,14 +312,33 @@ impl Writer {
     fn collective(&mut self, start: i64, dur: i64, pg: Vec<(&'static str, Arg)>) {
         let host_at = start - HOST_LEAD_NS - 1_000;
         self.host("cpu_op", "record_param_comms", host_at, 5_000, pg.clone());
-        self.host("user_annotation", "nccl:all_reduce", host_at + 200, 4_500, Vec::new());
-        self.launch("c10d::allreduce_", ALLREDUCE_KERNEL, COMM_STREAM, start, dur, pg);
+        self.host(
+            "user_annotation",
+            "nccl:all_reduce",
+            host_at + 200,
+            4_500,
+            Vec::new(),
+        );
+        self.launch(
+            "c10d::allreduce_",
+            ALLREDUCE_KERNEL,
+            COMM_STREAM,
+            start,
+            dur,
+            pg,
+        );
     }
 
     /// `ProfilerStep#n` over `[start - lead, end]` and a gradient buffer held during the step.
     fn step(&mut self, n: u32, start: i64, end: i64) {
         let cpu_start = start - 2 * HOST_LEAD_NS;
-        self.host("user_annotation", &format!("ProfilerStep#{n}"), cpu_start, end - cpu_start, Vec::new());
+        self.host(
+            "user_annotation",
+            &format!("ProfilerStep#{n}"),
+            cpu_start,
+            end - cpu_start,
+            Vec::new(),
+        );
         let bytes = 64 << 20;
         self.memory(cpu_start + 100, bytes);
         self.memory(end - 100, -bytes);
@@ -301,7 +355,10 @@ impl Writer {
             ("Device Type", Arg::Int(1)),
         ];
         self.push(Event {
-            kind: Kind::Instant { cat: Some("cpu_instant_event"), scope: "t" },
+            kind: Kind::Instant {
+                cat: Some("cpu_instant_event"),
+                scope: "t",
+            },
             name: Cow::Borrowed("[memory]"),
             pid: Id::Num(self.host_pid),
             tid: Id::Num(self.host_pid),
