@@ -84,6 +84,23 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// The ranks of a distributed run: rank table, step heatmap data, collectives matched across
+    /// ranks, stragglers and why, clock offsets, run findings (docs/runs.md).
+    Run {
+        /// Trace files and directories (searched recursively for `*.json` / `*.json.gz`).
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Print the stable JSON form (same as `--format json`).
+        #[arg(long, conflicts_with = "format")]
+        json: bool,
+        /// Output format.
+        #[arg(long, value_parser = ["text", "json", "ndjson"])]
+        format: Option<String>,
+        /// Ranks loaded at once (memory grows with this, not with the rank count); default:
+        /// the machine's cores.
+        #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+        threads: Option<u16>,
+    },
     /// Parse + index throughput, one JSON line per run (then first-view and op-table timings).
     Bench {
         /// Trace file.
@@ -128,6 +145,7 @@ fn main() -> ExitCode {
             let (op_sort, kernel_sort) = sort.unwrap_or((None, None));
             diff(&base, &cand, DiffOptions { by_shape, op_sort, kernel_sort, top }, json)
         }
+        Command::Run { paths, json, format, threads } => run(&paths, json, format.as_deref(), threads),
         Command::Bench { trace, runs, threads } => read(&trace).and_then(|raw| bench::run(&trace, &raw, runs, threads.into())),
         Command::Demo { out } => demo(&out),
         Command::Inflate { input, out, target_mb } => inflate(&input, &out, target_mb),
@@ -212,6 +230,19 @@ fn diff(base: &Path, cand: &Path, options: DiffOptions, json: bool) -> Result<()
         return print_json(&report.json());
     }
     print!("{}", report.text());
+    Ok(())
+}
+
+fn run(paths: &[PathBuf], json: bool, format: Option<&str>, threads: Option<u16>) -> Result<(), Failure> {
+    use kinetoscope::run::Format;
+    let format = if json { Format::Json } else { format.and_then(Format::parse).unwrap_or(Format::Text) };
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let threads = threads.map_or(cores, usize::from);
+    let out = kinetoscope::run::run_files(paths, threads, format).map_err(|e| e.to_string())?;
+    print!("{out}");
+    if !out.ends_with('\n') {
+        println!();
+    }
     Ok(())
 }
 

@@ -12,6 +12,10 @@
 //! **Errors** are values per file ([`FileError`], with the path); a run is still analysed from
 //! the files that loaded, and the others become `run_file_error` diagnostics.
 
+// The engine's one native entry that reads files and spawns threads (worker/clippy.toml keeps
+// them out of everything else).
+#![allow(clippy::disallowed_methods, clippy::disallowed_types)]
+
 use super::summary::{summarize, RankSummary};
 use super::{analyze, render, ClockChoice, Diagnostic, Format};
 use crate::engine::Engine;
