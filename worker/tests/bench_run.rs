@@ -6,7 +6,7 @@
 //! cargo test --release -p kinetoscope --test bench_run -- --ignored --nocapture
 //! KINETOSCOPE_RUN_BENCH_RANKS=32 KINETOSCOPE_RUN_BENCH_THREADS=2 cargo test ...   # smaller
 //! ```
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
 use kinetoscope::run::{self, ClockChoice, Format, RankSummary};
 use kinetoscope::synth::run::{Delay, RunSpec};

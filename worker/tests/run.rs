@@ -1,7 +1,7 @@
 //! Runs and ranks (`kinetoscope::run`): a synthetic run with a designed straggler and clock
 //! skew, missing and duplicate ranks, the four real dlrm ranks and the two HTA ranks. The
 //! benchmark is `bench_run.rs`.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
 mod common;
 

@@ -1,7 +1,7 @@
 //! Op tables as text (PyTorch's `key_averages().table()` columns) and as `ops[]` JSON.
 
-use super::{cut, printable, WIDTH};
-use crate::analysis::ops::{us, OpRow, OpTable};
+use super::{cut, printable, time, WIDTH};
+use crate::analysis::ops::{OpRow, OpTable};
 use serde_json::{json, Value};
 use std::fmt::Write as _;
 
