@@ -65,7 +65,7 @@ fn report_text_fits_120_columns_and_json_has_the_stable_keys() {
 fn version_help_per_command_and_completions() {
     let (code, out, _) = run(&["--version"]);
     assert_eq!((code, out.trim()), (0, concat!("kinetoscope ", env!("CARGO_PKG_VERSION"))));
-    for command in ["info", "report", "diff", "run", "bench", "demo", "inflate", "completions"] {
+    for command in ["info", "report", "diff", "run", "bench", "demo", "demo-run", "inflate", "completions"] {
         let (code, out, _) = run(&[command, "--help"]);
         assert_eq!(code, 0, "{command}");
         assert!(out.contains("Usage: kinetoscope"), "{command}: {out}");
@@ -115,4 +115,19 @@ fn run_opens_the_dlrm_ranks_as_one_run() {
     assert_eq!(rows.iter().filter(|r| r["kind"] == "step").count(), 4, "one step per dlrm rank");
     let (code, _, err) = run(&["run", "--format", "yaml", &files[0]]);
     assert_eq!(code, 2, "{err}");
+}
+
+/// `demo-run` writes a run whose designed straggler `run` finds.
+#[test]
+fn demo_run_writes_ranks_whose_straggler_run_names() {
+    let dir = std::env::temp_dir().join(format!("ks_demo_run_{}", std::process::id()));
+    let d = dir.to_str().unwrap();
+    let (code, _, err) = run(&["demo-run", d, "--ranks", "4", "--straggler", "2"]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = run(&["run", "--json", d]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(code, 0, "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["world_size"], 4);
+    assert_eq!(doc["stragglers"][0]["rank"], 2, "{}", doc["stragglers"]);
 }
