@@ -16,6 +16,8 @@
 //! (the CLI in `src/bin/kinetoscope.rs`, the wasm worker in `src/bin/worker.rs`) pass bytes in and
 //! measure time themselves. `synth` generates traces (the demo, large benchmark inputs).
 //! `compare` diffs the analyses of two traces (baseline / candidate, `kinetoscope diff`).
+//! `run` analyses a distributed run (one trace per rank): per-rank summaries, collectives
+//! matched across ranks, clock offsets, stragglers and why (docs/runs.md).
 //!
 //! On top of the model, `analysis` computes the tables (ops, kernels, steps, GPU metrics,
 //! memory, idle time) and `finding` reads them as a cheatsheet: rules that name a pattern,
@@ -33,6 +35,7 @@ pub mod json;
 pub mod load;
 pub mod model;
 pub mod report;
+pub mod run;
 pub mod session;
 pub mod summary;
 pub mod synth;

@@ -7,6 +7,8 @@
 //!   exports: CPU ops with shapes, runtime calls, kernels, memcpys, `ac2g` / `fwdbwd` flows,
 //!   `[memory]` instants, GPU-side step annotations and the profiler span. The app opens it from
 //!   `public/` as the demo.
+//! - [`run`] writes one trace per rank of a synthetic distributed run with a designed straggler
+//!   and clock skew (ground truth for `crate::run`).
 //! - [`inflate`] repeats the events of a real trace along time, renumbering every linking id, to
 //!   make inputs of any size (hundreds of MB to GB) for benchmarks and stress tests.
 //!
@@ -29,6 +31,7 @@ mod kernels;
 mod kineto;
 mod memory;
 mod network;
+pub mod run;
 mod scan;
 mod sim;
 mod train;
