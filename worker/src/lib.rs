@@ -34,6 +34,7 @@ pub mod input;
 pub mod json;
 pub mod load;
 pub mod model;
+pub mod ranks;
 pub mod report;
 pub mod run;
 pub mod session;
