@@ -2,6 +2,8 @@
 //! then, once a trace is loaded, the timeline with its details panel and the tabs below
 //! (summary, tables and charts). State and queries live in the [`Controller`].
 //!
+//! With `?run=MANIFEST` it opens the ranks of a distributed run listed by that JSON manifest
+//! (several picked or dropped files, or a folder, do the same) and lands on the Run tab.
 //! With no `?url=` the page loads [`DEMO_URL`], unless its fragment is a share link to a local
 //! file, which the page then asks for. A share link's view is restored after the load.
 //! With `?url=CAND&base=BASE` it loads BASE, keeps it as the comparison baseline, then loads CAND
@@ -16,7 +18,7 @@ use crate::control::Controller;
 use crate::deferred::Deferred;
 use crate::panels::{
     CompareButton, ComparePanel, DetailsPanel, DropZone, ErrorPanel, FindingsPanel, OpenButton,
-    ProgressPanel, SummaryPanel, TablePanel, Tabs, TraceHeader,
+    OpenFolderButton, ProgressPanel, RunBack, RunPanel, SummaryPanel, TablePanel, Tabs, TraceHeader,
 };
 use crate::state::format;
 use crate::state::link::ViewLink;
@@ -52,7 +54,7 @@ pub fn App() -> impl IntoView {
             let _ = root.set_attribute("data-theme", t.as_str());
         }
     });
-    let on_file = Callback::new(move |file: File| ctl.load_file(file));
+    let on_files = Callback::new(move |files: Vec<File>| ctl.load_files(files));
     let on_compare = Callback::new(move |file: File| ctl.compare_with(file));
     let on_select = Callback::new(move |tab: Tab| ctl.select_tab(tab));
     let on_filter = Callback::new(move |text: String| ctl.set_filter(text));
@@ -68,6 +70,15 @@ pub fn App() -> impl IntoView {
     let on_findings = Memo::new(move |_| tables.with(|t| t.tab == Tab::Findings));
     let on_charts = Memo::new(move |_| settled.get() && tables.with(|t| t.tab == Tab::Charts));
     let on_compare_tab = Memo::new(move |_| tables.with(|t| t.tab == Tab::Compare));
+    let run = ctl.run.read_only();
+    let run_open = Memo::new(move |_| run.with(|r| r.open));
+    // The Run tab, or the run's files while they arrive (before any tab is shown).
+    let on_run = Memo::new(move |_| {
+        run_open.get() && (tables.with(|t| t.tab == Tab::Run) || run.with(|r| r.data.is_none() && r.error.is_none()))
+    });
+    let run_back = Memo::new(move |_| {
+        run_open.get() && loaded.get() && tables.with(|t| t.tab != Tab::Run) && run.with(|r| r.data.is_some())
+    });
     let steps = Memo::new(move |_| {
         ctl.timeline
             .with(|t| t.layout.as_ref().map(|l| l.steps.clone()).unwrap_or_default())
@@ -78,7 +89,8 @@ pub fn App() -> impl IntoView {
         <Deferred>
             <header class="top">
                 <h1>"Kinetoscope"</h1>
-                <OpenButton on_file=on_file />
+                <OpenButton on_files=on_files />
+                <OpenFolderButton on_files=on_files />
                 <CompareButton on_file=on_compare />
                 <span class="spacer"></span>
                 <Show when=move || loaded.get()>
@@ -92,7 +104,7 @@ pub fn App() -> impl IntoView {
                     {move || if theme.get() == Theme::Dark { "☀ Light" } else { "☾ Dark" }}
                 </button>
             </header>
-            <DropZone on_file=on_file />
+            <DropZone on_files=on_files />
         </Deferred>
         <main>
             <Deferred>
@@ -103,7 +115,7 @@ pub fn App() -> impl IntoView {
                             "This link shows a view of "<b>{name}</b>{format!(" ({}). ", format::bytes(size))}
                             "Open that file from your machine to see it: it is read in this browser and never uploaded."
                         </p>
-                        <OpenButton on_file=on_file />
+                        <OpenButton on_files=on_files />
                     </section>
                 })}
                 <ProgressPanel state=state on_cancel=Callback::new(move |()| ctl.cancel_load()) />
@@ -113,6 +125,9 @@ pub fn App() -> impl IntoView {
                     </Deferred>
                 </Show>
                 <ErrorPanel state=state />
+                <Show when=move || run_back.get()>
+                    <RunBack ctl=ctl />
+                </Show>
             </Deferred>
             // Mounted at boot, laid out at its final size but invisible until a trace is loaded,
             // so building and sizing it never delays the first paint; it stays mounted (it keeps
@@ -128,7 +143,12 @@ pub fn App() -> impl IntoView {
             </Deferred>
             <Show when=move || settled.get()>
                 <Deferred>
-                    <Tabs tables=tables on_select=on_select />
+                    <Tabs tables=tables run_open=run_open on_select=on_select />
+                </Deferred>
+            </Show>
+            <Show when=move || on_run.get()>
+                <Deferred>
+                    <RunPanel ctl=ctl theme=theme.read_only() />
                 </Deferred>
             </Show>
             <Show when=move || on_summary.get()>
@@ -174,6 +194,9 @@ pub fn App() -> impl IntoView {
 /// way the link's view is restored after the load.
 fn start(ctl: Controller, wanted: RwSignal<Option<(String, u64)>>) {
     let link = ViewLink::parse(&window().location().hash().unwrap_or_default());
+    if let Some(run) = url_param("run") {
+        return ctl.load_run_url(&run);
+    }
     match (url_param("url"), &link.file, url_param("base")) {
         (Some(cand), _, Some(base)) => ctl.load_pair(&base, &cand),
         (None, Some(file), _) => wanted.set(Some(file.clone())),

@@ -47,6 +47,13 @@
 //!                 each panel's window in its trace's ns, rects / lanes: {base, cand} rects in
 //!                 the tile caches and lanes laid out, active: keys go to the stack, hover:
 //!                 {pane, name, durNs} or null, frames: panel paints, pending}
+//! run             null while no run is open (a single trace), else {ranks: rank numbers of
+//!                 the rank table, steps: step numbers of the heatmap's columns, worldSize,
+//!                 loaded / total: files in / files of the run, pending: the run query awaited,
+//!                 heatmap: [{rank, step, durUs, outlier, x, y, w, h}] cells as drawn (CSS px
+//!                 from the canvas' top-left), findings: run finding rules, diagnostics: their
+//!                 kinds, focus: {rank, step} opened from the heatmap or null,
+//!                 workerMemoryBytes: the load worker's wasm memory after the files, or null}
 //! idle()          Promise resolved when no load is running, no table, timeline, findings,
 //!                 chart or compare query is pending, the panels below the timeline are
 //!                 asked for (`settled`) and no part of the page waits to be built
@@ -61,6 +68,7 @@
 use crate::state::charts::ChartState;
 use crate::state::compare::CompareState;
 use crate::state::findings::FindingsState;
+use crate::state::run::RunState;
 use crate::state::stack::{Pane, StackState};
 use crate::state::table::{Tab, TableState};
 use crate::state::timeline::TimelineState;
@@ -176,6 +184,8 @@ pub struct States<'a> {
     pub compare: &'a CompareState,
     /// The stacked timelines of the comparison.
     pub stack: &'a StackState,
+    /// The open distributed run.
+    pub run: &'a RunState,
 }
 
 /// Marks the snapshot stale, and resolves `idle()` waiters if no load is running and no query
@@ -193,7 +203,8 @@ pub fn publish(s: &States) {
             || s.findings.pending.is_some()
             || s.charts.busy()
             || s.compare.pending.is_some()
-            || s.stack.busy();
+            || s.stack.busy()
+            || s.run.busy();
         take_waiters(hook)
     });
     resolve(waiters);
@@ -263,7 +274,8 @@ fn snapshot(hook: &mut Hook, s: &States, link: Option<&str>) -> JsValue {
         to_js(&serde_json::json!({ "rules": rules, "active": findings.active }))
     });
     let link = link.map_or(JsValue::NULL, JsValue::from_str);
-    let fields: [(&str, JsValue); 13] = [
+    let fields: [(&str, JsValue); 14] = [
+        ("run", run_js(s.run)),
         ("status", state.status.as_str().into()),
         ("summary", summary),
         ("error", error),
@@ -282,6 +294,35 @@ fn snapshot(hook: &mut Hook, s: &States, link: Option<&str>) -> JsValue {
         let _ = Reflect::set(&obj, &key.into(), &value);
     }
     Object::freeze(&obj).into()
+}
+
+/// The open run (see the module docs), or null.
+fn run_js(r: &RunState) -> JsValue {
+    use serde_json::json;
+    if !r.open {
+        return JsValue::NULL;
+    }
+    let data = r.data.as_deref();
+    let ranks: Vec<Option<u32>> = data.map(|d| d.ranks.iter().map(|x| x.rank).collect()).unwrap_or_default();
+    let steps = data.map(|d| crate::state::run::heatmap_axes(d).1).unwrap_or_default();
+    let heatmap: Vec<serde_json::Value> = r
+        .heatmap
+        .iter()
+        .map(|c| json!({"rank": c.rank, "step": c.step, "durUs": c.dur_us, "outlier": c.outlier, "x": c.x, "y": c.y, "w": c.w, "h": c.h}))
+        .collect();
+    to_js(&json!({
+        "ranks": ranks,
+        "steps": steps,
+        "worldSize": data.and_then(|d| d.world_size),
+        "loaded": r.loaded(),
+        "total": r.files.len(),
+        "pending": r.busy(),
+        "heatmap": heatmap,
+        "findings": data.map(|d| d.findings.iter().map(|f| f.rule.clone()).collect::<Vec<_>>()).unwrap_or_default(),
+        "diagnostics": data.map(|d| d.diagnostics.iter().map(|x| x.kind.clone()).collect::<Vec<_>>()).unwrap_or_default(),
+        "focus": r.focus.map(|(rank, step)| json!({"rank": rank, "step": step})),
+        "workerMemoryBytes": r.files.iter().filter_map(|f| f.memory_bytes).max(),
+    }))
 }
 
 /// `{base, cand, ops, kernels, sort, kernelSort, byShape, verdict, pending, stack}`, or null.
@@ -341,7 +382,7 @@ fn table_js(t: &TableState) -> JsValue {
     let Some(data) = t
         .data
         .as_ref()
-        .filter(|_| !matches!(t.tab, Tab::Summary | Tab::Findings | Tab::Charts | Tab::Compare))
+        .filter(|_| !matches!(t.tab, Tab::Summary | Tab::Findings | Tab::Charts | Tab::Compare | Tab::Run))
     else {
         return JsValue::NULL;
     };

@@ -16,6 +16,7 @@ use crate::index::{search, Index};
 use crate::input;
 use crate::load::{self, LoadFailure, Part, Plan};
 use crate::model::Trace;
+use crate::ranks::{Opened, RunState};
 use crate::session::Session;
 use crate::answer::summary::summarize;
 use crate::answer;
@@ -36,6 +37,18 @@ pub struct Engine {
     comparison: Option<Box<ComparisonData>>,
     /// The last search text and its compiled query (tiles and search steps reuse it).
     search: Option<(String, search::Query)>,
+    /// The distributed run being loaded or loaded; survives the loads of its ranks.
+    run: Option<RunState>,
+}
+
+/// What [`Engine::open_rank`] did.
+pub enum RankOpen {
+    /// The rank's model was kept: it is now the current trace, with this summary.
+    Ready(Box<TraceSummary>),
+    /// Its model was dropped: load file `index` of the run again, then [`Engine::keep_rank`].
+    Reload(usize),
+    /// No file of the open run (or no run) has that rank.
+    Unknown,
 }
 
 /// A load between [`Engine::prepare`] and [`Engine::complete`]: the decompressed JSON and how
@@ -107,6 +120,7 @@ impl Engine {
     ) -> Result<Prepared, LoadError> {
         *self = Self {
             baseline: self.baseline.take(),
+            run: self.run.take(),
             ..Self::default()
         };
         let file_bytes = bytes.len() as u64;
@@ -161,6 +175,68 @@ impl Engine {
         answer::tiles::tiles(trace, session.index(), &lanes, (0, trace.end_ns), resolution_ns, None);
     }
 
+    /// Starts a distributed run of the files `names` (loaded next, one by one, with
+    /// [`Engine::prepare`] / [`Engine::complete`] and [`Engine::keep_rank`]); drops any other run.
+    pub fn begin_run(&mut self, names: Vec<String>) {
+        self.run = Some(RunState::new(names));
+    }
+
+    /// Forgets the open run (a single trace is loaded next).
+    pub fn end_run(&mut self) {
+        self.run = None;
+    }
+
+    /// The open run, if any.
+    pub fn run(&self) -> Option<&RunState> {
+        self.run.as_ref()
+    }
+
+    /// Keeps the trace just loaded as file `index` of the run (its rank summary, its model
+    /// among the kept ones); `summary` is what its `Loaded` carried.
+    pub fn keep_rank(&mut self, index: usize, summary: TraceSummary) -> Option<protocol::RankInfo> {
+        let session = self.current.clone()?;
+        Some(self.run.as_mut()?.keep(index, session, summary))
+    }
+
+    /// File `index` of the run could not be loaded.
+    pub fn rank_failed(&mut self, index: usize, message: String) -> Option<protocol::RankInfo> {
+        Some(self.run.as_mut()?.failed(index, message))
+    }
+
+    /// Every file of the run is in: analyses the run, and makes the most recently loaded rank
+    /// the current trace if the last load failed. Returns that trace's summary (`None`: no file
+    /// of the run loaded).
+    pub fn finish_run(&mut self) -> Option<TraceSummary> {
+        let run = self.run.as_mut()?;
+        run.finish();
+        let (session, summary) = run.latest()?;
+        self.set_current(session);
+        Some(summary)
+    }
+
+    /// Makes rank `rank` of the open run the current trace, if its model is kept.
+    pub fn open_rank(&mut self, rank: u32) -> RankOpen {
+        match self.run.as_mut().and_then(|r| r.open(rank)) {
+            Some(Opened::Kept(session, summary)) => {
+                self.set_current(session);
+                RankOpen::Ready(summary)
+            }
+            Some(Opened::Reload(index)) => RankOpen::Reload(index),
+            None => RankOpen::Unknown,
+        }
+    }
+
+    /// Replaces the current trace by `session` (a kept rank), dropping what belonged to the
+    /// previous one.
+    fn set_current(&mut self, session: Arc<Session>) {
+        if self.current.as_ref().is_some_and(|c| Arc::ptr_eq(c, &session)) {
+            return;
+        }
+        self.current = Some(session);
+        self.comparison = None;
+        self.search = None;
+    }
+
     /// Answers `q` over the loaded trace.
     ///
     /// # Errors
@@ -171,6 +247,10 @@ impl Engine {
         }
         if let Some(reply) = self.timeline_query(q) {
             return reply;
+        }
+        if matches!(q, Query::Run) {
+            let data = self.run.as_ref().ok_or("no run is open")?.data().ok_or("the run is still loading")?;
+            return Ok((Answer::Run(Box::new(data.clone())), None));
         }
         let Some(session) = self.current.clone() else {
             return Err("no trace is loaded".into());
@@ -216,7 +296,8 @@ impl Engine {
             Query::Histogram { name, bins } => {
                 Answer::Histogram(answer::counters::histogram(trace, name, *bins))
             }
-            Query::KeepAsBaseline
+            Query::Run
+            | Query::KeepAsBaseline
             | Query::ClearBaseline
             | Query::Compare { .. }
             | Query::Layout { .. }

@@ -39,6 +39,7 @@ pub mod input;
 pub mod json;
 pub mod load;
 pub mod model;
+pub mod ranks;
 pub mod report;
 pub mod run;
 pub mod session;

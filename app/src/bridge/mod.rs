@@ -54,7 +54,7 @@ struct Inner {
 /// The connection's state.
 enum Link {
     /// Spawned, `Ready` not received yet: outgoing messages wait in the queue.
-    Booting(Conn, Vec<(ToWorker, Option<File>)>),
+    Booting(Conn, Vec<(ToWorker, Option<JsValue>)>),
     /// Handshake done.
     Ready(Conn),
     /// Crashed or could not start; the next load tries a new worker.
@@ -187,7 +187,41 @@ impl Bridge {
             id,
             workers: workers_param(),
         };
-        self.send(id, msg, Some(file));
+        self.send(id, msg, Some(file.into()));
+    }
+
+    /// Has the worker load the run listed by the manifest at `target` as load `id`.
+    pub fn fetch_run(&self, id: u32, target: &Target) {
+        let msg = ToWorker::FetchRun {
+            id,
+            url: target.href.clone(),
+            workers: workers_param(),
+        };
+        self.send(id, msg, None);
+    }
+
+    /// Has the worker load the run of `files` as load `id` (the files travel beside the
+    /// message, as handles).
+    pub fn read_run(&self, id: u32, files: &[File]) {
+        let array = js_sys::Array::new();
+        for f in files {
+            array.push(f);
+        }
+        let msg = ToWorker::ReadRun {
+            id,
+            workers: workers_param(),
+        };
+        self.send(id, msg, Some(array.into()));
+    }
+
+    /// Has the worker make rank `rank` of the open run the current trace, as load `id`.
+    pub fn open_rank(&self, id: u32, rank: u32) {
+        let msg = ToWorker::OpenRank {
+            id,
+            rank,
+            workers: workers_param(),
+        };
+        self.send(id, msg, None);
     }
 
     /// Ends load `id` with an error found on this side (a URL that cannot be loaded), if still
@@ -211,7 +245,7 @@ impl Bridge {
     }
 
     /// Queues or posts `msg` for the current load `id`; a failure ends the load.
-    fn send(&self, id: u32, msg: ToWorker, file: Option<File>) {
+    fn send(&self, id: u32, msg: ToWorker, file: Option<JsValue>) {
         let mut inner = self.0.inner.borrow_mut();
         if inner.current != Some(id) {
             return;
@@ -290,7 +324,14 @@ impl Inner {
     fn receive(&mut self, msg: FromWorker) -> Vec<FromWorker> {
         match msg {
             FromWorker::Ready { protocol_version } => self.handshake(protocol_version),
-            FromWorker::Progress { id, .. } if self.current == Some(id) => vec![msg],
+            FromWorker::Progress { id, .. }
+            | FromWorker::RunStarted { id, .. }
+            | FromWorker::RankProgress { id, .. }
+            | FromWorker::RankLoaded { id, .. }
+                if self.current == Some(id) =>
+            {
+                vec![msg]
+            }
             FromWorker::Loaded { id, .. } | FromWorker::Failed { id, .. }
                 if self.current == Some(id) =>
             {

@@ -9,13 +9,13 @@
 use js_sys::{Array, ArrayBuffer};
 use protocol::{FromWorker, ToWorker};
 use wasm_bindgen::{JsCast, JsValue};
-use web_sys::{File, Worker};
+use web_sys::Worker;
 
-/// Posts `msg`, with `file` beside it if given.
+/// Posts `msg`, with `file` (a `File`, or an array of them for a run) beside it if given.
 ///
 /// # Errors
 /// The browser's message when posting fails.
-pub fn post(worker: &Worker, msg: &ToWorker, file: Option<&File>) -> Result<(), String> {
+pub fn post(worker: &Worker, msg: &ToWorker, file: Option<&JsValue>) -> Result<(), String> {
     let json = serde_json::to_string(msg).map_err(|e| e.to_string())?;
     let parts = Array::of1(&JsValue::from_str(&json));
     if let Some(file) = file {

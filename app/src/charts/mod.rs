@@ -16,6 +16,7 @@
 //! The charts it draws: docs/viewer.md#charts.
 
 mod gpu;
+pub mod heatmap;
 mod histogram;
 mod memory;
 mod steps;

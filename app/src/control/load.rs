@@ -16,6 +16,7 @@ impl Controller {
         let target = source::resolve_url(url);
         let name = target.as_ref().map_or(url, |t| t.name.as_str());
         self.begin(name);
+        self.end_run();
         self.link.update_value(|l| l.local_file = false);
         let id = bridge.begin();
         match target {
@@ -30,6 +31,7 @@ impl Controller {
             return;
         };
         self.begin(&file.name());
+        self.end_run();
         self.link.update_value(|l| l.local_file = true);
         let id = bridge.begin();
         bridge.read(id, file);
@@ -50,7 +52,7 @@ impl Controller {
         }
     }
 
-    fn begin(self, name: &str) {
+    pub(super) fn begin(self, name: &str) {
         self.tables.update(TableState::reset);
         self.timeline.update(|t| t.reset());
         self.findings.update(|f| f.reset());

@@ -16,6 +16,7 @@ mod compare;
 mod findings;
 mod link;
 mod load;
+mod run;
 mod stack;
 mod tables;
 pub mod timeline;
@@ -24,6 +25,7 @@ use crate::bridge::Bridge;
 use crate::state::charts::ChartState;
 use crate::state::compare::CompareState;
 use crate::state::findings::FindingsState;
+use crate::state::run::RunState;
 use crate::state::stack::StackState;
 use crate::state::table::TableState;
 use crate::state::timeline::TimelineState;
@@ -52,6 +54,8 @@ pub struct Controller {
     pub compare: RwSignal<CompareState>,
     /// The Compare tab's stacked timelines.
     pub stack: RwSignal<StackState>,
+    /// The open distributed run (the Run tab).
+    pub run: RwSignal<RunState>,
     bridge: StoredValue<Option<Bridge>, LocalStorage>,
     link: StoredValue<link::LinkState, LocalStorage>,
 }
@@ -68,6 +72,7 @@ impl Controller {
             charts: RwSignal::new(ChartState::default()),
             compare: RwSignal::new(CompareState::default()),
             stack: RwSignal::new(StackState::default()),
+            run: RwSignal::new(RunState::default()),
             bridge: StoredValue::new_local(None),
             link: StoredValue::new_local(link::LinkState::default()),
         };
@@ -95,6 +100,16 @@ impl Controller {
     /// the load state; a finished load asks for the layout and re-queries the table tab shown.
     fn receive(self, msg: FromWorker, words: Option<Vec<u32>>) {
         match msg {
+            FromWorker::RunStarted { .. } | FromWorker::RankProgress { .. } | FromWorker::RankLoaded { .. } => {
+                self.run_progress(msg);
+            }
+            FromWorker::Answer { id, answer } if self.run.with_untracked(|r| r.awaits(id)) => {
+                self.run_answer(id, *answer);
+            }
+            FromWorker::QueryFailed { id, message } if self.run.with_untracked(|r| r.awaits(id)) => {
+                self.run.update(|r| r.failed(id, message));
+                self.publish();
+            }
             FromWorker::Answer { id, answer } if self.charts.with_untracked(|c| c.awaits(id)) => {
                 self.chart_answer(id, *answer);
             }
@@ -187,6 +202,7 @@ impl Controller {
                 // A shared link's view first, so the first tiles asked for are the ones drawn;
                 // then tiles before tables and charts, as the worker answers in order.
                 self.restore();
+                self.run_loaded();
                 self.fetch();
                 let idle = self.tables.with_untracked(|t| t.pending.is_none());
                 if let Some(query) = self.tables.with_untracked(TableState::query).filter(|_| idle) {
@@ -221,6 +237,7 @@ impl Controller {
             Channel::Table => self.tables.update(|t| t.sent(id)),
             Channel::Findings => self.findings.update_untracked(|f| f.pending = Some(id)),
             Channel::Compare => self.compare.update(|c| c.sent(id)),
+            Channel::Run => self.run.update(|r| r.sent(id)),
             channel => self.timeline.update_untracked(|t| t.sent(channel, id)),
         }
         bridge.query(id, query);
@@ -267,7 +284,9 @@ impl Controller {
                         self.charts.with_untracked(|charts| {
                             self.compare.with_untracked(|compare| {
                                 self.stack.with_untracked(|stack| {
-                                    f(&testing::States { load, tables, timeline, findings, charts, compare, stack })
+                                    self.run.with_untracked(|run| {
+                                        f(&testing::States { load, tables, timeline, findings, charts, compare, stack, run })
+                                    })
                                 })
                             })
                         })

@@ -22,7 +22,7 @@ use std::sync::Arc;
 
 /// The tab buttons; `on_select` switches tabs.
 #[component]
-pub fn Tabs(tables: ReadSignal<TableState>, on_select: Callback<Tab>) -> impl IntoView {
+pub fn Tabs(tables: ReadSignal<TableState>, run_open: Memo<bool>, on_select: Callback<Tab>) -> impl IntoView {
     let buttons = Tab::ALL
         .into_iter()
         .map(|tab| {
@@ -30,6 +30,7 @@ pub fn Tabs(tables: ReadSignal<TableState>, on_select: Callback<Tab>) -> impl In
                 <button
                     data-testid=format!("tab-{}", tab.as_str())
                     class:active=move || tables.with(|t| t.tab == tab)
+                    hidden=move || tab == Tab::Run && !run_open.get()
                     on:click=move |_| on_select.run(tab)
                 >
                     {tab.label()}
@@ -56,7 +57,7 @@ pub fn TablePanel(
     let tab = Memo::new(move |_| tables.with(|t| t.tab));
     move || {
         let tab = tab.get();
-        (!matches!(tab, Tab::Summary | Tab::Findings | Tab::Charts | Tab::Compare)).then(|| {
+        (!matches!(tab, Tab::Summary | Tab::Findings | Tab::Charts | Tab::Compare | Tab::Run)).then(|| {
             let toggle = (tab == Tab::Ops).then(|| {
                 view! {
                     <label>
@@ -186,7 +187,7 @@ fn table_view(
     let (table_id, row_id) = match tab {
         Tab::Ops => ("op-table", "op-row"),
         Tab::Kernels => ("kernel-table", "kernel-row"),
-        Tab::Steps | Tab::Summary | Tab::Findings | Tab::Charts | Tab::Compare => {
+        Tab::Steps | Tab::Summary | Tab::Findings | Tab::Charts | Tab::Compare | Tab::Run => {
             ("step-table", "step-row")
         }
     };

@@ -16,6 +16,7 @@ pub mod compare;
 pub mod findings;
 pub mod format;
 pub mod link;
+pub mod run;
 pub mod stack;
 pub mod table;
 pub mod tiles;
@@ -136,8 +137,13 @@ impl LoadState {
                 self.summary = None;
                 self.error = Some(error);
             }
-            // Query replies belong to the table and timeline states.
-            FromWorker::Answer { .. } | FromWorker::QueryFailed { .. } => {}
+            // Query replies belong to the table and timeline states, a run's files to the
+            // run state.
+            FromWorker::Answer { .. }
+            | FromWorker::QueryFailed { .. }
+            | FromWorker::RunStarted { .. }
+            | FromWorker::RankProgress { .. }
+            | FromWorker::RankLoaded { .. } => {}
         }
     }
 

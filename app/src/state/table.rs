@@ -34,11 +34,15 @@ pub enum Tab {
     Charts,
     /// Baseline vs loaded trace (its own query, see `state::compare`).
     Compare,
+    /// The open distributed run (its own query, see `state::run`); listed only while a run is
+    /// open.
+    Run,
 }
 
 impl Tab {
     /// All tabs in display order.
-    pub const ALL: [Tab; 7] = [
+    pub const ALL: [Tab; 8] = [
+        Tab::Run,
         Tab::Summary,
         Tab::Findings,
         Tab::Ops,
@@ -58,6 +62,7 @@ impl Tab {
             Tab::Findings => "findings",
             Tab::Charts => "charts",
             Tab::Compare => "compare",
+            Tab::Run => "run",
         }
     }
 
@@ -71,6 +76,7 @@ impl Tab {
             Tab::Findings => "Findings",
             Tab::Charts => "Charts",
             Tab::Compare => "Compare",
+            Tab::Run => "Run",
         }
     }
 }
@@ -140,7 +146,7 @@ impl TableState {
     /// The query for the current tab and toggle; `None` on the summary and charts tabs.
     pub fn query(&self) -> Option<Query> {
         match self.tab {
-            Tab::Summary | Tab::Findings | Tab::Charts | Tab::Compare => None,
+            Tab::Summary | Tab::Findings | Tab::Charts | Tab::Compare | Tab::Run => None,
             Tab::Ops => Some(Query::Ops {
                 by_shape: self.by_shape,
                 range_ns: self.scope.range_ns(),

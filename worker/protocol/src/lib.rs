@@ -10,19 +10,21 @@
 
 mod compare;
 mod query;
+mod run;
 mod summary;
 mod table;
 mod timeline;
 
 pub use compare::*;
 pub use query::*;
+pub use run::*;
 pub use summary::*;
 pub use table::*;
 pub use timeline::*;
 use serde::{Deserialize, Serialize};
 
 /// Bumped on any incompatible change; the app refuses a worker that reports another version.
-pub const PROTOCOL_VERSION: u32 = 10;
+pub const PROTOCOL_VERSION: u32 = 11;
 
 /// A message from the app to the worker.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -42,6 +44,31 @@ pub enum ToWorker {
     /// bytes) and the worker reads it in slices. `workers` as for `Fetch`.
     Read {
         id: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        workers: Option<u32>,
+    },
+    /// Loads the ranks of a distributed run listed by the manifest at `url` (absolute http(s);
+    /// JSON `{"ranks": [{"url": "rank-0.json.gz", "rank": 0}, ...]}`, URLs relative to the
+    /// manifest), one after another. The worker posts `RunStarted`, then per file
+    /// `RankProgress` and `RankLoaded`; then the last rank loaded becomes the current trace
+    /// (`Loaded`) and `Query::Run` answers the run analysis.
+    FetchRun {
+        id: u32,
+        url: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        workers: Option<u32>,
+    },
+    /// As `FetchRun` for local files: an array of `File`s travels beside this message.
+    ReadRun {
+        id: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        workers: Option<u32>,
+    },
+    /// Makes rank `rank` of the open run the current trace (reloaded from its file or URL when
+    /// its model was dropped): answered like a load, `Progress` then `Loaded` or `Failed`.
+    OpenRank {
+        id: u32,
+        rank: u32,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         workers: Option<u32>,
     },
@@ -79,6 +106,8 @@ pub enum Answer {
     Baseline(Option<String>),
     /// Compare.
     Comparison(Box<ComparisonData>),
+    /// Run: the run analysis.
+    Run(Box<RunData>),
 }
 
 /// A message from the worker to the app; externally tagged (`{"Loaded": {..}}`), see [`Answer`].
@@ -91,6 +120,12 @@ pub enum FromWorker {
     /// Load `id` finished; the trace is indexed. Its summary and the timeline's layout come
     /// attached, so the page can ask for the first tiles without another round trip.
     Loaded { id: u32, summary: Box<TraceSummary>, layout: Box<Layout> },
+    /// Run load `id` will load these files, in this order (`index` below is the position).
+    RunStarted { id: u32, names: Vec<String> },
+    /// Work in progress on file `index` of run load `id` (its phase as in `Progress`).
+    RankProgress { id: u32, index: u32, phase: Phase, done_bytes: u64, total_bytes: Option<u64> },
+    /// File `index` of run load `id` is loaded (its summary kept) or failed (`info.error`).
+    RankLoaded { id: u32, total: u32, info: RankInfo },
     /// Load `id` failed; nothing was kept.
     Failed { id: u32, error: LoadError },
     /// The answer to query `id` (tiles carry their rects in the message's buffer).
@@ -171,6 +206,31 @@ mod tests {
     }
 
     #[test]
+    fn run_messages_round_trip() {
+        let msgs = [
+            FromWorker::RunStarted { id: 1, names: vec!["w0.json".into()] },
+            FromWorker::RankProgress { id: 1, index: 2, phase: Phase::Parsing, done_bytes: 3, total_bytes: Some(4) },
+            FromWorker::RankLoaded { id: 1, total: 4, info: RankInfo { index: 2, name: "w2.json".into(), rank: Some(2), steps: 3, error: None, memory_bytes: Some(1 << 20) } },
+        ];
+        for msg in msgs {
+            let json = serde_json::to_string(&msg).unwrap();
+            assert_eq!(serde_json::from_str::<FromWorker>(&json).unwrap(), msg, "{json}");
+        }
+        // The CLI's JSON keys read into RunData (unknown keys ignored, missing ones empty).
+        let cli = r#"{"world_size": 8, "backend": "nccl", "ranks": [{"rank": 0, "file": "w0.json",
+            "steps": 2, "step_mean_us": 10.5, "breakdown_us": {"compute": 3.0, "idle": 1.0},
+            "overlap_pct": 12.0, "gpu_utilization_pct": 50.0, "peak_memory_bytes": 1024,
+            "new_key": 1}], "steps": [{"rank": 0, "step": 12, "dur_us": 10.5, "outlier": true}],
+            "diagnostics": [{"kind": "run_missing_ranks", "message": "ranks 4-7 missing"}]}"#;
+        let run: RunData = serde_json::from_str(cli).unwrap();
+        assert_eq!(run.world_size, Some(8));
+        assert_eq!(run.ranks[0].breakdown_us.compute, 3.0);
+        assert_eq!(run.ranks[0].peak_memory_bytes, Some(1024.0));
+        assert!(run.steps[0].outlier);
+        assert_eq!(run.diagnostics[0].kind, "run_missing_ranks");
+    }
+
+    #[test]
     fn every_answer_round_trips() {
         let answers = [
             Answer::Table(TableData { kind: "ops".into(), ..TableData::default() }),
@@ -188,6 +248,7 @@ mod tests {
             Answer::Histogram(Histogram::default()),
             Answer::Baseline(Some("a.json".into())),
             Answer::Comparison(Box::default()),
+            Answer::Run(Box::default()),
         ];
         for answer in answers {
             let msg = FromWorker::Answer { id: 1, answer: Box::new(answer) };
@@ -224,6 +285,7 @@ mod tests {
             Query::KeepAsBaseline,
             Query::ClearBaseline,
             Query::Compare { by_shape: true },
+            Query::Run,
         ];
         let mut seen = std::collections::BTreeSet::new();
         for query in queries {
@@ -243,13 +305,14 @@ mod tests {
                 Query::KeepAsBaseline => "keep_as_baseline",
                 Query::ClearBaseline => "clear_baseline",
                 Query::Compare { .. } => "compare",
+                Query::Run => "run",
             };
             seen.insert(name);
             let msg = ToWorker::Query { id: 9, query };
             let json = serde_json::to_string(&msg).unwrap();
             assert_eq!(serde_json::from_str::<ToWorker>(&json).unwrap(), msg, "{json}");
         }
-        assert_eq!(seen.len(), 15, "every query variant is listed");
+        assert_eq!(seen.len(), 16, "every query variant is listed");
         // Queries written before `trace` existed still mean the loaded trace.
         let old: Query = serde_json::from_str(r#"{"kind":"hover","slice":4}"#).unwrap();
         assert_eq!(old, Query::Hover { trace: TraceRef::Current, slice: 4 });
@@ -257,6 +320,9 @@ mod tests {
             ToWorker::Fetch { id: 1, url: "https://a/b.json".into(), name: "b.json".into(), workers: Some(2) },
             ToWorker::Read { id: 1, workers: None },
             ToWorker::Cancel { id: 1 },
+            ToWorker::FetchRun { id: 1, url: "https://a/run.json".into(), workers: None },
+            ToWorker::ReadRun { id: 1, workers: Some(1) },
+            ToWorker::OpenRank { id: 1, rank: 3, workers: None },
         ] {
             let json = serde_json::to_string(&msg).unwrap();
             assert_eq!(serde_json::from_str::<ToWorker>(&json).unwrap(), msg, "{json}");

@@ -65,6 +65,9 @@ pub enum Query {
     /// Compares the baseline with the loaded trace (the candidate); answered by
     /// [`Answer::Comparison`].
     Compare { by_shape: bool },
+    /// The analysis of the open run (`FetchRun` / `ReadRun`); answered by [`crate::Answer::Run`]
+    /// once every rank is in.
+    Run,
 }
 
 /// Which of the engine's traces a query addresses: the loaded one, or the comparison baseline
@@ -120,6 +123,8 @@ pub enum Channel {
     StackCand,
     /// The stacked compare view's hover tooltip (either panel).
     StackHover,
+    /// The Run tab.
+    Run,
 }
 
 impl Query {
@@ -135,6 +140,7 @@ impl Query {
             Query::Counters { .. } | Query::Histogram { .. } => Channel::Counters,
             Query::Findings => Channel::Findings,
             Query::KeepAsBaseline | Query::ClearBaseline | Query::Compare { .. } => Channel::Compare,
+            Query::Run => Channel::Run,
         }
     }
 }

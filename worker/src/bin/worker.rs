@@ -48,7 +48,7 @@ fn main() {}
 mod wasm {
     use crate::pool::{self, Pool};
     use crate::source::{self, Receiver};
-    use kinetoscope::engine::{Engine, Prepared};
+    use kinetoscope::engine::{Engine, Prepared, RankOpen};
     use kinetoscope::load::{self, Part};
     use protocol::{FromWorker, LoadError, Phase, ToWorker, PROTOCOL_VERSION};
     use std::cell::RefCell;
@@ -82,6 +82,24 @@ mod wasm {
         last_progress_ms: f64,
     }
 
+    /// Where a file of a run comes from.
+    #[derive(Clone)]
+    enum Source {
+        Url { url: String, name: String },
+        File(web_sys::File),
+    }
+
+    /// The distributed run open in this worker: its files, the one being loaded (ranks load
+    /// one after another, each through the normal load path with the run's id) and the rank
+    /// being reloaded for `OpenRank` (its load id and file).
+    struct RunLoad {
+        id: u32,
+        workers: Option<u32>,
+        sources: Vec<Source>,
+        loading: Option<usize>,
+        reopening: Option<(u32, usize)>,
+    }
+
     /// Worker-wide state: the engine (keeps the loaded trace), the load being read (its id and
     /// parse worker cap) and received, the load being parsed by sub-workers and their pool.
     struct Worker {
@@ -96,6 +114,8 @@ mod wasm {
         pool: Pool,
         /// Hands sub-worker events back to this state.
         pool_sink: pool::Sink,
+        /// The open run, if any.
+        run: Option<RunLoad>,
     }
 
     /// Installs the message handler and posts `Ready`; in a sub-worker, runs its loop instead.
@@ -121,6 +141,7 @@ mod wasm {
                 job: None,
                 pool: Pool::default(),
                 pool_sink,
+                run: None,
             })
         });
         let on_message = Closure::<dyn Fn(MessageEvent)>::new(move |ev: MessageEvent| {
@@ -147,17 +168,51 @@ mod wasm {
             };
             match serde_json::from_str::<ToWorker>(&json) {
                 Ok(ToWorker::Fetch { id, url, name, workers }) => {
+                    self.end_run();
                     self.begin(id, workers);
                     wasm_bindgen_futures::spawn_local(source::fetch(self.me.clone(), id, url, name));
                 }
                 Ok(ToWorker::Read { id, workers }) => match parts.get(1).dyn_into::<web_sys::File>() {
                     Ok(file) => {
+                        self.end_run();
                         self.begin(id, workers);
                         wasm_bindgen_futures::spawn_local(source::read(self.me.clone(), id, file));
                     }
                     Err(_) => self.fail(id, "protocol", "Read message without a File".into()),
                 },
+                Ok(ToWorker::FetchRun { id, url, workers }) => {
+                    self.end_run();
+                    self.begin(id, workers);
+                    let me = self.me.clone();
+                    wasm_bindgen_futures::spawn_local(async move {
+                        let text = source::fetch_text(&url).await;
+                        if let Some(state) = me.upgrade() {
+                            state.borrow_mut().manifest_in(id, workers, &url, text);
+                        }
+                    });
+                }
+                Ok(ToWorker::ReadRun { id, workers }) => {
+                    let files: Vec<Source> = js_sys::Array::from(&parts.get(1))
+                        .iter()
+                        .filter_map(|f| f.dyn_into::<web_sys::File>().ok())
+                        .map(Source::File)
+                        .collect();
+                    if files.is_empty() {
+                        self.fail(id, "protocol", "ReadRun message without Files".into());
+                    } else {
+                        self.start_run(id, workers, files);
+                    }
+                }
+                Ok(ToWorker::OpenRank { id, rank, workers }) => self.open_rank(id, rank, workers),
                 Ok(ToWorker::Cancel { id }) => {
+                    if let Some(run) = self.run.as_mut() {
+                        if run.id == id {
+                            run.loading = None;
+                        }
+                        if run.reopening.is_some_and(|(r, _)| r == id) {
+                            run.reopening = None;
+                        }
+                    }
                     if self.reading.is_some_and(|(r, _)| r == id) {
                         self.reading = None;
                     }
@@ -179,6 +234,105 @@ mod wasm {
                 },
                 Err(e) => console_error(&format!("worker: bad message {e}: {json:?}")),
             }
+        }
+
+        /// Forgets the open run (a single trace is loaded next).
+        fn end_run(&mut self) {
+            self.run = None;
+            self.engine.end_run();
+        }
+
+        /// The manifest of run load `id` (fetched from `url`) arrived: starts the run.
+        fn manifest_in(&mut self, id: u32, workers: Option<u32>, url: &str, text: Result<String, String>) {
+            if self.reading.is_none_or(|(r, _)| r != id) {
+                return;
+            }
+            let sources = text.and_then(|t| kinetoscope::ranks::manifest(&t)).and_then(|entries| {
+                entries
+                    .iter()
+                    .map(|e| source::resolve(&e.url, url).map(|(url, name)| Source::Url { url, name }))
+                    .collect::<Result<Vec<_>, _>>()
+            });
+            match sources {
+                Ok(sources) => self.start_run(id, workers, sources),
+                Err(message) => self.fail(id, "io", message),
+            }
+        }
+
+        /// Starts run load `id` of `sources`: the first file now, the next when one is in.
+        fn start_run(&mut self, id: u32, workers: Option<u32>, sources: Vec<Source>) {
+            let names: Vec<String> = sources
+                .iter()
+                .map(|s| match s {
+                    Source::Url { name, .. } => name.clone(),
+                    Source::File(f) => f.name(),
+                })
+                .collect();
+            post(&self.scope, &FromWorker::RunStarted { id, names: names.clone() });
+            self.engine.begin_run(names);
+            self.run = Some(RunLoad { id, workers, sources, loading: None, reopening: None });
+            self.start_rank(0);
+        }
+
+        /// Loads file `index` of the run (or ends the run load after the last file).
+        fn start_rank(&mut self, index: usize) {
+            let Some(run) = self.run.as_mut() else { return };
+            let (id, workers) = (run.id, run.workers);
+            let Some(source) = run.sources.get(index).cloned() else {
+                run.loading = None;
+                return match self.engine.finish_run() {
+                    Some(summary) => self.post_loaded(id, summary),
+                    None => {
+                        let error = load_error("io", "no file of the run could be loaded".into());
+                        post(&self.scope, &FromWorker::Failed { id, error });
+                    }
+                };
+            };
+            run.loading = Some(index);
+            self.begin(id, workers);
+            self.spawn_source(id, source);
+        }
+
+        fn spawn_source(&self, id: u32, source: Source) {
+            match source {
+                Source::Url { url, name } => wasm_bindgen_futures::spawn_local(source::fetch(self.me.clone(), id, url, name)),
+                Source::File(file) => wasm_bindgen_futures::spawn_local(source::read(self.me.clone(), id, file)),
+            }
+        }
+
+        /// `OpenRank`: the kept model at once, else a reload of the rank's file as load `id`.
+        fn open_rank(&mut self, id: u32, rank: u32, workers: Option<u32>) {
+            let Some(run) = self.run.as_ref() else {
+                return self.fail(id, "io", "no run is open".into());
+            };
+            if run.loading.is_some() {
+                return self.fail(id, "io", "the run is still loading".into());
+            }
+            match self.engine.open_rank(rank) {
+                RankOpen::Ready(summary) => {
+                    self.begin(id, workers);
+                    self.reading = None;
+                    self.post_loaded(id, *summary);
+                }
+                RankOpen::Reload(index) => {
+                    let source = self.run.as_mut().and_then(|run| {
+                        run.reopening = Some((id, index));
+                        run.sources.get(index).cloned()
+                    });
+                    self.begin(id, workers);
+                    match source {
+                        Some(source) => self.spawn_source(id, source),
+                        None => self.fail(id, "io", format!("rank {rank} has no file")),
+                    }
+                }
+                RankOpen::Unknown => self.fail(id, "io", format!("rank {rank} is not in the run")),
+            }
+        }
+
+        /// The file of the run that load `id` is loading, if it is a run load.
+        fn rank_of(&self, id: u32) -> Option<u32> {
+            let run = self.run.as_ref().filter(|r| r.id == id)?;
+            run.loading.map(|i| i as u32)
         }
 
         /// Starts load `id` (its source follows), dropping the one being read or parsed.
@@ -272,40 +426,51 @@ mod wasm {
             self.pool.terminate();
         }
 
-        fn loaded(&self, id: u32, reply: Result<protocol::TraceSummary, LoadError>, started_ms: f64) {
-            let reply = match reply {
-                Ok(mut summary) => {
-                    let layout = self.engine.layout().unwrap_or_default();
-                    self.engine.warm_tiles();
-                    summary.parse_ms = now_ms(&self.scope) - started_ms;
-                    FromWorker::Loaded { id, summary: Box::new(summary), layout: Box::new(layout) }
+        /// Load `id` ended: a run's file is kept (or noted as failed) and the next one starts;
+        /// a rank reloaded for `OpenRank` is kept again; otherwise `Loaded` or `Failed`.
+        fn loaded(&mut self, id: u32, reply: Result<protocol::TraceSummary, LoadError>, started_ms: f64) {
+            let reply = reply.map(|mut summary| {
+                summary.parse_ms = now_ms(&self.scope) - started_ms;
+                summary
+            });
+            if let Some(index) = self.rank_of(id) {
+                let index = index as usize;
+                let info = match reply {
+                    Ok(summary) => self.engine.keep_rank(index, summary),
+                    Err(error) => self.engine.rank_failed(index, error.message),
+                };
+                let total = self.run.as_ref().map_or(0, |r| r.sources.len() as u32);
+                if let Some(mut info) = info {
+                    info.memory_bytes = wasm_memory_bytes();
+                    post(&self.scope, &FromWorker::RankLoaded { id, total, info });
                 }
-                Err(error) => FromWorker::Failed { id, error },
-            };
-            post(&self.scope, &reply);
+                return self.start_rank(index + 1);
+            }
+            let reopened = self.run.as_mut().and_then(|r| r.reopening.take_if(|&mut (r, _)| r == id));
+            match reply {
+                Ok(summary) => {
+                    if let Some((_, index)) = reopened {
+                        self.engine.keep_rank(index, summary.clone());
+                    }
+                    self.post_loaded(id, summary);
+                }
+                Err(error) => post(&self.scope, &FromWorker::Failed { id, error }),
+            }
+        }
+
+        /// Posts `Loaded` for the current trace, with its layout (tiles warmed first).
+        fn post_loaded(&self, id: u32, summary: protocol::TraceSummary) {
+            let layout = self.engine.layout().unwrap_or_default();
+            self.engine.warm_tiles();
+            post(&self.scope, &FromWorker::Loaded { id, summary: Box::new(summary), layout: Box::new(layout) });
         }
 
         fn progress(&self, id: u32, phase: Phase, done_bytes: u64, total_bytes: Option<u64>) {
-            post(
-                &self.scope,
-                &FromWorker::Progress {
-                    id,
-                    phase,
-                    done_bytes,
-                    total_bytes,
-                },
-            );
+            post(&self.scope, &progress_msg(id, self.rank_of(id), phase, done_bytes, total_bytes));
         }
 
-        fn fail(&self, id: u32, kind: &str, message: String) {
-            let error = LoadError {
-                kind: kind.into(),
-                message,
-                offset: None,
-                line: None,
-                column: None,
-            };
-            post(&self.scope, &FromWorker::Failed { id, error });
+        fn fail(&mut self, id: u32, kind: &str, message: String) {
+            self.loaded(id, Err(load_error(kind, message)), 0.0);
         }
     }
 
@@ -376,11 +541,11 @@ mod wasm {
             self.progress(id, Phase::Reading, total, Some(total));
             let scope = self.scope.clone();
             let started = now_ms(&scope);
-            let mut report = throttled(scope.clone(), id);
+            let mut report = throttled(scope.clone(), id, self.rank_of(id));
             // One part per core for a large JSON (its size is known after decompression).
             let prepared = match self.engine.prepare(&name, bytes, cores, &mut report) {
                 Ok(p) => p,
-                Err(error) => return post(&scope, &FromWorker::Failed { id, error }),
+                Err(error) => return self.loaded(id, Err(error), started),
             };
             if prepared.plan.parts.len() > 1 {
                 return self.start_job(id, prepared, started);
@@ -401,16 +566,38 @@ mod wasm {
         }
     }
 
-    /// A progress reporter for load `id`: posts at most every [`PROGRESS_EVERY_MS`] per phase.
-    fn throttled(scope: DedicatedWorkerGlobalScope, id: u32) -> impl FnMut(Phase, u64, Option<u64>) {
+    /// A progress reporter for load `id` (file `rank` of a run): posts at most every
+    /// [`PROGRESS_EVERY_MS`] per phase.
+    fn throttled(scope: DedicatedWorkerGlobalScope, id: u32, rank: Option<u32>) -> impl FnMut(Phase, u64, Option<u64>) {
         let mut last: Option<(Phase, f64)> = None;
         move |phase: Phase, done: u64, total: Option<u64>| {
             let now = now_ms(&scope);
             if last.is_none_or(|(p, t)| p != phase || now - t >= PROGRESS_EVERY_MS) {
                 last = Some((phase, now));
-                post(&scope, &FromWorker::Progress { id, phase, done_bytes: done, total_bytes: total });
+                post(&scope, &progress_msg(id, rank, phase, done, total));
             }
         }
+    }
+
+    /// `Progress` of load `id`, or `RankProgress` of file `rank` of run load `id`.
+    fn progress_msg(id: u32, rank: Option<u32>, phase: Phase, done_bytes: u64, total_bytes: Option<u64>) -> FromWorker {
+        match rank {
+            Some(index) => FromWorker::RankProgress { id, index, phase, done_bytes, total_bytes },
+            None => FromWorker::Progress { id, phase, done_bytes, total_bytes },
+        }
+    }
+
+    /// The size of this worker's wasm memory, bytes.
+    fn wasm_memory_bytes() -> Option<u64> {
+        let memory = wasm_bindgen::memory();
+        let buffer = js_sys::Reflect::get(&memory, &"buffer".into()).ok()?;
+        let bytes = js_sys::Reflect::get(&buffer, &"byteLength".into()).ok()?.as_f64()?;
+        Some(bytes as u64)
+    }
+
+    /// A load error of `kind` without a position.
+    fn load_error(kind: &str, message: String) -> LoadError {
+        LoadError { kind: kind.into(), message, offset: None, line: None, column: None }
     }
 
     /// Logical cores the browser reports (`navigator.hardwareConcurrency`), at least 1.

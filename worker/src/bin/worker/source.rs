@@ -139,3 +139,34 @@ fn js_error(e: &JsValue) -> String {
     }
     e.as_string().unwrap_or_else(|| format!("{e:?}"))
 }
+
+/// The text at `url` (a run manifest: small, read whole).
+///
+/// # Errors
+/// Network failures and HTTP errors, in words.
+pub async fn fetch_text(url: &str) -> Result<String, String> {
+    let scope: WorkerGlobalScope = js_sys::global().unchecked_into();
+    let failed = |e: JsValue| fetch_failure(&scope, url, &js_error(&e));
+    let response: Response = JsFuture::from(scope.fetch_with_str(url)).await.map_err(failed)?.unchecked_into();
+    if !response.ok() {
+        return Err(format!("HTTP {} {} fetching the run manifest {url:?}", response.status(), response.status_text()));
+    }
+    let text = JsFuture::from(response.text().map_err(failed)?).await.map_err(failed)?;
+    text.as_string().ok_or_else(|| format!("the run manifest {url:?} is not text"))
+}
+
+/// `url` resolved against `base` (a manifest's URL): the absolute http(s) URL and its file
+/// name (last path segment, decoded).
+///
+/// # Errors
+/// An unparsable URL or another scheme.
+pub fn resolve(url: &str, base: &str) -> Result<(String, String), String> {
+    let parsed = Url::new_with_base(url, base).map_err(|_| format!("invalid URL {url:?} in the run manifest"))?;
+    if parsed.protocol() != "http:" && parsed.protocol() != "https:" {
+        return Err(format!("only http(s) or relative URLs can be loaded, not {url:?}"));
+    }
+    let path = parsed.pathname();
+    let segment = path.rsplit('/').find(|s| !s.is_empty()).unwrap_or_default();
+    let name = js_sys::decode_uri_component(segment).map_or_else(|_| segment.to_owned(), String::from);
+    Ok((parsed.href(), name))
+}

@@ -1,0 +1,331 @@
+//! The Run tab: the files of a distributed run as they arrive, then the run analysis the worker
+//! answered (`kinetoscope run --json`'s numbers): diagnostics, the rank x step heatmap (a
+//! click opens that rank's timeline at that step), the rank table, stragglers and collective
+//! waits, clock offsets and run findings. [`RunBack`] is the way back from a rank's timeline.
+//!
+//! Test ids: `run`, `run-progress` (rows `run-progress-row` with `data-index`, `data-rank`
+//! once known, `data-loaded`), `run-error`, `run-overview`, `run-diagnostics` (items
+//! `run-diagnostic` with `data-kind`), `run-heatmap` (canvas), `run-rank-table` (rows
+//! `run-rank-row` with `data-rank`; cells `td[data-key]` with the raw number in `data-value`,
+//! µs / percent / bytes as the keys say), `run-stragglers` (rows `run-straggler`, and
+//! `run-wait-row` per rank with `data-rank`), `run-offsets` (rows `run-offset`, `data-rank`,
+//! `data-value` µs), `run-findings` (items `run-finding` with `data-rule`; evidence buttons
+//! `run-evidence` with `data-rank` / `data-step`), `run-back`.
+
+use crate::control::Controller;
+use crate::state::format;
+use crate::state::run::{cell_at, heatmap_axes, heatmap_height, RunState};
+use crate::timeline::theme::Theme;
+use leptos::html::Canvas;
+use leptos::prelude::*;
+use protocol::{RunData, RunRank};
+use std::sync::Arc;
+
+/// The Run tab's content.
+#[component]
+pub fn RunPanel(ctl: Controller, theme: ReadSignal<Theme>) -> impl IntoView {
+    let run = ctl.run.read_only();
+    let data = Memo::new(move |_| run.with(|r| r.data.clone()));
+    let error = move || {
+        run.with(|r| r.error.clone()).map(|message| {
+            view! { <p class="card error" data-testid="run-error" role="alert">{message}</p> }
+        })
+    };
+    view! {
+        <section class="run" data-testid="run">
+            {error}
+            <Progress run=run />
+            {move || data.get().map(|d| view! {
+                <Overview data=d.clone() />
+                <Heatmap ctl=ctl data=d.clone() theme=theme />
+                <RankTable data=d.clone() />
+                <Stragglers data=d.clone() />
+                <Offsets data=d.clone() />
+                <Findings ctl=ctl data=d />
+            })}
+        </section>
+    }
+}
+
+/// "Rank N · step S — Back to run": shown above the timeline while a rank opened from the
+/// run is shown on another tab.
+#[component]
+pub fn RunBack(ctl: Controller) -> impl IntoView {
+    let run = ctl.run.read_only();
+    let label = move || {
+        run.with(|r| match r.focus {
+            Some((rank, Some(step))) => format!("Run: rank {rank}, step {step}"),
+            Some((rank, None)) => format!("Run: rank {rank}"),
+            None => format!("Run of {} traces", r.files.len()),
+        })
+    };
+    view! {
+        <div class="run-back-bar">
+            <span>{label}</span>
+            <button data-testid="run-back" on:click=move |_| ctl.back_to_run()>"← Back to run"</button>
+        </div>
+    }
+}
+
+#[component]
+fn Progress(run: ReadSignal<RunState>) -> impl IntoView {
+    let rows = move || {
+        run.with(|r| {
+            r.files
+                .iter()
+                .enumerate()
+                .map(|(i, f)| {
+                    let status = match (&f.error, f.loaded, f.phase) {
+                        (Some(e), _, _) => format!("failed: {e}"),
+                        (None, true, _) => format::plural(f.steps, "step", "steps"),
+                        (None, false, Some(phase)) => {
+                            let pct = f.total_bytes.filter(|&t| t > 0).map(|t| f.done_bytes.saturating_mul(100) / t);
+                            format!("{} {}", format::phase_name(phase), pct.map(|p| format!("{p}%")).unwrap_or_default())
+                        }
+                        (None, false, None) => "waiting".into(),
+                    };
+                    view! {
+                        <tr data-testid="run-progress-row" data-index=i data-rank=f.rank.map(|r| r.to_string())
+                            data-loaded=f.loaded.to_string() class:error=f.error.is_some()>
+                            <td>{f.rank.map_or("–".into(), |r| r.to_string())}</td>
+                            <td class="name" title=f.name.clone()>{f.name.clone()}</td>
+                            <td>{status}</td>
+                        </tr>
+                    }
+                })
+                .collect_view()
+        })
+    };
+    let caption = move || run.with(|r| format!("{} of {} files in", r.loaded(), r.files.len()));
+    view! {
+        <div class="card" data-testid="run-progress">
+            <h2>"Files " <span class="muted">{caption}</span></h2>
+            <table class="run-table">
+                <thead><tr><th>"rank"</th><th>"file"</th><th>"status"</th></tr></thead>
+                <tbody>{rows}</tbody>
+            </table>
+        </div>
+    }
+}
+
+#[component]
+fn Overview(data: Arc<RunData>) -> impl IntoView {
+    let world = data.world_size.map_or("?".into(), |w| w.to_string());
+    let text = format!(
+        "{} of world size {world} · backend {} · {} · collectives: {} matched, {} unmatched · clock {}",
+        format::plural(data.ranks.len() as u64, "rank", "ranks"),
+        data.backend.as_deref().unwrap_or("?"),
+        format::plural(heatmap_axes(&data).1.len() as u64, "step", "steps"),
+        data.collectives.matched,
+        data.collectives.unmatched,
+        data.clock.as_deref().unwrap_or("?"),
+    );
+    let diagnostics = data
+        .diagnostics
+        .iter()
+        .map(|d| view! { <li data-testid="run-diagnostic" data-kind=d.kind.clone()><code>{d.kind.clone()}</code>" "{d.message.clone()}</li> })
+        .collect_view();
+    let none = data.diagnostics.is_empty().then(|| view! { <li class="muted">"No problem with the inputs."</li> });
+    view! {
+        <div class="card" data-testid="run-overview">
+            <p>{text}</p>
+            <ul class="run-diagnostics" data-testid="run-diagnostics">{diagnostics}{none}</ul>
+        </div>
+    }
+}
+
+#[component]
+fn Heatmap(ctl: Controller, data: Arc<RunData>, theme: ReadSignal<Theme>) -> impl IntoView {
+    let node = NodeRef::<Canvas>::new();
+    let resized = RwSignal::new(0u32);
+    let listener = window_event_listener(leptos::ev::resize, move |_| resized.update(|n| *n = n.wrapping_add(1)));
+    on_cleanup(move || listener.remove());
+    let height = heatmap_height(heatmap_axes(&data).0.len());
+    let drawn = data.clone();
+    Effect::new(move |_| {
+        let theme = theme.get();
+        resized.track();
+        let Some(canvas) = node.get() else { return };
+        let width = f64::from(canvas.client_width()).max(200.0);
+        let cells = crate::charts::heatmap::draw(canvas, &drawn, width, theme, window().device_pixel_ratio());
+        ctl.heatmap_drawn(cells);
+    });
+    let on_click = move |ev: leptos::ev::MouseEvent| {
+        let hit = ctl.run.with_untracked(|r| cell_at(&r.heatmap, f64::from(ev.offset_x()), f64::from(ev.offset_y())).map(|c| (c.rank, c.step)));
+        if let Some((rank, step)) = hit {
+            ctl.open_rank(rank, Some(step));
+        }
+    };
+    view! {
+        <figure class="card">
+            <h2>"Step time by rank " <span class="muted">"darker is slower; ▲ outlier; click a cell to open that rank at that step"</span></h2>
+            <canvas data-testid="run-heatmap" class="run-heatmap" style=format!("height: {height}px") node_ref=node on:click=on_click></canvas>
+        </figure>
+    }
+}
+
+/// A numeric cell: the raw value in `data-value`, `text` shown.
+fn num(key: &'static str, value: Option<f64>, text: String) -> impl IntoView {
+    view! { <td class="num" data-key=key data-value=value.map(|v| v.to_string())>{text}</td> }
+}
+
+fn us_cell(key: &'static str, value: Option<f64>) -> impl IntoView {
+    num(key, value, value.map_or("–".into(), format::span_us))
+}
+
+fn pct_cell(key: &'static str, value: Option<f64>) -> impl IntoView {
+    num(key, value, value.map_or("–".into(), |v| format!("{v:.1} %")))
+}
+
+#[component]
+fn RankTable(data: Arc<RunData>) -> impl IntoView {
+    let row = |r: &RunRank| {
+        let b = &r.breakdown_us;
+        let rank = r.rank.map(|x| x.to_string());
+        view! {
+            <tr data-testid="run-rank-row" data-rank=rank.clone()>
+                <td data-key="rank" data-value=rank.clone()>{rank.clone().unwrap_or_default()}</td>
+                <td class="name" data-key="file" title=r.file.clone()>{r.file.clone()}</td>
+                {num("steps", Some(r.steps as f64), r.steps.to_string())}
+                {us_cell("step_mean_us", r.step_mean_us)}
+                {us_cell("step_p95_us", r.step_p95_us)}
+                {us_cell("compute_us", Some(b.compute))}
+                {us_cell("comm_non_overlapped_us", Some(b.comm_non_overlapped))}
+                {us_cell("comm_overlapped_us", Some(b.comm_overlapped))}
+                {us_cell("memory_us", Some(b.memory))}
+                {us_cell("idle_us", Some(b.idle))}
+                {pct_cell("overlap_pct", r.overlap_pct)}
+                {pct_cell("gpu_utilization_pct", r.gpu_utilization_pct)}
+                {num("peak_memory_bytes", r.peak_memory_bytes, r.peak_memory_bytes.map_or("–".into(), |v| format::bytes(v.max(0.0) as u64)))}
+            </tr>
+        }
+    };
+    let rows = data.ranks.iter().map(row).collect_view();
+    view! {
+        <div class="card">
+            <h2>"Ranks"</h2>
+            <div class="run-scroll">
+                <table class="run-table" data-testid="run-rank-table">
+                    <thead><tr>
+                        <th>"rank"</th><th>"file"</th><th>"steps"</th><th>"step mean"</th><th>"step p95"</th>
+                        <th>"compute"</th><th>"comm (not overlapped)"</th><th>"comm (overlapped)"</th>
+                        <th>"memcpy/memset"</th><th>"idle"</th><th>"overlap"</th><th>"GPU util."</th><th>"peak memory"</th>
+                    </tr></thead>
+                    <tbody>{rows}</tbody>
+                </table>
+            </div>
+        </div>
+    }
+}
+
+#[component]
+fn Stragglers(data: Arc<RunData>) -> impl IntoView {
+    let stragglers = data
+        .stragglers
+        .iter()
+        .map(|s| {
+            let why: Vec<String> = s.why.kernels.iter().chain(&s.why.ops).take(3).map(|x| format!("{} (+{})", x.name, format::span_us(x.extra_us))).collect();
+            view! {
+                <tr data-testid="run-straggler" data-rank=s.rank.map(|r| r.to_string())>
+                    <td>{s.rank.map_or("?".into(), |r| r.to_string())}</td>
+                    {num("last_arrivals", Some(s.last_arrivals as f64), s.last_arrivals.to_string())}
+                    {us_cell("caused_wait_us", Some(s.caused_wait_us))}
+                    {us_cell("waited_us", Some(s.waited_us))}
+                    <td class="name" title=why.join("; ")>{why.join("; ")}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    let waits = data
+        .collectives
+        .per_rank
+        .iter()
+        .map(|w| {
+            view! {
+                <tr data-testid="run-wait-row" data-rank=w.rank.map(|r| r.to_string())>
+                    <td>{w.rank.map_or("?".into(), |r| r.to_string())}</td>
+                    {num("collectives", Some(w.collectives as f64), w.collectives.to_string())}
+                    {num("matched", Some(w.matched as f64), w.matched.to_string())}
+                    {num("last_arrivals", Some(w.last_arrivals as f64), w.last_arrivals.to_string())}
+                    {us_cell("wait_us", Some(w.wait_us))}
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <div class="card" data-testid="run-stragglers">
+            <h2>"Stragglers " <span class="muted">"who arrived last at collectives, and the wait it caused"</span></h2>
+            <table class="run-table">
+                <thead><tr><th>"rank"</th><th>"last arrivals"</th><th>"wait caused"</th><th>"waited"</th><th>"ran longer before"</th></tr></thead>
+                <tbody>{stragglers}</tbody>
+            </table>
+            <h3>"Collective waits per rank"</h3>
+            <table class="run-table">
+                <thead><tr><th>"rank"</th><th>"collectives"</th><th>"matched"</th><th>"last arrivals"</th><th>"waited"</th></tr></thead>
+                <tbody>{waits}</tbody>
+            </table>
+        </div>
+    }
+}
+
+#[component]
+fn Offsets(data: Arc<RunData>) -> impl IntoView {
+    let rows = data
+        .offsets_us
+        .iter()
+        .map(|o| {
+            view! {
+                <tr data-testid="run-offset" data-rank=o.rank.map(|r| r.to_string()) data-value=o.offset_us.map(|v| v.to_string())>
+                    <td>{o.rank.map_or("?".into(), |r| r.to_string())}</td>
+                    <td class="num">{o.offset_us.map_or("not estimable".into(), format::span_us)}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <div class="card" data-testid="run-offsets">
+            <h2>"Clock offsets " <span class="muted">{format!("time axis: {}", data.clock.as_deref().unwrap_or("?"))}</span></h2>
+            <table class="run-table">
+                <thead><tr><th>"rank"</th><th>"offset"</th></tr></thead>
+                <tbody>{rows}</tbody>
+            </table>
+        </div>
+    }
+}
+
+#[component]
+fn Findings(ctl: Controller, data: Arc<RunData>) -> impl IntoView {
+    let items = data
+        .findings
+        .iter()
+        .map(|f| {
+            let mut places: Vec<(u32, Option<u64>)> = f.evidence.iter().filter_map(|e| Some((e.rank?, e.step))).collect();
+            places.dedup();
+            let evidence = places
+                .into_iter()
+                .take(6)
+                .map(|(rank, step)| {
+                    let label = step.map_or(format!("rank {rank}"), |s| format!("rank {rank} · step {s}"));
+                    view! {
+                        <button data-testid="run-evidence" data-rank=rank data-step=step.map(|s| s.to_string())
+                            on:click=move |_| ctl.open_rank(rank, step)>{label}</button>
+                    }
+                })
+                .collect_view();
+            view! {
+                <li data-testid="run-finding" data-rule=f.rule.clone()>
+                    <b>{f.title.clone()}</b>
+                    <p class="muted">{f.why.clone()}</p>
+                    <div class="run-evidence">{evidence}</div>
+                </li>
+            }
+        })
+        .collect_view();
+    let none = data.findings.is_empty().then(|| view! { <li class="muted">"No run finding."</li> });
+    view! {
+        <div class="card" data-testid="run-findings">
+            <h2>"Run findings"</h2>
+            <ul class="run-findings">{items}{none}</ul>
+        </div>
+    }
+}

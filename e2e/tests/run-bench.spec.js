@@ -1,0 +1,58 @@
+// Browser run benchmark (not a test): opens `?run=` on KINETOSCOPE_BENCH_RUN_DIR/run.json (8
+// synthetic ranks of ~25 MB, written by `cargo test --release -p kinetoscope --test run_view --
+// --ignored`), served by the test, and prints one JSON line: time from navigation to the drawn
+// heatmap, per-rank load times as the page saw them, long tasks after the ranks were in, and the
+// tab's memory (the page's JS heap from CDP `Performance.getMetrics` and `performance.memory`;
+// the load worker's wasm memory after the ranks, which it reports). Skipped unless the variable is
+// set; no timed assertion.
+const fs = require('node:fs');
+const path = require('node:path');
+const { test, expect } = require('../pages/app');
+
+const dir = process.env.KINETOSCOPE_BENCH_RUN_DIR;
+
+test('browser run benchmark: 8 ranks to the heatmap', async ({ app, page }) => {
+  test.skip(!dir, 'set KINETOSCOPE_BENCH_RUN_DIR');
+  test.setTimeout(15 * 60_000);
+  await page.route('**/bench-run/**', (route) => {
+    const rel = decodeURIComponent(new URL(route.request().url()).pathname.replace(/^.*\/bench-run\//, ''));
+    const file = path.join(dir, rel);
+    if (!fs.existsSync(file)) return route.fulfill({ status: 404, body: 'not found' });
+    return route.fulfill({ status: 200, contentType: 'application/json', body: fs.readFileSync(file) });
+  });
+  const bytes = fs.readdirSync(dir).filter((f) => f.endsWith('.json') && f !== 'run.json')
+    .reduce((n, f) => n + fs.statSync(path.join(dir, f)).size, 0);
+  const started = Date.now();
+  await page.goto('/?run=' + encodeURIComponent('/bench-run/run.json'));
+  // Per-file arrival times as polled by the page (every 50 ms).
+  const arrivals = await page.evaluate(() => new Promise((resolve) => {
+    const seen = [];
+    const poll = () => {
+      const r = window.kinetoscope && window.kinetoscope.run;
+      if (r && r.loaded > seen.length) for (let i = seen.length; i < r.loaded; i++) seen.push(performance.now());
+      if (r && r.total > 0 && r.heatmap.length > 0 && !r.pending) resolve({ seen, heatmapAt: performance.now(), navStart: 0 });
+      else setTimeout(poll, 50);
+    };
+    poll();
+  }));
+  const toHeatmapMs = Date.now() - started;
+  await app.idle();
+  const state = await page.evaluate(() => JSON.parse(JSON.stringify(window.kinetoscope.run)));
+  expect(state.total).toBe(8);
+  const inAt = arrivals.seen[arrivals.seen.length - 1];
+  const long = await page.evaluate(() => window.kinetoscope.longTasks);
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('Performance.enable');
+  const { metrics } = await cdp.send('Performance.getMetrics');
+  const metric = (name) => (metrics.find((m) => m.name === name) || {}).value;
+  const heap = await page.evaluate(() => performance.memory && { used: performance.memory.usedJSHeapSize, total: performance.memory.totalJSHeapSize });
+  console.log(JSON.stringify({
+    bench: 'run_to_heatmap', target: 'browser', ranks: state.total, bytes,
+    to_heatmap_ms: toHeatmapMs, heatmap_at_ms: Math.round(arrivals.heatmapAt),
+    rank_in_at_ms: arrivals.seen.map(Math.round),
+    long_tasks_after_ranks_in: long.list.filter(([s]) => s >= inAt),
+    long_tasks_total: long.count, long_task_max_ms: long.maxMs,
+    page_js_heap_used: metric('JSHeapUsedSize'), page_js_heap_total: metric('JSHeapTotalSize'),
+    performance_memory: heap, worker_wasm_bytes: state.workerMemoryBytes,
+  }));
+});

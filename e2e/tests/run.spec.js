@@ -1,0 +1,180 @@
+// Journey: a distributed run (docs/viewer.md#runs). The four dlrm ranks (of a world of 8) opened
+// with the multi-file picker and through `?run=` (a manifest generated in a temp dir): the Run
+// tab lands, world size 8 with ranks 4-7 reported missing; the rank table and the heatmap cells
+// are the CLI's numbers (`kinetoscope run --json`, or `report --json` per rank while the CLI has
+// no `run` command); a heatmap click opens that rank's timeline at that step and "Back to run"
+// returns; no main-thread task over 50 ms after the ranks are in.
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { execFileSync, spawnSync } = require('node:child_process');
+const { test, expect } = require('../pages/app');
+const { RunPage } = require('../pages/run');
+const { CLI, realFixture, cliReport } = require('../support/fixtures');
+
+const RANKS = [
+  'param__dlrm_kineto__worker0_step_12.1694128201545.pt.trace.json',
+  'param__dlrm_kineto__worker1_step_12.1694128201556.pt.trace.json',
+  'param__dlrm_kineto__worker2_step_12.1694128201554.pt.trace.json',
+  'param__dlrm_kineto__worker3_step_12.1694128201557.pt.trace.json',
+];
+
+/** `kinetoscope run --json FILES`, parsed; null when this CLI has no `run` command yet. */
+function cliRun(files) {
+  const probe = spawnSync(CLI, ['run', '--help'], { encoding: 'utf8' });
+  if (probe.status !== 0) return null;
+  return JSON.parse(execFileSync(CLI, ['run', '--json', ...files], { encoding: 'utf8', maxBuffer: 256 << 20 }));
+}
+
+const close = (a, b) => Math.abs(a - b) <= 1e-6 * Math.max(1, Math.abs(b));
+
+/** The page's run equals the CLI's: rank table cells and heatmap cells. */
+async function expectCliNumbers(run, files) {
+  const state = await run.state();
+  const rows = await run.rankRows();
+  const cli = cliRun(files);
+  if (cli) {
+    expect(state.worldSize).toBe(cli.world_size);
+    expect(rows.map((r) => r.rank)).toEqual(cli.ranks.map((r) => r.rank));
+    for (const [i, r] of cli.ranks.entries()) {
+      const b = r.breakdown_us;
+      const want = {
+        steps: r.steps, step_mean_us: r.step_mean_us, step_p95_us: r.step_p95_us, compute_us: b.compute,
+        comm_non_overlapped_us: b.comm_non_overlapped, comm_overlapped_us: b.comm_overlapped, memory_us: b.memory,
+        idle_us: b.idle, overlap_pct: r.overlap_pct, gpu_utilization_pct: r.gpu_utilization_pct, peak_memory_bytes: r.peak_memory_bytes,
+      };
+      for (const [key, value] of Object.entries(want)) {
+        if (value === null) expect(rows[i][key], `rank ${r.rank} ${key}`).toBe('–');
+        else expect(close(rows[i][key], value), `rank ${r.rank} ${key}: ${rows[i][key]} vs ${value}`).toBe(true);
+      }
+    }
+    const cells = state.heatmap.map((c) => [c.rank, c.step, c.durUs, c.outlier]).sort();
+    expect(cells).toEqual(cli.steps.map((s) => [s.rank, s.step, s.dur_us, s.outlier]).sort());
+    return;
+  }
+  // No `run` command yet: each rank's steps and GPU utilization from its own report.
+  expect(rows.map((r) => r.rank)).toEqual([0, 1, 2, 3]);
+  for (const [rank, file] of files.entries()) {
+    const report = cliReport(file);
+    const row = rows[rank];
+    expect(row.steps).toBe(report.steps.length);
+    expect(close(row.step_mean_us, report.step_stats.mean_us), `rank ${rank} step mean`).toBe(true);
+    expect(close(row.step_p95_us, report.step_stats.p95_us), `rank ${rank} step p95`).toBe(true);
+    const gpu = report.gpus.reduce((a, b) => (b.kernels > a.kernels ? b : a));
+    expect(close(row.gpu_utilization_pct, gpu.utilization_pct), `rank ${rank} GPU utilization`).toBe(true);
+    const cells = state.heatmap.filter((c) => c.rank === rank).map((c) => [c.step, c.durUs]);
+    const want = report.steps.filter((s) => !s.incomplete).map((s) => [Number(s.name.split('#')[1]), s.dur_us]);
+    expect(cells).toEqual(want);
+  }
+}
+
+/** World size 8, ranks 0-3 in, 4-7 reported missing. */
+async function expectDlrmRun(app, run) {
+  const s = await run.state();
+  expect(s).toMatchObject({ worldSize: 8, ranks: [0, 1, 2, 3], loaded: 4, total: 4, pending: false });
+  expect(s.diagnostics).toContain('run_missing_ranks');
+  const missing = run.diagnostics.locator('[data-testid="run-diagnostic"][data-kind="run_missing_ranks"]');
+  await expect(missing).toContainText(/4/);
+  await expect(missing).toContainText(/7/);
+  await expect(run.tab).toHaveClass(/active/);
+  await expect(run.progress.getByTestId('run-progress-row')).toHaveCount(4);
+  for (const r of [0, 1, 2, 3]) {
+    await expect(run.progress.locator(`[data-testid="run-progress-row"][data-rank="${r}"]`)).toHaveAttribute('data-loaded', 'true');
+  }
+  await expect(run.rankTable.getByTestId('run-rank-row')).toHaveCount(4);
+  await expect(run.stragglers).toBeVisible();
+  await expect(run.offsets.getByTestId('run-offset')).toHaveCount(4);
+  await expect(run.findings).toBeVisible();
+  const rules = await run.findings.getByTestId('run-finding').evaluateAll((els) => els.map((e) => e.dataset.rule));
+  expect(rules).toEqual(s.findings);
+}
+
+test('four dlrm ranks with the multi-file picker: Run tab, missing ranks, CLI numbers, heatmap click opens the rank at the step', async ({ app }) => {
+  const files = RANKS.map(realFixture);
+  const run = new RunPage(app);
+  await app.open();
+  const inAt = await run.pick(files);
+  await expectDlrmRun(app, run);
+  await expectCliNumbers(run, files);
+  await app.screenshot('run');
+
+  // A click on rank 2's first step opens rank 2's timeline at that step.
+  const state = await run.state();
+  const step = state.steps[0];
+  await run.clickCell(2, step);
+  const s = await app.state();
+  expect(s.summary.file_name).toBe(RANKS[2]);
+  await expect(app.summaryFile).toContainText(RANKS[2]);
+  const mark = cliReport(files[2]).steps.find((x) => x.name === `ProfilerStep#${step}`);
+  const t = await app.timeline();
+  const [a, b] = [mark.start_us * 1000, (mark.start_us + mark.dur_us) * 1000];
+  expect(t.startNs, 'the window starts before the step').toBeLessThanOrEqual(a);
+  expect(t.endNs, 'the window ends after the step').toBeGreaterThanOrEqual(b);
+  expect(t.endNs - t.startNs, 'zoomed to the step, not the whole trace').toBeLessThan((b - a) * 2);
+  expect((await run.state()).focus).toEqual({ rank: 2, step });
+  await app.screenshot('run-rank');
+
+  // Back to the run, then rank 0 (its model was dropped: reloaded from its file).
+  await run.back.click();
+  await expect(run.tab).toHaveClass(/active/);
+  await expect(run.heatmap).toBeVisible();
+  await run.clickCell(0, step);
+  expect((await app.state()).summary.file_name).toBe(RANKS[0]);
+
+  // No main-thread task over 50 ms after the ranks were in.
+  const long = await app.page.evaluate(() => window.kinetoscope.longTasks);
+  const after = long.list.filter(([start]) => start >= inAt);
+  expect(after, `long tasks after the ranks were in: ${JSON.stringify(after)}`).toEqual([]);
+});
+
+test('?run= manifest: the same run from URLs relative to the manifest; a single file afterwards is a single trace again', async ({ app, page }) => {
+  const files = RANKS.map(realFixture);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kinetoscope-run-'));
+  try {
+    fs.mkdirSync(path.join(dir, 'ranks'));
+    const ranks = files.map((f, rank) => {
+      fs.copyFileSync(f, path.join(dir, 'ranks', path.basename(f)));
+      return { url: `ranks/${path.basename(f)}`, rank };
+    });
+    fs.writeFileSync(path.join(dir, 'run.json'), JSON.stringify({ ranks }));
+    // Served by the test from the temp dir: the page only sees same-origin URLs.
+    await page.route('**/remote-run/**', (route) => {
+      const rel = decodeURIComponent(new URL(route.request().url()).pathname.replace(/^.*\/remote-run\//, ''));
+      const file = path.join(dir, rel);
+      if (!file.startsWith(dir) || !fs.existsSync(file)) return route.fulfill({ status: 404, body: 'not found' });
+      return route.fulfill({ status: 200, contentType: 'application/json', body: fs.readFileSync(file) });
+    });
+    const run = new RunPage(app);
+    await run.open(`?run=${encodeURIComponent('/remote-run/run.json')}`);
+    await expectDlrmRun(app, run);
+    await expectCliNumbers(run, files);
+    const names = await run.progress.getByTestId('run-progress-row').evaluateAll((rows) => rows.map((r) => r.querySelector('.name').textContent));
+    expect(names).toEqual(RANKS);
+    await app.screenshot('run-manifest');
+
+    // One file: today's single-trace page, no Run tab.
+    const one = await app.upload(files[1]);
+    expect(one.status).toBe('ready');
+    expect(one.summary.file_name).toBe(RANKS[1]);
+    expect(await page.evaluate(() => window.kinetoscope.run)).toBeNull();
+    await expect(run.tab).toBeHidden();
+    await expect(app.page.getByTestId('tab-summary')).toHaveClass(/active/);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a folder of ranks with the folder picker', async ({ app }) => {
+  const files = RANKS.map(realFixture);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kinetoscope-folder-'));
+  try {
+    for (const f of files) fs.copyFileSync(f, path.join(dir, path.basename(f)));
+    fs.writeFileSync(path.join(dir, 'notes.txt'), 'not a trace');
+    const run = new RunPage(app);
+    await app.open();
+    await run.pick(dir, run.folderInput);
+    await expectDlrmRun(app, run);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
