@@ -1,5 +1,6 @@
 // Journey: the cheatsheet. The page lists the same findings as `kinetoscope report --json`;
-// clicking one zooms the timeline to its evidence, outlines it and selects its first slice.
+// each shows why (the numbers its rule compared); clicking one zooms the timeline to its
+// evidence, outlines it and selects its first slice (evidence is most telling first).
 const { test, expect } = require('../pages/app');
 const { realFixture, cliReport } = require('../support/fixtures');
 
@@ -21,6 +22,8 @@ test('findings equal the CLI and clicking one shows its evidence on the timeline
   const dtod = expected.find((f) => f.rule === 'dtod-before-gemm');
   expect(dtod).toBeTruthy();
   const item = page.locator('[data-testid="finding"][data-rule="dtod-before-gemm"]');
+  // "Why we think so": the numbers the rule compared, as the CLI prints them.
+  await expect(item.getByTestId('finding-why')).toHaveText(dtod.why);
   await item.click();
   await app.idle();
   await expect(item).toHaveAttribute('data-active', 'true');

@@ -10,7 +10,7 @@
 //! session's index.
 
 use crate::analysis::ops::OpOptions;
-use crate::compare::wire::{comparison_data, Names};
+use crate::answer::comparison::{comparison_data, Names};
 use crate::compare::{compare, CompareOptions};
 use crate::index::{search, Index};
 use crate::input;
@@ -18,8 +18,8 @@ use crate::load::{self, LoadFailure, Part, Plan};
 use crate::model::Trace;
 use crate::ranks::{Opened, RunState};
 use crate::session::Session;
-use crate::summary::summarize;
-use crate::timeline;
+use crate::answer::summary::summarize;
+use crate::answer;
 use protocol::{Answer, ComparisonData, Layout, LoadError, Phase, Query, TraceRef, TraceSummary};
 use std::sync::Arc;
 
@@ -158,7 +158,7 @@ impl Engine {
 
     /// The timeline's layout of the loaded trace (sent with `Loaded`).
     pub fn layout(&self) -> Option<Layout> {
-        self.trace().map(timeline::layout::layout)
+        self.trace().map(answer::layout::layout)
     }
 
     /// Computes the loaded trace's tiles at [`WARM_BUCKETS`] buckets and drops them. In a wasm
@@ -172,7 +172,7 @@ impl Engine {
         let trace = session.trace();
         let lanes: Vec<u32> = (0..trace.lanes.len() as u32).collect();
         let resolution_ns = (trace.end_ns / WARM_BUCKETS).max(1);
-        timeline::tiles::tiles(trace, session.index(), &lanes, (0, trace.end_ns), resolution_ns, None);
+        answer::tiles::tiles(trace, session.index(), &lanes, (0, trace.end_ns), resolution_ns, None);
     }
 
     /// Starts a distributed run of the files `names` (loaded next, one by one, with
@@ -263,14 +263,14 @@ impl Engine {
                     by_shape: *by_shape,
                     range: *range_ns,
                 };
-                Answer::Table(crate::tables::ops(&session.op_table(&opts), *by_shape))
+                Answer::Table(answer::tables::ops(&session.op_table(&opts), *by_shape))
             }
-            Query::Kernels { range_ns } => Answer::Table(crate::tables::kernels(&session.kernels(*range_ns))),
-            Query::Steps => Answer::Table(crate::tables::steps(&session.steps(None))),
-            Query::Details { slice } => Answer::Details(timeline::details::slice_details(trace, index, *slice)),
+            Query::Kernels { range_ns } => Answer::Table(answer::tables::kernels(&session.kernels(*range_ns))),
+            Query::Steps => Answer::Table(answer::tables::steps(&session.steps(None))),
+            Query::Details { slice } => Answer::Details(answer::details::slice_details(trace, index, *slice)),
             Query::Resolve { key } => Answer::Details(
-                timeline::details::resolve(trace, key)
-                    .and_then(|id| timeline::details::slice_details(trace, index, id)),
+                answer::details::resolve(trace, key)
+                    .and_then(|id| answer::details::slice_details(trace, index, id)),
             ),
             Query::Search {
                 text,
@@ -280,21 +280,21 @@ impl Engine {
             } => {
                 let query = compile(&mut self.search, trace, index, text);
                 let cursor = from_slice.map_or(search::Cursor::Time(*from_ns), search::Cursor::Slice);
-                Answer::Search(timeline::search::step(trace, query, text, cursor, *forward))
+                Answer::Search(answer::search::step(trace, query, text, cursor, *forward))
             }
             Query::Counters {
                 start_ns,
                 end_ns,
                 buckets,
-            } => Answer::Counters(timeline::counters::counters(
+            } => Answer::Counters(answer::counters::counters(
                 session.gpu(),
                 session.memory(),
                 (*start_ns, *end_ns),
                 *buckets,
             )),
-            Query::Findings => Answer::Findings(timeline::findings::wire(trace, session.findings())),
+            Query::Findings => Answer::Findings(answer::findings::wire(trace, session.findings())),
             Query::Histogram { name, bins } => {
-                Answer::Histogram(timeline::counters::histogram(trace, name, *bins))
+                Answer::Histogram(answer::counters::histogram(trace, name, *bins))
             }
             Query::Run
             | Query::KeepAsBaseline
@@ -326,9 +326,9 @@ impl Engine {
         let (trace, index) = (session.trace(), session.index());
         let answer = match q {
             Query::Layout { align, .. } => {
-                Answer::Layout(timeline::layout::aligned(trace, index, other, *align))
+                Answer::Layout(answer::layout::aligned(trace, index, other, *align))
             }
-            Query::Hover { slice, .. } => Answer::Details(timeline::details::slice_details(trace, index, *slice)),
+            Query::Hover { slice, .. } => Answer::Details(answer::details::slice_details(trace, index, *slice)),
             Query::Tiles {
                 lanes,
                 start_ns,
@@ -341,7 +341,7 @@ impl Engine {
                 let text = search.as_deref().filter(|t| !t.is_empty() && which == TraceRef::Current);
                 let compiled = text.map(|text| compile(&mut self.search, trace, index, text));
                 let (set, words) =
-                    timeline::tiles::tiles(trace, index, lanes, (*start_ns, *end_ns), *resolution_ns, compiled);
+                    answer::tiles::tiles(trace, index, lanes, (*start_ns, *end_ns), *resolution_ns, compiled);
                 return Some(Ok((Answer::Tiles(set), Some(words))));
             }
             _ => return None,

@@ -2,9 +2,11 @@
 //! indexed, columnar model and answers the questions the viewer and the CLI ask of it.
 //!
 //! ```text
-//! bytes ─input─▶ JSON ─json::Tokenizer─▶ RawEvent ─model::builder─▶ model::Trace ─▶ summary
+//! bytes ─input─▶ JSON ─json::Tokenizer─▶ RawEvent ─model::builder─▶ model::Trace
 //!                        (load: what is fatal, what is a diagnostic)        │
-//!                                                        engine::Engine ◀───┘ (worker, CLI)
+//!           session::Session (trace + index + lazily built analyses) ◀──────┘
+//!           engine::Engine (the current session, the baseline) ─answer─▶ protocol (worker)
+//!           report (text, JSON) ◀─ the same sessions (CLI)
 //! ```
 //!
 //! `load` can also cut the event array into parts (`input::split`) that are parsed
@@ -14,7 +16,9 @@
 //!
 //! The engine never reads a clock, a file or the environment and never spawns threads: callers
 //! (the CLI in `src/bin/kinetoscope.rs`, the wasm worker in `src/bin/worker.rs`) pass bytes in and
-//! measure time themselves. `synth` generates traces (the demo, large benchmark inputs).
+//! measure time themselves (`worker/clippy.toml` enforces it; the one native exception is
+//! `run::load`, the CLI's entry that reads many rank files on threads with bounded memory).
+//! `text` formats every number the engine writes for people. `synth` generates traces (the demo, large benchmark inputs).
 //! `compare` diffs the analyses of two traces (baseline / candidate, `kinetoscope diff`).
 //! `run` analyses a distributed run (one trace per rank): per-rank summaries, collectives
 //! matched across ranks, clock offsets, stragglers and why (docs/runs.md).
@@ -24,6 +28,7 @@
 //! explain it and cite the slices that show it.
 
 pub mod analysis;
+pub mod answer;
 pub mod codec;
 pub mod compare;
 pub mod diag;
@@ -38,7 +43,5 @@ pub mod ranks;
 pub mod report;
 pub mod run;
 pub mod session;
-pub mod summary;
 pub mod synth;
-pub mod tables;
-pub mod timeline;
+pub mod text;

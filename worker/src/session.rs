@@ -98,6 +98,6 @@ impl Session {
 
     /// The cheatsheet findings, always over the whole trace (detected on first use).
     pub fn findings(&self) -> &[Finding] {
-        self.findings.get_or_init(|| finding::detect(&self.trace))
+        self.findings.get_or_init(|| finding::detect(self))
     }
 }

@@ -61,36 +61,11 @@ fn report_text_fits_120_columns_and_json_has_the_stable_keys() {
     assert!(err.contains("no ProfilerStep#999"), "{err}");
 }
 
-/// Regression: an unknown or misspelt flag was silently ignored (`report TRACE --bogus-flag`
-/// printed a report and exited 0). It is now a usage error with a hint, exit code 2.
-#[test]
-fn unknown_flags_and_bad_values_are_usage_errors() {
-    let path = common::real("gpumodel__trace.json");
-    let path = path.to_str().unwrap();
-    for args in [
-        &["report", path, "--bogus-flag"][..],
-        &["report", path, "--by-shap"][..],
-        &["report", path, "--top", "many"][..],
-        &["report", path, "--range", "5"][..],
-        &["report", path, "--sort", "speed"][..],
-        &["report", path, "--step", "1", "--range", "0:1"][..],
-        &["diff", path][..],
-        &["bench", path, "--threads", "0"][..],
-        &["info"][..],
-    ] {
-        let (code, out, err) = run(args);
-        assert_eq!((code, out.as_str()), (2, ""), "{args:?}: {err}");
-        assert!(err.contains("error:"), "{args:?}: {err}");
-    }
-    let (_, _, err) = run(&["report", path, "--by-shap"]);
-    assert!(err.contains("--by-shape"), "the hint names the flag meant: {err}");
-}
-
 #[test]
 fn version_help_per_command_and_completions() {
     let (code, out, _) = run(&["--version"]);
     assert_eq!((code, out.trim()), (0, concat!("kinetoscope ", env!("CARGO_PKG_VERSION"))));
-    for command in ["info", "report", "diff", "bench", "demo", "inflate", "completions"] {
+    for command in ["info", "report", "diff", "run", "bench", "demo", "demo-run", "inflate", "completions"] {
         let (code, out, _) = run(&[command, "--help"]);
         assert_eq!(code, 0, "{command}");
         assert!(out.contains("Usage: kinetoscope"), "{command}: {out}");
@@ -102,4 +77,57 @@ fn version_help_per_command_and_completions() {
     let (code, out, _) = run(&["completions", "bash"]);
     assert_eq!(code, 0);
     assert!(out.contains("_kinetoscope()") && out.contains("--by-shape"), "bash completion script");
+}
+
+/// `kinetoscope run` over the four dlrm ranks: one run of world size 8, ranks 4-7 missing, each
+/// rank's steps and GPU utilization equal to that rank's own `report --json`; NDJSON has a row
+/// per rank x step.
+#[test]
+fn run_opens_the_dlrm_ranks_as_one_run() {
+    let files: Vec<String> = common::real_fixtures()
+        .iter()
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("param__dlrm"))
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(files.len(), 4);
+    let mut args = vec!["run", "--json"];
+    args.extend(files.iter().map(String::as_str));
+    let (code, out, err) = run(&args);
+    assert_eq!(code, 0, "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["world_size"], 8);
+    let ranks = doc["ranks"].as_array().unwrap();
+    assert_eq!(ranks.len(), 4);
+    assert!(doc["diagnostics"].to_string().contains("4-7"), "{}", doc["diagnostics"]);
+    for (rank, file) in ranks.iter().zip(&files) {
+        let (_, report, _) = run(&["report", "--json", file]);
+        let report: serde_json::Value = serde_json::from_str(&report).unwrap();
+        let util = report["gpus"][0]["utilization_pct"].as_f64().unwrap();
+        assert!((rank["gpu_utilization_pct"].as_f64().unwrap() - util).abs() < 1e-9, "{rank}");
+        let steps = report["steps"].as_array().unwrap();
+        assert_eq!(rank["steps"].as_u64().unwrap() as usize, steps.len(), "{rank}");
+    }
+    let mut args = vec!["run", "--format", "ndjson"];
+    args.extend(files.iter().map(String::as_str));
+    let (code, out, _) = run(&args);
+    assert_eq!(code, 0);
+    let rows: Vec<serde_json::Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(rows.iter().filter(|r| r["kind"] == "step").count(), 4, "one step per dlrm rank");
+    let (code, _, err) = run(&["run", "--format", "yaml", &files[0]]);
+    assert_eq!(code, 2, "{err}");
+}
+
+/// `demo-run` writes a run whose designed straggler `run` finds.
+#[test]
+fn demo_run_writes_ranks_whose_straggler_run_names() {
+    let dir = std::env::temp_dir().join(format!("ks_demo_run_{}", std::process::id()));
+    let d = dir.to_str().unwrap();
+    let (code, _, err) = run(&["demo-run", d, "--ranks", "4", "--straggler", "2"]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = run(&["run", "--json", d]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(code, 0, "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["world_size"], 4);
+    assert_eq!(doc["stragglers"][0]["rank"], 2, "{}", doc["stragglers"]);
 }

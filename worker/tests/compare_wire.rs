@@ -45,7 +45,6 @@ fn dlrm_ranks_over_the_wire_equal_compare_and_detect() {
     let mut engine = engine_with_baseline();
     let base = common::load_real(DLRM0);
     let cand = common::load_real(DLRM1);
-    let (bt, ct) = (base.trace().unwrap(), cand.trace().unwrap());
     for by_shape in [false, true] {
         let wire = comparison(&mut engine, by_shape);
         let c = compare(base.session().unwrap(), cand.session().unwrap(), &CompareOptions { by_shape });
@@ -101,7 +100,7 @@ fn dlrm_ranks_over_the_wire_equal_compare_and_detect() {
             .map(|f| f.rule.to_owned())
             .collect::<BTreeSet<String>>()
     };
-    let (b, c) = (rules(bt), rules(ct));
+    let (b, c) = (rules(base.session().unwrap()), rules(cand.session().unwrap()));
     let names =
         |l: &[protocol::FindingChange]| l.iter().map(|f| f.rule.clone()).collect::<Vec<_>>();
     let wire = comparison(&mut engine, false);

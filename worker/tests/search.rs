@@ -260,7 +260,9 @@ fn details_equal_brute_force_on_every_real_fixture() {
                 .collect();
             assert_eq!(d.flows_in, flows_in);
             assert_eq!(d.flows_out, flows_out);
-            assert_eq!(d.launched, launched[i]);
+            // A CUDA-graph launch (SGLang decode) launches more than the list holds.
+            assert_eq!(d.launched_total as usize, launched[i].len(), "{path:?} {id}");
+            assert_eq!(d.launched, launched[i].iter().take(LIST_CAP).copied().collect::<Vec<_>>());
             assert_eq!(d.parent, (s.parent[i] != NONE).then_some(s.parent[i]));
             let key = stable_key(&trace, id).unwrap();
             assert_eq!(find_stable(&trace, &key), Some(id), "{key:?}");

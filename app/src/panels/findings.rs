@@ -1,9 +1,10 @@
 //! The cheatsheet panel: findings by severity, each with its measured title, what it usually
-//! means, what to try and how much evidence backs it. Clicking a finding zooms the timeline to
+//! means, what to try, why we think so (the numbers the rule compared, muted) and how much
+//! evidence backs it. Clicking a finding zooms the timeline to
 //! the evidence and selects it; hovering outlines the evidence.
 //!
 //! Test ids: `findings` (panel), `finding` items (`data-rule`, `data-severity`, `data-active`),
-//! `finding-count`, `finding-link` (the share link of the view with that finding active). Trace
+//! `finding-count`, `finding-why`, `finding-link` (the share link of the view with that finding active). Trace
 //! text is always text, never HTML.
 
 use crate::control::Controller;
@@ -62,6 +63,7 @@ fn item(ctl: Controller, f: FindingData, active: Memo<Option<String>>) -> impl I
                 <code class="rule">{f.rule.clone()}</code>
                 <span class="finding-title">{f.title.clone()}</span>
             </div>
+            <p class="muted why" data-testid="finding-why">{f.why.clone()}</p>
             <p><b>"Usually means: "</b>{f.meaning.clone()}</p>
             <p><b>"Try: "</b>{f.try_this.clone()}</p>
             <p class="muted">

@@ -212,11 +212,13 @@ pub struct FindingData {
     pub severity: String,
     /// One line with the measured numbers.
     pub title: String,
+    /// Why we think so: the numbers the rule compared with its thresholds.
+    pub why: String,
     /// What it usually means.
     pub meaning: String,
     /// What to try.
     pub try_this: String,
-    /// Evidence slices (capped) with their lanes and times.
+    /// Evidence slices (capped), most telling first, with their lanes and times.
     pub slices: Vec<SliceRef>,
     /// All evidence slices.
     pub total: u32,

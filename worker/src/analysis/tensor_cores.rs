@@ -14,7 +14,8 @@
 //!    covers Hopper's `wgmma`) and `xmma` (cuBLAS/cuDNN `sm80_xmma_*`, `sm90_xmma_*`, fprop /
 //!    dgrad / wgrad implicit GEMMs), CUTLASS `tensorop`, cuBLAS's Hopper/Blackwell JIT kernels
 //!    `nvjet`, FlashAttention `flash_fwd` / `flash_bwd` (MMA only), AMD Composable Kernel
-//!    `gemm_xdl`, and tb_plugin's cuDNN convolution list (`dgrad_1x1_stride_2x2`,
+//!    `gemm_xdl`, MIOpen's xdlops implicit-GEMM convolutions `igemm_{fwd,bwd,wrw}_gtcx*`
+//!    (`gtcx` = XDLOPS, i.e. MFMA; the plain `_gtc_` ones are not), and tb_plugin's cuDNN convolution list (`dgrad_1x1_stride_2x2`,
 //!    `first_layer_wgrad_kernel`, `conv1x1`, `conv2d_c1_k1`, `direct_group`).
 //! 3. ROCm Tensile `Cijk_*` kernels use matrix cores when their name carries an MFMA shape
 //!    (`_MI32x32x8x1_`); `Cijk_*` without `_MI` is a plain-ALU GEMM.
@@ -87,6 +88,12 @@ pub fn uses_tensor_cores(name: &str) -> bool {
     if TENSOR_CORE_TOKENS.iter().any(|t| name.contains(t)) {
         return true;
     }
+    // Mangled CUTLASS templates spell the class and type out (`OpClassTensorOp`, not the
+    // elementwise `SubTensorOpWithScalar1d`; `cutlass::tfloat32_t`); MIOpen's implicit GEMMs
+    // on matrix cores are `igemm_*_gtcx*` (xdlops), the plain-ALU ones `igemm_*_gtc_*`.
+    if ["OpClassTensorOp", "tfloat32", "_gtcx"].iter().any(|t| name.contains(t)) {
+        return true;
+    }
     if let Some(rest) = name.strip_prefix("Cijk_") {
         return has_mfma_shape(rest);
     }
@@ -124,6 +131,15 @@ fn has_mfma_shape(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mangled_cutlass_and_miopen_xdlops_use_tensor_cores() {
+        assert!(uses_tensor_cores(
+            "void cutlass::Kernel<cutlass::gemm::kernel::Gemm<cutlass::arch::OpClassTensorOp, cutlass::tfloat32_t>>"
+        ));
+        assert!(uses_tensor_cores("igemm_wrw_gtcx2_nhwc_bf16_bx0_ex1_bt256x128x16_wt32x32x8_ws2x1"));
+        assert!(!uses_tensor_cores("igemm_fwd_gtc_nhwc_fp32_bx0_ex0_bt128x128x16"));
+    }
 
     #[test]
     fn simt_marker_beats_tensor_token() {

@@ -84,6 +84,23 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// The ranks of a distributed run: rank table, step heatmap data, collectives matched across
+    /// ranks, stragglers and why, clock offsets, run findings (docs/runs.md).
+    Run {
+        /// Trace files and directories (searched recursively for `*.json` / `*.json.gz`).
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Print the stable JSON form (same as `--format json`).
+        #[arg(long, conflicts_with = "format")]
+        json: bool,
+        /// Output format.
+        #[arg(long, value_parser = ["text", "json", "ndjson"])]
+        format: Option<String>,
+        /// Ranks loaded at once (memory grows with this, not with the rank count); default:
+        /// the machine's cores.
+        #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+        threads: Option<u16>,
+    },
     /// Parse + index throughput, one JSON line per run (then first-view and op-table timings).
     Bench {
         /// Trace file.
@@ -99,6 +116,22 @@ enum Command {
     Demo {
         /// Output file.
         out: PathBuf,
+    },
+    /// Write a synthetic distributed run, one `rank-N.json` per rank, with a designed straggler:
+    /// rank `--straggler` computes 5 ms more before the third all-reduce of the fifth step
+    /// (benchmark and demo inputs for `run`; ground truth in worker/src/synth/run.rs).
+    DemoRun {
+        /// Output directory (created).
+        out: PathBuf,
+        /// Ranks to write.
+        #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..))]
+        ranks: u32,
+        /// About this many MB per rank.
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+        mb_per_rank: u32,
+        /// The slow rank (default: ranks / 3).
+        #[arg(long)]
+        straggler: Option<u32>,
     },
     /// Repeat a trace along time until it is about N MB (benchmark inputs).
     Inflate {
@@ -128,8 +161,10 @@ fn main() -> ExitCode {
             let (op_sort, kernel_sort) = sort.unwrap_or((None, None));
             diff(&base, &cand, DiffOptions { by_shape, op_sort, kernel_sort, top }, json)
         }
+        Command::Run { paths, json, format, threads } => run(&paths, json, format.as_deref(), threads),
         Command::Bench { trace, runs, threads } => read(&trace).and_then(|raw| bench::run(&trace, &raw, runs, threads.into())),
         Command::Demo { out } => demo(&out),
+        Command::DemoRun { out, ranks, mb_per_rank, straggler } => demo_run(&out, ranks, mb_per_rank, straggler),
         Command::Inflate { input, out, target_mb } => inflate(&input, &out, target_mb),
         Command::Completions { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "kinetoscope", &mut std::io::stdout());
@@ -176,7 +211,7 @@ fn info(path: &Path, json: bool) -> Result<(), Failure> {
     if json {
         return print_json(&summary);
     }
-    print!("{}", kinetoscope::summary::text(&summary));
+    print!("{}", kinetoscope::answer::summary::text(&summary));
     Ok(())
 }
 
@@ -215,11 +250,44 @@ fn diff(base: &Path, cand: &Path, options: DiffOptions, json: bool) -> Result<()
     Ok(())
 }
 
+fn run(paths: &[PathBuf], json: bool, format: Option<&str>, threads: Option<u16>) -> Result<(), Failure> {
+    use kinetoscope::run::Format;
+    let format = if json { Format::Json } else { format.and_then(Format::parse).unwrap_or(Format::Text) };
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let threads = threads.map_or(cores, usize::from);
+    let out = kinetoscope::run::run_files(paths, threads, format).map_err(|e| e.to_string())?;
+    print!("{out}");
+    if !out.ends_with('\n') {
+        println!();
+    }
+    Ok(())
+}
+
 fn demo(out: &Path) -> Result<(), Failure> {
     let gzip = out.extension().is_some_and(|e| e == "gz");
     let bytes = if gzip { kinetoscope::synth::demo::generate_gzip() } else { kinetoscope::synth::demo::generate() };
     std::fs::write(out, &bytes).map_err(|e| format!("cannot write {out:?}: {e}"))?;
     eprintln!("wrote {} ({} bytes)", out.display(), bytes.len());
+    Ok(())
+}
+
+fn demo_run(out: &Path, ranks: u32, mb_per_rank: u32, straggler: Option<u32>) -> Result<(), Failure> {
+    use kinetoscope::synth::run::{write_dir, Delay, RunSpec};
+    // 10 steps x 8 all-reduces; one compute kernel with its launch is about 536 bytes of JSON.
+    let (steps, collectives) = (10, 8);
+    let kernels = (u64::from(mb_per_rank) * 1_000_000 / (steps * collectives * 536)).max(1);
+    let spec = RunSpec {
+        ranks,
+        world_size: ranks,
+        steps: steps as u32,
+        collectives_per_step: collectives as u32,
+        kernels_per_collective: u32::try_from(kernels).unwrap_or(u32::MAX),
+        kernel_ns: 20_000,
+        delays: vec![Delay { rank: straggler.unwrap_or(ranks / 3), step: 4, collective: 2, extra_ns: 5_000_000 }],
+        ..RunSpec::default()
+    };
+    let paths = write_dir(&spec, out).map_err(|e| format!("cannot write {}: {e}", out.display()))?;
+    eprintln!("wrote {} ranks to {}", paths.len(), out.display());
     Ok(())
 }
 

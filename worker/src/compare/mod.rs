@@ -21,20 +21,17 @@
 //! descending), then rows only the candidate has, in its order. [`sort::sort_rows`] reorders
 //! them by a [`SortKey`]; ties fall back to name, so output is deterministic.
 //!
-//! **Cost.** Two full per-trace analyses (op index, steps, kernels, GPU metrics, memory), then
-//! O(rows) hashing to match rows by key.
+//! **Cost.** Both sessions' analyses (op index, GPU profiles and memory are the sessions'
+//! cached ones; steps and kernels are computed here), then O(rows) hashing to match rows by key.
 //!
-//! **Why** one struct of plain rows: the CLI renders it as text or JSON, the worker will turn
-//! it into wire tables, and a findings diff (which cheatsheet findings went away, which are
-//! new) becomes one more field of [`Comparison`] computed in [`compare_figures`] from the two
-//! sides' findings, with no change to the rest.
+//! **Why** one struct of plain rows: the CLI renders it as text or JSON (`report::diff`), and
+//! `answer::comparison` turns it and both sides' findings into the Compare tab's wire form.
 
 pub mod kernels;
 pub mod ops;
 pub mod sort;
 pub mod summary;
 pub mod verdict;
-pub mod wire;
 
 pub use kernels::{KernelColumn, KernelDiffRow};
 pub use ops::{OpColumn, OpDiffRow};

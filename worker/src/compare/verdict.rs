@@ -24,7 +24,7 @@ use super::sort::{sort_rows, DiffRow, SortKey};
 use super::summary::{Metric, SummaryRow};
 use super::{KernelColumn, Status, TraceFigures};
 use crate::analysis::breakdown::{Breakdown, Category};
-use crate::report::time;
+use crate::text::pytorch_time as time;
 
 /// What most of a trace's window is spent on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -49,12 +49,16 @@ fn compiled_region(ctx: &Ctx, out: &mut Vec<Finding>) {
         }
     }
     names.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-    let list: Vec<String> = names.iter().take(3).map(|(n, k)| format!("{} x{k}", crate::report::cut(n, 40))).collect();
+    let list: Vec<String> = names.iter().take(3).map(|(n, k)| format!("{} x{k}", crate::text::cut(n, 40))).collect();
     let more = if names.len() > 3 { ", ..." } else { "" };
     out.push(finding(
         "compiled-region",
         Severity::Info,
         format!("{} torch.compile slices: {}{more}", ids.len(), list.join(", ")),
+        format!(
+            "{} slices named Torch-Compiled Region / CompiledFxGraph / CompiledFunction / TorchDynamo Cache Lookup",
+            ids.len()
+        ),
         "Parts of the model run through torch.compile: their ops are replaced by generated \
          (Triton) kernels launched with cuLaunchKernel, so the op table shows the wrapper, not \
          aten ops.",
@@ -119,6 +123,11 @@ fn recompilation(ctx: &Ctx, out: &mut Vec<Finding>) {
     if let Some((f, n)) = recompiled.first() {
         parts.push(format!("frame {f} compiled {n} times"));
     }
+    let why = format!(
+        "{} graph calls new in their step (absent from the step before); {} frames with several compile ids",
+        new_ids.len(),
+        recompiled.len()
+    );
     let evidence = if new_ids.is_empty() {
         let mask = ctx.mask(|n| recompiled.iter().any(|(f, _)| n.starts_with(&format!("Torch-Compiled Region: {f}/"))));
         ctx.evidence(ctx.slices_named(&mask, None))
@@ -129,6 +138,7 @@ fn recompilation(ctx: &Ctx, out: &mut Vec<Finding>) {
         "recompilation",
         Severity::Warn,
         parts.join("; "),
+        why,
         "torch.compile compiled the same code again: a guard failed (new input shape, dtype, \
          Python value or module attribute), so steps pay compilation and run different graphs.",
         "Run with TORCH_LOGS=\"recompiles\" to see the failing guard; mark dynamic dims \
@@ -191,6 +201,11 @@ fn compile_cpu_tax(ctx: &Ctx, out: &mut Vec<Finding>) {
             dur(cpu / n),
             dur(gpu / n),
             ids.len()
+        ),
+        format!(
+            "outermost compiled regions: CPU {} / GPU launched {} >= {COMPILE_CPU_TAX_RATIO}",
+            dur(cpu),
+            dur(gpu)
         ),
         "The compiled wrapper (guards, cache lookup, argument handling, launches) costs more \
          host time than its kernels run: the region is too small, or it is still compiling.",

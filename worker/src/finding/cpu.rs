@@ -14,6 +14,7 @@ use crate::model::{CatClass, NONE};
 
 pub(super) fn rules(ctx: &Ctx, out: &mut Vec<Finding>) {
     cold_start_step(ctx, out);
+    slow_step(ctx, out);
     annotation_dispatch_gap(ctx, out);
     occupancy_query(ctx, out);
     long_device_sync(ctx, out);
@@ -22,30 +23,82 @@ pub(super) fn rules(ctx: &Ctx, out: &mut Vec<Finding>) {
     launch_overhead(ctx, out);
 }
 
-/// `cold-start-step`: the first complete step lasts >= [`COLD_START_RATIO`] x the median of
-/// the other complete steps (the step statistics' cold-start ratio).
+/// `cold-start-step`: the first complete step's CPU time (its `ProfilerStep#N` range, which
+/// GPU work launched before the capture cannot stretch) is >= [`COLD_START_RATIO`] x the median
+/// CPU time of the other complete steps.
 fn cold_start_step(ctx: &Ctx, out: &mut Vec<Finding>) {
-    let Some(ratio) = ctx.steps.stats.and_then(|s| s.cold_start_ratio) else {
-        return;
-    };
     let complete = ctx.complete_steps();
-    let (Some(first), true) = (complete.first(), ratio >= COLD_START_RATIO) else {
+    let Some((first, rest)) = complete.split_first() else { return };
+    let others: Vec<i64> = rest.iter().map(|s| s.cpu_dur_ns()).collect();
+    let Some(med) = median(&others).filter(|&m| m > 0.0) else { return };
+    let ratio = first.cpu_dur_ns() as f64 / med;
+    if ratio < COLD_START_RATIO {
         return;
-    };
+    }
     out.push(finding(
         "cold-start-step",
         Severity::Warn,
         format!(
-            "First step ProfilerStep#{} took {}, {ratio:.1}x the median of the other {} steps",
+            "First step ProfilerStep#{} took {} of CPU time, {ratio:.1}x the median of the other {} steps",
             first.number,
-            dur(first.dur_ns()),
-            complete.len() - 1
+            dur(first.cpu_dur_ns()),
+            others.len()
+        ),
+        format!(
+            "CPU step time {} / median {} = {ratio:.2} >= {COLD_START_RATIO}",
+            dur(first.cpu_dur_ns()),
+            dur(med as i64)
         ),
         "The first step pays one-time costs: CUDA context and allocator warm-up, cuDNN/cuBLAS \
          autotuning (cudnn.benchmark), lazy module init, torch.compile compilation.",
         "Skip it when measuring: profile with schedule(wait=1, warmup=1, active=N) and compare \
          the steady-state steps.",
         ctx.evidence([first.slice]),
+    ));
+}
+
+/// `slow-step`: a complete step other than the first whose CPU time is >= [`SLOW_STEP_RATIO`] x
+/// the median of its neighbours (up to [`SLOW_STEP_NEIGHBOURS`] complete steps on each side,
+/// the first step left out: it is cold-start-step's). Evidence: the slow steps, slowest
+/// (by ratio) first.
+fn slow_step(ctx: &Ctx, out: &mut Vec<Finding>) {
+    let complete = ctx.complete_steps();
+    let d: Vec<i64> = complete.iter().map(|s| s.cpu_dur_ns()).collect();
+    let mut hits: Vec<(f64, usize, f64)> = Vec::new();
+    for k in 1..d.len() {
+        let lo = k.saturating_sub(SLOW_STEP_NEIGHBOURS).max(1);
+        let hi = (k + SLOW_STEP_NEIGHBOURS + 1).min(d.len());
+        let near: Vec<i64> = (lo..hi).filter(|&j| j != k).map(|j| d[j]).collect();
+        let Some(med) = median(&near).filter(|&m| m > 0.0) else { continue };
+        let ratio = d[k] as f64 / med;
+        if ratio >= SLOW_STEP_RATIO {
+            hits.push((ratio, k, med));
+        }
+    }
+    hits.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    let Some(&(ratio, k, med)) = hits.first() else { return };
+    out.push(finding(
+        "slow-step",
+        Severity::Warn,
+        format!(
+            "{} slow steps; ProfilerStep#{} took {}, {ratio:.1}x its neighbours' median {}",
+            hits.len(),
+            complete[k].number,
+            dur(d[k]),
+            dur(med as i64)
+        ),
+        format!(
+            "CPU step time / median of up to {SLOW_STEP_NEIGHBOURS} complete steps each side \
+             (first step left out) >= {SLOW_STEP_RATIO}: worst {}/{} = {ratio:.2}",
+            dur(d[k]),
+            dur(med as i64)
+        ),
+        "One step in the middle of the run is much slower than the steps around it: something \
+         happened once (garbage collection, a checkpoint or evaluation, a data stall, another \
+         process on the GPU, a recompilation).",
+        "Open the slow step and compare it with a neighbour: look for host gaps, syncs, \
+         DataLoader waits or extra kernels.",
+        ctx.evidence(hits.iter().map(|h| complete[h.1].slice)),
     ));
 }
 
@@ -63,7 +116,7 @@ fn first_op_gap(ctx: &Ctx, i: usize) -> Option<i64> {
 /// `annotation-dispatch-gap`: for a record_function (`user_annotation`) seen several times,
 /// its first occurrence waits >= [`DISPATCH_GAP_MIN_NS`] before its first op, and >=
 /// [`DISPATCH_GAP_RATIO`] x the median of that gap in later occurrences. `ProfilerStep#N`
-/// counts as one name.
+/// counts as one name. One finding; evidence: the first occurrences, largest gap first.
 fn annotation_dispatch_gap(ctx: &Ctx, out: &mut Vec<Finding>) {
     let s = &ctx.trace.slices;
     let steps = ctx.mask(|n| n.starts_with("ProfilerStep#"));
@@ -90,23 +143,29 @@ fn annotation_dispatch_gap(ctx: &Ctx, out: &mut Vec<Finding>) {
         }
     }
     hits.sort_by_key(|h| (std::cmp::Reverse(h.1), h.0));
-    for (slice, gap, med) in hits {
-        out.push(finding(
-            "annotation-dispatch-gap",
-            Severity::Warn,
-            format!(
-                "{}: {} from its start to its first op in the first occurrence, {} median later",
-                ctx.name(slice),
-                dur(gap),
-                dur(med as i64)
-            ),
-            "Before the first op of this region runs, the host does something once: lazy \
-             initialization, module hooks, Python imports, data on first touch, compilation.",
-            "Warm the region up before profiling (or skip the first step); if it recurs, look \
-             at the python_function events (with_stack=True) in the gap.",
-            ctx.evidence([slice]),
-        ));
-    }
+    let Some(&(slice, gap, med)) = hits.first() else { return };
+    let more = if hits.len() > 1 { format!(" (and {} more regions)", hits.len() - 1) } else { String::new() };
+    out.push(finding(
+        "annotation-dispatch-gap",
+        Severity::Warn,
+        format!(
+            "{}: {} from its start to its first op in the first occurrence, {} median later{more}",
+            ctx.name(slice),
+            dur(gap),
+            dur(med as i64)
+        ),
+        format!(
+            "first gap {} >= {} and >= {DISPATCH_GAP_RATIO:.0}x the later median {}",
+            dur(gap),
+            dur(DISPATCH_GAP_MIN_NS),
+            dur(med as i64)
+        ),
+        "Before the first op of this region runs, the host does something once: lazy \
+         initialization, module hooks, Python imports, data on first touch, compilation.",
+        "Warm the region up before profiling (or skip the first step); if it recurs, look \
+         at the python_function events (with_stack=True) in the gap.",
+        ctx.evidence(hits.iter().map(|h| h.0)),
+    ));
 }
 
 /// `occupancy-query` (info): `cudaOccupancyMaxActiveBlocksPerMultiprocessor[WithFlags]`
@@ -152,24 +211,31 @@ fn occupancy_query(ctx: &Ctx, out: &mut Vec<Finding>) {
         .map(|(&n, &c)| (c, ctx.trace.strings.get(crate::model::StrId(n)).into_owned()))
         .collect();
     names.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-    let example = names.first().map(|n| crate::report::cut(&n.1, 60)).unwrap_or_default();
+    let example = names.first().map(|n| crate::text::cut(&n.1, 60)).unwrap_or_default();
     let title = format!(
         "{} occupancy queries right before kernel launches ({} distinct kernels, e.g. {})",
         ids.len(),
         names.len(),
         example
     );
-    ids.extend(kernels);
+    let why = format!(
+        "{} occupancy queries each followed, within {OCCUPANCY_LOOKAHEAD_CALLS} launch calls in the same \
+         enclosing slice, by a kernel launch",
+        ids.len()
+    );
+    // Evidence: each query beside the kernel it sized, in time order.
+    let pairs: Vec<u32> = ids.iter().zip(&kernels).flat_map(|(&q, &k)| [q, k]).collect();
     out.push(finding(
         "occupancy-query",
         Severity::Info,
         title,
+        why,
         "cudaOccupancyMaxActiveBlocksPerMultiprocessor asks how many blocks fit on an SM; the \
          library then sizes the grid of the kernel it launches next. It marks heavyweight, \
          adaptively launched kernels (GEMMs, reductions, cub scans), and costs host time.",
         "Nothing to fix by itself; if these launches dominate host time, CUDA graphs or \
          torch.compile remove the per-call query.",
-        ctx.evidence(ids),
+        ctx.evidence(pairs),
     ));
 }
 
@@ -194,7 +260,7 @@ fn is_sync_call(n: &str) -> bool {
 }
 
 /// `long-device-sync`: a device-wide synchronize lasting >= [`LONG_SYNC_MIN_NS`] during which
-/// every device is busy < [`LONG_SYNC_MAX_BUSY_SHARE`] of the call.
+/// every device is busy < [`LONG_SYNC_MAX_BUSY_SHARE`] of the call. Evidence: longest first.
 fn long_device_sync(ctx: &Ctx, out: &mut Vec<Finding>) {
     let s = &ctx.trace.slices;
     let mask = ctx.mask(|n| matches!(n, "cudaDeviceSynchronize" | "hipDeviceSynchronize" | "cuCtxSynchronize"));
@@ -221,6 +287,13 @@ fn long_device_sync(ctx: &Ctx, out: &mut Vec<Finding>) {
             dur(d),
             pct(busy as f64 / d.max(1) as f64)
         ),
+        format!(
+            "calls >= {} with GPU busy < {} of the call: longest {}, busy {}",
+            dur(LONG_SYNC_MIN_NS),
+            pct(LONG_SYNC_MAX_BUSY_SHARE),
+            dur(d),
+            dur(busy)
+        ),
         "The host waits for the whole device but little GPU work runs meanwhile: the wait is on \
          something else (another process or stream, a copy, the profiler flushing), or the \
          sync is simply not needed there.",
@@ -231,31 +304,51 @@ fn long_device_sync(ctx: &Ctx, out: &mut Vec<Finding>) {
 }
 
 /// `sync-heavy`: synchronizing calls ([`is_sync_call`]) take >= [`SYNC_HEAVY_SHARE`] of Self
-/// CPU time total.
+/// CPU time total. Not counted: a call during which the GPU is busy more than
+/// [`SYNC_MAX_BUSY_SHARE`] (the host waits for real work, it does not starve the GPU), and a
+/// trailing call after which no device work starts (the end-of-capture synchronize).
+/// Evidence: the counted calls, longest first.
 fn sync_heavy(ctx: &Ctx, out: &mut Vec<Finding>) {
     let s = &ctx.trace.slices;
     let total = ctx.ops.self_cpu_total_ns;
     let mask = ctx.mask(is_sync_call);
-    let mut ids = ctx.slices_named(&mask, Some(CatClass::Launch));
+    let all = ctx.slices_named(&mask, Some(CatClass::Launch));
+    let last_work = ctx.activities.iter().map(|&a| s.start_ns[a as usize]).max().unwrap_or(i64::MIN);
+    let (mut busy_skipped, mut trailing) = (0usize, 0usize);
+    let mut ids: Vec<u32> = Vec::new();
+    for i in all {
+        let (a, d) = (s.start_ns[i as usize], s.dur_ns[i as usize]);
+        if a + d >= last_work {
+            trailing += 1;
+        } else if d > 0 && ctx.busy_ns((a, a + d)) as f64 > SYNC_MAX_BUSY_SHARE * d as f64 {
+            busy_skipped += 1;
+        } else {
+            ids.push(i);
+        }
+    }
     let sync: i64 = ids.iter().map(|&i| s.dur_ns[i as usize]).sum();
     if total <= 0 || ids.is_empty() || (sync as f64) < SYNC_HEAVY_SHARE * total as f64 {
         return;
     }
     let n = ids.len();
-    ids.sort_by_key(|&i| (std::cmp::Reverse(s.dur_ns[i as usize]), i));
+    let share = pct(sync as f64 / total as f64);
     out.push(finding(
         "sync-heavy",
         Severity::Warn,
+        format!("Synchronizing calls take {share} of CPU time ({} in {n} calls)", dur(sync)),
         format!(
-            "Synchronizing calls take {} of CPU time ({} in {n} calls)",
-            pct(sync as f64 / total as f64),
-            dur(sync)
+            "{} of {} Self CPU = {share} >= {}; left out: {busy_skipped} calls with the GPU busy > {}, \
+             {trailing} trailing",
+            dur(sync),
+            dur(total),
+            pct(SYNC_HEAVY_SHARE),
+            pct(SYNC_MAX_BUSY_SHARE)
         ),
         "The host blocks until the GPU catches up, so it cannot queue work ahead. Typical \
          causes: .item(), .cpu(), .tolist(), printing or logging tensors, torch.cuda.synchronize.",
         "Move the value reads out of the step (log every N steps), keep metrics on the GPU, use \
          non_blocking copies; find the op calling each sync in the evidence.",
-        ctx.evidence(ids),
+        ctx.evidence(ctx.longest_first(ids)),
     ));
 }
 
@@ -281,15 +374,17 @@ fn is_copy_op(n: &str) -> bool {
 }
 
 /// The op the user called around slice `i`: the outermost enclosing dispatcher op (a name
-/// with `::`, so record_functions and 2021-era `ProfilerStep#N` operators are skipped), else
-/// the innermost enclosing op.
+/// with `::`, so record_functions and 2021-era `ProfilerStep#N` operators are skipped, and not
+/// autograd's `evaluate_function` wrapper), else the innermost enclosing op.
 fn user_op(ctx: &Ctx, i: u32) -> Option<u32> {
     let s = &ctx.trace.slices;
     let inner = enclosing_op(ctx.trace, i)?;
     let mut outer = None;
     let mut p = Some(inner);
     while let Some(op) = p {
-        if ctx.name(op).contains("::") {
+        let name = ctx.name(op);
+        // Autograd's node wrapper names the backward node, not an op the user called.
+        if name.contains("::") && !name.starts_with("autograd::engine::evaluate_function") {
             outer = Some(op);
         }
         p = enclosing_op(ctx.trace, op);
@@ -298,18 +393,50 @@ fn user_op(ctx: &Ctx, i: u32) -> Option<u32> {
     Some(outer.unwrap_or(inner))
 }
 
+/// Ops and annotations that copy by nature, whatever op runs inside them: DDP's bucket copies,
+/// collectives staging their buffers (names holding all2all / all_gather / ...), `aten::repeat`
+/// and `aten::cat` writing their output, `aten::clone` (out-of-place ops clone their input),
+/// `slice_scatter` / `slice_backward` (a copy with a slice written in).
+fn copies_by_nature(n: &str) -> bool {
+    const OPS: [&str; 6] =
+        ["aten::repeat", "aten::repeat_interleave", "aten::clone", "aten::cat", "aten::slice_scatter", "aten::slice_backward"];
+    const COLLECTIVES: [&str; 8] =
+        ["all2all", "alltoall", "all_to_all", "allgather", "all_gather", "reducescatter", "reduce_scatter", "allreduce"];
+    let lower = n.to_ascii_lowercase();
+    n.starts_with("ddp.reducer::")
+        || OPS.contains(&n)
+        || crate::analysis::breakdown::is_communication_op(n)
+        || COLLECTIVES.iter().any(|c| lower.contains(c))
+}
+
+/// Whether any slice enclosing `i` (any category) satisfies `mask`.
+fn inside(ctx: &Ctx, mask: &[bool], i: u32) -> bool {
+    let s = &ctx.trace.slices;
+    let mut p = s.parent.get(i as usize).copied().unwrap_or(NONE);
+    while p != NONE && (p as usize) < s.len() {
+        if ctx.is(mask, p) {
+            return true;
+        }
+        p = s.parent[p as usize];
+    }
+    false
+}
+
 /// `hidden-memcpy`: a `cudaMemcpy*` call issued inside an op the user did not write as a copy
 /// ([`user_op`] is not a [`is_copy_op`]): `aten::baddbmm` copying its bias, `aten::nonzero`
-/// or `aten::is_nonzero` reading a value back, indexing uploading a CPU index.
+/// or `aten::is_nonzero` reading a value back, indexing uploading a CPU index. Calls inside
+/// something that copies by nature ([`copies_by_nature`]) are left out. Evidence: each call
+/// beside its copy, longest copy first.
 fn hidden_memcpy(ctx: &Ctx, out: &mut Vec<Finding>) {
     let memcpy = ctx.mask(|n| n.starts_with("cudaMemcpy") || n.starts_with("hipMemcpy"));
     let copy_ops = ctx.mask(is_copy_op);
+    let natural = ctx.mask(copies_by_nature);
     let s = &ctx.trace.slices;
-    let mut ids = Vec::new();
+    let mut hits: Vec<(i64, u32, Option<u32>)> = Vec::new();
     let mut by_op: Vec<(String, u32)> = Vec::new();
     for c in ctx.slices_named(&memcpy, Some(CatClass::Launch)) {
         let Some(op) = user_op(ctx, c) else { continue };
-        if copy_ops.get(s.name[op as usize].0 as usize).copied().unwrap_or(true) {
+        if copy_ops.get(s.name[op as usize].0 as usize).copied().unwrap_or(true) || inside(ctx, &natural, c) {
             continue;
         }
         let name = ctx.name(op);
@@ -317,30 +444,38 @@ fn hidden_memcpy(ctx: &Ctx, out: &mut Vec<Finding>) {
             Some((_, k)) => *k += 1,
             None => by_op.push((name.into_owned(), 1)),
         }
-        ids.push(c);
-        ids.extend(ctx.launched(c));
+        let act = ctx.launched(c);
+        let d = act.map_or(0, |a| s.dur_ns[a as usize]);
+        hits.push((d, c, act));
     }
     if by_op.is_empty() {
         return;
     }
     by_op.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    hits.sort_by_key(|h| (std::cmp::Reverse(h.0), h.1));
     let calls: u32 = by_op.iter().map(|b| b.1).sum();
     let list: Vec<String> = by_op.iter().take(4).map(|(n, k)| format!("{n} x{k}")).collect();
     out.push(finding(
         "hidden-memcpy",
         Severity::Warn,
         format!("{calls} memcpy calls inside ops that are not copies: {}", list.join(", ")),
+        format!(
+            "{calls} cudaMemcpy* calls whose outermost op is none of the copy ops (aten::copy_, \
+             aten::to, ...), none inside something that copies by nature (DDP bucket copies, \
+             collectives, clone, cat, repeat, slice_scatter)"
+        ),
         "An op copies memory behind your back: addmm pre-fills its output with the bias, \
          nonzero/masked_select/unique read a count back to the host (a sync), indexing with \
          a CPU tensor uploads it.",
         "Check the ops listed: keep index tensors on the GPU, avoid data-dependent shapes in the \
          step, and see dtod-before-gemm for the bias copy.",
-        ctx.evidence(ids),
+        ctx.evidence(hits.iter().flat_map(|h| std::iter::once(h.1).chain(h.2))),
     ));
 }
 
 /// `launch-overhead`: >= [`LAUNCH_OVERHEAD_SHARE`] of the linked kernels (and at least
 /// [`LAUNCH_OVERHEAD_MIN_KERNELS`]) are shorter than their launch call (HTA's short kernels).
+/// Evidence: the short kernels in time order (they matter as a run, not one by one).
 fn launch_overhead(ctx: &Ctx, out: &mut Vec<Finding>) {
     let s = &ctx.trace.slices;
     let mut linked = 0usize;
@@ -363,6 +498,12 @@ fn launch_overhead(ctx: &Ctx, out: &mut Vec<Finding>) {
             short.len(),
             linked,
             pct(short.len() as f64 / linked as f64)
+        ),
+        format!(
+            "short kernels (HTA: shorter than the launch call) {} >= {LAUNCH_OVERHEAD_MIN_KERNELS} and {} >= {} of linked kernels",
+            short.len(),
+            pct(short.len() as f64 / linked.max(1) as f64),
+            pct(LAUNCH_OVERHEAD_SHARE)
         ),
         "Launching a kernel costs more host time than the kernel runs: the GPU finishes each \
          one before the next is queued (tiny tensors, elementwise chains).",

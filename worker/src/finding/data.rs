@@ -51,6 +51,13 @@ fn dataloader_bound(ctx: &Ctx, out: &mut Vec<Finding>) {
         "dataloader-bound",
         Severity::Warn,
         format!("DataLoader takes {} of step time ({} of {})", pct(dl as f64 / total as f64), dur(dl), dur(total)),
+        format!(
+            "DataLoader in the step breakdown {} of {} = {} > {}",
+            dur(dl),
+            dur(total),
+            pct(dl as f64 / total as f64),
+            pct(DATALOADER_SHARE)
+        ),
         "The training loop waits for the next batch: loading, decoding or augmenting data is \
          slower than the model step.",
         "Use DataLoader(num_workers>0, pin_memory=True, persistent_workers=True, \
@@ -83,6 +90,7 @@ fn pageable_memcpy(ctx: &Ctx, out: &mut Vec<Finding>) {
             bytes as f64 / 1e6,
             dur(total)
         ),
+        format!("{} gpu_memcpy slices named with Pageable", ids.len()),
         "Copies from unpinned memory go through a staging buffer and are synchronous with the \
          host: slower, and they cannot overlap compute.",
         "Pin host memory (DataLoader(pin_memory=True), tensor.pin_memory()) and copy with \
@@ -123,6 +131,13 @@ fn comm_heavy(ctx: &Ctx, out: &mut Vec<Finding>) {
             pct(comm as f64 / total as f64),
             dur(comm),
             dur(total)
+        ),
+        format!(
+            "Communication in the step breakdown {} of {} = {} > {}",
+            dur(comm),
+            dur(total),
+            pct(comm as f64 / total as f64),
+            pct(COMM_HEAVY_SHARE)
         ),
         "Collectives (all-reduce, all-to-all, ...) take a large share of the step without \
          compute running beside them: the job is communication-bound.",
@@ -192,10 +207,17 @@ fn comm_not_overlapped(ctx: &Ctx, out: &mut Vec<Finding>) {
         Severity::Warn,
         format!(
             "{}: {} of communication kernel time ({} of {}) runs with no compute beside it",
-            crate::report::printable(&name),
+            crate::text::printable(&name),
             pct(share),
             dur(exposed_ns),
             dur(comm_ns)
+        ),
+        format!(
+            "communication kernels without compute beside them {} of {} = {} >= {}",
+            dur(exposed_ns),
+            dur(comm_ns),
+            pct(share),
+            pct(COMM_EXPOSED_SHARE)
         ),
         "NCCL kernels run while the GPU computes nothing: every step waits for the \
          collectives instead of hiding them behind compute.",
@@ -206,13 +228,16 @@ fn comm_not_overlapped(ctx: &Ctx, out: &mut Vec<Finding>) {
 }
 
 /// `memory-near-limit` (alert): a device's peak reserved (else allocated) memory >
-/// [`MEMORY_NEAR_LIMIT_SHARE`] of its `totalGlobalMem` (tb_plugin's rule).
+/// [`MEMORY_NEAR_LIMIT_SHARE`] of its `totalGlobalMem` (tb_plugin's rule). One finding, for
+/// the fullest device.
 fn memory_near_limit(ctx: &Ctx, out: &mut Vec<Finding>) {
     let devices = ctx.devices();
     if devices.is_empty() {
         return;
     }
     let mem = memory::analyze(ctx.trace, None, 0);
+    // (share, peak, limit, at, label) per device over the line; the fullest is reported.
+    let mut over: Vec<(f64, i64, i64, i64, String)> = Vec::new();
     for d in &mem.devices {
         // c10::DeviceType CUDA = 1, HIP = 6: the devices deviceProperties describes.
         if !matches!(d.device_type, 1 | 6) {
@@ -226,28 +251,37 @@ fn memory_near_limit(ctx: &Ctx, out: &mut Vec<Finding>) {
         } else {
             (d.peak_allocated, d.peak_allocated_ns)
         };
-        if limit <= 0 || peak as f64 <= MEMORY_NEAR_LIMIT_SHARE * limit as f64 {
-            continue;
+        if limit > 0 && peak as f64 > MEMORY_NEAR_LIMIT_SHARE * limit as f64 {
+            over.push((peak as f64 / limit as f64, peak, limit, at, d.label.clone()));
         }
-        // The peak is a `[memory]` instant, not a slice: the evidence is its time.
-        let evidence = super::Evidence { range_ns: Some((at, at)), ..Default::default() };
-        out.push(finding(
-            "memory-near-limit",
-            Severity::Alert,
-            format!(
-                "{}: peak memory {:.2} GB is {} of the device's {:.2} GB",
-                d.label,
-                peak as f64 / 1e9,
-                pct(peak as f64 / limit as f64),
-                limit as f64 / 1e9
-            ),
-            "The caching allocator holds almost all device memory: one larger batch or \
-             sequence will run out of memory, and fragmentation may already cost time.",
-            "Lower the batch size, use activation checkpointing, mixed precision, or \
-             PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True; free references to old tensors.",
-            evidence,
-        ));
     }
+    over.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.4.cmp(&b.4)));
+    let Some((share, peak, limit, at, label)) = over.first().cloned() else { return };
+    // The peak is a `[memory]` instant, not a slice: the evidence is its time.
+    let evidence = super::Evidence { range_ns: Some((at, at)), ..Default::default() };
+    let others = if over.len() > 1 { format!(" ({} devices over the line)", over.len()) } else { String::new() };
+    out.push(finding(
+        "memory-near-limit",
+        Severity::Alert,
+        format!(
+            "{label}: peak memory {:.2} GB is {} of the device's {:.2} GB{others}",
+            peak as f64 / 1e9,
+            pct(share),
+            limit as f64 / 1e9
+        ),
+        format!(
+            "peak reserved (else allocated) {:.2} GB / totalGlobalMem {:.2} GB = {} > {}",
+            peak as f64 / 1e9,
+            limit as f64 / 1e9,
+            pct(share),
+            pct(MEMORY_NEAR_LIMIT_SHARE)
+        ),
+        "The caching allocator holds almost all device memory: one larger batch or \
+         sequence will run out of memory, and fragmentation may already cost time.",
+        "Lower the batch size, use activation checkpointing, mixed precision, or \
+         PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True; free references to old tensors.",
+        evidence,
+    ));
 }
 
 /// Ops that run on tensor cores under autocast.
@@ -275,7 +309,7 @@ fn is_amp_eligible(n: &str) -> bool {
 
 /// `amp-opportunity` (info): a device with compute capability >= [`TENSOR_CORE_MIN_MAJOR`], no
 /// tensor-core kernel at all, and autocast-eligible ops that launched GPU work (tb_plugin's
-/// rule).
+/// rule). Counts the outermost eligible op of each dispatch chain. Evidence: those, in order.
 fn amp_opportunity(ctx: &Ctx, out: &mut Vec<Finding>) {
     let rows = &ctx.kernels.rows;
     if rows.is_empty() || rows.iter().any(|r| r.tensor_cores) {
@@ -296,7 +330,22 @@ fn amp_opportunity(ctx: &Ctx, out: &mut Vec<Finding>) {
         return;
     }
     let mask = ctx.mask(is_amp_eligible);
-    let ids = ctx.slices_named(&mask, Some(CatClass::CpuOp));
+    // One per dispatch chain (linear -> addmm, conv2d -> convolution -> ...): the outermost.
+    let ids: Vec<u32> = ctx
+        .slices_named(&mask, Some(CatClass::CpuOp))
+        .into_iter()
+        .filter(|&i| {
+            let mut p = crate::model::link::enclosing_op(ctx.trace, i);
+            while let Some(op) = p {
+                if ctx.is(&mask, op) {
+                    return false;
+                }
+                p = crate::model::link::enclosing_op(ctx.trace, op);
+            }
+            true
+        })
+        .collect();
+    let major = ctx.max_compute_major().unwrap_or(0);
     out.push(finding(
         "amp-opportunity",
         Severity::Info,
@@ -304,10 +353,21 @@ fn amp_opportunity(ctx: &Ctx, out: &mut Vec<Finding>) {
             "No tensor-core kernels on a tensor-core GPU; {} matmul/conv ops could use them",
             ids.len()
         ),
+        format!(
+            "compute capability {major}.x >= {TENSOR_CORE_MIN_MAJOR}, 0 of {} kernel names use tensor cores, {} \
+             outermost matmul/conv ops launched GPU work",
+            rows.len(),
+            ids.len()
+        ),
         "Every kernel runs on the CUDA cores in FP32 although the GPU has tensor cores, which \
          run matmuls and convolutions several times faster in reduced precision.",
-        "Wrap the forward pass in torch.autocast(\"cuda\", dtype=torch.bfloat16) (or float16 \
-         with a GradScaler), or allow TF32 for FP32 matmuls.",
+        if major < TF32_MIN_MAJOR {
+            "Wrap the forward pass in torch.autocast(\"cuda\", dtype=torch.float16) with a \
+             GradScaler (this GPU has no TF32 and no fast bfloat16)."
+        } else {
+            "Wrap the forward pass in torch.autocast(\"cuda\", dtype=torch.bfloat16) (or float16 \
+             with a GradScaler), or allow TF32 for FP32 matmuls."
+        },
         ctx.evidence(ids),
     ));
 }

@@ -34,6 +34,7 @@ fn addmm_fusion(ctx: &Ctx, out: &mut Vec<Finding>) {
         } else {
             format!("{} aten::addmm calls: matmul and bias add in one op", ids.len())
         },
+        format!("{} cpu_op slices named aten::addmm", ids.len()),
         "nn.Linear with a bias dispatches to aten::addmm instead of mm + add: the bias is \
          written into the output first (a copy) and the GEMM accumulates into it.",
         "Nothing to fix; this is why a DtoD copy or a fill kernel precedes these GEMMs \
@@ -69,6 +70,7 @@ fn bmm_dispatch(ctx: &Ctx, out: &mut Vec<Finding>) {
         "bmm-dispatch",
         Severity::Info,
         format!("{} aten::matmul calls ran as aten::bmm", ids.len()),
+        format!("{} aten::bmm calls with an aten::matmul among their enclosing ops", ids.len()),
         "torch.matmul on inputs with more than two dimensions folds the batch dimensions and \
          calls bmm; with broadcasting it may first expand and copy an input (reshape/contiguous).",
         "Nothing to fix usually; if a copy precedes the bmm, make the broadcast operand \

@@ -9,6 +9,7 @@
 use super::thresholds::*;
 use super::{dur, finding, pct, Ctx, Finding, Severity};
 use crate::analysis::args::ArgKey;
+use crate::analysis::breakdown::is_communication_kernel;
 use crate::analysis::stats::median;
 use crate::analysis::tensor_cores::is_gemm;
 use crate::model::strings::FxHashMap;
@@ -42,6 +43,7 @@ fn activity_buffer_request(ctx: &Ctx, out: &mut Vec<Finding>) {
         "activity-buffer-request",
         Severity::Info,
         format!("{} Activity Buffer Request slices ({} in total)", ids.len(), dur(total)),
+        format!("{} slices named Activity Buffer Request, {} in total", ids.len(), dur(total)),
         "CUPTI (the profiler) allocating a buffer for GPU activity records: profiler overhead, \
          not your program. It explains a late first kernel (the CPU-GPU offset at the start) \
          and gaps that would not exist without profiling.",
@@ -118,6 +120,7 @@ fn profiler_gap(ctx: &Ctx, out: &mut Vec<Finding>) {
         "profiler-gap",
         Severity::Info,
         format!("{count} gaps between kernels ({} in total) coincide with profiler buffer requests", dur(total)),
+        format!("{count} stream gaps inside a step overlap an Activity Buffer Request ({} in total)", dur(total)),
         "The GPU went idle while the profiler requested a new activity buffer: the gap is \
          profiling overhead, not a stall of your program.",
         "Do not optimize this gap; compare with a step that has no buffer request.",
@@ -136,9 +139,13 @@ fn shape_hash(grid: Option<&[u8]>, block: Option<&[u8]>) -> u64 {
     h
 }
 
-/// `kernel-time-variance`: a kernel (same name, grid and block) present in every complete
-/// step, holding >= [`KERNEL_VARIANCE_MIN_SHARE`] of kernel time, whose per-step time varies:
-/// max >= [`KERNEL_VARIANCE_RATIO`] x median. One finding per kernel, largest ratio first.
+/// `kernel-time-variance`: a kernel (same name, grid and block; communication kernels left
+/// out, they wait for peers: a rank question, not a kernel one) present in every complete step,
+/// holding >= [`KERNEL_VARIANCE_MIN_SHARE`] of kernel time, whose per-step time varies:
+/// max >= [`KERNEL_VARIANCE_RATIO`] x median. A kernel belongs to the step whose CPU range
+/// started its launch call ([`Ctx::launch_step`]); kernels launched before the first step
+/// (or unlinked) are left out. One finding; evidence: the worst kernel's calls in its slowest
+/// step first, then its other calls, then the next kernels'.
 fn kernel_time_variance(ctx: &Ctx, out: &mut Vec<Finding>) {
     let steps = ctx.complete_steps();
     let total = ctx.kernels.total_ns;
@@ -149,25 +156,27 @@ fn kernel_time_variance(ctx: &Ctx, out: &mut Vec<Finding>) {
     let (grid, block) = (ArgKey::new("grid"), ArgKey::new("block"));
     // Only names holding the minimum share can qualify: read launch shapes for those alone.
     let big = ctx.mask(|n| {
-        ctx.kernels.rows.iter().any(|r| r.name == n && r.total_ns as f64 >= KERNEL_VARIANCE_MIN_SHARE * total as f64)
+        !is_communication_kernel(n)
+            && ctx.kernels.rows.iter().any(|r| r.name == n && r.total_ns as f64 >= KERNEL_VARIANCE_MIN_SHARE * total as f64)
     });
-    // (name, shape) -> per-step time; per group, not per kernel.
-    let mut groups: FxHashMap<(u32, u64), Vec<i64>> = FxHashMap::default();
+    let shape = |k: u32| {
+        let args = ctx.trace.args_text(s.args[k as usize]).as_bytes();
+        shape_hash(grid.raw(args), block.raw(args))
+    };
+    // (name, shape) -> (per-step time, kernels with their step); per group, not per kernel.
+    type Group = (Vec<i64>, Vec<(u32, usize)>);
+    let mut groups: FxHashMap<(u32, u64), Group> = FxHashMap::default();
     for k in ctx.kernels_sorted_by_time(false) {
-        let i = k as usize;
-        if !big.get(s.name[i].0 as usize).copied().unwrap_or(false) {
+        if !ctx.is(&big, k) {
             continue;
         }
-        let t = s.start_ns[i];
-        // Steps are ordered and their spans do not overlap (steps.rs).
-        let at = steps.partition_point(|st| st.start_ns <= t);
-        let Some(step) = at.checked_sub(1).filter(|&j| t < steps[j].end_ns) else { continue };
-        let args = ctx.trace.args_text(s.args[i]).as_bytes();
-        let key = (s.name[i].0, shape_hash(grid.raw(args), block.raw(args)));
-        groups.entry(key).or_insert_with(|| vec![0; steps.len()])[step] += s.dur_ns[i];
+        let Some(step) = ctx.launch_step(&steps, k) else { continue };
+        let g = groups.entry((s.name[k as usize].0, shape(k))).or_insert_with(|| (vec![0; steps.len()], Vec::new()));
+        g.0[step] += s.dur_ns[k as usize];
+        g.1.push((k, step));
     }
-    let mut hits: Vec<(f64, u32, u64, usize)> = Vec::new();
-    for (&(name, shape), per_step) in &groups {
+    let mut hits: Vec<(f64, u32, u64, usize, f64)> = Vec::new();
+    for (&(name, shape), (per_step, _)) in &groups {
         let sum: i64 = per_step.iter().sum();
         if per_step.contains(&0) || (sum as f64) < KERNEL_VARIANCE_MIN_SHARE * total as f64 {
             continue;
@@ -176,55 +185,74 @@ fn kernel_time_variance(ctx: &Ctx, out: &mut Vec<Finding>) {
             continue;
         };
         if med > 0.0 && max as f64 >= KERNEL_VARIANCE_RATIO * med {
-            hits.push((max as f64 / med, name, shape, worst));
+            hits.push((max as f64 / med, name, shape, worst, med));
         }
     }
     hits.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
-    for (ratio, name, shape, worst) in hits {
-        // `hits` was built from `groups`' keys, and `worst` indexes its per-step vector, which
-        // has one entry per step.
-        let Some(per_step) = groups.get(&(name, shape)) else { continue };
-        let (lo, hi) = (steps[worst].start_ns, steps[worst].end_ns);
-        // Evidence: this kernel's calls in its slowest step first, then the other steps.
-        let mut calls: Vec<u32> = ctx
-            .kernels_sorted_by_time(false)
-            .into_iter()
-            .filter(|&k| s.name[k as usize].0 == name)
-            .filter(|&k| {
-                let args = ctx.trace.args_text(s.args[k as usize]).as_bytes();
-                shape_hash(grid.raw(args), block.raw(args)) == shape
-            })
-            .collect();
-        calls.sort_by_key(|&k| (!(s.start_ns[k as usize] >= lo && s.start_ns[k as usize] < hi), k));
-        let kname = ctx.trace.strings.get(crate::model::StrId(name));
-        out.push(finding(
-            "kernel-time-variance",
-            Severity::Warn,
-            format!(
-                "{}: {} in ProfilerStep#{} vs {} median per step ({ratio:.1}x)",
-                crate::report::cut(&kname, 70),
-                dur(per_step[worst]),
-                steps[worst].number,
-                dur(median(per_step).unwrap_or(0.0) as i64)
-            ),
-            "The same kernel with the same launch shape takes different time in different \
-             steps: contention (another stream, process or communication overlapping it), \
-             clock changes, or different data (sparsity, cache) under the same shape.",
-            "Look at what runs beside it in the slow step (other streams, NCCL); lock clocks when \
-             benchmarking; compare inputs of the slow step.",
-            ctx.evidence(calls),
-        ));
+    let Some(&(ratio, name, shape, worst, med)) = hits.first() else { return };
+    let Some((per_step, _)) = groups.get(&(name, shape)) else { return };
+    let max = per_step[worst];
+    let mut ids: Vec<u32> = Vec::new();
+    for h in &hits {
+        let Some((_, calls)) = groups.get(&(h.1, h.2)) else { continue };
+        ids.extend(calls.iter().filter(|c| c.1 == h.3).map(|c| c.0));
+        ids.extend(calls.iter().filter(|c| c.1 != h.3).map(|c| c.0));
     }
+    let kname = ctx.trace.strings.get(crate::model::StrId(name));
+    out.push(finding(
+        "kernel-time-variance",
+        Severity::Warn,
+        format!(
+            "{} kernels vary across steps; {}: {} in ProfilerStep#{} vs {} median per step ({ratio:.1}x)",
+            hits.len(),
+            crate::text::cut(&kname, 60),
+            dur(max),
+            steps[worst].number,
+            dur(med as i64)
+        ),
+        format!(
+            "per-step time (by the step that launched it) max {} / median {} = {ratio:.2} >= \
+             {KERNEL_VARIANCE_RATIO}; kernel holds >= {} of kernel time; communication kernels left out",
+            dur(max),
+            dur(med as i64),
+            pct(KERNEL_VARIANCE_MIN_SHARE)
+        ),
+        "The same kernel with the same launch shape takes different time in different \
+         steps: contention (another stream, process or communication overlapping it), \
+         clock changes, or different data (sparsity, cache) under the same shape.",
+        "Look at what runs beside it in the slow step (other streams, NCCL); lock clocks when \
+         benchmarking; compare inputs of the slow step.",
+        ctx.evidence(ids),
+    ));
+}
+
+/// The nearest enclosing op of slice `i` that fills its output before a GEMM (`aten::addmm`,
+/// `aten::baddbmm`, `aten::addbmm`, `aten::linear`), if any.
+fn bias_gemm_op(ctx: &Ctx, mask: &[bool], i: u32) -> Option<u32> {
+    let s = &ctx.trace.slices;
+    let mut p = super::launch_of(ctx.trace, i)?;
+    while p != crate::model::NONE && (p as usize) < s.len() {
+        if ctx.is(mask, p) {
+            return Some(p);
+        }
+        p = s.parent[p as usize];
+    }
+    None
 }
 
 /// `dtod-before-gemm`: a device-to-device copy whose next activity on the same stream is a
-/// GEMM kernel (addmm copying its bias into the output before the GEMM accumulates into it).
+/// GEMM kernel, both launched from inside the same `aten::addmm` / `aten::baddbmm` /
+/// `aten::addbmm` / `aten::linear` call ([`bias_gemm_op`]): the op copying its bias into the
+/// output before the GEMM accumulates into it. A copy that merely sits next to a GEMM (a
+/// backward `copy_` before a `bmm`) is not this pattern. Evidence: copy then GEMM, largest
+/// copy first.
 fn dtod_before_gemm(ctx: &Ctx, out: &mut Vec<Finding>) {
     let s = &ctx.trace.slices;
     let dtod = ctx.mask(|n| n.contains("DtoD") || n.contains("Device -> Device"));
     let gemm = ctx.mask(is_gemm);
+    let bias_ops = ctx.mask(|n| matches!(n, "aten::addmm" | "aten::baddbmm" | "aten::addbmm" | "aten::linear"));
     let hit = |m: &[bool], i: u32| m.get(s.name[i as usize].0 as usize).copied().unwrap_or(false);
-    let mut ids = Vec::new();
+    let mut found: Vec<(i64, u32, u32)> = Vec::new();
     let mut bytes_total = 0i64;
     let bytes_key = ArgKey::new("bytes");
     for acts in streams(ctx) {
@@ -234,17 +262,21 @@ fn dtod_before_gemm(ctx: &Ctx, out: &mut Vec<Finding>) {
                 && hit(&dtod, c)
                 && ctx.trace.class(s.cat[k as usize]) == CatClass::Kernel
                 && hit(&gemm, k)
+                && bias_gemm_op(ctx, &bias_ops, c).is_some_and(|op| bias_gemm_op(ctx, &bias_ops, k) == Some(op))
             {
-                bytes_total += bytes_key.i64(ctx.trace.args_text(s.args[c as usize]).as_bytes()).unwrap_or(0);
-                ids.extend([c, k]);
+                let bytes = bytes_key.i64(ctx.trace.args_text(s.args[c as usize]).as_bytes()).unwrap_or(0);
+                bytes_total += bytes;
+                found.push((bytes, c, k));
             }
         }
     }
-    if ids.is_empty() {
+    if found.is_empty() {
         return;
     }
-    let pairs = ids.len() / 2;
-    let copy_ns: i64 = ids.iter().step_by(2).map(|&c| s.dur_ns[c as usize]).sum();
+    found.sort_by_key(|f| (std::cmp::Reverse(f.0), f.1));
+    let pairs = found.len();
+    let copy_ns: i64 = found.iter().map(|f| s.dur_ns[f.1 as usize]).sum();
+    let ids: Vec<u32> = found.iter().flat_map(|f| [f.1, f.2]).collect();
     out.push(finding(
         "dtod-before-gemm",
         Severity::Warn,
@@ -252,6 +284,10 @@ fn dtod_before_gemm(ctx: &Ctx, out: &mut Vec<Finding>) {
             "{pairs} device-to-device copies right before a GEMM on the same stream ({} MB, {})",
             format_args!("{:.1}", bytes_total as f64 / 1e6),
             dur(copy_ns)
+        ),
+        format!(
+            "{pairs} Memcpy DtoD each directly followed on its stream by a GEMM kernel, both launched \
+             inside the same aten::addmm / baddbmm / linear call"
         ),
         "aten::addmm / aten::baddbmm (nn.Linear with bias, attention scores with a bias or \
          mask) first copy the broadcast input into the output, then run the GEMM with beta=1 \
@@ -263,9 +299,12 @@ fn dtod_before_gemm(ctx: &Ctx, out: &mut Vec<Finding>) {
 }
 
 /// `fp32-gemm`: GEMM kernels without tensor cores hold >= [`FP32_GEMM_MIN_SHARE`] of GEMM
-/// time, on a device that has tensor cores (or an unknown one).
+/// time, on a device that has tensor cores (or an unknown one). The advice names TF32 only
+/// where it exists (compute capability >= [`TF32_MIN_MAJOR`] or unknown). Evidence: the SIMT
+/// GEMMs, longest first.
 fn fp32_gemm(ctx: &Ctx, out: &mut Vec<Finding>) {
-    if ctx.max_compute_major().is_some_and(|m| m < TENSOR_CORE_MIN_MAJOR) {
+    let major = ctx.max_compute_major();
+    if major.is_some_and(|m| m < TENSOR_CORE_MIN_MAJOR) {
         return;
     }
     let rows = &ctx.kernels.rows;
@@ -276,8 +315,7 @@ fn fp32_gemm(ctx: &Ctx, out: &mut Vec<Finding>) {
         return;
     }
     let mask = ctx.mask(|n| simt.iter().any(|r| r.name == n));
-    let mut ids = ctx.slices_named(&mask, Some(CatClass::Kernel));
-    ids.sort_by_key(|&i| (std::cmp::Reverse(ctx.trace.slices.dur_ns[i as usize]), i));
+    let ids = ctx.longest_first(ctx.slices_named(&mask, Some(CatClass::Kernel)));
     out.push(finding(
         "fp32-gemm",
         Severity::Warn,
@@ -286,13 +324,26 @@ fn fp32_gemm(ctx: &Ctx, out: &mut Vec<Finding>) {
             pct(simt_ns as f64 / gemm_ns as f64),
             dur(simt_ns),
             simt.len(),
-            crate::report::cut(&simt[0].name, 50)
+            crate::text::cut(&simt[0].name, 50)
+        ),
+        format!(
+            "SIMT GEMM time {} / GEMM time {} = {} >= {}; compute capability {}",
+            dur(simt_ns),
+            dur(gemm_ns),
+            pct(simt_ns as f64 / gemm_ns as f64),
+            pct(FP32_GEMM_MIN_SHARE),
+            major.map_or_else(|| "unknown".to_owned(), |m| format!("{m}.x"))
         ),
         "These matrix multiplies run on the CUDA cores in FP32 (sgemm / SIMT kernels), many \
          times slower than tensor cores on the same GPU.",
-        "Allow TF32 (torch.backends.cuda.matmul.allow_tf32 = True, or \
-         torch.set_float32_matmul_precision(\"high\")) or run under \
-         torch.autocast(\"cuda\", dtype=torch.bfloat16).",
+        if major.is_some_and(|m| m < TF32_MIN_MAJOR) {
+            "This GPU has no TF32: run under torch.autocast(\"cuda\", dtype=torch.float16) with a \
+             GradScaler (bfloat16 needs compute capability 8.0)."
+        } else {
+            "Allow TF32 (torch.backends.cuda.matmul.allow_tf32 = True, or \
+             torch.set_float32_matmul_precision(\"high\")) or run under \
+             torch.autocast(\"cuda\", dtype=torch.bfloat16)."
+        },
         ctx.evidence(ids),
     ));
 }
@@ -345,10 +396,18 @@ fn gpu_idle(ctx: &Ctx, out: &mut Vec<Finding>) {
         }
         evidence.range_ns = Some(m.window);
     }
+    let why = format!(
+        "utilization (kernel union / step window) {} < {}; gaps >= {}: {}",
+        low.map_or_else(|| "not".to_owned(), |m| pct(m.utilization)),
+        pct(GPU_IDLE_UTILIZATION),
+        dur(GPU_IDLE_GAP_NS),
+        big.len()
+    );
     out.push(finding(
         "gpu-idle",
         Severity::Warn,
         parts.join("; "),
+        why,
         "The GPU has nothing to do much of the time: it waits for the host (data loading, \
          Python, synchronization) or for other processes.",
         "Find what the CPU does during the gaps: overlap data loading (num_workers, \
@@ -362,12 +421,14 @@ fn gpu_idle(ctx: &Ctx, out: &mut Vec<Finding>) {
 /// kernel table's per-name averages (weighted by each name's time). A name averaging 0% while
 /// it has >= 1 block per SM is left out: CUPTI could not compute it (a cuBLAS GEMM with 46
 /// blocks per SM reads 0% in gpumodel), so it is unknown, not low. The GPU metrics table keeps
-/// tb_plugin's number, which counts such zeros.
+/// tb_plugin's number, which counts such zeros. Communication kernels are left out: they run
+/// a few blocks by design and would drag the average down. Evidence: low kernels, longest first.
 fn low_occupancy(ctx: &Ctx, out: &mut Vec<Finding>) {
     let rows: Vec<_> = ctx
         .kernels
         .rows
         .iter()
+        .filter(|r| !is_communication_kernel(&r.name))
         .filter_map(|r| r.occupancy_pct.filter(|&o| o >= 0.0).map(|o| (r, o)))
         .filter(|(r, o)| !(*o == 0.0 && r.blocks_per_sm.is_some_and(|b| b >= 1.0)))
         .collect();
@@ -382,9 +443,7 @@ fn low_occupancy(ctx: &Ctx, out: &mut Vec<Finding>) {
     let low: Vec<_> = rows.iter().filter(|(_, o)| *o < LOW_OCCUPANCY_PCT).map(|(r, _)| r).collect();
     let low_ns: i64 = low.iter().map(|r| r.total_ns).sum();
     let mask = ctx.mask(|n| low.iter().any(|r| r.name == n));
-    let s = &ctx.trace.slices;
-    let mut ids = ctx.slices_named(&mask, Some(CatClass::Kernel));
-    ids.sort_by_key(|&i| (std::cmp::Reverse(s.dur_ns[i as usize]), i));
+    let ids = ctx.longest_first(ctx.slices_named(&mask, Some(CatClass::Kernel)));
     out.push(finding(
         "low-occupancy",
         Severity::Warn,
@@ -393,6 +452,12 @@ fn low_occupancy(ctx: &Ctx, out: &mut Vec<Finding>) {
             dur(time),
             low.len(),
             dur(low_ns)
+        ),
+        format!(
+            "time-weighted occupancy {occ:.1}% < {LOW_OCCUPANCY_PCT}% over {} of non-communication \
+             kernels (>= {})",
+            dur(time),
+            dur(LOW_OCCUPANCY_MIN_KERNEL_NS)
         ),
         "Few warps are resident per SM, so the SMs cannot hide memory latency: grids too small \
          for the GPU, or kernels limited by registers or shared memory.",

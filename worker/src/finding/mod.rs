@@ -1,22 +1,28 @@
 //! Cheatsheet findings: rules that read a loaded trace the way an experienced person would
-//! ("if you see this, it usually means that") and point at the exact slices (issue #6).
+//! ("if you see this, it usually means that") and point at the exact slices (docs/findings.md).
 //!
-//! **Inputs and outputs.** [`detect`] takes a [`Trace`] and returns [`Finding`]s: a stable
-//! rule id ([`RULES`]), a [`Severity`], a one-line title with the measured numbers, what the
-//! pattern usually means, what to try, and [`Evidence`] (slice ids capped at
+//! **Inputs and outputs.** [`detect`] takes a [`Session`] (one loaded trace) and returns [`Finding`]s, at most one
+//! per rule: a stable rule id ([`RULES`]), a [`Severity`], a one-line title that says how many
+//! instances, `why` (the numbers the rule compared with its thresholds, so a reader can check
+//! them), what the pattern usually means, what to try, and [`Evidence`] (slice ids capped at
 //! [`thresholds::EVIDENCE_CAP`] with the true count, a time range in ns from the trace origin,
-//! the lanes involved). Always over the whole trace: rules compare steps with each other, so a
-//! sub-range would change what they mean.
+//! the lanes involved). The rule table with thresholds and blind spots is `docs/findings.md`.
+//! Always over the whole trace: rules compare steps with each other, so a sub-range would
+//! change what they mean.
 //!
 //! **Structure.** One file per family of rules (`table`, `cpu`, `gpu`, `dispatch`, `compile`,
-//! `data`), each exporting `rules(&Ctx, &mut Vec<Finding>)`. [`Ctx`] computes the shared
-//! analyses once (steps, op table, kernel table, GPU metrics, launch -> activity links), and
+//! `data`, `health`), each exporting `rules(&Ctx, &mut Vec<Finding>)`. [`Ctx`] holds the shared
+//! analyses, read once from the session (its op index and GPU profiles are the ones the page's
+//! tables use, not rebuilt: steps, op table, kernel table, GPU metrics) plus the launch ->
+//! activity links, and
 //! name predicates become per-string masks ([`Ctx::mask`]) so rules scan the slice columns
 //! without touching strings per slice. Every threshold is a constant in [`thresholds`].
 //!
 //! **Invariants.** Output order is deterministic: severity (alert first), then rule id, then
-//! the order each rule emits (its own defined order). Evidence slice ids are ascending.
-//! Rules never panic on input: lookups past a column end yield no finding.
+//! the order each rule emits (its own defined order). Evidence slice ids are **most telling
+//! first** (each rule documents its order: longest, slowest, largest first, ties by id); the UI
+//! selects `slices[0]` when a finding is clicked. Rules never panic on input: lookups past a
+//! column end yield no finding.
 //!
 //! **Cost.** The shared analyses dominate (O(n log n) over slices); each rule is one or two
 //! passes over the slice columns or over the kernels. No per-event heap objects.
@@ -24,23 +30,29 @@
 //! **Why** existing analyses are reused (op table, steps, GPU metrics, tensor-core names):
 //! a finding's numbers must equal what the tables beside it show.
 //!
-//! References: issue #6; REFERENCE.md §3–5 (tb_plugin recommendations, HTA, Nsight rules).
+//! References: docs/findings.md (the rule table); docs/definitions.md §3–5 (tb_plugin
+//! recommendations, HTA, Nsight rules).
 
 mod compile;
 mod cpu;
 mod data;
 mod dispatch;
 mod gpu;
+mod health;
 mod table;
 pub mod thresholds;
 
-use crate::analysis::gpu::{metrics_window, GpuIndex, GpuMetrics};
-use crate::analysis::kernels::{kernel_table, KernelTable};
-use crate::analysis::ops::{op_table, OpOptions, OpTable};
+use crate::analysis::gpu::{GpuIndex, GpuMetrics};
+use crate::analysis::kernels::KernelTable;
+use crate::analysis::ops::{OpOptions, OpTable};
 use crate::analysis::steps::{self, StepSpan, Steps};
 use crate::model::strings::FxHashMap;
 use crate::model::{CatClass, Trace, NONE};
+use crate::session::Session;
 use thresholds::EVIDENCE_CAP;
+
+/// Titles and why lines format durations and shares as every engine text does.
+pub(crate) use crate::text::{duration as dur, percent as pct};
 
 /// How much a finding matters; ordered `Info < Warn < Alert`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -67,7 +79,7 @@ impl Severity {
 /// What a finding points at.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Evidence {
-    /// Slice ids, ascending, at most [`EVIDENCE_CAP`].
+    /// Slice ids, most telling first (distinct), at most [`EVIDENCE_CAP`].
     pub slices: Vec<u32>,
     /// How many slices the finding is about (may exceed `slices.len()`).
     pub total: u32,
@@ -84,8 +96,10 @@ pub struct Finding {
     pub rule: &'static str,
     /// Severity.
     pub severity: Severity,
-    /// One line with the measured numbers.
+    /// One line with the measured numbers; says how many instances.
     pub title: String,
+    /// Why we think so: the numbers the rule compared, with its thresholds.
+    pub why: String,
     /// What the pattern usually means.
     pub meaning: String,
     /// What to try.
@@ -101,29 +115,33 @@ pub const RULES: &[(&str, &str)] = &[
     ("amp-opportunity", "tensor-core GPU, no tensor-core kernels, matmul/conv ops present"),
     ("annotation-dispatch-gap", "record_function to its first op is slow in the first step only"),
     ("bmm-dispatch", "aten::matmul dispatched to aten::bmm (batched inputs)"),
-    ("cold-start-step", "first step much slower than the median of the others"),
+    ("cold-start-step", "first step's CPU time much longer than the median of the others"),
     ("comm-heavy", "communication takes more than 10% of step time"),
     ("comm-not-overlapped", "NCCL kernels mostly not overlapped with compute kernels"),
     ("compile-cpu-tax", "torch.compile wrapper CPU time >= the GPU time it launches"),
     ("compiled-region", "torch.compile regions present"),
     ("compute-bound", "GPU busy for most of the step time"),
     ("dataloader-bound", "DataLoader takes more than 5% of step time"),
-    ("dtod-before-gemm", "device-to-device copy right before a GEMM on the same stream"),
+    ("device-query-loop", "thousands of device property / attribute queries (a query in a loop)"),
+    ("dtod-before-gemm", "addmm/baddbmm bias copy (DtoD) right before its GEMM"),
     ("fp32-gemm", "GEMM kernels without tensor cores (FP32 SIMT)"),
     ("gpu-idle", "GPU utilization below 50% or gaps of 500 ms and more"),
     ("hidden-memcpy", "cudaMemcpy issued inside an op that is not a copy"),
     ("hotspot-op", "one op holds at least 40% of Self CUDA time"),
     ("kernel-time-variance", "same kernel and launch shape varies across steps"),
     ("launch-overhead", "most kernels are shorter than their launch calls"),
+    ("lazy-init", "half a second or more of host time before the first op"),
     ("long-device-sync", "long cudaDeviceSynchronize while the GPU does little"),
     ("low-occupancy", "time-weighted achieved occupancy below 25%"),
-    ("many-small-calls", "an op called 1000+ times per step with a tiny average"),
+    ("many-small-calls", "ops called 1000+ times per step with a tiny average (outermost calls)"),
     ("memory-near-limit", "peak device memory above 90% of the device's memory"),
     ("occupancy-query", "cudaOccupancyMaxActiveBlocksPerMultiprocessor before kernel launches"),
-    ("overhead-bound", "GPU mostly idle while the CPU dispatches (host overhead)"),
+    ("overhead-bound", "GPU mostly idle, waiting for the host (host wait is most idle time)"),
     ("pageable-memcpy", "host-device copies from pageable (unpinned) memory"),
+    ("partial-trace", "sampled or cut trace: correlation ids jump, activities without launches"),
     ("profiler-gap", "gap between kernels caused by the profiler's buffer request"),
     ("recompilation", "torch.compile graphs change across steps (recompiles)"),
+    ("slow-step", "a step much slower than its neighbours, in the middle of the run"),
     ("sync-heavy", "synchronizing calls take at least 20% of CPU time"),
 ];
 
@@ -140,7 +158,7 @@ pub(crate) struct Ctx<'t> {
     /// GPU metrics over tb_plugin's window, per device.
     pub gpus: Vec<GpuMetrics>,
     /// Per-device kernel profiles for arbitrary windows.
-    pub gpu_index: GpuIndex,
+    pub gpu_index: &'t GpuIndex,
     /// Device activity slice ids, ascending.
     pub activities: Vec<u32>,
     /// Launch call -> (its first device activity, total device ns it launched).
@@ -148,12 +166,12 @@ pub(crate) struct Ctx<'t> {
 }
 
 impl<'t> Ctx<'t> {
-    fn new(trace: &'t Trace) -> Self {
+    fn new(session: &'t Session) -> Self {
+        let trace = session.trace();
         let s = &trace.slices;
         let activities: Vec<u32> = (0..s.len() as u32)
             .filter(|&i| trace.class(s.cat[i as usize]).is_device_activity())
             .collect();
-        let gpu_index = GpuIndex::new(trace);
         let mut launched: FxHashMap<u32, (u32, i64)> = FxHashMap::default();
         for &a in &activities {
             if let Some(l) = launch_of(trace, a) {
@@ -163,11 +181,10 @@ impl<'t> Ctx<'t> {
         Self {
             trace,
             steps: steps::analyze(trace, None),
-            ops: op_table(trace, &OpOptions::default()),
-            kernels: kernel_table(trace, None),
-            // One sweep for both: `gpu_metrics` would build its own index.
-            gpus: gpu_index.metrics(metrics_window(trace)),
-            gpu_index,
+            ops: session.op_table(&OpOptions::default()),
+            kernels: session.kernels(None),
+            gpus: session.gpus(None),
+            gpu_index: session.gpu(),
             activities,
             launched,
         }
@@ -217,9 +234,8 @@ impl<'t> Ctx<'t> {
             .unwrap_or(0)
     }
 
-    /// Evidence over `ids`, given in priority order (duplicates allowed): the first
-    /// [`EVIDENCE_CAP`] distinct ids are kept (then sorted ascending); count, range and lanes
-    /// cover all of them.
+    /// Evidence over `ids`, given most telling first (duplicates allowed): the first
+    /// [`EVIDENCE_CAP`] distinct ids are kept in that order; count, range and lanes cover all.
     pub fn evidence(&self, ids: impl IntoIterator<Item = u32>) -> Evidence {
         let s = &self.trace.slices;
         let given: Vec<u32> = ids
@@ -246,7 +262,6 @@ impl<'t> Ctx<'t> {
                 kept.push(i);
             }
         }
-        kept.sort_unstable();
         Evidence {
             slices: kept,
             total: u32::try_from(all.len()).unwrap_or(u32::MAX),
@@ -260,6 +275,17 @@ impl<'t> Ctx<'t> {
         self.launched.get(&call).map(|l| l.0)
     }
 
+    /// Index in `steps` of the step whose CPU range `[cpu_start, cpu_end)` holds the start of
+    /// device activity `a`'s launch call: GPU work belongs to the step that launched it, not to
+    /// the step it happens to run in. `None` when unlinked or launched outside every step.
+    pub fn launch_step(&self, steps: &[&StepSpan], a: u32) -> Option<usize> {
+        let l = launch_of(self.trace, a)?;
+        let t = self.trace.slices.start_ns[l as usize];
+        // Steps are ordered and their CPU ranges do not overlap (steps.rs).
+        let at = steps.partition_point(|st| st.cpu_start_ns <= t);
+        at.checked_sub(1).filter(|&j| t < steps[j].cpu_end_ns)
+    }
+
     /// Total device time launched by launch call `call`, ns (0 when none).
     pub fn launched_ns(&self, call: u32) -> i64 {
         self.launched.get(&call).map_or(0, |l| l.1)
@@ -271,6 +297,7 @@ pub(crate) fn finding(
     rule: &'static str,
     severity: Severity,
     title: String,
+    why: String,
     meaning: &str,
     try_this: &str,
     evidence: Evidence,
@@ -280,6 +307,7 @@ pub(crate) fn finding(
         rule,
         severity,
         title,
+        why,
         meaning: meaning.to_string(),
         try_this: try_this.to_string(),
         evidence,
@@ -288,8 +316,8 @@ pub(crate) fn finding(
 
 /// Every finding of every rule on `trace`: severity (alert first), then rule id, then the
 /// rule's own order. Deterministic.
-pub fn detect(trace: &Trace) -> Vec<Finding> {
-    let ctx = Ctx::new(trace);
+pub fn detect(session: &Session) -> Vec<Finding> {
+    let ctx = Ctx::new(session);
     let mut out = Vec::new();
     table::rules(&ctx, &mut out);
     cpu::rules(&ctx, &mut out);
@@ -297,28 +325,14 @@ pub fn detect(trace: &Trace) -> Vec<Finding> {
     dispatch::rules(&ctx, &mut out);
     compile::rules(&ctx, &mut out);
     data::rules(&ctx, &mut out);
+    health::rules(&ctx, &mut out);
+    debug_assert!(
+        out.iter().enumerate().all(|(k, f)| out[..k].iter().all(|g| g.rule != f.rule)),
+        "one finding per rule"
+    );
     // Stable sort: within a rule the emission order stays.
     out.sort_by(|a, b| b.severity.cmp(&a.severity).then(a.rule.cmp(b.rule)));
     out
-}
-
-/// Percent with one decimal, for titles.
-pub(crate) fn pct(x: f64) -> String {
-    format!("{:.1}%", x * 100.0)
-}
-
-/// A duration for titles: `850 ns`, `12.3 µs`, `4.56 ms`, `1.23 s`.
-pub(crate) fn dur(ns: i64) -> String {
-    let a = ns.unsigned_abs();
-    if a < 1_000 {
-        format!("{ns} ns")
-    } else if a < 1_000_000 {
-        format!("{:.1} µs", ns as f64 / 1e3)
-    } else if a < 1_000_000_000 {
-        format!("{:.2} ms", ns as f64 / 1e6)
-    } else {
-        format!("{:.2} s", ns as f64 / 1e9)
-    }
 }
 
 /// The launch call of device activity `i`, if it is linked to one.

@@ -3,11 +3,13 @@
 //! (`key_averages()` semantics) and the step spans, so they match the tables the user sees.
 //!
 //! Cost: O(rows) over the op table, O(log k) per step for GPU busy time (the shared
-//! `GpuIndex`), one slice pass per op named in a finding.
+//! `GpuIndex`), one slice pass per rule (a parent walk per op for `many-small-calls`), one
+//! idle pass over the GPU streams for `overhead-bound`.
 
 use super::thresholds::*;
 use super::{dur, finding, pct, Ctx, Finding, Severity};
 use crate::analysis::ops::OpKind;
+use crate::model::link::enclosing_op;
 use crate::model::CatClass;
 
 pub(super) fn rules(ctx: &Ctx, out: &mut Vec<Finding>) {
@@ -26,56 +28,94 @@ fn step_busy(ctx: &Ctx) -> Vec<(u32, i64, i64)> {
         .collect()
 }
 
+/// Idle time of every GPU stream inside `window` by HTA class: (host wait, kernel wait,
+/// other), ns (`analysis::idle`).
+fn idle_by_class(ctx: &Ctx, window: Option<(i64, i64)>) -> [i64; 3] {
+    let idle = crate::analysis::idle::analyze(ctx.trace, window);
+    let mut by = [0i64; 3];
+    for st in &idle.streams {
+        for (k, v) in by.iter_mut().enumerate() {
+            *v += st.idle_ns[k];
+        }
+    }
+    by
+}
+
 /// `overhead-bound`: there is GPU work, but the GPU idles while the host dispatches: most steps
 /// leave the GPU idle > [`OVERHEAD_STEP_IDLE_SHARE`], or (no steps) Self CUDA total <
-/// [`OVERHEAD_DEVICE_SHARE`] of Self CPU total.
+/// [`OVERHEAD_DEVICE_SHARE`] of Self CPU total; and host wait (HTA: the launch came after the
+/// stream went idle) is >= [`OVERHEAD_HOST_WAIT_SHARE`] of the streams' idle time, so the GPU
+/// really waited for the host and not for work queued far ahead. Evidence: the steps, most
+/// idle first (no steps: the kernels, longest first).
 fn overhead_bound(ctx: &Ctx, out: &mut Vec<Finding>) {
     let ops = &ctx.ops;
     if ctx.kernels.rows.is_empty() {
         return;
     }
-    let steps = step_busy(ctx);
-    let title = if steps.is_empty() {
+    let mut steps = step_busy(ctx);
+    let (title, mut why, window) = if steps.is_empty() {
         let (cpu, dev) = (ops.self_cpu_total_ns, ops.self_device_total_ns);
         if cpu <= 0 || dev as f64 >= OVERHEAD_DEVICE_SHARE * cpu as f64 {
             return;
         }
-        format!(
-            "Self CUDA total {} is {} of Self CPU total {}",
-            dur(dev),
-            pct(dev as f64 / cpu as f64),
-            dur(cpu)
+        let share = pct(dev as f64 / cpu as f64);
+        (
+            format!("Self CUDA total {} is {share} of Self CPU total {}", dur(dev), dur(cpu)),
+            format!("Self CUDA / Self CPU {share} < {}", pct(OVERHEAD_DEVICE_SHARE)),
+            None,
         )
     } else {
-        let idle: Vec<&(u32, i64, i64)> = steps
+        let idle = steps
             .iter()
             .filter(|(_, busy, d)| (d - busy) as f64 > OVERHEAD_STEP_IDLE_SHARE * *d as f64)
-            .collect();
-        // Most steps, not one: a single slow step is cold-start-step's business.
-        if idle.len() * 2 <= steps.len() {
+            .count();
+        // Most steps, not one: a single slow step is slow-step's or cold-start-step's business.
+        if idle * 2 <= steps.len() {
             return;
         }
         let busy: i64 = steps.iter().map(|s| s.1).sum();
         let total: i64 = steps.iter().map(|s| s.2).sum();
-        format!(
-            "GPU idle {} of step time in {} of {} steps (busy {} of {})",
-            pct(1.0 - busy as f64 / total.max(1) as f64),
-            idle.len(),
-            steps.len(),
-            dur(busy),
-            dur(total)
+        let window = steps.iter().fold((i64::MAX, i64::MIN), |w, s| {
+            let st = ctx.trace.slices.start_ns.get(s.0 as usize).copied().unwrap_or(w.0);
+            (w.0.min(st), w.1.max(st + s.2))
+        });
+        (
+            format!(
+                "GPU idle {} of step time in {idle} of {} steps (busy {} of {})",
+                pct(1.0 - busy as f64 / total.max(1) as f64),
+                steps.len(),
+                dur(busy),
+                dur(total)
+            ),
+            format!("{idle} of {} steps idle > {} of their span", steps.len(), pct(OVERHEAD_STEP_IDLE_SHARE)),
+            Some(window),
         )
     };
-    let ids = steps.iter().map(|s| s.0);
+    let [host, kernel, other] = idle_by_class(ctx, window);
+    let idle_ns = host + kernel + other;
+    if idle_ns <= 0 || (host as f64) < OVERHEAD_HOST_WAIT_SHARE * idle_ns as f64 {
+        return;
+    }
+    why.push_str(&format!(
+        "; host wait {} of {} stream idle time ({}; >= {}), kernel wait {}, other {}",
+        dur(host),
+        dur(idle_ns),
+        pct(host as f64 / idle_ns as f64),
+        pct(OVERHEAD_HOST_WAIT_SHARE),
+        dur(kernel),
+        dur(other)
+    ));
+    steps.sort_by_key(|s| (std::cmp::Reverse(s.2 - s.1), s.0));
     let evidence = if steps.is_empty() {
-        ctx.evidence(ctx.activities.iter().copied())
+        ctx.evidence(ctx.kernels_sorted_by_time(true))
     } else {
-        ctx.evidence(ids)
+        ctx.evidence(steps.iter().map(|s| s.0))
     };
     out.push(finding(
         "overhead-bound",
         Severity::Warn,
         title,
+        why,
         "The GPU waits for the CPU: Python, the dispatcher and kernel launches take longer than \
          the kernels they issue, typically small batches or many small ops.",
         "Increase the batch size, fuse ops (torch.compile), use CUDA graphs \
@@ -85,7 +125,7 @@ fn overhead_bound(ctx: &Ctx, out: &mut Vec<Finding>) {
 }
 
 /// `compute-bound` (info): the GPU is busy at least [`COMPUTE_BOUND_BUSY_SHARE`] of the steps'
-/// time (tb_plugin's window when there are no steps).
+/// time (tb_plugin's window when there are no steps). Evidence: kernels, longest first.
 fn compute_bound(ctx: &Ctx, out: &mut Vec<Finding>) {
     let steps = step_busy(ctx);
     let (busy, total) = if steps.is_empty() {
@@ -99,10 +139,12 @@ fn compute_bound(ctx: &Ctx, out: &mut Vec<Finding>) {
     if total <= 0 || (busy as f64) < COMPUTE_BOUND_BUSY_SHARE * total as f64 {
         return;
     }
+    let share = pct(busy as f64 / total as f64);
     out.push(finding(
         "compute-bound",
         Severity::Info,
-        format!("GPU busy {} of step time ({} of {})", pct(busy as f64 / total as f64), dur(busy), dur(total)),
+        format!("GPU busy {share} of step time ({} of {})", dur(busy), dur(total)),
+        format!("GPU busy {share} >= {}", pct(COMPUTE_BOUND_BUSY_SHARE)),
         "The GPU is kept busy: host overhead is hidden, and speed now depends on the kernels \
          themselves.",
         "Look at the top kernels: use tensor cores (bf16/fp16 autocast, TF32), fuse \
@@ -111,8 +153,10 @@ fn compute_bound(ctx: &Ctx, out: &mut Vec<Finding>) {
     ));
 }
 
-/// `hotspot-op`: one op (by name) holds >= [`HOTSPOT_OP_SHARE`] of Self CUDA time total, among
-/// at least two ops with device time (with a single such op there is no choice to point at).
+/// `hotspot-op`: one op (`cpu_op` row by name; annotations such as `ProfilerStep*` and launch
+/// calls are not ops) holds >= [`HOTSPOT_OP_SHARE`] of Self CUDA time total, among at least two
+/// ops with device time (with a single such op there is no choice to point at). Evidence: its
+/// calls, longest first.
 fn hotspot_op(ctx: &Ctx, out: &mut Vec<Finding>) {
     let ops = &ctx.ops;
     let total = ops.self_device_total_ns;
@@ -124,7 +168,7 @@ fn hotspot_op(ctx: &Ctx, out: &mut Vec<Finding>) {
     let Some(top) = ops
         .rows
         .iter()
-        .filter(|r| r.kind != OpKind::Memory)
+        .filter(|r| r.kind == OpKind::Op)
         .reduce(|a, b| if b.self_device_ns > a.self_device_ns { b } else { a })
     else {
         return;
@@ -144,47 +188,116 @@ fn hotspot_op(ctx: &Ctx, out: &mut Vec<Finding>) {
             dur(top.self_device_ns),
             top.calls
         ),
+        format!(
+            "Self CUDA {} of {} total = {} >= {}",
+            dur(top.self_device_ns),
+            dur(total),
+            pct(share),
+            pct(HOTSPOT_OP_SHARE)
+        ),
         "One op dominates GPU time: any speed-up of the model starts here.",
         "Check this op's kernels (tensor cores, dtype, shapes that tile well), or whether it \
          can be fused or avoided.",
-        ctx.evidence(ctx.slices_named(&mask, None)),
+        ctx.evidence(ctx.longest_first(ctx.slices_named(&mask, Some(CatClass::CpuOp)))),
     ));
 }
 
-/// `many-small-calls`: an op (`cpu_op`) with >= [`MANY_SMALL_CALLS_PER_STEP`] calls per step
-/// (per trace without steps) and an average CPU total < [`MANY_SMALL_CALLS_MAX_AVG_NS`].
-/// One finding per op, most calls first.
+/// Ops that only make views, read metadata or allocate: called thousands of times by the ops
+/// around them, they are links of a call chain, not work a user wrote in a loop.
+fn is_view_or_alloc(n: &str) -> bool {
+    matches!(
+        n,
+        "aten::view"
+            | "aten::_unsafe_view"
+            | "aten::as_strided"
+            | "aten::empty"
+            | "aten::empty_strided"
+            | "aten::empty_like"
+            | "aten::t"
+            | "aten::transpose"
+            | "aten::permute"
+            | "aten::reshape"
+            | "aten::_reshape_alias"
+            | "aten::expand"
+            | "aten::squeeze"
+            | "aten::unsqueeze"
+            | "aten::slice"
+            | "aten::select"
+            | "aten::narrow"
+            | "aten::detach"
+            | "aten::alias"
+            | "aten::resize_"
+            | "aten::lift_fresh"
+            | "aten::result_type"
+            | "detach"
+    )
+}
+
+/// `many-small-calls`: ops called >= [`MANY_SMALL_CALLS_PER_STEP`] times per step (in the whole
+/// trace when it has no steps), counting only outermost calls (no enclosing `cpu_op`: a call
+/// made by another op is a link of its chain) and leaving out view / metadata / allocation ops
+/// ([`is_view_or_alloc`]), with an average CPU time < [`MANY_SMALL_CALLS_MAX_AVG_NS`] and
+/// together >= [`MANY_SMALL_CALLS_MIN_CPU_SHARE`] of Self CPU time total. One finding for all
+/// such ops, most calls first; evidence: the calls of the first op, then the next.
 fn many_small_calls(ctx: &Ctx, out: &mut Vec<Finding>) {
-    let steps = ctx.steps.steps.len().max(1) as f64;
-    let mut rows: Vec<_> = ctx
-        .ops
-        .rows
-        .iter()
-        .filter(|r| r.kind == OpKind::Op && r.calls > 0)
-        .filter(|r| r.calls as f64 / steps >= MANY_SMALL_CALLS_PER_STEP)
-        .filter(|r| r.cpu_total_ns / (r.calls as i64) < MANY_SMALL_CALLS_MAX_AVG_NS)
-        .collect();
-    rows.sort_by(|a, b| b.calls.cmp(&a.calls).then(a.name.cmp(&b.name)));
-    for r in rows {
-        let mask = ctx.mask(|n| n == r.name);
-        out.push(finding(
-            "many-small-calls",
-            Severity::Warn,
-            format!(
-                "{} called {:.0} times per step, {} on average ({} CPU total)",
-                r.name,
-                r.calls as f64 / steps,
-                dur(r.cpu_total_ns / r.calls as i64),
-                dur(r.cpu_total_ns)
-            ),
-            "Thousands of tiny calls per step: each pays dispatcher and launch overhead, which \
-             adds up to more than the work itself (Python loops over tensors, per-parameter \
-             optimizer updates).",
-            "Vectorize the loop, use foreach/fused optimizers (foreach=True, fused=True), or \
-             torch.compile the region.",
-            ctx.evidence(ctx.slices_named(&mask, Some(CatClass::CpuOp))),
-        ));
+    let s = &ctx.trace.slices;
+    let skip = ctx.mask(is_view_or_alloc);
+    // name -> (calls, CPU ns, slices)
+    let mut by_name: crate::model::strings::FxHashMap<u32, (u64, i64, Vec<u32>)> = Default::default();
+    for i in 0..s.len() as u32 {
+        let (n, c) = (s.name[i as usize].0, s.cat[i as usize]);
+        if ctx.trace.class(c) != CatClass::CpuOp || ctx.is(&skip, i) || enclosing_op(ctx.trace, i).is_some() {
+            continue;
+        }
+        let e = by_name.entry(n).or_default();
+        e.0 += 1;
+        e.1 += s.dur_ns[i as usize];
+        e.2.push(i);
     }
+    let steps = ctx.steps.steps.len();
+    let per = steps.max(1) as f64;
+    let cpu_total = ctx.ops.self_cpu_total_ns.max(1) as f64;
+    let mut rows: Vec<(u64, i64, Vec<u32>, String)> = by_name
+        .into_iter()
+        .filter(|(_, (calls, ns, _))| {
+            *calls as f64 / per >= MANY_SMALL_CALLS_PER_STEP
+                && ns / (*calls as i64) < MANY_SMALL_CALLS_MAX_AVG_NS
+                && *ns as f64 >= MANY_SMALL_CALLS_MIN_CPU_SHARE * cpu_total
+        })
+        .map(|(n, (calls, ns, ids))| (calls, ns, ids, ctx.trace.strings.get(crate::model::StrId(n)).into_owned()))
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    rows.sort_by(|a, b| b.0.cmp(&a.0).then(a.3.cmp(&b.3)));
+    let unit = if steps > 0 { "per step" } else { "in the trace (no steps)" };
+    let list: Vec<String> = rows
+        .iter()
+        .take(3)
+        .map(|(calls, ns, _, name)| {
+            format!("{name} {:.0} {unit}, {} avg", *calls as f64 / per, dur(ns / *calls as i64))
+        })
+        .collect();
+    let more = if rows.len() > 3 { ", ..." } else { "" };
+    let cpu: i64 = rows.iter().map(|r| r.1).sum();
+    out.push(finding(
+        "many-small-calls",
+        Severity::Warn,
+        format!("{} ops called 1000+ times {unit}: {}{more}", rows.len(), list.join("; ")),
+        format!(
+            "outermost calls >= {MANY_SMALL_CALLS_PER_STEP:.0} {unit}, avg < {}, together {} of CPU \
+             ({} >= {} each)",
+            dur(MANY_SMALL_CALLS_MAX_AVG_NS),
+            dur(cpu),
+            pct(cpu as f64 / cpu_total),
+            pct(MANY_SMALL_CALLS_MIN_CPU_SHARE)
+        ),
+        "Thousands of tiny calls: each pays dispatcher and launch overhead, which adds up to \
+         more than the work itself (Python loops over tensors, per-parameter optimizer updates).",
+        "Vectorize the loop, use foreach/fused optimizers (foreach=True, fused=True), or \
+         torch.compile the region.",
+        ctx.evidence(rows.into_iter().flat_map(|r| r.2)),
+    ));
 }
 
 impl Ctx<'_> {
@@ -201,5 +314,18 @@ impl Ctx<'_> {
             ids.sort_by_key(|&i| (std::cmp::Reverse(s.dur_ns[i as usize]), i));
         }
         ids
+    }
+
+    /// `ids` sorted longest first (ties: ascending id): the usual "most telling first".
+    pub(crate) fn longest_first(&self, mut ids: Vec<u32>) -> Vec<u32> {
+        let s = &self.trace.slices;
+        ids.sort_by_key(|&i| (std::cmp::Reverse(s.dur_ns.get(i as usize).copied().unwrap_or(0)), i));
+        ids
+    }
+
+    /// Whether slice `i`'s name is set in `mask` (false past either end).
+    pub(crate) fn is(&self, mask: &[bool], i: u32) -> bool {
+        let s = &self.trace.slices;
+        s.name.get(i as usize).is_some_and(|n| mask.get(n.0 as usize).copied().unwrap_or(false))
     }
 }

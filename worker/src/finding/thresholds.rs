@@ -1,7 +1,7 @@
-//! Every threshold the cheatsheet rules use, in one place (issue #6: "thresholds are constants
-//! in one place, documented in README"). Times are ns, shares are fractions 0..=1.
+//! Every threshold the cheatsheet rules use, in one place, each documented in docs/findings.md.
+//! Times are ns, shares are fractions 0..=1.
 //!
-//! Where a number comes from another tool it says so (REFERENCE.md §4–5); the rest are ours,
+//! Where a number comes from another tool it says so (docs/definitions.md §4–5); the rest are ours,
 //! chosen so a rule fires on a pattern a person would call a problem and stays silent on the
 //! real fixtures where it is not one (see `worker/tests/findings.rs`).
 
@@ -12,6 +12,10 @@ pub const EVIDENCE_CAP: usize = 100;
 pub const OVERHEAD_DEVICE_SHARE: f64 = 0.10;
 /// `overhead-bound`: a step whose GPU is idle more than this share of its span is overhead-bound.
 pub const OVERHEAD_STEP_IDLE_SHARE: f64 = 0.50;
+/// `overhead-bound`: and host wait (HTA's idle class: the launch came after the stream went
+/// idle) is at least this share of the streams' idle time. Ours: below half, the
+/// idle table itself says the GPU waited on something else (work queued ahead, other streams).
+pub const OVERHEAD_HOST_WAIT_SHARE: f64 = 0.50;
 /// `compute-bound`: GPU busy at least this share of the steps' time (tb_plugin-style window).
 pub const COMPUTE_BOUND_BUSY_SHARE: f64 = 0.80;
 /// `hotspot-op`: one op holds at least this share of Self CUDA time total.
@@ -20,6 +24,9 @@ pub const HOTSPOT_OP_SHARE: f64 = 0.40;
 pub const MANY_SMALL_CALLS_PER_STEP: f64 = 1000.0;
 /// `many-small-calls`: and an average CPU total per call below this, ns (10 µs).
 pub const MANY_SMALL_CALLS_MAX_AVG_NS: i64 = 10_000;
+/// `many-small-calls`: and each such op takes at least this share of Self CPU time total (ours:
+/// an op under 2% of CPU time is not where the time goes, however often it runs).
+pub const MANY_SMALL_CALLS_MIN_CPU_SHARE: f64 = 0.02;
 /// `cold-start-step`: first step at least this many times the median of the others.
 pub const COLD_START_RATIO: f64 = 1.5;
 /// `annotation-dispatch-gap`: first-step gap from a record_function's start to its first op, ns.
@@ -36,6 +43,9 @@ pub const LONG_SYNC_MIN_NS: i64 = 1_000_000;
 pub const LONG_SYNC_MAX_BUSY_SHARE: f64 = 0.50;
 /// `sync-heavy`: synchronizing calls take at least this share of Self CPU time total.
 pub const SYNC_HEAVY_SHARE: f64 = 0.20;
+/// `sync-heavy`: a synchronizing call during which the GPU is busy more than this share is
+/// waiting for real work, not starving it (ours); such calls are not counted.
+pub const SYNC_MAX_BUSY_SHARE: f64 = 0.90;
 /// `launch-overhead`: at least this share of linked kernels is shorter than its launch call ...
 pub const LAUNCH_OVERHEAD_SHARE: f64 = 0.50;
 /// ... and at least this many such kernels (HTA's "short kernel" definition).
@@ -71,3 +81,25 @@ pub const COMM_MIN_KERNEL_SHARE: f64 = 0.05;
 pub const MEMORY_NEAR_LIMIT_SHARE: f64 = 0.90;
 /// `amp-opportunity` / `fp32-gemm`: tensor cores exist from this compute capability (Volta).
 pub const TENSOR_CORE_MIN_MAJOR: i64 = 7;
+/// `fp32-gemm` / `amp-opportunity`: TF32 exists from this compute capability (Ampere); on 7.x
+/// the advice is autocast only.
+pub const TF32_MIN_MAJOR: i64 = 8;
+/// `slow-step`: a step at least this many times the median of its neighbours (ours, as
+/// `cold-start-step`'s ratio; a real case: 425 ms among 210-220 ms steps).
+pub const SLOW_STEP_RATIO: f64 = 1.5;
+/// `slow-step`: neighbours are up to this many complete steps on each side (first step left out).
+pub const SLOW_STEP_NEIGHBOURS: usize = 2;
+/// `lazy-init`: host time before the first op or kernel at least this long, ns (0.5 s; ours:
+/// CUDA context creation takes 0.3-2 s, a real case was about 1 s).
+pub const LAZY_INIT_MIN_NS: i64 = 500_000_000;
+/// `device-query-loop`: at least this many device-property / attribute queries (ours: a
+/// program needs a handful; thousands mean a query inside a loop).
+pub const DEVICE_QUERY_MIN_CALLS: usize = 1000;
+/// `partial-trace`: only judged with at least this many launch calls or device activities.
+pub const PARTIAL_MIN_EVENTS: usize = 100;
+/// `partial-trace`: median jump between consecutive correlation ids of launch calls at least
+/// this (complete traces on the fixtures: 1-8, since other runtime calls take ids too;
+/// the sampled HTA ranks: 36-37).
+pub const PARTIAL_CORRELATION_GAP: u64 = 20;
+/// `partial-trace`: or at least this share of device activities have no launch call.
+pub const PARTIAL_UNLINKED_SHARE: f64 = 0.50;

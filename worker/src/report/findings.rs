@@ -1,6 +1,7 @@
 //! Findings as text (the "Findings" section of `kinetoscope report`) and as `findings[]` JSON
-//! (keys: `rule`, `severity`, `title`, `meaning`, `try`, `evidence{slices, total, range_ns,
-//! lanes}`; stable API, the UI maps the same fields).
+//! (keys: `rule`, `severity`, `title`, `why`, `meaning`, `try`, `evidence{slices, total,
+//! range_ns, lanes}`, evidence slices most telling first; stable API, the UI maps the same
+//! fields).
 
 use super::{printable, WIDTH};
 use crate::finding::Finding;
@@ -17,6 +18,7 @@ pub fn findings_json(findings: &[Finding]) -> Value {
                     "rule": f.rule,
                     "severity": f.severity.as_str(),
                     "title": f.title,
+                    "why": f.why,
                     "meaning": f.meaning,
                     "try": f.try_this,
                     "evidence": {
@@ -44,6 +46,7 @@ pub fn findings_text(findings: &[Finding]) -> String {
     for f in findings {
         let head = format!("[{}] {}: {}", f.severity.as_str(), f.rule, printable(&f.title));
         wrap(&mut out, "", "    ", &head);
+        wrap(&mut out, "    why:   ", "           ", &printable(&f.why));
         wrap(&mut out, "    means: ", "           ", &f.meaning);
         wrap(&mut out, "    try:   ", "           ", &f.try_this);
         let e = &f.evidence;

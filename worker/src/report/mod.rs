@@ -22,21 +22,8 @@ pub mod findings;
 pub mod diff;
 pub mod trace;
 
-pub use ops::{op_table_text, ops_json, sorted, time, SortKey};
+pub use crate::text::{cut, printable, pytorch_time as time};
+pub use ops::{op_table_text, ops_json, sorted, SortKey};
 
 /// Total width of a text table.
 pub const WIDTH: usize = 120;
-
-/// `s` cut to `width` characters, ending in `...` when cut.
-pub fn cut(s: &str, width: usize) -> String {
-    if s.chars().count() <= width {
-        return s.to_string();
-    }
-    let keep: String = s.chars().take(width.saturating_sub(3)).collect();
-    format!("{keep}...")
-}
-
-/// `s` with control characters replaced: trace text never reaches a terminal raw.
-pub fn printable(s: &str) -> String {
-    s.chars().map(|c| if c.is_control() { '?' } else { c }).collect()
-}

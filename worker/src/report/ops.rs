@@ -1,7 +1,7 @@
 //! Op tables as text (PyTorch's `key_averages().table()` columns) and as `ops[]` JSON.
 
-use super::{cut, printable, WIDTH};
-use crate::analysis::ops::{us, OpRow, OpTable};
+use super::{cut, printable, time, WIDTH};
+use crate::analysis::ops::{OpRow, OpTable};
 use serde_json::{json, Value};
 use std::fmt::Write as _;
 
@@ -50,18 +50,6 @@ pub fn sorted(table: &OpTable, key: SortKey, top: usize) -> Vec<&OpRow> {
     rows.sort_by_key(|r| std::cmp::Reverse(key.value(r)));
     rows.truncate(top);
     rows
-}
-
-/// A time in PyTorch's printed format: `12.345us`, `1.234ms`, `2.000s`.
-pub fn time(ns: i64) -> String {
-    let u = us(ns);
-    if u.abs() >= 1e6 {
-        format!("{:.3}s", u / 1e6)
-    } else if u.abs() >= 1e3 {
-        format!("{:.3}ms", u / 1e3)
-    } else {
-        format!("{u:.3}us")
-    }
 }
 
 fn pct(part: i64, total: i64) -> String {

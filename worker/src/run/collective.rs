@@ -149,16 +149,7 @@ fn by_group(ranks: &[RankSummary], m: &mut Matching) {
         if members.iter().flatten().count() < 2 {
             continue;
         }
-        let names: Vec<(usize, &str)> = members
-            .iter()
-            .enumerate()
-            .filter_map(|(p, i)| {
-                Some((
-                    p,
-                    base_name(&ranks.get(p)?.collectives.get((*i)? as usize)?.name),
-                ))
-            })
-            .collect();
+        let names = member_names(ranks, &members);
         if names.windows(2).any(|w| w[0].1 != w[1].1) {
             m.diagnostics
                 .push(name_mismatch(ranks, &format!("pg {g} seq {seq}"), &names));
@@ -167,6 +158,15 @@ fn by_group(ranks: &[RankSummary], m: &mut Matching) {
         m.instances
             .extend(instance(ranks, format!("pg {g} seq {seq}"), members));
     }
+}
+
+/// Each present member's (rank position, collective name without its arguments).
+fn member_names<'r>(ranks: &'r [RankSummary], members: &[Option<u32>]) -> Vec<(usize, &'r str)> {
+    members
+        .iter()
+        .enumerate()
+        .filter_map(|(p, i)| Some((p, base_name(&ranks.get(p)?.collectives.get((*i)? as usize)?.name))))
+        .collect()
 }
 
 fn name_mismatch(ranks: &[RankSummary], key: &str, names: &[(usize, &str)]) -> Diagnostic {
@@ -261,16 +261,7 @@ fn by_stream(ranks: &[RankSummary], m: &mut Matching) {
                 .iter()
                 .map(|l| l.and_then(|l| l.get(k).copied()))
                 .collect();
-            let names: Vec<(usize, &str)> = members
-                .iter()
-                .enumerate()
-                .filter_map(|(p, i)| {
-                    Some((
-                        p,
-                        base_name(&ranks.get(p)?.collectives.get((*i)? as usize)?.name),
-                    ))
-                })
-                .collect();
+            let names = member_names(ranks, &members);
             if names.windows(2).any(|w| w[0].1 != w[1].1) {
                 m.diagnostics
                     .push(name_mismatch(ranks, &format!("{key} #{k}"), &names));

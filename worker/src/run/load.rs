@@ -7,13 +7,14 @@
 //! [`RankSummary`] and drops the file bytes and the model before the next. Peak memory is about
 //! `threads` x (file + model) plus the summaries.
 //!
-//! **Directories** expand to the `*.json` / `*.json.gz` files inside, recursively, sorted.
+//! **Directories** expand to the `*.json` / `*.json.gz` files inside, recursively (symlinked
+//! directories are not followed), sorted.
 //! **Errors** are values per file ([`FileError`], with the path); a run is still analysed from
 //! the files that loaded, and the others become `run_file_error` diagnostics.
 
-// The native entry reads files and spawns threads by design (worker/clippy.toml keeps them out
-// of the rest of the engine).
-#![allow(clippy::disallowed_methods)]
+// The engine's one native entry that reads files and spawns threads (worker/clippy.toml keeps
+// them out of everything else).
+#![allow(clippy::disallowed_methods, clippy::disallowed_types)]
 
 use super::summary::{summarize, RankSummary};
 use super::{analyze, render, ClockChoice, Diagnostic, Format};
@@ -32,6 +33,9 @@ pub struct FileError {
 
 impl std::fmt::Display for FileError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.path.as_os_str().is_empty() {
+            return f.write_str(&self.message);
+        }
         write!(f, "{}: {}", self.path.display(), self.message)
     }
 }
@@ -64,8 +68,10 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), FileError> {
         message: format!("cannot list: {e}"),
     };
     for entry in std::fs::read_dir(dir).map_err(err)? {
-        let path = entry.map_err(err)?.path();
-        if path.is_dir() {
+        let entry = entry.map_err(err)?;
+        let path = entry.path();
+        // `file_type` does not follow symlinks: a link back to a parent cannot loop the walk.
+        if entry.file_type().map_err(err)?.is_dir() {
             walk(&path, out)?;
         } else if path
             .file_name()
@@ -115,6 +121,8 @@ pub fn summarize_files(
     let next = AtomicUsize::new(0);
     let threads = threads.clamp(1, files.len().max(1));
     let mut slots: Vec<Option<Result<RankSummary, FileError>>> = vec![None; files.len()];
+    // Scoped threads: each takes the next file index until none is left, so at most `threads`
+    // files are loaded at once whatever their number.
     std::thread::scope(|scope| {
         let workers: Vec<_> = (0..threads)
             .map(|_| {

@@ -34,6 +34,8 @@ pub mod text;
 pub mod window;
 
 pub use clock::ClockChoice;
+#[cfg(not(target_arch = "wasm32"))]
+pub use load::{run_files, summarize_files, FileError};
 pub use summary::{summarize, RankSummary};
 
 /// A problem with the run's inputs, stated plainly (missing ranks, count mismatches, ...).

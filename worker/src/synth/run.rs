@@ -195,8 +195,7 @@ pub fn generate_rank(spec: &RunSpec, rank: u32) -> Vec<u8> {
 /// # Errors
 /// The first I/O error, with the path.
 #[cfg(not(target_arch = "wasm32"))]
-// Writes files by design: a helper for the CLI and the tests (worker/clippy.toml).
-#[allow(clippy::disallowed_methods)]
+#[allow(clippy::disallowed_methods)] // a benchmark's input writer, native only
 pub fn write_dir(
     spec: &RunSpec,
     dir: &std::path::Path,

@@ -79,9 +79,16 @@ pub fn load_real(name: &str) -> Engine {
 /// tb_plugin's numbers for a real fixture: `fixtures/oracle/STEM.tbhead.json`
 /// (docs/definitions.md §6).
 pub fn oracle(fixture: &str) -> serde_json::Value {
+    oracle_if_any(fixture).unwrap_or_else(|| panic!("no oracle for {fixture}"))
+}
+
+/// tb_plugin's numbers for a real fixture, or `None` for the fixtures added after the plugin's
+/// removal (they are checked against independent counts instead).
+pub fn oracle_if_any(fixture: &str) -> Option<serde_json::Value> {
     let stem = fixture.trim_end_matches(".gz").trim_end_matches(".json");
     let path = shared().join(format!("fixtures/oracle/{stem}.tbhead.json"));
-    serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap()
+    let bytes = std::fs::read(&path).ok()?;
+    Some(serde_json::from_slice(&bytes).unwrap())
 }
 
 /// Everything observable about a model, as text: summary, slices in display order with their
@@ -89,7 +96,7 @@ pub fn oracle(fixture: &str) -> serde_json::Value {
 /// top-level keys. Ids are remapped by merging split parses; names are not.
 pub fn fingerprint(t: &kinetoscope::model::Trace) -> String {
     use std::fmt::Write as _;
-    let mut out = format!("{:?}\n", kinetoscope::summary::summarize(t, "x", 0, 0, false));
+    let mut out = format!("{:?}\n", kinetoscope::answer::summary::summarize(t, "x", 0, 0, false));
     let s = &t.slices;
     // Display order: lane ids are creation order, which may differ between parse paths.
     let display = t.processes.iter().flat_map(|p| p.lanes.iter()).flat_map(|l| {

@@ -14,6 +14,7 @@ pub fn wire(trace: &Trace, findings: &[Finding]) -> Vec<FindingData> {
             rule: f.rule.to_owned(),
             severity: f.severity.as_str().to_owned(),
             title: f.title.clone(),
+            why: f.why.clone(),
             meaning: f.meaning.clone(),
             try_this: f.try_this.clone(),
             slices: f.evidence.slices.iter().filter_map(|&id| slice_ref(trace, id)).collect(),

@@ -1,24 +1,30 @@
-//! Timeline answers: the engine's model and index turned into the wire types the app's timeline,
-//! details panel, search box and counter tracks draw from (protocol `Query`; docs/architecture.md).
+//! Answers: the engine's sessions turned into the protocol's wire types, every one the page
+//! receives in one place (docs/architecture.md). Pure functions over read-only engine state; the
+//! session caches what they are built from.
 //!
 //! ```text
 //! Trace + Index ─layout──▶ Layout      (groups, lanes, step marks; once per load)
 //!               ─tiles───▶ TileSet + rect words (LOD rects of the lanes asked for)
 //!               ─details─▶ SliceDetails (args, parent/children, launch links, flows)
 //!               ─search──▶ SearchHit   (count, next / previous match)
-//! finding::detect ─findings─▶ FindingData (evidence as slice references)
+//! Trace ─summary──▶ TraceSummary (sent with `Loaded`; `kinetoscope info` prints the same)
+//! op / kernel / step tables ─tables─▶ TableData
+//! findings ─findings─▶ FindingData (evidence as slice references)
 //! GpuIndex + Memory ─counters─▶ CounterSet (utilization, SM efficiency, memory per bucket)
+//! Comparison + both sides' findings ─comparison─▶ ComparisonData
 //! ```
 //!
-//! Pure functions over read-only engine state; the engine caches what they are built from.
 //! Rects travel as `u32` words (see [`protocol::RECT_WORDS`]) so a frame's worth of rects costs
 //! one transferred buffer rather than a JSON array the main thread would have to parse.
 
+pub mod comparison;
 pub mod counters;
 pub mod details;
 pub mod findings;
 pub mod layout;
 pub mod search;
+pub mod summary;
+pub mod tables;
 pub mod tiles;
 
 use crate::model::Trace;

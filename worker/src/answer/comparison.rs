@@ -12,9 +12,9 @@
 //! **Order.** Rows keep the comparison's order; findings lists are in rule id order. A rule
 //! that fires several times counts once; its title is the first finding's on each side.
 //!
-//! **Cost.** O(rows + findings); the comparison itself is [`super::compare`]'s.
+//! **Cost.** O(rows + findings); the comparison itself is [`crate::compare`]'s.
 
-use super::{Comparison, Pair, Unit};
+use crate::compare::{Comparison, Pair, Unit};
 use crate::finding::{Finding, Severity};
 use protocol::{
     ComparisonData, DeltaPair, FindingChange, FindingsDiff, KernelDelta, OpDelta, SummaryDelta,

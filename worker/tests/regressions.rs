@@ -1,0 +1,61 @@
+//! One test per bug that was fixed, named after the bug, so `cargo test BUG` finds it and a
+//! reader sees what once went wrong. Behaviour tests live beside their feature; this file holds
+//! only the pins.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
+
+mod common;
+
+use std::process::Command;
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_kinetoscope")).args(args).output().unwrap();
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+/// `kinetoscope report TRACE --bogus-flag` printed a report and exited 0: an unknown or
+/// misspelt flag was silently ignored. It is a usage error with a hint, exit code 2.
+#[test]
+fn cli_silently_ignored_unknown_flags() {
+    let path = common::real("gpumodel__trace.json");
+    let path = path.to_str().unwrap();
+    for args in [
+        &["report", path, "--bogus-flag"][..],
+        &["report", path, "--by-shap"][..],
+        &["report", path, "--top", "many"][..],
+        &["report", path, "--range", "5"][..],
+        &["report", path, "--sort", "speed"][..],
+        &["report", path, "--step", "1", "--range", "0:1"][..],
+        &["diff", path][..],
+        &["bench", path, "--threads", "0"][..],
+        &["info"][..],
+    ] {
+        let (code, out, err) = run(args);
+        assert_eq!((code, out.as_str()), (2, ""), "{args:?}: {err}");
+        assert!(err.contains("error:"), "{args:?}: {err}");
+    }
+    let (_, _, err) = run(&["report", path, "--by-shap"]);
+    assert!(err.contains("--by-shape"), "the hint names the flag meant: {err}");
+}
+
+
+/// A CUDA-graph launch (`hipGraphLaunch` in the SGLang decode fixture, ROCm) launches 544 kernels;
+/// the details panel's "launched" list holds the first `LIST_CAP` and the true total, and the
+/// brute-force check compared the whole list, so the new fixture looked like a lost link.
+#[test]
+fn cuda_graph_launch_details_hold_the_total_beyond_the_list_cap() {
+    use kinetoscope::index::details::LIST_CAP;
+    let engine = common::load_real("tracelens__sglang_Qwen3-8B_decode.json.gz");
+    let session = engine.session().unwrap();
+    let (trace, index) = (session.trace(), session.index());
+    let s = &trace.slices;
+    let mut launched = vec![0u32; s.len()];
+    for &l in &s.launch {
+        if let Some(n) = launched.get_mut(l as usize) {
+            *n += 1;
+        }
+    }
+    let (call, &most) = launched.iter().enumerate().max_by_key(|&(_, n)| *n).unwrap();
+    assert!(most as usize > LIST_CAP, "{most}");
+    let d = index.details(trace, call as u32).unwrap();
+    assert_eq!((d.launched.len(), d.launched_total), (LIST_CAP, most));
+}
