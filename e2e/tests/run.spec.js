@@ -178,3 +178,31 @@ test('a folder of ranks with the folder picker', async ({ app }) => {
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('several files dropped together are a run; a broken file is a diagnostic, the others are analysed', async ({ app }) => {
+  const files = RANKS.slice(0, 2).map(realFixture);
+  const run = new RunPage(app);
+  await app.open();
+  await run.drop([
+    ...files.map((f) => ({ name: path.basename(f), buffer: fs.readFileSync(f) })),
+    { name: 'rank-9.pt.trace.json', buffer: Buffer.from('{"traceEvents": [{"ph": "X", "name"') },
+  ]);
+  const s = await run.state();
+  expect(s).toMatchObject({ worldSize: 8, ranks: [0, 1], loaded: 3, total: 3, pending: false });
+  expect(s.diagnostics).toEqual(expect.arrayContaining(['run_file_error', 'run_missing_ranks']));
+  await expect(run.diagnostics.locator('[data-kind="run_file_error"]')).toContainText('rank-9.pt.trace.json');
+  const broken = run.progress.locator('[data-testid="run-progress-row"][data-index="2"]');
+  await expect(broken).toHaveAttribute('data-loaded', 'true');
+  await expect(broken).toContainText('failed');
+  await expect(run.rankTable.getByTestId('run-rank-row')).toHaveCount(2);
+  const cli = cliRun(files);
+  if (cli) expect(s.heatmap.map((c) => [c.rank, c.step, c.durUs]).sort()).toEqual(cli.steps.map((x) => [x.rank, x.step, x.dur_us]).sort());
+  // A finding's evidence opens its rank too.
+  const evidence = run.findings.getByTestId('run-evidence').first();
+  const rank = Number(await evidence.getAttribute('data-rank'));
+  const before = await app.page.evaluate(() => window.kinetoscope.loads);
+  await evidence.click();
+  await app.waitForLoads(before + 1);
+  expect((await app.state()).summary.file_name).toBe(path.basename(files[rank]));
+  await expect(run.back).toBeVisible();
+});

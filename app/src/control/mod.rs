@@ -211,6 +211,10 @@ impl Controller {
                 self.fetch_charts();
                 self.publish();
             }
+            FromWorker::Failed { error, id } if self.run.with_untracked(|r| r.open) => {
+                self.run_failed(&error.message);
+                self.commit(|s| s.apply(FromWorker::Failed { id, error }));
+            }
             msg => self.commit(|s| s.apply(msg)),
         }
     }

@@ -81,6 +81,20 @@ impl Controller {
         self.publish();
     }
 
+    /// The run load or a rank's load failed: the run load's error shows on the Run tab; after
+    /// a rank that could not be opened, the Run tab comes back (nothing else is loaded).
+    pub(super) fn run_failed(self, message: &str) {
+        self.run.update(|r| {
+            if r.data.is_none() {
+                r.error = Some(message.to_owned());
+            }
+            r.zoom_pending = false;
+        });
+        self.tables.update(|t| {
+            t.select(Tab::Run);
+        });
+    }
+
     /// The answer to the run query.
     pub(super) fn run_answer(self, id: u32, answer: Answer) {
         match answer {
