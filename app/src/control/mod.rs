@@ -185,7 +185,7 @@ impl Controller {
                     s.summary.as_ref().map_or(0, |s| (s.span_us * 1000.0).ceil() as i64)
                 });
                 self.charts.update(|c| c.loaded(span_ns));
-                if self.compare_loaded() {
+                if self.run_stack_next() || self.compare_loaded() {
                     return;
                 }
                 let now = crate::timeline::now_ms();

@@ -149,6 +149,30 @@ impl Controller {
         bridge.open_rank(id, rank);
     }
 
+    /// Stacks rank `a` (above, the baseline) and rank `b` (below) in the Compare tab's stacked
+    /// timelines, aligned at a step both have: opens `a`, keeps it as the baseline, opens `b`.
+    pub fn stack_ranks(self, a: u32, b: u32) {
+        self.run.update(|r| r.stack_next = Some(b));
+        self.open_rank(a, None);
+    }
+
+    /// A rank was loaded while stacking two: keeps it as the baseline and opens the second
+    /// (true: this load is done).
+    pub(super) fn run_stack_next(self) -> bool {
+        let Some(b) = self.run.try_update(|r| r.stack_next.take()).flatten() else {
+            return false;
+        };
+        if !self.keep_baseline() {
+            return false;
+        }
+        self.open_rank(b, None);
+        self.tables.update(|t| {
+            t.select(Tab::Compare);
+        });
+        self.publish();
+        true
+    }
+
     /// Back to the Run tab.
     pub fn back_to_run(self) {
         self.select_tab(Tab::Run);
