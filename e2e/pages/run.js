@@ -38,6 +38,22 @@ class RunPage {
     return inAt;
   }
 
+  /** Drops `files` (`{ name, buffer }`) on the drop zone together; waits for the run. */
+  async drop(files) {
+    const before = await this.page.evaluate(() => window.kinetoscope.loads);
+    await this.app.dropZone.evaluate((el, list) => {
+      const dataTransfer = new DataTransfer();
+      for (const { name, b64 } of list) {
+        const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+        dataTransfer.items.add(new File([bytes], name));
+      }
+      for (const type of ['dragenter', 'dragover', 'drop']) {
+        el.dispatchEvent(new DragEvent(type, { bubbles: true, cancelable: true, dataTransfer }));
+      }
+    }, files.map(({ name, buffer }) => ({ name, b64: buffer.toString('base64') })));
+    await this.waitForRun(before + 1);
+  }
+
   /** Opens the page at `query` (e.g. `?run=...`) and waits for the run. */
   async open(query) {
     await this.page.goto(`/${query}`);

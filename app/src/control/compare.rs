@@ -92,7 +92,7 @@ impl Controller {
     }
 
     /// Keeps the loaded trace as the baseline; false when nothing is loaded.
-    fn keep_baseline(self) -> bool {
+    pub(super) fn keep_baseline(self) -> bool {
         let name = self
             .state
             .with_untracked(|s| s.summary.as_ref().map(|x| x.file_name.clone()));

@@ -185,7 +185,7 @@ impl Controller {
                     s.summary.as_ref().map_or(0, |s| (s.span_us * 1000.0).ceil() as i64)
                 });
                 self.charts.update(|c| c.loaded(span_ns));
-                if self.compare_loaded() {
+                if self.run_stack_next() || self.compare_loaded() {
                     return;
                 }
                 let now = crate::timeline::now_ms();
@@ -210,6 +210,10 @@ impl Controller {
                 }
                 self.fetch_charts();
                 self.publish();
+            }
+            FromWorker::Failed { error, id } if self.run.with_untracked(|r| r.open) => {
+                self.run_failed(&error.message);
+                self.commit(|s| s.apply(FromWorker::Failed { id, error }));
             }
             msg => self.commit(|s| s.apply(msg)),
         }

@@ -81,6 +81,20 @@ impl Controller {
         self.publish();
     }
 
+    /// The run load or a rank's load failed: the run load's error shows on the Run tab; after
+    /// a rank that could not be opened, the Run tab comes back (nothing else is loaded).
+    pub(super) fn run_failed(self, message: &str) {
+        self.run.update(|r| {
+            if r.data.is_none() {
+                r.error = Some(message.to_owned());
+            }
+            r.zoom_pending = false;
+        });
+        self.tables.update(|t| {
+            t.select(Tab::Run);
+        });
+    }
+
     /// The answer to the run query.
     pub(super) fn run_answer(self, id: u32, answer: Answer) {
         match answer {
@@ -133,6 +147,30 @@ impl Controller {
         });
         let id = bridge.begin();
         bridge.open_rank(id, rank);
+    }
+
+    /// Stacks rank `a` (above, the baseline) and rank `b` (below) in the Compare tab's stacked
+    /// timelines, aligned at a step both have: opens `a`, keeps it as the baseline, opens `b`.
+    pub fn stack_ranks(self, a: u32, b: u32) {
+        self.run.update(|r| r.stack_next = Some(b));
+        self.open_rank(a, None);
+    }
+
+    /// A rank was loaded while stacking two: keeps it as the baseline and opens the second
+    /// (true: this load is done).
+    pub(super) fn run_stack_next(self) -> bool {
+        let Some(b) = self.run.try_update(|r| r.stack_next.take()).flatten() else {
+            return false;
+        };
+        if !self.keep_baseline() {
+            return false;
+        }
+        self.open_rank(b, None);
+        self.tables.update(|t| {
+            t.select(Tab::Compare);
+        });
+        self.publish();
+        true
     }
 
     /// Back to the Run tab.

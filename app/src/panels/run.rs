@@ -10,7 +10,8 @@
 //! µs / percent / bytes as the keys say), `run-stragglers` (rows `run-straggler`, and
 //! `run-wait-row` per rank with `data-rank`), `run-offsets` (rows `run-offset`, `data-rank`,
 //! `data-value` µs), `run-findings` (items `run-finding` with `data-rule`; evidence buttons
-//! `run-evidence` with `data-rank` / `data-step`), `run-back`.
+//! `run-evidence` with `data-rank` / `data-step`), `run-stack-a` / `run-stack-b` / `run-stack`
+//! (two ranks stacked in the Compare tab), `run-back`.
 
 use crate::control::Controller;
 use crate::state::format;
@@ -156,10 +157,32 @@ fn Heatmap(ctl: Controller, data: Arc<RunData>, theme: ReadSignal<Theme>) -> imp
             ctl.open_rank(rank, Some(step));
         }
     };
+    let ranks = heatmap_axes(&data).0;
+    let (a, b) = (RwSignal::new(ranks.first().copied()), RwSignal::new(ranks.get(1).copied()));
+    let options = move |selected: RwSignal<Option<u32>>| {
+        ranks
+            .iter()
+            .map(|&r| view! { <option value=r selected=move || selected.get() == Some(r)>{format!("rank {r}")}</option> })
+            .collect_view()
+    };
+    let pick = |slot: RwSignal<Option<u32>>| move |ev| slot.set(event_target_value(&ev).parse().ok());
+    let stack = move |_| {
+        if let (Some(a), Some(b)) = (a.get_untracked(), b.get_untracked()) {
+            ctl.stack_ranks(a, b);
+        }
+    };
     view! {
         <figure class="card">
             <h2>"Step time by rank " <span class="muted">"darker is slower; ▲ outlier; click a cell to open that rank at that step"</span></h2>
             <canvas data-testid="run-heatmap" class="run-heatmap" style=format!("height: {height}px") node_ref=node on:click=on_click></canvas>
+            <div class="run-stack-tools">
+                "Stack "
+                <select data-testid="run-stack-a" on:change=pick(a)>{options(a)}</select>
+                " over "
+                <select data-testid="run-stack-b" on:change=pick(b)>{options(b)}</select>
+                <button data-testid="run-stack" title="Both ranks' timelines, one above the other, aligned at a step (the Compare tab)"
+                    on:click=stack>"Stack timelines"</button>
+            </div>
         </figure>
     }
 }

@@ -86,6 +86,8 @@ pub struct RunState {
     pub zoom_pending: bool,
     /// Heatmap cells as last drawn.
     pub heatmap: Vec<HeatCell>,
+    /// Stacking two ranks: the rank to open once the first is loaded and kept as the baseline.
+    pub stack_next: Option<u32>,
 }
 
 impl RunState {
