@@ -76,6 +76,11 @@ test('four dlrm ranks with the multi-file picker: Run tab, missing ranks, CLI nu
   await expectDlrmRun(app, run);
   await expectCliNumbers(run, files);
   await app.screenshot('run');
+  // No main-thread task over 50 ms from the ranks being in to the Run tab built. (Opening a
+  // rank below is a trace load like any other, whose tasks the load benchmarks measure.)
+  const long = await app.page.evaluate(() => window.kinetoscope.longTasks);
+  const after = long.list.filter(([start]) => start >= inAt);
+  expect(after, `long tasks after the ranks were in: ${JSON.stringify(after)}`).toEqual([]);
 
   // A click on rank 2's first step opens rank 2's timeline at that step.
   const state = await run.state();
@@ -100,10 +105,6 @@ test('four dlrm ranks with the multi-file picker: Run tab, missing ranks, CLI nu
   await run.clickCell(0, step);
   expect((await app.state()).summary.file_name).toBe(RANKS[0]);
 
-  // No main-thread task over 50 ms after the ranks were in.
-  const long = await app.page.evaluate(() => window.kinetoscope.longTasks);
-  const after = long.list.filter(([start]) => start >= inAt);
-  expect(after, `long tasks after the ranks were in: ${JSON.stringify(after)}`).toEqual([]);
 });
 
 test('?run= manifest: the same run from URLs relative to the manifest; a single file afterwards is a single trace again', async ({ app, page }) => {
