@@ -43,7 +43,7 @@ fn settle() {
     for f in WAITING.take() {
         f();
     }
-    crate::testing::recheck();
+    crate::window_hook::recheck();
 }
 
 /// Builds its children in a task of its own after the next frame; siblings each get a frame

@@ -3,7 +3,7 @@
 //!
 //! Layout: [`bridge`] talks to the worker, [`state`] holds plain view state, [`control`] turns
 //! intents and replies into state and queries, [`timeline`] paints the lane timeline, [`charts`]
-//! draws the charts tab, [`panels`] render the rest, [`testing`] publishes `window.kinetoscope`,
+//! draws the charts tab, [`panels`] render the rest, [`window_hook`] publishes `window.kinetoscope`,
 //! [`app`] wires them together, building the page over several tasks with [`deferred`].
 
 mod app;
@@ -13,7 +13,7 @@ mod control;
 mod deferred;
 mod panels;
 mod state;
-mod testing;
+mod window_hook;
 mod timeline;
 
 fn main() {

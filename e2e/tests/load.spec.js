@@ -13,7 +13,9 @@ const {
 async function expectSummaryShown(app, summary) {
   await expect(app.summary).toBeVisible();
   await expect(app.summaryFile).toContainText(summary.file_name);
-  const shown = numbersIn(await app.summaryEvents.innerText());
+  // textContent, not innerText: the summary cards use content-visibility, and innerText of a
+  // card not laid out yet (below the fold) is empty.
+  const shown = numbersIn(await app.summaryEvents.textContent());
   expect(shown, `summary-events shows ${summary.events}`).toContain(summary.events);
   await expect(app.error).toHaveCount(0);
 }

@@ -383,7 +383,9 @@ impl Engine {
         let Some(base) = self.baseline.as_deref() else {
             return Err("no baseline is kept".into());
         };
-        let c = compare(base, cand, &CompareOptions { by_shape });
+        let mut c = compare(base, cand, &CompareOptions { by_shape });
+        // Rows in `kinetoscope diff`'s default order: largest |Δ| first, unchanged rows last.
+        crate::compare::order(&mut c, (None, None));
         let names = Names {
             base: base.name(),
             cand: cand.name(),

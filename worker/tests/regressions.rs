@@ -59,3 +59,23 @@ fn cuda_graph_launch_details_hold_the_total_beyond_the_list_cap() {
     let d = index.details(trace, call as u32).unwrap();
     assert_eq!((d.launched.len(), d.launched_total), (LIST_CAP, most));
 }
+
+/// The Compare tab listed its op and kernel diffs in the worker's match order (the dlrm ranks'
+/// op diff began with `ProfilerStep*` and `## zero_grad ##`, whose deltas are 0), not largest
+/// |Δ| first as `kinetoscope diff` and the docs say. The worker now sends them in that order.
+#[test]
+fn compare_tab_diffs_were_not_largest_change_first() {
+    use protocol::{Answer, Query};
+    let mut engine = common::load_real("param__dlrm_kineto__worker0_step_12.1694128201545.pt.trace.json");
+    engine.query(&Query::KeepAsBaseline).unwrap();
+    let bytes = common::json_bytes(&common::real("param__dlrm_kineto__worker1_step_12.1694128201556.pt.trace.json"));
+    engine.load("worker1.json", bytes, &mut |_, _, _| {}).unwrap();
+    let Ok((Answer::Comparison(c), _)) = engine.query(&Query::Compare { by_shape: false }) else {
+        panic!("no comparison");
+    };
+    let deltas: Vec<f64> = c.ops.iter().map(|r| r.self_device_ns.cand - r.self_device_ns.base).map(f64::abs).collect();
+    assert!(deltas.windows(2).all(|w| w[0] >= w[1]), "ops by |Δ Self CUDA| descending: {deltas:?}");
+    assert_eq!(c.ops[0].name, "nccl:all_to_all");
+    let kernels: Vec<f64> = c.kernels.iter().map(|r| (r.total_ns.cand - r.total_ns.base).abs()).collect();
+    assert!(kernels.windows(2).all(|w| w[0] >= w[1]), "kernels by |Δ total| descending");
+}

@@ -2,7 +2,7 @@
 //! state changes and queries, and routes worker replies back into state.
 //!
 //! Every state change goes through a `commit*` method, which also publishes `window.kinetoscope`
-//! synchronously (see `testing`). Loads: latest wins (in the bridge). Queries: latest wins per
+//! synchronously (see `window_hook`). Loads: latest wins (in the bridge). Queries: latest wins per
 //! channel (in the bridge), and each state keeps the id it awaits.
 //!
 //! Files: this one routes replies and publishes; [`load`] starts loads; [`tables`] drives the
@@ -30,7 +30,7 @@ use crate::state::stack::StackState;
 use crate::state::table::TableState;
 use crate::state::timeline::TimelineState;
 use crate::state::LoadState;
-use crate::testing;
+use crate::window_hook;
 use leptos::prelude::*;
 use protocol::{Answer, Channel, FromWorker, Query};
 
@@ -92,7 +92,7 @@ impl Controller {
 
     /// Installs `window.kinetoscope` and publishes the current state to it.
     pub fn install_test_hook(self) {
-        testing::install(move || self.refresh_test_hook());
+        window_hook::install(move || self.refresh_test_hook());
         self.publish();
     }
 
@@ -270,17 +270,17 @@ impl Controller {
     /// schedules the URL fragment's update.
     pub fn publish(self) {
         self.schedule_fragment();
-        self.with_states(testing::publish);
+        self.with_states(window_hook::publish);
     }
 
     /// Rebuilds `window.kinetoscope`'s snapshot; it asks, when read after a change.
     fn refresh_test_hook(self) {
         let link = self.share_url_if_loaded();
-        self.with_states(|s| testing::refresh(s, link.as_deref()));
+        self.with_states(|s| window_hook::refresh(s, link.as_deref()));
     }
 
     /// Runs `f` with every state, untracked.
-    fn with_states<R>(self, f: impl FnOnce(&testing::States) -> R) -> R {
+    fn with_states<R>(self, f: impl FnOnce(&window_hook::States) -> R) -> R {
         self.state.with_untracked(|load| {
             self.tables.with_untracked(|tables| {
                 self.timeline.with_untracked(|timeline| {
@@ -289,7 +289,7 @@ impl Controller {
                             self.compare.with_untracked(|compare| {
                                 self.stack.with_untracked(|stack| {
                                     self.run.with_untracked(|run| {
-                                        f(&testing::States { load, tables, timeline, findings, charts, compare, stack, run })
+                                        f(&window_hook::States { load, tables, timeline, findings, charts, compare, stack, run })
                                     })
                                 })
                             })

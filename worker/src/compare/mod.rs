@@ -35,7 +35,7 @@ pub mod verdict;
 
 pub use kernels::{KernelColumn, KernelDiffRow};
 pub use ops::{OpColumn, OpDiffRow};
-pub use sort::{parse_sort, sort_rows, DiffRow, SortKey, SortKeys};
+pub use sort::{headline_column, order, parse_sort, sort_rows, DiffRow, SortKey, SortKeys};
 pub use summary::{Metric, SummaryRow, Unit};
 pub use verdict::{Bound, BoundKind, Verdict};
 

@@ -3,7 +3,7 @@
 //! Ties (and equal names) fall back to name, then input shapes, ascending, whatever the
 //! direction, so an order never depends on hashing or on the sort algorithm.
 
-use super::{KernelColumn, OpColumn, Pair};
+use super::{Comparison, KernelColumn, OpColumn, Pair};
 use std::cmp::Ordering;
 
 /// A diff row that can be sorted: op and kernel rows.
@@ -48,6 +48,29 @@ pub fn sort_rows<R: DiffRow>(rows: &mut [R], key: SortKey<R::Column>, descending
         let order = if descending { order.reverse() } else { order };
         order.then_with(|| by_name(a, b))
     });
+}
+
+/// Orders `c`'s rows by `keys`, each table's default where `None`: ops by |Δ| of Self CUDA
+/// (Self CPU when neither trace has device time), kernels by |Δ| of total time, largest first,
+/// so unchanged rows come last; name sorts ascending. `kinetoscope diff` and the Compare tab
+/// both show rows in this order. Returns the keys applied.
+pub fn order(c: &mut Comparison, keys: SortKeys) -> (SortKey<OpColumn>, SortKey<KernelColumn>) {
+    let op_sort = keys.0.unwrap_or(SortKey::AbsDelta(headline_column(c)));
+    let kernel_sort = keys.1.unwrap_or(SortKey::AbsDelta(KernelColumn::Total));
+    sort_rows(&mut c.ops, op_sort, op_sort != SortKey::Name);
+    sort_rows(&mut c.kernels, kernel_sort, kernel_sort != SortKey::Name);
+    (op_sort, kernel_sort)
+}
+
+/// The op column a comparison leads with: Self CUDA, or Self CPU when neither trace has
+/// device time.
+pub fn headline_column(c: &Comparison) -> OpColumn {
+    let device = c.ops.iter().any(|r| r.self_device_ns.base != 0.0 || r.self_device_ns.cand != 0.0);
+    if device {
+        OpColumn::SelfDevice
+    } else {
+        OpColumn::SelfCpu
+    }
 }
 
 /// Sort keys for the op table and the kernel table; `None`: that table's default order.

@@ -2,7 +2,7 @@
 //! |Δ| first by default, unchanged rows last), rendered as text or the stable `--json` form.
 
 use super::compare::{comparison_json, comparison_text, Files, TextOptions};
-use crate::compare::{compare, sort_rows, CompareOptions, Comparison, KernelColumn, OpColumn, SortKey};
+use crate::compare::{compare, headline_column, order, CompareOptions, Comparison, KernelColumn, OpColumn, SortKey};
 use crate::session::Session;
 
 /// How a diff is computed and ordered.
@@ -33,13 +33,8 @@ impl<'s> DiffReport<'s> {
     /// Compares `base` with `cand` and orders the rows.
     pub fn build(base: &'s Session, cand: &'s Session, options: DiffOptions) -> Self {
         let mut c = compare(base, cand, &CompareOptions { by_shape: options.by_shape });
-        let device = c.ops.iter().any(|r| r.self_device_ns.base != 0.0 || r.self_device_ns.cand != 0.0);
-        let default_column = if device { OpColumn::SelfDevice } else { OpColumn::SelfCpu };
-        let op_sort = options.op_sort.unwrap_or(SortKey::AbsDelta(default_column));
-        let kernel_sort = options.kernel_sort.unwrap_or(SortKey::AbsDelta(KernelColumn::Total));
-        // Name sorts ascending; deltas largest first.
-        sort_rows(&mut c.ops, op_sort, op_sort != SortKey::Name);
-        sort_rows(&mut c.kernels, kernel_sort, kernel_sort != SortKey::Name);
+        let default_column = headline_column(&c);
+        let (op_sort, kernel_sort) = order(&mut c, (options.op_sort, options.kernel_sort));
         Self {
             base: base.name(),
             cand: cand.name(),
@@ -64,8 +59,8 @@ impl<'s> DiffReport<'s> {
         };
         let options = TextOptions {
             headline,
-            op_order: order(self.op_sort, OpColumn::label),
-            kernel_order: order(self.kernel_sort, KernelColumn::label),
+            op_order: order_title(self.op_sort, OpColumn::label),
+            kernel_order: order_title(self.kernel_sort, KernelColumn::label),
             top: self.top,
         };
         comparison_text(&self.comparison, self.files(), &options)
@@ -77,7 +72,7 @@ impl<'s> DiffReport<'s> {
 }
 
 /// How a sort key orders rows, for a table title.
-fn order<C: Copy>(key: SortKey<C>, label: fn(C) -> &'static str) -> String {
+fn order_title<C: Copy>(key: SortKey<C>, label: fn(C) -> &'static str) -> String {
     match key {
         SortKey::Delta(c) => format!("Δ {} descending", label(c)),
         SortKey::AbsDelta(c) => format!("|Δ {}| descending", label(c)),

@@ -23,9 +23,10 @@
 //! index and O(c) window queries for c collectives.
 
 use super::rank::{identify, RankIdentity};
-use super::temporal::{is_collective_kernel, temporal, Temporal};
+use super::temporal::{temporal, Temporal};
 use super::window::{Window, WindowIndex};
 use crate::analysis::args::ArgKey;
+use crate::analysis::breakdown::is_communication_kernel;
 use crate::analysis::{gpu, memory, steps};
 use crate::model::{CatClass, Trace, NONE};
 
@@ -201,7 +202,7 @@ fn collectives(trace: &Trace, steps: &steps::Steps) -> Vec<Collective> {
         let stream: Box<str> = trace.strings.get(lane.tid).as_ref().into();
         for i in lane.slices.start as usize..lane.slices.end as usize {
             if trace.class(s.cat[i]) == CatClass::Kernel
-                && is_collective_kernel(&trace.strings.get(s.name[i]))
+                && is_communication_kernel(&trace.strings.get(s.name[i]))
             {
                 found.push((stream.clone(), s.start_ns[i], s.end_ns(i), i));
             }

@@ -8,7 +8,7 @@
 //!
 //! **Rules.**
 //! - Device activities: kernels, memcpys, memsets (every stream of every device of the trace).
-//!   Class by name: communication = [`is_collective_kernel`]; memory = memcpy / memset
+//!   Class by name: communication = [`is_communication_kernel`]; memory = memcpy / memset
 //!   activities and kernels named `Memcpy*` / `Memset*` / `dma*`; computation = the rest.
 //! - With more than one step, activities starting at or after the last step's span start are
 //!   left out (HTA drops the last ProfilerStep, which the profiler often cuts). HTA assigns a
@@ -23,17 +23,6 @@
 use crate::analysis::breakdown::{is_communication_kernel, merge};
 use crate::analysis::steps::Steps;
 use crate::model::{CatClass, Trace};
-
-/// A collective-communication kernel: the engine's communication predicate
-/// ([`is_communication_kernel`]: `nccl*`, `rccl*`, ...) widened with NVLS `multimem_*` and
-/// custom all-reduce (`cross_device_reduce*`) kernels, which HTA's `^nccl.*Kernel` misses.
-pub fn is_collective_kernel(name: &str) -> bool {
-    is_communication_kernel(name)
-        || name.starts_with("multimem_")
-        || name.starts_with("void multimem_")
-        // Custom all-reduce kernels live in a namespace (`void vllm::cross_device_reduce_1stage`).
-        || name.contains("cross_device_reduce")
-}
 
 /// A memory activity by kernel name (HTA: `^Memcpy`, `^Memset`, `^dma`).
 fn is_memory_name(name: &str) -> bool {
@@ -87,7 +76,7 @@ pub fn temporal(trace: &Trace, steps: &Steps) -> Temporal {
                 Some(Some(k)) => *k,
                 slot => {
                     let name = trace.strings.get(s.name[i]);
-                    let k = if is_collective_kernel(&name) {
+                    let k = if is_communication_kernel(&name) {
                         Class::Comm
                     } else if is_memory_name(&name) {
                         Class::Memory
@@ -173,9 +162,12 @@ mod tests {
             "rcclGenericKernel",
             "multimem_all_reduce_kernel",
             "void vllm::cross_device_reduce_1stage<float, 8>",
+            "void one_shot_all_reduce<__nv_bfloat16, 8>",
+            "void deep_ep::intranode::dispatch<8, 768>(int4*, float*)",
         ] {
-            assert!(is_collective_kernel(name), "{name}");
+            assert!(is_communication_kernel(name), "{name}");
         }
-        assert!(!is_collective_kernel("ampere_sgemm_128x64_nn"));
+        assert!(!is_communication_kernel("ampere_sgemm_128x64_nn"));
+        assert!(!is_communication_kernel("void at::native::reduce_kernel<512, 1>"));
     }
 }

@@ -10,7 +10,7 @@
 //! **Cost.** [`WindowIndex::new`]: O(n log n) over the trace's kernels and ops. [`WindowIndex::of`]:
 //! a binary search, then the items starting in `[start - longest item, end)`.
 
-use super::temporal::is_collective_kernel;
+use crate::analysis::breakdown::is_communication_kernel;
 use crate::model::strings::FxHashMap;
 use crate::model::{CatClass, StrId, Trace, NONE};
 
@@ -91,7 +91,7 @@ impl<'t> WindowIndex<'t> {
                 let is_comm = match collective.get_mut(s.name[i].0 as usize) {
                     Some(Some(c)) => *c,
                     slot => {
-                        let c = is_collective_kernel(&trace.strings.get(s.name[i]));
+                        let c = is_communication_kernel(&trace.strings.get(s.name[i]));
                         if let Some(slot) = slot {
                             *slot = Some(c);
                         }
