@@ -122,12 +122,22 @@ class AppPage {
   async rows(rowTestId) {
     return this.page.evaluate(async (id) => {
       const sel = `[data-testid="${id}"]`;
-      const any = document.querySelector(sel);
+      const frame = () => new Promise((resolve) => requestAnimationFrame(resolve));
+      let any = document.querySelector(sel);
+      // A table just answered may build its rows a few frames later, and one off screen is not
+      // laid out (`content-visibility: auto`) and builds none: bring the table boxes into view
+      // and wait up to 60 frames for a row.
+      const at = [window.scrollX, window.scrollY];
+      for (let i = 0; !any && i < 60; i++) {
+        for (const b of document.querySelectorAll('.data-table')) b.scrollIntoView({ block: 'nearest' });
+        await frame();
+        any = document.querySelector(sel);
+      }
+      window.scrollTo(...at);
       if (!any) return [];
       const box = any.closest('.data-table');
       const total = Number(any.closest('table').getAttribute('aria-rowcount')) - 1;
       const rowH = any.getBoundingClientRect().height;
-      const frame = () => new Promise((resolve) => requestAnimationFrame(resolve));
       const got = new Map();
       const read = () => {
         for (const tr of box.querySelectorAll(sel)) {

@@ -70,6 +70,15 @@ impl Controller {
 
     /// `RunStarted`, `RankProgress` or `RankLoaded` of the current run load.
     pub(super) fn run_progress(self, msg: FromWorker) {
+        // The progress bar follows the file being loaded.
+        if let FromWorker::RankProgress { phase, done_bytes, total_bytes, .. } = &msg {
+            let progress = crate::state::Progress { phase: *phase, done_bytes: *done_bytes, total_bytes: *total_bytes };
+            self.state.update(|s| {
+                if s.status == crate::state::Status::Loading {
+                    s.progress = Some(progress);
+                }
+            });
+        }
         self.run.update(|r| match msg {
             FromWorker::RunStarted { names, .. } => r.started(names),
             FromWorker::RankProgress { index, phase, done_bytes, total_bytes, .. } => {

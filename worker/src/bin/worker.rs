@@ -25,6 +25,15 @@
 //! `Progress` sums the parts' bytes, `Cancel` or a new load terminates the sub-workers, and a
 //! sub-worker that fails or dies ends the load with a `Failed` reply naming it.
 //!
+//! Runs (docs/architecture.md#runs-in-the-browser): `ReadRun` (the `File`s beside the message)
+//! or `FetchRun` (a manifest URL, fetched and resolved here) post `RunStarted`, then load each
+//! file through the same path as one load with the run's id, posting `RankProgress` instead of
+//! `Progress` and `RankLoaded` after each (the engine keeps its summary and at most three
+//! models, `kinetoscope::ranks`); the last rank loaded ends the run load with `Loaded`.
+//! `OpenRank` answers from a kept model or reloads the rank's file as a load of its own. This
+//! file is over 600 lines because run loads drive the load path's own state (reading, pending,
+//! parse job), which a module outside `wasm` could not reach.
+//!
 //! Why not gloo-worker: its bincode codec copies byte buffers several times and cannot transfer
 //! them. See docs/architecture.md and docs/contributing.md (no web in the engine, one protocol).
 
