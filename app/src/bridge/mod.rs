@@ -4,8 +4,9 @@
 //! Inputs: `begin` then `fetch` (a URL checked by [`source`]) or `read` (a local file), `fail`,
 //! `query` calls, and the worker's messages. Output: the [`FromWorker`] replies
 //! that belong to the current load (plus `Ready`) and the answers to the latest query of each
-//! [`Channel`], handed to the `sink` given to [`Bridge::new`] with the rect words of a tile
-//! answer; replies for cancelled or superseded ids are dropped here.
+//! [`Channel`], handed to the `sink` given to [`Bridge::new`] with the channel the query was
+//! sent on (recorded when it was sent, so the consumer is known without asking every state)
+//! and the rect words of a tile answer; replies for cancelled or superseded ids are dropped here.
 //!
 //! Invariants: at most one load is current; starting one cancels the previous in the worker.
 //! Messages sent before the worker's `Ready` wait in a queue (a worker drops messages that arrive
@@ -35,8 +36,9 @@ use web_sys::File;
 #[derive(Clone)]
 pub struct Bridge(Rc<Shared>);
 
-/// What the bridge hands to its sink: a reply and, for tile answers, the rect words.
-pub type Sink = dyn Fn(FromWorker, Option<Vec<u32>>);
+/// What the bridge hands to its sink: a reply, the channel its query was sent on (answers and
+/// query failures only) and, for tile answers, the rect words.
+pub type Sink = dyn Fn(FromWorker, Option<Channel>, Option<Vec<u32>>);
 
 struct Shared {
     inner: RefCell<Inner>,
@@ -66,7 +68,7 @@ enum Link {
 impl Bridge {
     /// A bridge whose worker starts with [`Bridge::start`] or the first load; `sink` receives
     /// `Ready` and the current load's replies.
-    pub fn new(sink: impl Fn(FromWorker, Option<Vec<u32>>) + 'static) -> Bridge {
+    pub fn new(sink: impl Fn(FromWorker, Option<Channel>, Option<Vec<u32>>) + 'static) -> Bridge {
         let never = worker_error("not started".into());
         let inner = Inner {
             link: Link::Dead(never),
@@ -143,7 +145,7 @@ impl Bridge {
         }
         drop(inner);
         if let Err(message) = outcome {
-            (self.0.sink)(FromWorker::QueryFailed { id, message }, None);
+            (self.0.sink)(FromWorker::QueryFailed { id, message }, Some(channel), None);
         }
     }
 
@@ -159,15 +161,15 @@ impl Bridge {
         // Dropping the connection terminates the worker.
         inner.link = Link::Dead(worker_error("the last load was cancelled".into()));
         drop(inner);
-        for (_, qid) in queries {
+        for (channel, qid) in queries {
             let message = "cancelled".to_owned();
-            (self.0.sink)(FromWorker::QueryFailed { id: qid, message }, None);
+            (self.0.sink)(FromWorker::QueryFailed { id: qid, message }, Some(channel), None);
         }
         let error = LoadError {
             kind: "cancelled".into(),
             ..worker_error("Loading was cancelled. Open another trace.".into())
         };
-        (self.0.sink)(FromWorker::Failed { id, error }, None);
+        (self.0.sink)(FromWorker::Failed { id, error }, None, None);
     }
 
     /// Has the worker fetch `target` as load `id`.
@@ -241,7 +243,7 @@ impl Bridge {
             Link::Dead(_) | Link::Refused(_) => {}
         }
         drop(inner);
-        (self.0.sink)(FromWorker::Failed { id, error }, None);
+        (self.0.sink)(FromWorker::Failed { id, error }, None, None);
     }
 
     /// Queues or posts `msg` for the current load `id`; a failure ends the load.
@@ -283,9 +285,9 @@ impl Bridge {
             Ok((msg, words)) => {
                 let replies = self.0.inner.borrow_mut().receive(msg);
                 let mut words = words;
-                for m in replies {
+                for (m, channel) in replies {
                     let w = matches!(m, FromWorker::Answer { .. }).then(|| words.take()).flatten();
-                    (self.0.sink)(m, w);
+                    (self.0.sink)(m, channel, w);
                 }
             }
             Err(e) => {
@@ -297,7 +299,7 @@ impl Bridge {
                     .then(|| inner.refuse("the worker's first message is not one this page reads".into()));
                 drop(inner);
                 if let Some(failed) = failed {
-                    (self.0.sink)(failed, None);
+                    (self.0.sink)(failed, None, None);
                 }
             }
         }
@@ -311,38 +313,42 @@ impl Bridge {
         let id = inner.current.take().unwrap_or(0);
         let queries = std::mem::take(&mut inner.queries);
         drop(inner);
-        for (_, qid) in queries {
+        for (channel, qid) in queries {
             let message = error.message.clone();
-            (self.0.sink)(FromWorker::QueryFailed { id: qid, message }, None);
+            (self.0.sink)(FromWorker::QueryFailed { id: qid, message }, Some(channel), None);
         }
-        (self.0.sink)(FromWorker::Failed { id, error }, None);
+        (self.0.sink)(FromWorker::Failed { id, error }, None, None);
     }
 }
 
 impl Inner {
-    /// Updates the link for one worker message and returns the replies to hand to the sink.
-    fn receive(&mut self, msg: FromWorker) -> Vec<FromWorker> {
+    /// Updates the link for one worker message and returns the replies to hand to the sink,
+    /// answers and query failures with the channel their query was sent on.
+    fn receive(&mut self, msg: FromWorker) -> Vec<(FromWorker, Option<Channel>)> {
         match msg {
-            FromWorker::Ready { protocol_version } => self.handshake(protocol_version),
+            FromWorker::Ready { protocol_version } => {
+                self.handshake(protocol_version).into_iter().map(|m| (m, None)).collect()
+            }
             FromWorker::Progress { id, .. }
             | FromWorker::RunStarted { id, .. }
             | FromWorker::RankProgress { id, .. }
             | FromWorker::RankLoaded { id, .. }
                 if self.current == Some(id) =>
             {
-                vec![msg]
+                vec![(msg, None)]
             }
             FromWorker::Loaded { id, .. } | FromWorker::Failed { id, .. }
                 if self.current == Some(id) =>
             {
                 self.current = None;
-                vec![msg]
+                vec![(msg, None)]
             }
-            FromWorker::Answer { id, .. } | FromWorker::QueryFailed { id, .. }
-                if self.queries.iter().any(|&(_, q)| q == id) =>
-            {
-                self.queries.retain(|&(_, q)| q != id);
-                vec![msg]
+            FromWorker::Answer { id, .. } | FromWorker::QueryFailed { id, .. } => {
+                let Some(at) = self.queries.iter().position(|&(_, q)| q == id) else {
+                    return Vec::new();
+                };
+                let (channel, _) = self.queries.remove(at);
+                vec![(msg, Some(channel))]
             }
             _ => Vec::new(),
         }

@@ -76,7 +76,7 @@ impl Controller {
             bridge: StoredValue::new_local(None),
             link: StoredValue::new_local(link::LinkState::default()),
         };
-        ctl.bridge.set_value(Some(Bridge::new(move |msg, words| ctl.receive(msg, words))));
+        ctl.bridge.set_value(Some(Bridge::new(move |msg, channel, words| ctl.receive(msg, channel, words))));
         // In a task of its own: starting a worker costs the page 5-20 ms, which made the task
         // that mounts the page a long one.
         set_timeout(
@@ -96,87 +96,24 @@ impl Controller {
         self.publish();
     }
 
-    /// Routes one worker reply: answers to whichever state awaits their id, load replies to
-    /// the load state; a finished load asks for the layout and re-queries the table tab shown.
-    fn receive(self, msg: FromWorker, words: Option<Vec<u32>>) {
+    /// Routes one worker reply: an answer or a query failure to the consumer of the channel its
+    /// query was sent on (the bridge recorded it when the query was sent), load and run
+    /// replies to their states; a finished load asks for the layout and re-queries the table
+    /// tab shown.
+    fn receive(self, msg: FromWorker, channel: Option<Channel>, words: Option<Vec<u32>>) {
         match msg {
-            FromWorker::RunStarted { .. } | FromWorker::RankProgress { .. } | FromWorker::RankLoaded { .. } => {
-                self.run_progress(msg);
-            }
-            FromWorker::Answer { id, answer } if self.run.with_untracked(|r| r.awaits(id)) => {
-                self.run_answer(id, *answer);
-            }
-            FromWorker::QueryFailed { id, message } if self.run.with_untracked(|r| r.awaits(id)) => {
-                self.run.update(|r| r.failed(id, message));
-                self.publish();
-            }
-            FromWorker::Answer { id, answer } if self.charts.with_untracked(|c| c.awaits(id)) => {
-                self.chart_answer(id, *answer);
-            }
-            FromWorker::QueryFailed { id, message }
-                if self.charts.with_untracked(|c| c.awaits(id)) =>
-            {
-                self.chart_failed(id, message);
-            }
-            FromWorker::Answer { id, answer } if self.stack_awaits(id) => {
-                self.stack_answer(id, *answer, words);
-            }
-            FromWorker::QueryFailed { id, message } if self.stack_awaits(id) => {
-                self.stack_failed(id, &message);
-            }
             FromWorker::Answer { id, answer } => {
-                if self.timeline.with_untracked(|t| t.awaits(id)) {
-                    let tiles = matches!(*answer, Answer::Tiles(_));
-                    self.timeline.update(|t| {
-                        t.apply(id, *answer, words);
-                        if tiles && t.frames.tiles_ms.is_none() {
-                            t.frames.tiles_ms = t.loaded_at.map(|at| crate::timeline::now_ms() - at);
-                        }
-                    });
-                    self.follow_search();
-                    self.fetch();
-                    // Findings take the worker a while: asked once the first tiles are in, so
-                    // they never delay the first timeline paint.
-                    let painted = self.timeline.with_untracked(TimelineState::has_tiles);
-                    let asked = self.findings.with_untracked(|f| f.list.is_some() || f.pending.is_some());
-                    if painted && !asked {
-                        self.ask(Query::Findings);
-                    }
-                    self.publish();
-                } else if self.findings.with_untracked(|f| f.pending == Some(id)) {
-                    self.findings.update(|f| {
-                        f.apply(id, *answer);
-                    });
-                    self.findings_arrived();
-                    self.publish();
-                } else if self.compare.with_untracked(|c| c.awaits(id)) {
-                    self.compare.update(|c| {
-                        c.apply(id, *answer);
-                    });
-                    self.publish();
-                } else {
-                    self.commit_tables(|t| t.apply(FromWorker::Answer { id, answer }));
+                if let Some(channel) = channel {
+                    self.answer(channel, id, *answer, words);
                 }
             }
             FromWorker::QueryFailed { id, message } => {
-                if self.timeline.with_untracked(|t| t.awaits(id)) {
-                    web_sys::console::warn_1(&format!("timeline query failed: {message}").into());
-                    self.timeline.update(|t| {
-                        t.failed(id);
-                    });
-                    self.publish();
-                } else if self.findings.with_untracked(|f| f.pending == Some(id)) {
-                    web_sys::console::warn_1(&format!("findings query failed: {message}").into());
-                    self.findings.update(|f| f.pending = None);
-                    self.publish();
-                } else if self.compare.with_untracked(|c| c.awaits(id)) {
-                    self.compare.update(|c| {
-                        c.failed(id, message);
-                    });
-                    self.publish();
-                } else {
-                    self.commit_tables(|t| t.apply(FromWorker::QueryFailed { id, message }));
+                if let Some(channel) = channel {
+                    self.query_failed(channel, id, message);
                 }
+            }
+            FromWorker::RunStarted { .. } | FromWorker::RankProgress { .. } | FromWorker::RankLoaded { .. } => {
+                self.run_progress(msg);
             }
             FromWorker::Loaded { summary, layout, .. } => {
                 // Published once the queries are pending, so `idle()` never resolves in between.
@@ -223,6 +160,122 @@ impl Controller {
         self.state
             .with_untracked(|s| s.summary.is_some())
             .then(|| self.share_url())
+    }
+
+    /// An answer, to the state that sent its query on `channel` (ignored unless that state
+    /// still awaits `id`: a load in between resets them).
+    fn answer(self, channel: Channel, id: u32, answer: Answer, words: Option<Vec<u32>>) {
+        match channel {
+            Channel::Run => {
+                if self.run.with_untracked(|r| r.awaits(id)) {
+                    self.run_answer(id, answer);
+                }
+            }
+            Channel::Charts => {
+                if self.charts.with_untracked(|c| c.awaits(id)) {
+                    self.chart_answer(id, answer);
+                }
+            }
+            Channel::StackBase | Channel::StackCand | Channel::StackHover => {
+                if self.stack_awaits(id) {
+                    self.stack_answer(id, answer, words);
+                }
+            }
+            Channel::Findings => {
+                if self.findings.with_untracked(|f| f.pending == Some(id)) {
+                    self.findings.update(|f| {
+                        f.apply(id, answer);
+                    });
+                    self.findings_arrived();
+                    self.publish();
+                }
+            }
+            Channel::Compare => {
+                if self.compare.with_untracked(|c| c.awaits(id)) {
+                    self.compare.update(|c| {
+                        c.apply(id, answer);
+                    });
+                    self.publish();
+                }
+            }
+            Channel::Table => {
+                self.commit_tables(|t| t.apply(FromWorker::Answer { id, answer: Box::new(answer) }));
+            }
+            Channel::Layout | Channel::Tiles | Channel::Details | Channel::Hover | Channel::Search | Channel::Counters => {
+                if self.timeline.with_untracked(|t| t.awaits(id)) {
+                    self.timeline_answer(id, answer, words);
+                }
+            }
+        }
+    }
+
+    /// A timeline answer: applied, then the search followed, missing tiles asked for, and the
+    /// findings asked once the first tiles are in.
+    fn timeline_answer(self, id: u32, answer: Answer, words: Option<Vec<u32>>) {
+        let tiles = matches!(answer, Answer::Tiles(_));
+        self.timeline.update(|t| {
+            t.apply(id, answer, words);
+            if tiles && t.frames.tiles_ms.is_none() {
+                t.frames.tiles_ms = t.loaded_at.map(|at| crate::timeline::now_ms() - at);
+            }
+        });
+        self.follow_search();
+        self.fetch();
+        // Findings take the worker a while: asked once the first tiles are in, so they never
+        // delay the first timeline paint.
+        let painted = self.timeline.with_untracked(TimelineState::has_tiles);
+        let asked = self.findings.with_untracked(|f| f.list.is_some() || f.pending.is_some());
+        if painted && !asked {
+            self.ask(Query::Findings);
+        }
+        self.publish();
+    }
+
+    /// A query that failed, to the state that sent it on `channel`.
+    fn query_failed(self, channel: Channel, id: u32, message: String) {
+        match channel {
+            Channel::Run => {
+                if self.run.with_untracked(|r| r.awaits(id)) {
+                    self.run.update(|r| r.failed(id, message));
+                    self.publish();
+                }
+            }
+            Channel::Charts => {
+                if self.charts.with_untracked(|c| c.awaits(id)) {
+                    self.chart_failed(id, message);
+                }
+            }
+            Channel::StackBase | Channel::StackCand | Channel::StackHover => {
+                if self.stack_awaits(id) {
+                    self.stack_failed(id, &message);
+                }
+            }
+            Channel::Findings => {
+                if self.findings.with_untracked(|f| f.pending == Some(id)) {
+                    web_sys::console::warn_1(&format!("findings query failed: {message}").into());
+                    self.findings.update(|f| f.pending = None);
+                    self.publish();
+                }
+            }
+            Channel::Compare => {
+                if self.compare.with_untracked(|c| c.awaits(id)) {
+                    self.compare.update(|c| {
+                        c.failed(id, message);
+                    });
+                    self.publish();
+                }
+            }
+            Channel::Table => self.commit_tables(|t| t.apply(FromWorker::QueryFailed { id, message })),
+            Channel::Layout | Channel::Tiles | Channel::Details | Channel::Hover | Channel::Search | Channel::Counters => {
+                if self.timeline.with_untracked(|t| t.awaits(id)) {
+                    web_sys::console::warn_1(&format!("timeline query failed: {message}").into());
+                    self.timeline.update(|t| {
+                        t.failed(id);
+                    });
+                    self.publish();
+                }
+            }
+        }
     }
 
     fn get_bridge(self) -> Option<Bridge> {
