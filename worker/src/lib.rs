@@ -36,6 +36,7 @@ pub mod engine;
 pub mod finding;
 pub mod index;
 pub mod input;
+pub mod intake;
 pub mod json;
 pub mod load;
 pub mod model;

@@ -15,8 +15,10 @@
 //! `Failed` replies or console errors.
 //!
 //! Cost: one copy per piece, from the fetched or read buffer into the load's `Vec<u8>` (reserved
-//! once from the size). `Progress` is posted at most every [`PROGRESS_EVERY_MS`] so a 1 GB file
-//! streamed in 64 KiB chunks does not flood the main thread.
+//! once from the size). `Progress` is posted at most every `intake::PROGRESS_EVERY_MS` so a 1 GB
+//! file streamed in 64 KiB chunks does not flood the main thread. The bookkeeping of bytes
+//! arriving and of parts coming back (when progress is due, when a load is complete) is
+//! `kinetoscope::intake`, natively tested; this file keeps the transports and the clock.
 //!
 //! Large inputs (see `load::parts_for`) are parsed in parts by nested sub-workers
 //! (`worker/pool.rs`, spawned when the size of a large file is known): once all bytes are in,
@@ -58,6 +60,7 @@ mod wasm {
     use crate::pool::{self, Pool};
     use crate::source::{self, Receiver};
     use kinetoscope::engine::{Engine, Prepared, RankOpen};
+    use kinetoscope::intake::{Incoming, PartsJob, PROGRESS_EVERY_MS};
     use kinetoscope::load::{self, Part};
     use protocol::{FromWorker, LoadError, Phase, ToWorker, PROTOCOL_VERSION};
     use std::cell::RefCell;
@@ -66,30 +69,6 @@ mod wasm {
     use wasm_bindgen::JsCast;
     use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 
-    /// Minimum time between two `Progress` messages of one phase, in milliseconds.
-    const PROGRESS_EVERY_MS: f64 = 50.0;
-
-    /// The load being received: its id, name, declared size and the bytes so far.
-    struct Pending {
-        id: u32,
-        /// Cores to parse on: `navigator.hardwareConcurrency`, capped by the load's `workers`.
-        cores: usize,
-        name: String,
-        size: Option<u64>,
-        bytes: Vec<u8>,
-        last_progress_ms: f64,
-    }
-
-    /// A load being parsed by sub-workers: its id, what `Engine::complete` needs, the parts
-    /// back so far and the bytes each has done.
-    struct Job {
-        id: u32,
-        prepared: Prepared,
-        parts: Vec<Option<Part>>,
-        done: Vec<u64>,
-        started_ms: f64,
-        last_progress_ms: f64,
-    }
 
     /// Where a file of a run comes from.
     #[derive(Clone)]
@@ -118,8 +97,11 @@ mod wasm {
         engine: Engine,
         /// The load whose source is running: its id and `workers` cap.
         reading: Option<(u32, Option<u32>)>,
-        pending: Option<Pending>,
-        job: Option<Job>,
+        /// The load whose bytes are arriving (cores: `navigator.hardwareConcurrency`, capped
+        /// by the load's `workers`).
+        pending: Option<Incoming>,
+        /// The load whose parts the parse workers are parsing.
+        job: Option<PartsJob>,
         pool: Pool,
         /// Hands sub-worker events back to this state.
         pool_sink: pool::Sink,
@@ -368,7 +350,7 @@ mod wasm {
             }
             let json_bytes = prepared.json.len() as u64;
             self.progress(id, Phase::Parsing, 0, Some(json_bytes));
-            self.job = Some(Job { id, prepared, parts: (0..n).map(|_| None).collect(), done: vec![0; n], started_ms, last_progress_ms: started_ms });
+            self.job = Some(PartsJob::new(id, prepared, started_ms));
         }
 
         /// One sub-worker event: boot, progress, a part back, or a failure that ends the load.
@@ -396,31 +378,25 @@ mod wasm {
         }
 
         fn job_progress(&mut self, index: usize, done: u64) {
-            let Some(job) = self.job.as_mut() else { return };
-            if let Some(d) = job.done.get_mut(index) {
-                *d = done;
-            }
             let now = now_ms(&self.scope);
-            if now - job.last_progress_ms >= PROGRESS_EVERY_MS {
-                job.last_progress_ms = now;
-                let (id, sum, total) = (job.id, job.done.iter().sum(), job.prepared.json.len() as u64);
+            let Some(job) = self.job.as_mut() else { return };
+            if let Some((sum, total)) = job.progress(index, done, now) {
+                let id = job.id;
                 self.progress(id, Phase::Parsing, sum, Some(total));
             }
         }
 
         fn job_part(&mut self, index: usize, part: Part) {
             let Some(job) = self.job.as_mut() else { return };
-            if let Some(slot) = job.parts.get_mut(index) {
-                *slot = Some(part);
-            }
-            if job.parts.iter().any(Option::is_none) {
+            if !job.part(index, part) {
                 return;
             }
             let Some(job) = self.job.take() else { return };
             self.pool.terminate();
-            let parts = job.parts.into_iter().flatten().collect();
-            let reply = self.engine.complete(job.prepared, parts);
-            self.loaded(job.id, reply, job.started_ms);
+            let (id, started_ms) = (job.id, job.started_ms);
+            let (prepared, parts) = job.into_complete();
+            let reply = self.engine.complete(prepared, parts);
+            self.loaded(id, reply, started_ms);
         }
 
         fn job_failed(&mut self, message: String) {
@@ -499,52 +475,42 @@ mod wasm {
                     console_error(&format!("worker: cannot start parse workers: {e}"));
                 }
             }
-            let mut bytes = Vec::new();
-            let want = size.and_then(|s| usize::try_from(s).ok()).unwrap_or(0);
-            if bytes.try_reserve_exact(want).is_err() {
-                self.reading = None;
-                self.fail(id, "io", format!("cannot allocate {want} bytes for {name:?}"));
-                return false;
+            match Incoming::open(id, name, size, cores) {
+                Ok(incoming) => self.pending = Some(incoming),
+                Err(message) => {
+                    self.reading = None;
+                    self.fail(id, "io", message);
+                    return false;
+                }
             }
-            self.pending = Some(Pending {
-                id,
-                cores,
-                name: name.to_owned(),
-                size,
-                bytes,
-                last_progress_ms: f64::MIN,
-            });
             self.progress(id, Phase::Reading, 0, size);
             true
         }
 
         fn bytes(&mut self, id: u32, view: &js_sys::Uint8Array) -> bool {
+            let now = now_ms(&self.scope);
             let Some(pending) = self.pending.as_mut().filter(|p| p.id == id) else {
                 return false;
             };
-            let start = pending.bytes.len();
-            let len = view.length() as usize;
-            if pending.bytes.try_reserve(len).is_err() {
-                self.pending = None;
-                self.reading = None;
-                self.fail(id, "io", format!("out of memory after {start} bytes"));
-                return false;
-            }
-            pending.bytes.resize(start + len, 0);
-            view.copy_to(&mut pending.bytes[start..]);
-            let (done, total) = (pending.bytes.len() as u64, pending.size);
-            let now = now_ms(&self.scope);
-            if now - pending.last_progress_ms >= PROGRESS_EVERY_MS {
-                pending.last_progress_ms = now;
-                self.progress(id, Phase::Reading, done, total);
+            match pending.append(view.length() as usize, now, |into| view.copy_to(into)) {
+                Ok(Some((done, total))) => self.progress(id, Phase::Reading, done, total),
+                Ok(None) => {}
+                Err(message) => {
+                    self.pending = None;
+                    self.reading = None;
+                    self.fail(id, "io", message);
+                    return false;
+                }
             }
             true
         }
 
         fn finish(&mut self, id: u32) {
-            let Some(Pending { name, bytes, cores, .. }) = self.pending.take_if(|p| p.id == id) else {
+            let Some(incoming) = self.pending.take_if(|p| p.id == id) else {
                 return;
             };
+            let cores = incoming.cores;
+            let (name, bytes) = incoming.into_bytes();
             self.reading = None;
             let total = bytes.len() as u64;
             self.progress(id, Phase::Reading, total, Some(total));

@@ -1,0 +1,148 @@
+//! The load worker's bookkeeping, free of the web so it is tested natively: a file's bytes
+//! arriving in pieces ([`Incoming`]) and a load whose parts are parsed elsewhere and come back
+//! in any order ([`PartsJob`]). The wasm worker (`src/bin/worker.rs`) owns the transports and
+//! the clock; it passes the time in, and these decide when progress is due and when a load is
+//! complete.
+
+use crate::engine::Prepared;
+use crate::load::Part;
+
+/// Least time between two progress reports of one phase, ms: a 1 GB file streamed in 64 KiB
+/// pieces must not post 16,000 messages to the page.
+pub const PROGRESS_EVERY_MS: f64 = 50.0;
+
+/// Says when a report is due: at most once per [`PROGRESS_EVERY_MS`].
+#[derive(Clone, Copy, Debug)]
+pub struct Throttle {
+    last_ms: f64,
+}
+
+impl Default for Throttle {
+    fn default() -> Self {
+        Self { last_ms: f64::MIN }
+    }
+}
+
+impl Throttle {
+    /// Whether a report is due at `now_ms`; if so, the next one waits [`PROGRESS_EVERY_MS`].
+    pub fn due(&mut self, now_ms: f64) -> bool {
+        if now_ms - self.last_ms < PROGRESS_EVERY_MS {
+            return false;
+        }
+        self.last_ms = now_ms;
+        true
+    }
+}
+
+/// A file's bytes arriving in pieces: reserved once from the declared size, appended, with
+/// progress reports throttled.
+#[derive(Debug)]
+pub struct Incoming {
+    /// The load's id.
+    pub id: u32,
+    /// Cores to parse on.
+    pub cores: usize,
+    /// The file's name.
+    pub name: String,
+    /// The declared size, if the source knows it.
+    pub size: Option<u64>,
+    bytes: Vec<u8>,
+    throttle: Throttle,
+}
+
+impl Incoming {
+    /// Starts receiving load `id`, reserving `size` bytes at once (a large file must not grow
+    /// by doubling, which needs 1.5x its size at the step).
+    ///
+    /// # Errors
+    /// The allocation failed: a message with the size and the file name.
+    pub fn open(id: u32, name: &str, size: Option<u64>, cores: usize) -> Result<Self, String> {
+        let mut bytes = Vec::new();
+        let want = size.and_then(|s| usize::try_from(s).ok()).unwrap_or(0);
+        bytes
+            .try_reserve_exact(want)
+            .map_err(|_| format!("cannot allocate {want} bytes for {name:?}"))?;
+        Ok(Self { id, cores, name: name.to_owned(), size, bytes, throttle: Throttle::default() })
+    }
+
+    /// Appends a piece of `len` bytes, which `fill` writes (the caller copies them from where
+    /// they arrived); returns `(done, declared size)` when a progress report is due at `now_ms`.
+    ///
+    /// # Errors
+    /// Out of memory: a message with the bytes received so far.
+    pub fn append(
+        &mut self,
+        len: usize,
+        now_ms: f64,
+        fill: impl FnOnce(&mut [u8]),
+    ) -> Result<Option<(u64, Option<u64>)>, String> {
+        let start = self.bytes.len();
+        self.bytes
+            .try_reserve(len)
+            .map_err(|_| format!("out of memory after {start} bytes"))?;
+        self.bytes.resize(start + len, 0);
+        fill(&mut self.bytes[start..]);
+        let done = self.bytes.len() as u64;
+        Ok(self.throttle.due(now_ms).then_some((done, self.size)))
+    }
+
+    /// The file's name and bytes, once all have arrived.
+    pub fn into_bytes(self) -> (String, Vec<u8>) {
+        (self.name, self.bytes)
+    }
+}
+
+/// A load whose parts are parsed elsewhere (parse workers) and come back in any order.
+pub struct PartsJob {
+    /// The load's id.
+    pub id: u32,
+    /// When the parse started, ms on the caller's clock (for the load's `parse_ms`).
+    pub started_ms: f64,
+    prepared: Prepared,
+    parts: Vec<Option<Part>>,
+    done: Vec<u64>,
+    throttle: Throttle,
+}
+
+impl PartsJob {
+    /// A job for `prepared`'s parts, none back yet.
+    pub fn new(id: u32, prepared: Prepared, started_ms: f64) -> Self {
+        let n = prepared.plan.parts.len();
+        Self {
+            id,
+            started_ms,
+            prepared,
+            parts: (0..n).map(|_| None).collect(),
+            done: vec![0; n],
+            throttle: Throttle { last_ms: started_ms },
+        }
+    }
+
+    /// The decompressed JSON the parts are ranges of.
+    pub fn prepared(&self) -> &Prepared {
+        &self.prepared
+    }
+
+    /// Part `index` has parsed `done` bytes; returns `(bytes done over all parts, JSON bytes)`
+    /// when a progress report is due at `now_ms`. An index past the plan is ignored.
+    pub fn progress(&mut self, index: usize, done: u64, now_ms: f64) -> Option<(u64, u64)> {
+        if let Some(d) = self.done.get_mut(index) {
+            *d = done;
+        }
+        let total = self.prepared.json.len() as u64;
+        self.throttle.due(now_ms).then(|| (self.done.iter().sum(), total))
+    }
+
+    /// Part `index` is back; true once every part is. An index past the plan is ignored.
+    pub fn part(&mut self, index: usize, part: Part) -> bool {
+        if let Some(slot) = self.parts.get_mut(index) {
+            *slot = Some(part);
+        }
+        self.parts.iter().all(Option::is_some)
+    }
+
+    /// What `Engine::complete` takes: the load and its parts in plan order.
+    pub fn into_complete(self) -> (Prepared, Vec<Part>) {
+        (self.prepared, self.parts.into_iter().flatten().collect())
+    }
+}

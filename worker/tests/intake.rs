@@ -1,0 +1,67 @@
+//! The load worker's bookkeeping (`intake`): bytes arriving in pieces and parts coming back
+//! from parse workers, natively (the wasm worker only adds transports and a clock).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
+
+mod common;
+
+use kinetoscope::engine::Engine;
+use kinetoscope::intake::{Incoming, PartsJob, Throttle, PROGRESS_EVERY_MS};
+use kinetoscope::load::parse_part;
+
+#[test]
+fn throttle_reports_at_most_every_interval() {
+    let mut t = Throttle::default();
+    let due: Vec<bool> = [0.0, 10.0, 49.9, 50.0, 60.0, 100.0, 100.1].iter().map(|&ms| t.due(ms)).collect();
+    assert_eq!(due, [true, false, false, true, false, true, false]);
+    assert!((PROGRESS_EVERY_MS - 50.0).abs() < f64::EPSILON);
+}
+
+#[test]
+fn incoming_appends_pieces_and_throttles_progress() {
+    let mut incoming = Incoming::open(7, "t.json", Some(10), 2).unwrap();
+    let mut reports = Vec::new();
+    for (k, piece) in [&b"abcd"[..], b"ef", b"ghij"].iter().enumerate() {
+        let now = k as f64 * 20.0; // 0, 20, 40 ms: only the first is due
+        if let Some(r) = incoming.append(piece.len(), now, |into| into.copy_from_slice(piece)).unwrap() {
+            reports.push(r);
+        }
+    }
+    assert_eq!(reports, [(4, Some(10))]);
+    assert_eq!((incoming.id, incoming.cores), (7, 2));
+    assert_eq!(incoming.into_bytes(), ("t.json".to_owned(), b"abcdefghij".to_vec()));
+}
+
+#[test]
+fn incoming_that_cannot_be_reserved_says_how_big() {
+    let err = Incoming::open(1, "huge.json", Some(u64::MAX / 2), 1).unwrap_err();
+    assert!(err.starts_with("cannot allocate ") && err.contains("huge.json"), "{err}");
+}
+
+/// A trace split in parts that come back out of order completes only with the last part, and
+/// the model equals a sequential load.
+#[test]
+fn parts_back_in_any_order_complete_the_load() {
+    // Large enough for the plan to cut it in parts (`load::MIN_SPLIT_BYTES` per part).
+    let dlrm = common::json_bytes(&common::real("param__dlrm_kineto__worker0_step_12.1694128201545.pt.trace.json"));
+    let mut bytes = Vec::new();
+    kinetoscope::synth::inflate::inflate(&dlrm, 3 * kinetoscope::load::MIN_SPLIT_BYTES as u64, &mut bytes).unwrap();
+    let mut engine = Engine::new();
+    let prepared = engine.prepare("dlrm.json", bytes.clone(), 4, &mut |_, _, _| {}).unwrap();
+    let n = prepared.plan.parts.len();
+    assert!(n > 1, "the plan splits this trace");
+    let parts: Vec<_> = (0..n).map(|i| parse_part(&prepared.json, &prepared.plan, i, &mut |_| {})).collect();
+    let total = prepared.json.len() as u64;
+    let mut job = PartsJob::new(3, prepared, 1000.0);
+    assert_eq!(job.progress(0, 10, 1010.0), None, "not due 10 ms after the start");
+    assert_eq!(job.progress(1, 20, 1060.0), Some((30, total)));
+    let mut back: Vec<_> = parts.into_iter().enumerate().collect();
+    back.reverse();
+    let last = back.len() - 1;
+    for (k, (index, part)) in back.into_iter().enumerate() {
+        assert_eq!(job.part(index, part), k == last, "complete only with the last part");
+    }
+    let (prepared, parts) = job.into_complete();
+    let merged = engine.complete(prepared, parts).unwrap();
+    let (_, whole) = common::load_bytes("dlrm.json", bytes);
+    assert_eq!(merged.events, whole.unwrap().events);
+}
