@@ -77,7 +77,7 @@ impl RunState {
             return RankInfo { index: index as u32, error: Some("no such file in the run".into()), ..RankInfo::default() };
         };
         if file.summary.is_none() {
-            file.summary = Some(run::summarize(&file.name, session.trace()));
+            file.summary = Some(run::summarize(&file.name, &session));
         }
         file.error = None;
         file.session = Some((session, summary));

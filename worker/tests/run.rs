@@ -32,7 +32,7 @@ fn spec() -> RunSpec {
 fn summarize(name: &str, bytes: Vec<u8>) -> RankSummary {
     let (engine, result) = common::load_bytes(name, bytes);
     result.unwrap_or_else(|e| panic!("{name}: {}", e.message));
-    run::summarize(name, engine.trace().unwrap())
+    run::summarize(name, engine.session().unwrap())
 }
 
 fn synthetic(spec: &RunSpec) -> Vec<RankSummary> {

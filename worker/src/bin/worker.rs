@@ -60,7 +60,7 @@ mod wasm {
     use crate::pool::{self, Pool};
     use crate::source::{self, Receiver};
     use kinetoscope::engine::{Engine, Prepared, RankOpen};
-    use kinetoscope::intake::{Incoming, PartsJob, PROGRESS_EVERY_MS};
+    use kinetoscope::intake::{Incoming, PartsJob, Throttle};
     use kinetoscope::load::{self, Part};
     use protocol::{FromWorker, LoadError, Phase, ToWorker, PROTOCOL_VERSION};
     use std::cell::RefCell;
@@ -542,13 +542,14 @@ mod wasm {
     }
 
     /// A progress reporter for load `id` (file `rank` of a run): posts at most every
-    /// [`PROGRESS_EVERY_MS`] per phase.
+    /// `intake::PROGRESS_EVERY_MS` per phase; a new phase reports at once.
     fn throttled(scope: DedicatedWorkerGlobalScope, id: u32, rank: Option<u32>) -> impl FnMut(Phase, u64, Option<u64>) {
-        let mut last: Option<(Phase, f64)> = None;
+        let mut last: Option<(Phase, Throttle)> = None;
         move |phase: Phase, done: u64, total: Option<u64>| {
-            let now = now_ms(&scope);
-            if last.is_none_or(|(p, t)| p != phase || now - t >= PROGRESS_EVERY_MS) {
-                last = Some((phase, now));
+            if last.as_ref().is_none_or(|(p, _)| *p != phase) {
+                last = Some((phase, Throttle::default()));
+            }
+            if last.as_mut().is_some_and(|(_, t)| t.due(now_ms(&scope))) {
                 post(&scope, &progress_msg(id, rank, phase, done, total));
             }
         }

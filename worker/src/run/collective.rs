@@ -109,10 +109,7 @@ pub fn match_collectives(ranks: &[RankSummary]) -> Matching {
 }
 
 fn rank_label(ranks: &[RankSummary], pos: usize) -> String {
-    ranks
-        .get(pos)
-        .and_then(|r| r.identity.rank)
-        .map_or_else(|| format!("#{pos}"), |r| r.to_string())
+    super::rank_at(ranks, pos).map_or_else(|| format!("#{pos}"), |r| r.to_string())
 }
 
 fn instance(ranks: &[RankSummary], key: String, members: Vec<Option<u32>>) -> Option<Instance> {

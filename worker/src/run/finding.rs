@@ -19,8 +19,9 @@
 use super::collective::{InstanceTimes, Matching};
 use super::straggler::Straggler;
 use super::summary::RankSummary;
+use super::rank_at;
 use crate::analysis::stats::median;
-use crate::report::{cut, time};
+use crate::text::{cut, pytorch_time as time};
 
 /// `straggler-rank`: share of all collective wait one rank must cause (it is responsible for
 /// most of the waiting; our threshold).
@@ -100,10 +101,6 @@ pub fn step_cells(ranks: &[RankSummary]) -> Vec<StepCell> {
     cells
 }
 
-fn rank_of(ranks: &[RankSummary], p: usize) -> Option<u32> {
-    ranks.get(p).and_then(|r| r.identity.rank)
-}
-
 fn label(rank: Option<u32>) -> String {
     rank.map_or_else(|| "?".to_owned(), |r| r.to_string())
 }
@@ -132,7 +129,7 @@ fn straggler_rank(ranks: &[RankSummary], stragglers: &[Straggler], out: &mut Vec
         {
             continue;
         }
-        let rank = rank_of(ranks, s.member);
+        let rank = rank_at(ranks, s.member);
         let because = reason(s).map(|r| format!("; {r}")).unwrap_or_default();
         out.push(RunFinding {
             rule: "straggler-rank",
@@ -209,7 +206,7 @@ fn rank_imbalance(ranks: &[RankSummary], out: &mut Vec<RunFinding>) {
     if means.len() < 2 || med <= 0.0 || max / med < IMBALANCE_RATIO {
         return;
     }
-    let rank = rank_of(ranks, p);
+    let rank = rank_at(ranks, p);
     let slowest = ranks
         .get(p)
         .and_then(|r| {

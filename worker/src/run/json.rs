@@ -4,13 +4,9 @@
 //! run's first arrival on the chosen time axis.
 
 use super::finding::RunFinding;
-use super::RunAnalysis;
+use super::{rank_at, RunAnalysis};
 use crate::analysis::ops::us;
 use serde_json::{json, Value};
-
-fn rank_at(run: &RunAnalysis, p: usize) -> Option<u32> {
-    run.ranks.get(p).and_then(|r| r.identity.rank)
-}
 
 fn names(v: &[(String, i64)]) -> Value {
     Value::Array(
@@ -69,7 +65,7 @@ pub fn run_json(run: &RunAnalysis) -> Value {
     let steps: Vec<Value> = run
         .steps
         .iter()
-        .map(|c| json!({"rank": rank_at(run, c.member), "step": c.step, "dur_us": us(c.dur_ns), "outlier": c.outlier}))
+        .map(|c| json!({"rank": rank_at(&run.ranks, c.member), "step": c.step, "dur_us": us(c.dur_ns), "outlier": c.outlier}))
         .collect();
     let per_rank: Vec<Value> = (0..run.ranks.len())
         .map(|p| {
@@ -82,7 +78,7 @@ pub fn run_json(run: &RunAnalysis) -> Value {
                 }
             }
             json!({
-                "rank": rank_at(run, p),
+                "rank": rank_at(&run.ranks, p),
                 "collectives": run.ranks.get(p).map_or(0, |r| r.collectives.len()),
                 "matched": matched,
                 "last_arrivals": last,
@@ -95,7 +91,7 @@ pub fn run_json(run: &RunAnalysis) -> Value {
         .iter()
         .map(|s| {
             json!({
-                "rank": rank_at(run, s.member),
+                "rank": rank_at(&run.ranks, s.member),
                 "last_arrivals": s.last_arrivals,
                 "caused_wait_us": us(s.caused_wait_ns),
                 "waited_us": us(s.waited_ns),
@@ -117,7 +113,7 @@ pub fn run_json(run: &RunAnalysis) -> Value {
         .estimated_ns
         .iter()
         .enumerate()
-        .map(|(p, o)| json!({"rank": rank_at(run, p), "offset_us": o.map(us)}))
+        .map(|(p, o)| json!({"rank": rank_at(&run.ranks, p), "offset_us": o.map(us)}))
         .collect();
     json!({
         "world_size": run.world_size,
@@ -148,7 +144,7 @@ pub fn ndjson(index: usize, run: &RunAnalysis) -> String {
     };
     for c in &run.steps {
         line(json!({
-            "kind": "step", "run": index, "rank": rank_at(run, c.member), "step": c.step,
+            "kind": "step", "run": index, "rank": rank_at(&run.ranks, c.member), "step": c.step,
             "dur_us": us(c.dur_ns), "outlier": c.outlier,
         }));
     }
@@ -162,7 +158,7 @@ pub fn ndjson(index: usize, run: &RunAnalysis) -> String {
         for a in &t.arrivals {
             line(json!({
                 "kind": "collective", "run": index, "collective": i, "key": inst.key, "name": inst.name,
-                "step": inst.step, "index_in_step": inst.index_in_step, "rank": rank_at(run, a.member),
+                "step": inst.step, "index_in_step": inst.index_in_step, "rank": rank_at(&run.ranks, a.member),
                 "start_us": us(a.start_ns - t0), "end_us": us(a.end_ns - t0), "arrival_order": a.order,
                 "last": t.last == a.member, "wait_us": us(a.wait_ns), "clock": run.clock.label(),
             }));

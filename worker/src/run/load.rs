@@ -102,10 +102,10 @@ pub fn summarize_file(path: &Path) -> Result<RankSummary, FileError> {
     engine
         .load(&name, bytes, &mut |_, _, _| {})
         .map_err(|e| fail(e.message))?;
-    let trace = engine
-        .trace()
+    let session = engine
+        .session()
         .ok_or_else(|| fail("no trace after loading".to_owned()))?;
-    Ok(summarize(&name, trace))
+    Ok(summarize(&name, session))
 }
 
 /// Summaries of `paths` (directories expanded), in the expanded order, loading at most

@@ -2,7 +2,7 @@
 //! slow rank and say why. docs/runs.md documents the outputs and the definitions.
 //!
 //! ```text
-//! per file:  Trace ─summary::summarize─▶ RankSummary   (model dropped right after)
+//! per file:  Session ─summary::summarize─▶ RankSummary   (model dropped right after)
 //! per run:   rank::group ─▶ RunGroup ─collective::match_collectives─▶ Matching
 //!            ─clock::estimate─▶ Clock ─collective::arrivals─▶ waits
 //!            ─straggler::stragglers─▶ Straggler rows ─finding::detect─▶ RunFinding
@@ -37,6 +37,11 @@ pub use clock::ClockChoice;
 #[cfg(not(target_arch = "wasm32"))]
 pub use load::{run_files, summarize_files, FileError};
 pub use summary::{summarize, RankSummary};
+
+/// The rank of the run member at position `p` (positions index a run's ranks), if known.
+pub(crate) fn rank_at(ranks: &[RankSummary], p: usize) -> Option<u32> {
+    ranks.get(p).and_then(|r| r.identity.rank)
+}
 
 /// A problem with the run's inputs, stated plainly (missing ranks, count mismatches, ...).
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -27,8 +27,9 @@ use super::temporal::{temporal, Temporal};
 use super::window::{Window, WindowIndex};
 use crate::analysis::args::ArgKey;
 use crate::analysis::breakdown::is_communication_kernel;
-use crate::analysis::{gpu, memory, steps};
+use crate::analysis::steps;
 use crate::model::{CatClass, Trace, NONE};
+use crate::session::Session;
 
 /// One step of a rank.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -101,19 +102,23 @@ pub struct RankSummary {
     pub collectives: Vec<Collective>,
 }
 
-/// The summary of the trace loaded from `file`.
-pub fn summarize(file: &str, trace: &Trace) -> RankSummary {
-    let steps = steps::analyze(trace, None);
+/// The summary of the trace loaded from `file`. GPU metrics and the memory series are the
+/// session's own (built once: a rank opened later on the page reuses them).
+pub fn summarize(file: &str, session: &Session) -> RankSummary {
+    let trace = session.trace();
+    let steps = session.steps(None);
     let origin = trace.origin_ns;
     let stats = steps.stats.as_ref().map(|s| s.duration);
-    let gpu = gpu::gpu_metrics(trace, None)
+    let gpu = session
+        .gpus(None)
         .into_iter()
         .max_by_key(|m| (m.kernels, std::cmp::Reverse(m.device)))
         .map(|m| GpuUse {
             device: m.device,
             utilization: m.utilization,
         });
-    let peak_memory_bytes = memory::analyze(trace, None, 0)
+    let peak_memory_bytes = session
+        .memory()
         .devices
         .iter()
         .filter(|d| d.device_type != 0)

@@ -1,9 +1,9 @@
 //! The human report of a run: ranks table, step heatmap (outliers marked `*`), collectives,
 //! stragglers with their "why", clock offsets, findings, diagnostics. Same numbers as
-//! [`super::json`]; times printed by `crate::report::time`.
+//! [`super::json`]; times printed by `crate::text::pytorch_time`.
 
 use super::RunAnalysis;
-use crate::report::{printable, time};
+use crate::text::{cut, printable, pytorch_time as time};
 use std::fmt::Write as _;
 
 /// Steps shown in the heatmap (the first ones; the JSON has them all).
@@ -12,10 +12,7 @@ const HEATMAP_STEPS: usize = 12;
 const STRAGGLER_ROWS: usize = 5;
 
 fn rank_label(run: &RunAnalysis, p: usize) -> String {
-    run.ranks
-        .get(p)
-        .and_then(|r| r.identity.rank)
-        .map_or_else(|| "?".to_owned(), |r| r.to_string())
+    super::rank_at(&run.ranks, p).map_or_else(|| "?".to_owned(), |r| r.to_string())
 }
 
 fn opt_time(v: Option<f64>) -> String {
@@ -182,12 +179,12 @@ fn stragglers(run: &RunAnalysis, out: &mut String) {
             .chain(s.kernels.iter().take(2).map(|(n, d)| {
                 format!(
                     "kernel {} +{}",
-                    printable(&crate::report::cut(n, 40)),
+                    printable(&cut(n, 40)),
                     time(*d)
                 )
             }))
             .chain(s.ops.iter().take(1).map(|(n, d)| {
-                format!("op {} +{}", printable(&crate::report::cut(n, 30)), time(*d))
+                format!("op {} +{}", printable(&cut(n, 30)), time(*d))
             }))
             .collect();
         let _ = writeln!(
