@@ -24,7 +24,7 @@ pub use timeline::*;
 use serde::{Deserialize, Serialize};
 
 /// Bumped on any incompatible change; the app refuses a worker that reports another version.
-pub const PROTOCOL_VERSION: u32 = 11;
+pub const PROTOCOL_VERSION: u32 = 12;
 
 /// A message from the app to the worker.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -72,6 +72,17 @@ pub enum ToWorker {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         workers: Option<u32>,
     },
+    /// Holds the models of `ranks` of the open run (at most [`MAX_HELD_RANKS`]; the page's
+    /// stacked ranks timeline) so queries can address them ([`TraceRef::Rank`]): models not
+    /// kept are reloaded from their files one after another (`RankProgress` with `id`), without
+    /// touching the current trace; then `RanksHeld`. Ranks held before and not listed may be
+    /// dropped again; a later `HoldRanks` supersedes this one.
+    HoldRanks {
+        id: u32,
+        ranks: Vec<u32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        workers: Option<u32>,
+    },
     /// Drops a load in progress.
     Cancel { id: u32 },
     /// Asks for a table over the loaded trace; answered by `Table` or `QueryFailed` with `id`.
@@ -108,6 +119,8 @@ pub enum Answer {
     Comparison(Box<ComparisonData>),
     /// Run: the run analysis.
     Run(Box<RunData>),
+    /// Collective: the instance across ranks (`None`: not a matched collective).
+    Collective(Option<CollectiveMatch>),
 }
 
 /// A message from the worker to the app; externally tagged (`{"Loaded": {..}}`), see [`Answer`].
@@ -126,6 +139,9 @@ pub enum FromWorker {
     RankProgress { id: u32, index: u32, phase: Phase, done_bytes: u64, total_bytes: Option<u64> },
     /// File `index` of run load `id` is loaded (its summary kept) or failed (`info.error`).
     RankLoaded { id: u32, total: u32, info: RankInfo },
+    /// `HoldRanks` `id` is done: the ranks whose models are now held, and those that could not
+    /// be (not in the run, or their file failed to load again), each with why.
+    RanksHeld { id: u32, held: Vec<u32>, failed: Vec<(u32, String)> },
     /// Load `id` failed; nothing was kept.
     Failed { id: u32, error: LoadError },
     /// The answer to query `id` (tiles carry their rects in the message's buffer).

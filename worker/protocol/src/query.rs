@@ -36,8 +36,12 @@ pub enum Query {
         resolution_ns: i64,
         search: Option<String>,
     },
-    /// Everything the details panel shows about one slice.
-    Details { slice: u32 },
+    /// Everything the details panel shows about one slice of `trace`.
+    Details {
+        slice: u32,
+        #[serde(default)]
+        trace: TraceRef,
+    },
     /// The same for the hover tooltip (its own channel, so hovering never cancels a selection),
     /// over `trace` (the stacked compare view hovers the baseline too).
     Hover {
@@ -49,7 +53,14 @@ pub enum Query {
     Resolve { key: SliceKey },
     /// Slices whose name or an arg value contains `text`: the count, and the match after
     /// (`forward`) or before `from` (a slice id, else a time in ns).
-    Search { text: String, from_slice: Option<u32>, from_ns: i64, forward: bool },
+    Search {
+        text: String,
+        from_slice: Option<u32>,
+        from_ns: i64,
+        forward: bool,
+        #[serde(default)]
+        trace: TraceRef,
+    },
     /// GPU utilization / SM efficiency per device and allocated memory per device over
     /// `[start_ns, end_ns)` in at most `buckets` buckets.
     Counters { start_ns: i64, end_ns: i64, buckets: u32 },
@@ -68,10 +79,15 @@ pub enum Query {
     /// The analysis of the open run (`FetchRun` / `ReadRun`); answered by [`crate::Answer::Run`]
     /// once every rank is in.
     Run,
+    /// The collective instance that kernel `slice` of `trace` (a rank of the open run) belongs
+    /// to, matched across the run's ranks; answered by [`crate::Answer::Collective`] (`None`:
+    /// the slice is not a matched collective).
+    Collective { trace: TraceRef, slice: u32 },
 }
 
-/// Which of the engine's traces a query addresses: the loaded one, or the comparison baseline
-/// kept beside it ([`Query::KeepAsBaseline`]).
+/// Which of the engine's traces a query addresses: the loaded one, the comparison baseline
+/// kept beside it ([`Query::KeepAsBaseline`]), or a rank of the open run whose model is held
+/// ([`crate::ToWorker::HoldRanks`]).
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq, Hash)]
 #[serde(rename_all = "snake_case")]
 pub enum TraceRef {
@@ -80,16 +96,22 @@ pub enum TraceRef {
     Current,
     /// The baseline.
     Baseline,
+    /// Global rank N of the open run.
+    Rank(u32),
 }
 
-/// The step a stacked compare layout aligns at ([`Query::Layout`]).
+/// Where a stacked layout puts time 0 ([`Query::Layout`], [`crate::Layout::origin_ns`]).
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum Align {
-    /// The first step number both traces have, else the trace's first step.
+    /// At the start of the first step number both traces have, else the trace's first step.
     First,
-    /// `ProfilerStep#N`; falls back to [`Align::First`] when the trace lacks it.
+    /// At `ProfilerStep#N`'s start; falls back to [`Align::First`] when the trace lacks it.
     Step(u64),
+    /// A rank of the open run on the run's clock as recorded: 0 is the earliest rank's start.
+    Recorded,
+    /// As `Recorded`, each rank shifted by its clock offset estimated from collective ends.
+    Collectives,
 }
 
 /// Independent request streams; see [`Query`].
@@ -116,13 +138,15 @@ pub enum Channel {
     Charts,
     /// Baseline and comparison.
     Compare,
-    /// The stacked compare view's baseline panel: its layout and tiles (the sender picks this
-    /// channel; see `Bridge::query_on`).
-    StackBase,
-    /// The stacked compare view's candidate panel: its layout and tiles.
-    StackCand,
-    /// The stacked compare view's hover tooltip (either panel).
+    /// Panel N of a stacked view (compare: 0 baseline, 1 candidate; run: one per stacked
+    /// rank): its layout and tiles (the sender picks this channel; see `Bridge::query_on`).
+    Stack(u8),
+    /// A stacked view's hover tooltip (any panel).
     StackHover,
+    /// A stacked view's selection: details of a panel's slice and the collective it belongs to.
+    StackSelect,
+    /// A stacked view's search box (counts over every panel).
+    StackSearch,
     /// The Run tab.
     Run,
 }
@@ -141,6 +165,7 @@ impl Query {
             Query::Findings => Channel::Findings,
             Query::KeepAsBaseline | Query::ClearBaseline | Query::Compare { .. } => Channel::Compare,
             Query::Run => Channel::Run,
+            Query::Collective { .. } => Channel::StackSelect,
         }
     }
 }

@@ -244,3 +244,41 @@ pub struct RankInfo {
     /// never shrinks), when the worker knows it.
     pub memory_bytes: Option<u64>,
 }
+
+/// The most rank models [`crate::ToWorker::HoldRanks`] holds at once (the stacked ranks
+/// timeline shows at most this many ranks; each model costs about its JSON's size).
+pub const MAX_HELD_RANKS: usize = 8;
+
+/// One collective instance matched across the ranks of a run ([`crate::Answer::Collective`]).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct CollectiveMatch {
+    /// The instance's key in `kinetoscope run --json` (`stream 84 #3`, `pg 0 seq 12`).
+    pub key: String,
+    /// Kernel name.
+    pub name: String,
+    /// Step of the instance.
+    pub step: Option<u64>,
+    /// Position among its stream's collectives of the step.
+    pub index_in_step: u32,
+    /// The rank that arrived last.
+    pub last_rank: Option<u32>,
+    /// Every rank that ran it, by rank.
+    pub members: Vec<CollectiveMember>,
+}
+
+/// One rank's kernel of a [`CollectiveMatch`].
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct CollectiveMember {
+    /// Global rank.
+    pub rank: u32,
+    /// Kernel start, ns in that rank's own trace time (as its layout and tiles).
+    pub start_ns: i64,
+    /// Kernel end, ns in that rank's trace time.
+    pub end_ns: i64,
+    /// Arrival order: 0 arrived first.
+    pub arrival: u32,
+    /// Time it waited for the last arriver, µs.
+    pub wait_us: f64,
+}

@@ -37,6 +37,11 @@ pub struct Layout {
     /// step.
     #[serde(default)]
     pub focus: Option<StepMark>,
+    /// The time of this trace (ns) a stacked view draws at its time 0: the focus step's start
+    /// when aligned at a step; for a run's rank aligned `Recorded` / `Collectives`, where the
+    /// run's shared axis starts in this trace's time (0 or negative). 0 in the main layout.
+    #[serde(default)]
+    pub origin_ns: i64,
 }
 
 /// A process or device and its lanes.
@@ -50,6 +55,9 @@ pub struct LaneGroup {
     pub device: Option<i64>,
     /// Lanes in display order.
     pub lanes: Vec<LaneInfo>,
+    /// Starts folded (a stacked rank's CPU threads other than its main one).
+    #[serde(default)]
+    pub folded: bool,
 }
 
 /// One lane of the timeline.
