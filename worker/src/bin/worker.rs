@@ -45,6 +45,9 @@
 #[path = "worker/pool.rs"]
 mod pool;
 #[cfg(target_arch = "wasm32")]
+#[path = "worker/post.rs"]
+mod post;
+#[cfg(target_arch = "wasm32")]
 #[path = "worker/source.rs"]
 mod source;
 
@@ -59,10 +62,11 @@ fn main() {}
 #[cfg(target_arch = "wasm32")]
 mod wasm {
     use crate::pool::{self, Pool};
+    use crate::post::{console_error, cores, load_error, now_ms, post, post_with, progress_msg, throttled, wasm_memory_bytes};
     use crate::source::{self, Receiver};
     use kinetoscope::engine::{Engine, Prepared, RankOpen, Target};
     use kinetoscope::ranks::loads::{Next, Purpose, RunLoads};
-    use kinetoscope::intake::{Incoming, PartsJob, Throttle};
+    use kinetoscope::intake::{Incoming, PartsJob};
     use kinetoscope::load::{self, Part};
     use protocol::{FromWorker, LoadError, Phase, ToWorker, PROTOCOL_VERSION};
     use std::cell::RefCell;
@@ -561,81 +565,5 @@ mod wasm {
                 self.fail(id, "io", message);
             }
         }
-    }
-
-    /// A progress reporter for load `id` (file `rank` of a run): posts at most every
-    /// `intake::PROGRESS_EVERY_MS` per phase; a new phase reports at once.
-    fn throttled(scope: DedicatedWorkerGlobalScope, id: u32, rank: Option<u32>) -> impl FnMut(Phase, u64, Option<u64>) {
-        let mut last: Option<(Phase, Throttle)> = None;
-        move |phase: Phase, done: u64, total: Option<u64>| {
-            if last.as_ref().is_none_or(|(p, _)| *p != phase) {
-                last = Some((phase, Throttle::default()));
-            }
-            if last.as_mut().is_some_and(|(_, t)| t.due(now_ms(&scope))) {
-                post(&scope, &progress_msg(id, rank, phase, done, total));
-            }
-        }
-    }
-
-    /// `Progress` of load `id`, or `RankProgress` of file `rank` of run load `id`.
-    fn progress_msg(id: u32, rank: Option<u32>, phase: Phase, done_bytes: u64, total_bytes: Option<u64>) -> FromWorker {
-        match rank {
-            Some(index) => FromWorker::RankProgress { id, index, phase, done_bytes, total_bytes },
-            None => FromWorker::Progress { id, phase, done_bytes, total_bytes },
-        }
-    }
-
-    /// The size of this worker's wasm memory, bytes.
-    fn wasm_memory_bytes() -> Option<u64> {
-        let memory = wasm_bindgen::memory();
-        let buffer = js_sys::Reflect::get(&memory, &"buffer".into()).ok()?;
-        let bytes = js_sys::Reflect::get(&buffer, &"byteLength".into()).ok()?.as_f64()?;
-        Some(bytes as u64)
-    }
-
-    /// A load error of `kind` without a position.
-    fn load_error(kind: &str, message: String) -> LoadError {
-        LoadError { kind: kind.into(), message, offset: None, line: None, column: None }
-    }
-
-    /// Logical cores the browser reports (`navigator.hardwareConcurrency`), at least 1.
-    fn cores(scope: &DedicatedWorkerGlobalScope) -> usize {
-        (scope.navigator().hardware_concurrency() as usize).max(1)
-    }
-
-    /// Milliseconds from the worker's time origin; 0 if `performance` is unavailable.
-    fn now_ms(scope: &DedicatedWorkerGlobalScope) -> f64 {
-        scope.performance().map_or(0.0, |p| p.now())
-    }
-
-    /// Posts `[json]`; failures (never expected for a string) go to the console.
-    fn post(scope: &DedicatedWorkerGlobalScope, msg: &FromWorker) {
-        post_with(scope, msg, None);
-    }
-
-    /// Posts `[json, ArrayBuffer?]`, transferring a buffer holding `words` when given.
-    fn post_with(scope: &DedicatedWorkerGlobalScope, msg: &FromWorker, words: Option<&[u32]>) {
-        let json = match serde_json::to_string(msg) {
-            Ok(json) => json,
-            Err(e) => return console_error(&format!("worker: cannot encode reply: {e}")),
-        };
-        let parts = js_sys::Array::of1(&JsValue::from_str(&json));
-        let sent = match words {
-            Some(words) => {
-                let array = js_sys::Uint32Array::new_with_length(words.len() as u32);
-                array.copy_from(words);
-                let buffer = array.buffer();
-                parts.push(&buffer);
-                scope.post_message_with_transfer(&parts, &js_sys::Array::of1(&buffer))
-            }
-            None => scope.post_message(&parts),
-        };
-        if let Err(e) = sent {
-            console_error(&format!("worker: postMessage failed: {e:?}"));
-        }
-    }
-
-    fn console_error(msg: &str) {
-        web_sys::console::error_1(&JsValue::from_str(msg));
     }
 }
