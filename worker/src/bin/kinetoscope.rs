@@ -93,7 +93,8 @@ enum Command {
         /// Print the stable JSON form (same as `--format json`).
         #[arg(long, conflicts_with = "format")]
         json: bool,
-        /// Output format.
+        /// Output format; `ndjson`: one row per diagnostic, rank x step and collective instance
+        /// x rank, for DuckDB or Spark over many runs (queries in docs/runs.md).
         #[arg(long, value_parser = ["text", "json", "ndjson"])]
         format: Option<String>,
         /// Ranks loaded at once (memory grows with this, not with the rank count); default:
