@@ -3,6 +3,8 @@
 //! read the same session code; this file only parses arguments, reads files and times loads.
 //!
 //! Exit codes: 0 ok, 1 the input could not be loaded, 2 usage error (clap's, with a hint).
+//! `diff --fail-if`: 1 means a gate failed (its reason on one line), so unreadable inputs and
+//! gates that cannot be evaluated exit 2 there.
 //! `kinetoscope help COMMAND` or `COMMAND --help` documents each command (docs/cli.md too).
 
 // The CLI is where files, clocks and threads belong (worker/clippy.toml keeps them out of the engine).
@@ -14,6 +16,8 @@ mod bench;
 use clap::{CommandFactory, Parser, Subcommand};
 use kinetoscope::engine::Engine;
 use kinetoscope::report::diff::{DiffOptions, DiffReport};
+use kinetoscope::report::gate::{Gate, GateError};
+use kinetoscope::report::schema::{self, Schema};
 use kinetoscope::report::trace::{ReportOptions, TraceReport};
 use kinetoscope::session::Session;
 use protocol::TraceSummary;
@@ -60,9 +64,12 @@ enum Command {
         /// Rows per table.
         #[arg(long, default_value_t = 20)]
         top: usize,
-        /// Print the stable JSON form (keys in docs/cli.md).
-        #[arg(long)]
+        /// Print the stable JSON form (keys in docs/cli.md; same as `--format json`).
+        #[arg(long, conflicts_with = "format")]
         json: bool,
+        /// Output format; `md`: GitHub Markdown (a PR comment or a CI job summary).
+        #[arg(long, value_parser = ["text", "json", "md"])]
+        format: Option<String>,
     },
     /// Compare two traces: verdict, summary, op and kernel diffs, findings new and gone.
     Diff {
@@ -80,9 +87,16 @@ enum Command {
         /// Rows per table.
         #[arg(long, default_value_t = 20)]
         top: usize,
-        /// Print the stable JSON form.
-        #[arg(long)]
+        /// Print the stable JSON form (same as `--format json`).
+        #[arg(long, conflicts_with = "format")]
         json: bool,
+        /// Output format; `md`: GitHub Markdown for a PR comment.
+        #[arg(long, value_parser = ["text", "json", "md"])]
+        format: Option<String>,
+        /// A CI gate, e.g. `step_time_mean>+5%`, `step_time_p95>+2ms`, `new-finding>=warn`
+        /// (repeatable; grammar in docs/ci.md): exit 1 with the reason when one holds.
+        #[arg(long = "fail-if", value_name = "EXPR", value_parser = parse_gate)]
+        fail_if: Vec<(String, Gate)>,
     },
     /// The ranks of a distributed run: rank table, step heatmap data, collectives matched across
     /// ranks, stragglers and why, clock offsets, run findings (docs/runs.md).
@@ -155,12 +169,14 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Info { trace, json } => info(&trace, json),
-        Command::Report { trace, step, range, by_shape, sort, top, json } => {
-            report(&trace, step, range, ReportOptions { range: None, by_shape, sort, top }, json)
+        Command::Report { trace, step, range, by_shape, sort, top, json, format } => {
+            let options = ReportOptions { range: None, by_shape, sort, top };
+            report(&trace, step, range, options, Format::of(json, format.as_deref()))
         }
-        Command::Diff { base, cand, by_shape, sort, top, json } => {
+        Command::Diff { base, cand, by_shape, sort, top, json, format, fail_if } => {
             let (op_sort, kernel_sort) = sort.unwrap_or((None, None));
-            diff(&base, &cand, DiffOptions { by_shape, op_sort, kernel_sort, top }, json)
+            let options = DiffOptions { by_shape, op_sort, kernel_sort, top };
+            return diff(&base, &cand, options, Format::of(json, format.as_deref()), &fail_if);
         }
         Command::Run { paths, json, format, threads } => run(&paths, json, format.as_deref(), threads),
         Command::Bench { trace, runs, threads } => read(&trace).and_then(|raw| bench::run(&trace, &raw, runs, threads.into())),
@@ -202,31 +218,52 @@ fn load(path: &Path) -> Result<(Arc<Session>, TraceSummary), Failure> {
     Ok((session, summary))
 }
 
-fn print_json(value: &impl serde::Serialize) -> Result<(), Failure> {
-    println!("{}", serde_json::to_string_pretty(value).map_err(|e| e.to_string())?);
+/// Prints `body` as a `schema` document (the contract keys first, docs/schema/).
+fn print_json(schema: Schema, body: &impl serde::Serialize) -> Result<(), Failure> {
+    println!("{}", schema::to_json(schema, body).map_err(|e| e.to_string())?);
     Ok(())
+}
+
+/// `--json` / `--format` of `report` and `diff`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Format {
+    Text,
+    Json,
+    Markdown,
+}
+
+impl Format {
+    /// `--json` wins (clap rejects both together); `--format` values are clap-checked.
+    fn of(json: bool, format: Option<&str>) -> Self {
+        match (json, format) {
+            (true, _) | (_, Some("json")) => Self::Json,
+            (_, Some("md")) => Self::Markdown,
+            _ => Self::Text,
+        }
+    }
 }
 
 fn info(path: &Path, json: bool) -> Result<(), Failure> {
     let (_, summary) = load(path)?;
     if json {
-        return print_json(&summary);
+        return print_json(Schema::Info, &summary);
     }
     print!("{}", kinetoscope::answer::summary::text(&summary));
     Ok(())
 }
 
-fn report(path: &Path, step: Option<u64>, range: Option<(i64, i64)>, mut options: ReportOptions, json: bool) -> Result<(), Failure> {
+fn report(path: &Path, step: Option<u64>, range: Option<(i64, i64)>, mut options: ReportOptions, format: Format) -> Result<(), Failure> {
     let (session, _) = load(path)?;
     options.range = match step {
         Some(n) => Some(step_range(session.trace(), n)?),
         None => range,
     };
     let report = TraceReport::build(&session, options);
-    if json {
-        return print_json(&report.json());
+    match format {
+        Format::Json => return print_json(Schema::Report, &report.json()),
+        Format::Markdown => print!("{}", report.markdown()),
+        Format::Text => print!("{}", report.text()),
     }
-    print!("{}", report.text());
     Ok(())
 }
 
@@ -240,15 +277,42 @@ fn step_range(trace: &kinetoscope::model::Trace, n: u64) -> Result<(i64, i64), F
     Ok((step.start_ns, step.end_ns))
 }
 
-fn diff(base: &Path, cand: &Path, options: DiffOptions, json: bool) -> Result<(), Failure> {
-    let (base, _) = load(base)?;
-    let (cand, _) = load(cand)?;
+/// `diff`, printed; with `gates`, exit 1 when one fails (reasons on one stderr line) and 2
+/// when an input cannot be read or a gate cannot be evaluated.
+fn diff(base: &Path, cand: &Path, options: DiffOptions, format: Format, gates: &[(String, Gate)]) -> ExitCode {
+    let input_error = if gates.is_empty() { 1 } else { 2 };
+    let fail = |code: u8, msg: &str| {
+        eprintln!("kinetoscope: {msg}");
+        ExitCode::from(code)
+    };
+    let loaded = load(base).and_then(|b| Ok((b.0, load(cand)?.0)));
+    let (base, cand) = match loaded {
+        Ok(sessions) => sessions,
+        Err(msg) => return fail(input_error, &msg),
+    };
     let report = DiffReport::build(&base, &cand, options);
-    if json {
-        return print_json(&report.json());
+    let failed = match report.failed_gates(gates) {
+        Ok(failed) => failed,
+        Err(e) => return fail(2, &e.to_string()),
+    };
+    let printed = match format {
+        Format::Json => print_json(Schema::Diff, &report.json()),
+        Format::Markdown => {
+            print!("{}", report.markdown((!gates.is_empty()).then_some((gates.len(), failed.as_slice()))));
+            Ok(())
+        }
+        Format::Text => {
+            print!("{}", report.text());
+            Ok(())
+        }
+    };
+    if let Err(msg) = printed {
+        return fail(1, &msg);
     }
-    print!("{}", report.text());
-    Ok(())
+    if failed.is_empty() {
+        return ExitCode::SUCCESS;
+    }
+    fail(1, &format!("--fail-if failed: {}", failed.join("; ")))
 }
 
 fn run(paths: &[PathBuf], json: bool, format: Option<&str>, threads: Option<u16>) -> Result<(), Failure> {
@@ -317,6 +381,11 @@ fn parse_range(text: &str) -> Result<(i64, i64), String> {
     let (t0, t1) = text.split_once(':').ok_or_else(bad)?;
     let ns = |t: &str| t.trim().parse::<f64>().map(|v| (v * 1000.0).round() as i64).map_err(|_| bad());
     Ok((ns(t0)?, ns(t1)?))
+}
+
+/// `diff --fail-if`: the expression as written (for messages) and its parsed gate.
+fn parse_gate(text: &str) -> Result<(String, Gate), GateError> {
+    kinetoscope::report::gate::parse(text).map(|g| (text.trim().to_owned(), g))
 }
 
 /// `report --sort`.

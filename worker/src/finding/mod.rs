@@ -74,6 +74,11 @@ impl Severity {
             Self::Alert => "alert",
         }
     }
+
+    /// The severity named by [`Severity::as_str`], if any.
+    pub fn parse(name: &str) -> Option<Self> {
+        [Self::Info, Self::Warn, Self::Alert].into_iter().find(|s| s.as_str() == name)
+    }
 }
 
 /// What a finding points at.

@@ -40,7 +40,7 @@ fn title(out: &mut String, title: &str) {
 }
 
 /// A count or a per-step count: integral values without decimals.
-fn count(v: f64) -> String {
+pub(super) fn count(v: f64) -> String {
     if v.fract() == 0.0 {
         format!("{v:.0}")
     } else {
@@ -48,13 +48,13 @@ fn count(v: f64) -> String {
     }
 }
 
-fn ratio(p: Pair) -> String {
+pub(super) fn ratio(p: Pair) -> String {
     p.ratio()
         .map_or_else(|| "-".to_owned(), |r| format!("{r:.2}x"))
 }
 
 /// A value of `unit`; `-` when missing.
-fn value(unit: Unit, v: Option<f64>) -> String {
+pub(super) fn value(unit: Unit, v: Option<f64>) -> String {
     match (unit, v) {
         (_, None) => "-".to_owned(),
         (Unit::Ns, Some(v)) => time(v.round() as i64),
@@ -65,7 +65,7 @@ fn value(unit: Unit, v: Option<f64>) -> String {
 }
 
 /// A delta of `unit` with its sign.
-fn delta(unit: Unit, d: Option<f64>) -> String {
+pub(super) fn delta(unit: Unit, d: Option<f64>) -> String {
     match (unit, d) {
         (_, None) => "-".to_owned(),
         (Unit::Ns, Some(d)) => signed_time(d),

@@ -10,6 +10,8 @@
 //! - [`compare`]: a baseline / candidate comparison rendered; [`diff`]: `kinetoscope diff`, computed and ordered.
 //! - [`findings`]: the cheatsheet's findings (text section and `findings[]`).
 //! - [`trace`]: the whole `kinetoscope report` of one trace, assembled from its session.
+//! - [`gate`]: `diff --fail-if` expressions (CI gates); [`schema`]: the `--json` contract keys;
+//!   [`markdown`]: Markdown tables for `--format md` (PR comments).
 
 pub mod ops;
 pub mod kernels;
@@ -21,6 +23,9 @@ pub mod compare;
 pub mod findings;
 pub mod diff;
 pub mod trace;
+pub mod gate;
+pub mod schema;
+pub mod markdown;
 
 pub use crate::text::{cut, printable, pytorch_time as time};
 pub use ops::{op_table_text, ops_json, sorted, SortKey};

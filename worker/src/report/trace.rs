@@ -1,5 +1,6 @@
 //! `kinetoscope report`: every analysis of one trace over a range, assembled once from its
-//! [`Session`] and rendered as text tables or the stable `--json` form.
+//! [`Session`] and rendered as text tables, the stable `--json` form or Markdown (a PR comment
+//! or a CI job summary: summary, top ops, top kernels, steps, findings).
 //!
 //! The op table, findings and GPU profiles come from the session, the same values the page's
 //! queries answer with; range-limited tables are computed here for the range asked.
@@ -12,6 +13,9 @@ use crate::analysis::memory::Memory;
 use crate::analysis::ops::{OpOptions, OpTable};
 use crate::analysis::steps::Steps;
 use crate::session::Session;
+use super::markdown::{text as md, Align, Table, NAME_CHARS};
+use super::{cut, time};
+use std::fmt::Write as _;
 
 /// What a report covers and how its op tables are cut.
 #[derive(Clone, Copy, Debug)]
@@ -111,4 +115,96 @@ impl<'s> TraceReport<'s> {
         out.push_str(&findings::findings_text(self.session.findings()));
         out
     }
+
+    /// The report as GitHub Markdown: summary, top ops (by Self CUDA, else Self CPU), top
+    /// kernels, steps and findings, at most `top` rows per table.
+    pub fn markdown(&self) -> String {
+        let ops = &self.ops;
+        let mut out = format!("### kinetoscope report: {}\n\n", md(self.session.name()));
+        let mut summary = Table::new(&[("Metric", Align::Left), ("Value", Align::Right)]);
+        if let Some((t0, t1)) = self.options.range {
+            summary.row(vec!["Range".into(), format!("{} - {}", time(t0), time(t1))]);
+        }
+        summary.row(vec!["Self CPU time total".into(), time(ops.self_cpu_total_ns)]);
+        summary.row(vec!["Self CUDA time total".into(), time(ops.self_device_total_ns)]);
+        summary.row(vec!["Kernels (calls)".into(), self.kernels.calls.to_string()]);
+        summary.row(vec!["Steps".into(), self.steps.steps.len().to_string()]);
+        if let Some(st) = &self.steps.stats {
+            summary.row(vec!["Step time (mean)".into(), time(st.duration.mean.round() as i64)]);
+            summary.row(vec!["Step time (p95)".into(), time(st.duration.p95.round() as i64)]);
+        }
+        for g in &self.gpus {
+            summary.row(vec![format!("GPU {} utilization", g.device), format!("{:.2} %", g.utilization * 100.0)]);
+        }
+        out.push_str(&summary.render());
+        out.push_str(&self.ops_md());
+        out.push_str(&self.kernels_md());
+        out.push_str(&self.steps_md());
+        out.push_str(&findings_md(self.session.findings()));
+        out
+    }
+
+    fn ops_md(&self) -> String {
+        let (ops, top) = (&self.ops, self.options.top);
+        let (key, by) = match self.options.sort {
+            Some(key) => (key, format!("{key:?}")),
+            None if ops.self_device_total_ns > 0 => (SortKey::SelfDevice, "Self CUDA".to_owned()),
+            None => (SortKey::SelfCpu, "Self CPU".to_owned()),
+        };
+        let mut table = Table::new(&[
+            ("Name", Align::Left), ("Self CPU", Align::Right), ("CPU total", Align::Right),
+            ("Self CUDA", Align::Right), ("CUDA total", Align::Right), ("# of Calls", Align::Right),
+        ]);
+        for r in sorted(ops, key, top) {
+            let name = if self.options.by_shape && !r.input_shapes.is_empty() { format!("{} {}", r.name, r.input_shapes) } else { r.name.clone() };
+            table.row(vec![
+                md(&cut(&name, NAME_CHARS)), time(r.self_cpu_ns), time(r.cpu_total_ns), time(r.self_device_ns), time(r.device_total_ns), r.calls.to_string(),
+            ]);
+        }
+        format!("#### Top ops (by {by})\n\n{}", table.render())
+    }
+
+    fn kernels_md(&self) -> String {
+        if self.kernels.rows.is_empty() {
+            return String::new();
+        }
+        let mut table = Table::new(&[
+            ("Kernel", Align::Left), ("Calls", Align::Right), ("Total", Align::Right), ("GPU time", Align::Right),
+            ("Mean", Align::Right), ("Max", Align::Right), ("Launched by", Align::Left),
+        ]);
+        for k in self.kernels.rows.iter().take(self.options.top) {
+            table.row(vec![
+                md(&cut(&k.name, NAME_CHARS)), k.calls().to_string(), time(k.total_ns), format!("{:.2} %", k.share * 100.0),
+                time(k.stats.mean.round() as i64), time(k.stats.max), k.top_op.as_ref().map_or_else(String::new, |o| md(&cut(&o.name, NAME_CHARS))),
+            ]);
+        }
+        format!("#### Top kernels (by total time)\n\n{}", table.render())
+    }
+
+    fn steps_md(&self) -> String {
+        if self.steps.steps.is_empty() {
+            return String::new();
+        }
+        let mut table = Table::new(&[
+            ("Step", Align::Left), ("CPU dur", Align::Right), ("GPU dur", Align::Right), ("Step dur", Align::Right), ("Kernel", Align::Right),
+        ]);
+        for s in &self.steps.steps {
+            let mark = if s.incomplete { " (incomplete)" } else { "" };
+            let kernel = s.breakdown.ns.first().copied().unwrap_or(0);
+            table.row(vec![md(&format!("#{}{mark}", s.number)), time(s.cpu_dur_ns()), time(s.gpu_dur_ns()), time(s.dur_ns()), time(kernel)]);
+        }
+        format!("#### Steps (ProfilerStep#N)\n\n{}", table.render())
+    }
+}
+
+/// Findings as a list, alert first (the session's order), with rule id and title.
+fn findings_md(findings: &[crate::finding::Finding]) -> String {
+    let mut out = "#### Findings\n\n".to_owned();
+    if findings.is_empty() {
+        out.push_str("No finding.\n");
+    }
+    for f in findings {
+        let _ = writeln!(out, "- **{}** {}: {}", f.severity.as_str(), md(f.rule), md(&f.title));
+    }
+    out
 }

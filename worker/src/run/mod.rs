@@ -125,7 +125,8 @@ fn analyze_group(g: rank::RunGroup, choice: ClockChoice) -> RunAnalysis {
 pub enum Format {
     /// The human report ([`text::report`]).
     Text,
-    /// One JSON object per run ([`json::run_json`]); an array when there are several runs.
+    /// One JSON object per run ([`json::run_json`], stamped `kinetoscope.run`); an array when
+    /// there are several runs.
     Json,
     /// NDJSON rows ([`json::ndjson`]).
     Ndjson,
@@ -148,12 +149,14 @@ pub fn render(runs: &[RunAnalysis], format: Format) -> String {
     match format {
         Format::Text => runs.iter().map(text::report).collect::<Vec<_>>().join("\n"),
         Format::Json => {
+            use crate::report::schema::{stamp, Schema};
             let values: Vec<serde_json::Value> = runs.iter().map(json::run_json).collect();
-            let value = match <[serde_json::Value; 1]>::try_from(values) {
-                Ok([one]) => one,
-                Err(many) => serde_json::Value::Array(many),
+            let stamped: Vec<_> = values.iter().map(|v| stamp(Schema::Run, v)).collect();
+            let text = match stamped.as_slice() {
+                [one] => serde_json::to_string_pretty(one),
+                many => serde_json::to_string_pretty(many),
             };
-            let mut s = serde_json::to_string_pretty(&value).unwrap_or_default();
+            let mut s = text.unwrap_or_default();
             s.push('\n');
             s
         }
