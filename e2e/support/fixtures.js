@@ -31,10 +31,13 @@ function torchCpuFixture(name) {
   return file;
 }
 
-/** `kinetoscope info --json FILE`, parsed. */
+/** `kinetoscope info --json FILE`, parsed, as the page's `TraceSummary`: without the contract
+ *  keys `schema` / `schema_version` (docs/ci.md), which the CLI adds and the page does not. */
 function cliInfo(file) {
   const out = execFileSync(CLI, ['info', '--json', file], { encoding: 'utf8', maxBuffer: 256 << 20 });
-  return JSON.parse(out);
+  const { schema, schema_version: version, ...summary } = JSON.parse(out);
+  if (schema !== 'kinetoscope.info' || version !== 1) throw new Error(`info --json: schema ${schema} v${version}`);
+  return summary;
 }
 
 /** `kinetoscope report --json FILE ...ARGS`, parsed. */
