@@ -1,6 +1,7 @@
 //! `kinetoscope diff --fail-if` (docs/ci.md) through the built binary: a trace against itself
 //! passes every gate (exit 0), a slower candidate fails with its reason on one line (exit 1),
-//! a bad expression or an unreadable input is a usage error (exit 2); `--format md` output.
+//! a bad expression or an unreadable input is a usage error (exit 2); `--format md` of `diff`,
+//! `report` and `run`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
 mod common;
@@ -132,4 +133,25 @@ fn markdown_report_has_every_section() {
     assert!(!out.contains("aten::add_ "), "names are escaped: {out}");
     let (code, _, err) = run(&["report", p.to_str().unwrap(), "--format", "md", "--json"]);
     assert_eq!(code, 2, "--json and --format conflict: {err}");
+}
+
+#[test]
+fn markdown_run_has_the_rank_table_and_heatmap() {
+    let dir = common::shared().join("fixtures/real");
+    let ranks: Vec<String> = (0..4)
+        .map(|r| {
+            let prefix = format!("param__dlrm_kineto__worker{r}_");
+            let name = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).find(|n| n.starts_with(&prefix)).unwrap();
+            dir.join(name).to_string_lossy().into_owned()
+        })
+        .collect();
+    let mut args = vec!["run", "--format", "md"];
+    args.extend(ranks.iter().map(String::as_str));
+    let (code, out, err) = run(&args);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("### kinetoscope run: world size 8, backend nccl\n\n4 ranks loaded"), "{out}");
+    for head in ["#### Ranks", "| Rank | Steps |", "#### Step times", "#### Findings"] {
+        assert!(out.contains(head), "{head}:\n{out}");
+    }
+    assert_eq!(out.lines().filter(|l| l.starts_with("| ") && l.contains("param\\_\\_dlrm")).count(), 4, "{out}");
 }

@@ -108,8 +108,9 @@ enum Command {
         #[arg(long, conflicts_with = "format")]
         json: bool,
         /// Output format; `ndjson`: one row per diagnostic, rank x step and collective instance
-        /// x rank, for DuckDB or Spark over many runs (queries in docs/runs.md).
-        #[arg(long, value_parser = ["text", "json", "ndjson"])]
+        /// x rank, for DuckDB or Spark over many runs (queries in docs/runs.md); `md`: GitHub
+        /// Markdown (a PR comment or a CI job summary).
+        #[arg(long, value_parser = ["text", "json", "ndjson", "md"])]
         format: Option<String>,
         /// Ranks loaded at once (memory grows with this, not with the rank count); default:
         /// the machine's cores.

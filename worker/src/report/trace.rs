@@ -169,7 +169,7 @@ impl<'s> TraceReport<'s> {
             return String::new();
         }
         let mut table = Table::new(&[
-            ("Kernel", Align::Left), ("Calls", Align::Right), ("Total", Align::Right), ("GPU time", Align::Right),
+            ("Kernel", Align::Left), ("Calls", Align::Right), ("Total", Align::Right), ("Share", Align::Right),
             ("Mean", Align::Right), ("Max", Align::Right), ("Launched by", Align::Left),
         ]);
         for k in self.kernels.rows.iter().take(self.options.top) {

@@ -16,7 +16,7 @@
 //! - [`collective`]: matching instances across ranks; arrivals and waits.
 //! - [`clock`]: offsets from collective ends; as recorded vs aligned.
 //! - [`straggler`], [`finding`]: who arrived last, the waiting it caused, why; run rules.
-//! - [`json`], [`text`]: outputs. [`load`]: the native entry (files, directories, threads).
+//! - [`json`], [`text`], [`markdown`]: outputs. [`load`]: the native entry (files, directories, threads).
 //!
 //! Everything but `load` is plain analysis over summaries: no clock, file or thread.
 
@@ -24,6 +24,7 @@ pub mod clock;
 pub mod collective;
 pub mod finding;
 pub mod json;
+pub mod markdown;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod load;
 pub mod rank;
@@ -130,15 +131,18 @@ pub enum Format {
     Json,
     /// NDJSON rows ([`json::ndjson`]).
     Ndjson,
+    /// GitHub Markdown ([`markdown::report`]).
+    Markdown,
 }
 
 impl Format {
-    /// `text`, `json` or `ndjson`.
+    /// `text`, `json`, `ndjson` or `md`.
     pub fn parse(s: &str) -> Option<Self> {
         match s {
             "text" => Some(Self::Text),
             "json" => Some(Self::Json),
             "ndjson" => Some(Self::Ndjson),
+            "md" => Some(Self::Markdown),
             _ => None,
         }
     }
@@ -148,6 +152,7 @@ impl Format {
 pub fn render(runs: &[RunAnalysis], format: Format) -> String {
     match format {
         Format::Text => runs.iter().map(text::report).collect::<Vec<_>>().join("\n"),
+        Format::Markdown => runs.iter().map(markdown::report).collect::<Vec<_>>().join("\n"),
         Format::Json => {
             use crate::report::schema::{stamp, Schema};
             let values: Vec<serde_json::Value> = runs.iter().map(json::run_json).collect();
