@@ -131,26 +131,38 @@ const NEW_FINDING: &str = "new-finding";
 /// not a number, or a unit that does not fit the metric.
 pub fn parse(text: &str) -> Result<Gate, GateError> {
     let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
-    let at = compact.find(['>', '<']).ok_or_else(|| {
+    // Two-character operators first, so `>=` is not read as `>` and a threshold `=...`.
+    let ops = [
+        (">=", Cmp::Ge),
+        ("<=", Cmp::Le),
+        (">", Cmp::Gt),
+        ("<", Cmp::Lt),
+    ];
+    let split = compact.find(['>', '<']).and_then(|at| {
+        let (name, rest) = compact.split_at(at);
+        ops.into_iter()
+            .find_map(|(op, cmp)| rest.strip_prefix(op).map(|rhs| (name, cmp, rhs)))
+    });
+    let (name, cmp, rhs) = split.ok_or_else(|| {
         error(
             format!("no comparison (>, <, >=, <=) in {text:?}"),
-            Some("write METRIC>THRESHOLD, e.g. 'step_time_mean>+5%' or 'new-finding>=warn'".to_owned()),
+            Some(
+                "write METRIC>THRESHOLD, e.g. 'step_time_mean>+5%' or 'new-finding>=warn'"
+                    .to_owned(),
+            ),
         )
     })?;
-    let (name, rest) = compact.split_at(at);
-    let (cmp, rhs) = match rest.as_bytes() {
-        [b'>', b'=', ..] => (Cmp::Ge, &rest[2..]),
-        [b'<', b'=', ..] => (Cmp::Le, &rest[2..]),
-        [b'>', ..] => (Cmp::Gt, &rest[1..]),
-        _ => (Cmp::Lt, &rest[1..]),
-    };
     if name == NEW_FINDING {
         let severity = parse_severity(rhs)?;
         return Ok(Gate::NewFinding { cmp, severity });
     }
     let metric = parse_metric(name)?;
     let threshold = parse_threshold(metric, rhs)?;
-    Ok(Gate::Metric { metric, cmp, threshold })
+    Ok(Gate::Metric {
+        metric,
+        cmp,
+        threshold,
+    })
 }
 
 fn parse_severity(text: &str) -> Result<Severity, GateError> {
@@ -168,7 +180,9 @@ fn parse_metric(name: &str) -> Result<Metric, GateError> {
     }
     let keys = METRICS.iter().map(|m| m.key()).chain([NEW_FINDING]);
     let hint = match keys.clone().min_by_key(|k| edit_distance(k, name)) {
-        Some(k) if edit_distance(k, name) <= k.len() / 2 => format!("a similar metric exists: '{k}'"),
+        Some(k) if edit_distance(k, name) <= k.len() / 2 => {
+            format!("a similar metric exists: '{k}'")
+        }
         _ => format!("metrics: {}", keys.collect::<Vec<_>>().join(", ")),
     };
     Err(error(format!("unknown metric {name:?}"), Some(hint)))
@@ -181,8 +195,11 @@ fn edit_distance(a: &str, b: &str) -> usize {
     for (i, ca) in a.chars().enumerate() {
         let mut diag = row[0];
         row[0] = i + 1;
+        // `row` has `b.len() + 1` entries and `j < b.len()`, so `j + 1` is in bounds.
         for (j, &cb) in b.iter().enumerate() {
-            let next = (diag + usize::from(ca != cb)).min(row[j] + 1).min(row[j + 1] + 1);
+            let next = (diag + usize::from(ca != cb))
+                .min(row[j] + 1)
+                .min(row[j + 1] + 1);
             diag = row[j + 1];
             row[j + 1] = next;
         }
@@ -193,9 +210,20 @@ fn edit_distance(a: &str, b: &str) -> usize {
 /// The absolute units of `unit`'s metrics with their size in the metric's own unit.
 fn units(unit: Unit) -> &'static [(&'static str, f64)] {
     match unit {
-        Unit::Ns => &[("ns", 1.0), ("us", 1e3), ("µs", 1e3), ("ms", 1e6), ("s", 1e9)],
+        Unit::Ns => &[
+            ("ns", 1.0),
+            ("us", 1e3),
+            ("µs", 1e3),
+            ("ms", 1e6),
+            ("s", 1e9),
+        ],
         Unit::Pct => &[("pp", 1.0)],
-        Unit::Bytes => &[("B", 1.0), ("KB", 1024.0), ("MB", 1048576.0), ("GB", 1073741824.0)],
+        Unit::Bytes => &[
+            ("B", 1.0),
+            ("KB", 1024.0),
+            ("MB", 1048576.0),
+            ("GB", 1073741824.0),
+        ],
         Unit::Count => &[("", 1.0)],
     }
 }
@@ -208,24 +236,43 @@ fn parse_threshold(metric: Metric, text: &str) -> Result<Threshold, GateError> {
     let (number, suffix) = text.split_at(end);
     let allowed = units(metric.unit());
     let unit_list = || {
-        let names: Vec<&str> = allowed.iter().map(|(u, _)| *u).filter(|u| !u.is_empty()).collect();
-        if names.is_empty() { "no unit".to_owned() } else { names.join(", ") }
+        let names: Vec<&str> = allowed
+            .iter()
+            .map(|(u, _)| *u)
+            .filter(|u| !u.is_empty())
+            .collect();
+        if names.is_empty() {
+            "no unit".to_owned()
+        } else {
+            names.join(", ")
+        }
     };
     let value: f64 = number.parse().map_err(|_| {
         error(
             format!("threshold of {} is not a number: {text:?}", metric.key()),
-            Some(format!("e.g. +5% (relative) or an absolute delta in {}", unit_list())),
+            Some(format!(
+                "e.g. +5% (relative) or an absolute delta in {}",
+                unit_list()
+            )),
         )
     })?;
     if suffix == "%" {
         return Ok(Threshold::Relative(value / 100.0));
     }
-    let scale = allowed.iter().find(|(u, _)| *u == suffix).map(|(_, s)| *s).ok_or_else(|| {
-        error(
-            format!("unit {suffix:?} does not fit {} in {text:?}", metric.key()),
-            Some(format!("{} takes % (relative) or {}", metric.key(), unit_list())),
-        )
-    })?;
+    let scale = allowed
+        .iter()
+        .find(|(u, _)| *u == suffix)
+        .map(|(_, s)| *s)
+        .ok_or_else(|| {
+            error(
+                format!("unit {suffix:?} does not fit {} in {text:?}", metric.key()),
+                Some(format!(
+                    "{} takes % (relative) or {}",
+                    metric.key(),
+                    unit_list()
+                )),
+            )
+        })?;
     Ok(Threshold::Absolute(value * scale))
 }
 
@@ -234,14 +281,24 @@ impl Gate {
     ///
     /// # Errors
     /// The gate cannot be evaluated on these traces (see the module docs).
-    pub fn check(&self, c: &Comparison, findings: &FindingsDiff) -> Result<Option<String>, GateError> {
+    pub fn check(
+        &self,
+        c: &Comparison,
+        findings: &FindingsDiff,
+    ) -> Result<Option<String>, GateError> {
         match *self {
-            Self::Metric { metric, cmp, threshold } => check_metric(metric, cmp, threshold, c),
+            Self::Metric {
+                metric,
+                cmp,
+                threshold,
+            } => check_metric(metric, cmp, threshold, c),
             Self::NewFinding { cmp, severity } => {
                 let fired: Vec<String> = findings
                     .new
                     .iter()
-                    .filter(|f| Severity::parse(&f.severity).is_some_and(|s| cmp.holds(s, severity)))
+                    .filter(|f| {
+                        Severity::parse(&f.severity).is_some_and(|s| cmp.holds(s, severity))
+                    })
                     .map(|f| format!("{} ({})", f.rule, f.severity))
                     .collect();
                 Ok((!fired.is_empty()).then(|| format!("new findings {}", fired.join(", "))))
@@ -250,36 +307,68 @@ impl Gate {
     }
 }
 
-fn check_metric(metric: Metric, cmp: Cmp, threshold: Threshold, c: &Comparison) -> Result<Option<String>, GateError> {
+fn check_metric(
+    metric: Metric,
+    cmp: Cmp,
+    threshold: Threshold,
+    c: &Comparison,
+) -> Result<Option<String>, GateError> {
     let key = metric.key();
     let row = c.summary.iter().find(|r| r.metric == metric);
     let (base, cand) = match row.map(|r| (r.base, r.cand)) {
         Some((Some(b), Some(c))) => (b, c),
         Some((b, _)) => {
-            let side = if b.is_none() { "the baseline" } else { "the candidate" };
-            return Err(error(format!("cannot check {key}: {side} has no value for it"), None));
+            let side = if b.is_none() {
+                "the baseline"
+            } else {
+                "the candidate"
+            };
+            return Err(error(
+                format!("cannot check {key}: {side} has no value for it"),
+                None,
+            ));
         }
-        None => return Err(error(format!("cannot check {key}: not in the comparison"), None)),
+        None => {
+            return Err(error(
+                format!("cannot check {key}: not in the comparison"),
+                None,
+            ))
+        }
     };
     let delta = cand - base;
     let (change, shown) = match threshold {
         Threshold::Absolute(limit) => (cmp.holds(delta, limit), format_delta(metric.unit(), delta)),
         Threshold::Relative(limit) => {
             // An unchanged zero is a 0% change; a change from zero has no relative size.
-            let rel = if delta == 0.0 { 0.0 } else if base == 0.0 { f64::NAN } else { delta / base };
-            if rel.is_nan() {
-                return Err(error(format!("cannot check {key} relatively: its baseline is 0"), Some(format!("use an absolute threshold, e.g. {key}{}{}", cmp.as_str(), example_unit(metric.unit())))));
-            }
+            let rel = if delta == 0.0 {
+                0.0
+            } else if base == 0.0 {
+                let hint = format!(
+                    "use an absolute threshold, e.g. {key}{}{}",
+                    cmp.as_str(),
+                    example(metric.unit())
+                );
+                return Err(error(
+                    format!("cannot check {key} relatively: its baseline is 0"),
+                    Some(hint),
+                ));
+            } else {
+                delta / base
+            };
             (cmp.holds(rel, limit), format!("{:+.1}%", rel * 100.0))
         }
     };
     Ok(change.then(|| {
-        let (b, c) = (format_value(metric.unit(), base), format_value(metric.unit(), cand));
+        let (b, c) = (
+            format_value(metric.unit(), base),
+            format_value(metric.unit(), cand),
+        );
         format!("{key} {shown} ({b} -> {c})")
     }))
 }
 
-fn example_unit(unit: Unit) -> &'static str {
+/// An absolute threshold in `unit`, for hints.
+fn example(unit: Unit) -> &'static str {
     match unit {
         Unit::Ns => "+2ms",
         Unit::Pct => "+5pp",
@@ -310,10 +399,17 @@ fn format_delta(unit: Unit, d: f64) -> String {
 ///
 /// # Errors
 /// The first gate that cannot be evaluated, prefixed by its expression.
-pub fn failures(gates: &[(String, Gate)], c: &Comparison, findings: &FindingsDiff) -> Result<Vec<String>, GateError> {
+pub fn failures(
+    gates: &[(String, Gate)],
+    c: &Comparison,
+    findings: &FindingsDiff,
+) -> Result<Vec<String>, GateError> {
     let mut failed = Vec::new();
     for (text, gate) in gates {
-        let reason = gate.check(c, findings).map_err(|e| GateError { message: format!("--fail-if {text:?}: {}", e.message), hint: e.hint })?;
+        let reason = gate.check(c, findings).map_err(|e| GateError {
+            message: format!("--fail-if {text:?}: {}", e.message),
+            hint: e.hint,
+        })?;
         if let Some(reason) = reason {
             failed.push(format!("{text}: {reason}"));
         }
@@ -327,22 +423,66 @@ mod tests {
     use super::*;
 
     fn metric(m: Metric, cmp: Cmp, threshold: Threshold) -> Gate {
-        Gate::Metric { metric: m, cmp, threshold }
+        Gate::Metric {
+            metric: m,
+            cmp,
+            threshold,
+        }
     }
 
     #[test]
     fn parses_the_documented_forms() {
         let table = [
-            ("step_time_mean>+5%", metric(Metric::StepMean, Cmp::Gt, Threshold::Relative(0.05))),
-            ("self_cuda_time_total > 10%", metric(Metric::SelfDeviceTotal, Cmp::Gt, Threshold::Relative(0.1))),
-            ("gpu_utilization<-3%", metric(Metric::GpuUtilization, Cmp::Lt, Threshold::Relative(-0.03))),
-            ("step_time_p95>=+2ms", metric(Metric::StepP95, Cmp::Ge, Threshold::Absolute(2e6))),
-            ("step_time_median<=-1.5us", metric(Metric::StepMedian, Cmp::Le, Threshold::Absolute(-1500.0))),
-            ("sm_efficiency<-5pp", metric(Metric::SmEfficiency, Cmp::Lt, Threshold::Absolute(-5.0))),
-            ("peak_memory>+1GB", metric(Metric::PeakMemory, Cmp::Gt, Threshold::Absolute(1073741824.0))),
-            ("kernels_per_step>+10", metric(Metric::KernelsPerStep, Cmp::Gt, Threshold::Absolute(10.0))),
-            ("new-finding>=warn", Gate::NewFinding { cmp: Cmp::Ge, severity: Severity::Warn }),
-            ("new-finding>info", Gate::NewFinding { cmp: Cmp::Gt, severity: Severity::Info }),
+            (
+                "step_time_mean>+5%",
+                metric(Metric::StepMean, Cmp::Gt, Threshold::Relative(0.05)),
+            ),
+            (
+                "self_cuda_time_total > 10%",
+                metric(Metric::SelfDeviceTotal, Cmp::Gt, Threshold::Relative(0.1)),
+            ),
+            (
+                "gpu_utilization<-3%",
+                metric(Metric::GpuUtilization, Cmp::Lt, Threshold::Relative(-0.03)),
+            ),
+            (
+                "step_time_p95>=+2ms",
+                metric(Metric::StepP95, Cmp::Ge, Threshold::Absolute(2e6)),
+            ),
+            (
+                "step_time_median<=-1.5us",
+                metric(Metric::StepMedian, Cmp::Le, Threshold::Absolute(-1500.0)),
+            ),
+            (
+                "sm_efficiency<-5pp",
+                metric(Metric::SmEfficiency, Cmp::Lt, Threshold::Absolute(-5.0)),
+            ),
+            (
+                "peak_memory>+1GB",
+                metric(
+                    Metric::PeakMemory,
+                    Cmp::Gt,
+                    Threshold::Absolute(1073741824.0),
+                ),
+            ),
+            (
+                "kernels_per_step>+10",
+                metric(Metric::KernelsPerStep, Cmp::Gt, Threshold::Absolute(10.0)),
+            ),
+            (
+                "new-finding>=warn",
+                Gate::NewFinding {
+                    cmp: Cmp::Ge,
+                    severity: Severity::Warn,
+                },
+            ),
+            (
+                "new-finding>info",
+                Gate::NewFinding {
+                    cmp: Cmp::Gt,
+                    severity: Severity::Info,
+                },
+            ),
         ];
         for (text, want) in table {
             assert_eq!(parse(text), Ok(want), "{text}");
@@ -352,21 +492,61 @@ mod tests {
     #[test]
     fn bad_inputs_say_what_is_wrong_and_hint_a_fix() {
         let table: [(&str, &str, Option<&str>); 9] = [
-            ("step_time_mean", "no comparison (>, <, >=, <=) in \"step_time_mean\"", Some("write METRIC>THRESHOLD")),
-            ("self_cuda_total>+10%", "unknown metric \"self_cuda_total\"", Some("a similar metric exists: 'self_cuda_time_total'")),
-            ("new_finding>=warn", "unknown metric \"new_finding\"", Some("a similar metric exists: 'new-finding'")),
-            ("zzz>1%", "unknown metric \"zzz\"", Some("metrics: step_time_mean, ")),
-            ("step_time_mean>fast", "threshold of step_time_mean is not a number: \"fast\"", Some("ns, us, µs, ms, s")),
-            ("step_time_mean>+5pp", "unit \"pp\" does not fit step_time_mean in \"+5pp\"", Some("takes % (relative) or ns")),
-            ("gpu_utilization<-3ms", "unit \"ms\" does not fit gpu_utilization in \"-3ms\"", Some("or pp")),
-            ("new-finding>=severe", "new-finding compares with a severity, not \"severe\"", Some("info, warn, alert")),
-            ("step_time_mean>>5%", "threshold of step_time_mean is not a number: \">5%\"", None),
+            (
+                "step_time_mean",
+                "no comparison (>, <, >=, <=) in \"step_time_mean\"",
+                Some("write METRIC>THRESHOLD"),
+            ),
+            (
+                "self_cuda_total>+10%",
+                "unknown metric \"self_cuda_total\"",
+                Some("a similar metric exists: 'self_cuda_time_total'"),
+            ),
+            (
+                "new_finding>=warn",
+                "unknown metric \"new_finding\"",
+                Some("a similar metric exists: 'new-finding'"),
+            ),
+            (
+                "zzz>1%",
+                "unknown metric \"zzz\"",
+                Some("metrics: step_time_mean, "),
+            ),
+            (
+                "step_time_mean>fast",
+                "threshold of step_time_mean is not a number: \"fast\"",
+                Some("ns, us, µs, ms, s"),
+            ),
+            (
+                "step_time_mean>+5pp",
+                "unit \"pp\" does not fit step_time_mean in \"+5pp\"",
+                Some("takes % (relative) or ns"),
+            ),
+            (
+                "gpu_utilization<-3ms",
+                "unit \"ms\" does not fit gpu_utilization in \"-3ms\"",
+                Some("or pp"),
+            ),
+            (
+                "new-finding>=severe",
+                "new-finding compares with a severity, not \"severe\"",
+                Some("info, warn, alert"),
+            ),
+            (
+                "step_time_mean>>5%",
+                "threshold of step_time_mean is not a number: \">5%\"",
+                None,
+            ),
         ];
         for (text, message, hint) in table {
             let e = parse(text).expect_err(text);
             assert_eq!(e.message, message, "{text}");
             if let Some(hint) = hint {
-                assert!(e.hint.as_deref().is_some_and(|h| h.contains(hint)), "{text}: {:?}", e.hint);
+                assert!(
+                    e.hint.as_deref().is_some_and(|h| h.contains(hint)),
+                    "{text}: {:?}",
+                    e.hint
+                );
             }
         }
     }
@@ -376,7 +556,10 @@ mod tests {
         assert!(Cmp::Gt.holds(0.06, 0.05) && !Cmp::Gt.holds(0.05, 0.05));
         assert!(Cmp::Ge.holds(0.05, 0.05) && Cmp::Le.holds(-0.03, -0.03));
         assert!(Cmp::Lt.holds(-0.04, -0.03) && !Cmp::Lt.holds(0.0, -0.03));
-        assert!(Cmp::Ge.holds(Severity::Alert, Severity::Warn) && !Cmp::Ge.holds(Severity::Info, Severity::Warn));
+        assert!(
+            Cmp::Ge.holds(Severity::Alert, Severity::Warn)
+                && !Cmp::Ge.holds(Severity::Info, Severity::Warn)
+        );
     }
 
     #[test]

@@ -51,7 +51,10 @@ pub struct Table {
 impl Table {
     /// A table with these columns; heads are escaped here.
     pub fn new(heads: &[(&str, Align)]) -> Self {
-        Self { heads: heads.iter().map(|&(h, a)| (text(h), a)).collect(), rows: Vec::new() }
+        Self {
+            heads: heads.iter().map(|&(h, a)| (text(h), a)).collect(),
+            rows: Vec::new(),
+        }
     }
 
     /// Adds a row of escaped cells (missing cells are empty, extra cells dropped).
@@ -67,7 +70,10 @@ impl Table {
         let widths: Vec<usize> = (0..n)
             .map(|i| {
                 let head = self.heads.get(i).map_or(0, |(h, _)| h.chars().count());
-                self.rows.iter().map(|r| cell(r, i).chars().count()).fold(head.max(3), usize::max)
+                self.rows
+                    .iter()
+                    .map(|r| cell(r, i).chars().count())
+                    .fold(head.max(3), usize::max)
             })
             .collect();
         let mut out = String::new();
@@ -75,11 +81,18 @@ impl Table {
             out.push('|');
             for (i, (c, w)) in cells.iter().zip(&widths).enumerate() {
                 let right = self.heads.get(i).is_some_and(|(_, a)| *a == Align::Right);
-                let _ = if right { write!(out, " {c:>w$} |") } else { write!(out, " {c:<w$} |") };
+                let _ = if right {
+                    write!(out, " {c:>w$} |")
+                } else {
+                    write!(out, " {c:<w$} |")
+                };
             }
             out.push('\n');
         };
-        line(&mut out, self.heads.iter().map(|(h, _)| h.clone()).collect());
+        line(
+            &mut out,
+            self.heads.iter().map(|(h, _)| h.clone()).collect(),
+        );
         let rule = self.heads.iter().zip(&widths).map(|((_, a), w)| match a {
             Align::Left => "-".repeat(*w),
             Align::Right => format!("{}:", "-".repeat(w.saturating_sub(1))),
@@ -109,6 +122,9 @@ mod tests {
         let mut t = Table::new(&[("Name", Align::Left), ("Calls", Align::Right)]);
         t.row(vec![text("a|b"), "12".into()]);
         t.row(vec!["c".into()]);
-        assert_eq!(t.render(), "| Name | Calls |\n| ---- | ----: |\n| a\\|b |    12 |\n| c    |       |\n\n");
+        assert_eq!(
+            t.render(),
+            "| Name | Calls |\n| ---- | ----: |\n| a\\|b |    12 |\n| c    |       |\n\n"
+        );
     }
 }

@@ -55,7 +55,11 @@ pub struct Stamped<'a, T: Serialize> {
 
 /// `body` (which must serialize as a JSON object) stamped as a `schema` document.
 pub fn stamp<T: Serialize>(schema: Schema, body: &T) -> Stamped<'_, T> {
-    Stamped { schema: schema.id(), schema_version: schema.version(), body }
+    Stamped {
+        schema: schema.id(),
+        schema_version: schema.version(),
+        body,
+    }
 }
 
 /// `body` stamped as a `schema` document, pretty-printed.

@@ -23,7 +23,9 @@ fn opt(v: Option<String>) -> String {
 
 /// The Markdown report of one run.
 pub fn report(run: &RunAnalysis) -> String {
-    let ws = run.world_size.map_or_else(|| "?".to_owned(), |w| w.to_string());
+    let ws = run
+        .world_size
+        .map_or_else(|| "?".to_owned(), |w| w.to_string());
     let backend = md(run.backend.as_deref().unwrap_or("?"));
     let mut out = format!(
         "### kinetoscope run: world size {ws}, backend {backend}\n\n{} ranks loaded, clock {}, {} collectives matched ({}), {} collective kernels unmatched\n\n",
@@ -41,7 +43,13 @@ pub fn report(run: &RunAnalysis) -> String {
         out.push_str("No finding.\n");
     }
     for f in &run.findings {
-        let _ = writeln!(out, "- **{}**: {} (why: {})", md(f.rule), md(&f.title), md(&f.why));
+        let _ = writeln!(
+            out,
+            "- **{}**: {} (why: {})",
+            md(f.rule),
+            md(&f.title),
+            md(&f.why)
+        );
     }
     if !run.diagnostics.is_empty() {
         out.push_str("\n#### Diagnostics\n\n");
@@ -54,9 +62,17 @@ pub fn report(run: &RunAnalysis) -> String {
 
 fn ranks(run: &RunAnalysis) -> String {
     let mut table = Table::new(&[
-        ("Rank", Align::Right), ("Steps", Align::Right), ("Step mean", Align::Right), ("Step p95", Align::Right),
-        ("Compute", Align::Right), ("Comm excl", Align::Right), ("Idle", Align::Right), ("Overlap", Align::Right),
-        ("GPU util", Align::Right), ("Peak mem", Align::Right), ("File", Align::Left),
+        ("Rank", Align::Right),
+        ("Steps", Align::Right),
+        ("Step mean", Align::Right),
+        ("Step p95", Align::Right),
+        ("Compute", Align::Right),
+        ("Comm excl", Align::Right),
+        ("Idle", Align::Right),
+        ("Overlap", Align::Right),
+        ("GPU util", Align::Right),
+        ("Peak mem", Align::Right),
+        ("File", Align::Left),
     ]);
     for (p, r) in run.ranks.iter().enumerate() {
         let t = &r.temporal;
@@ -71,7 +87,9 @@ fn ranks(run: &RunAnalysis) -> String {
             time(t.idle_ns),
             opt(t.overlap_pct.map(|v| format!("{v:.1}%"))),
             opt(r.gpu.map(|g| format!("{:.1}%", g.utilization * 100.0))),
-            opt(r.peak_memory_bytes.map(|b| format!("{:.1}MB", b as f64 / 1e6))),
+            opt(r
+                .peak_memory_bytes
+                .map(|b| format!("{:.1}MB", b as f64 / 1e6))),
             md(&cut(&r.file, NAME_CHARS)),
         ]);
     }
@@ -92,14 +110,26 @@ fn heatmap(run: &RunAnalysis) -> String {
     for p in 0..run.ranks.len() {
         let mut row = vec![rank_label(run, p)];
         row.extend(numbers.iter().map(|n| {
-            run.steps.iter().find(|c| c.member == p && c.step == *n).map_or_else(
-                || "-".to_owned(),
-                |c| if c.outlier { format!("**{}**", time(c.dur_ns)) } else { time(c.dur_ns) },
-            )
+            run.steps
+                .iter()
+                .find(|c| c.member == p && c.step == *n)
+                .map_or_else(
+                    || "-".to_owned(),
+                    |c| {
+                        if c.outlier {
+                            format!("**{}**", time(c.dur_ns))
+                        } else {
+                            time(c.dur_ns)
+                        }
+                    },
+                )
         }));
         table.row(row);
     }
-    format!("#### Step times (rank x step; bold: >= 1.2x the step's median)\n\n{}", table.render())
+    format!(
+        "#### Step times (rank x step; bold: >= 1.2x the step's median)\n\n{}",
+        table.render()
+    )
 }
 
 fn stragglers(run: &RunAnalysis) -> String {
@@ -107,15 +137,32 @@ fn stragglers(run: &RunAnalysis) -> String {
         return String::new();
     }
     let mut table = Table::new(&[
-        ("Rank", Align::Right), ("Last", Align::Right), ("Caused wait", Align::Right), ("Waited", Align::Right),
-        ("Delayed", Align::Right), ("Why (extra time before the collectives it delayed)", Align::Left),
+        ("Rank", Align::Right),
+        ("Last", Align::Right),
+        ("Caused wait", Align::Right),
+        ("Waited", Align::Right),
+        ("Delayed", Align::Right),
+        (
+            "Why (extra time before the collectives it delayed)",
+            Align::Left,
+        ),
     ]);
     for s in run.stragglers.iter().take(STRAGGLER_ROWS) {
         let late = (s.late_start_ns > 0).then(|| format!("started {} late", time(s.late_start_ns)));
         let why: Vec<String> = late
             .into_iter()
-            .chain(s.kernels.iter().take(2).map(|(n, d)| format!("kernel {} +{}", cut(n, 40), time(*d))))
-            .chain(s.ops.iter().take(1).map(|(n, d)| format!("op {} +{}", cut(n, 30), time(*d))))
+            .chain(
+                s.kernels
+                    .iter()
+                    .take(2)
+                    .map(|(n, d)| format!("kernel {} +{}", cut(n, 40), time(*d))),
+            )
+            .chain(
+                s.ops
+                    .iter()
+                    .take(1)
+                    .map(|(n, d)| format!("op {} +{}", cut(n, 30), time(*d))),
+            )
             .collect();
         table.row(vec![
             rank_label(run, s.member),
@@ -126,5 +173,8 @@ fn stragglers(run: &RunAnalysis) -> String {
             md(&why.join("; ")),
         ]);
     }
-    format!("#### Stragglers (who arrived last, and the waiting it caused)\n\n{}", table.render())
+    format!(
+        "#### Stragglers (who arrived last, and the waiting it caused)\n\n{}",
+        table.render()
+    )
 }
