@@ -95,7 +95,11 @@ impl<'s> DiffReport<'s> {
     /// were checked and the reasons of those that failed, when `--fail-if` was given.
     pub fn markdown(&self, gates: Option<(usize, &[String])>) -> String {
         let c = &self.comparison;
-        let mut out = format!("### kinetoscope diff: {} → {}\n\n", md(self.base), md(self.cand));
+        let mut out = format!(
+            "### kinetoscope diff: {} → {}\n\n",
+            md(self.base),
+            md(self.cand)
+        );
         let _ = writeln!(out, "**Verdict:** {}\n", md(&c.verdict.text));
         if let Some((n, failed)) = gates {
             let _ = match failed.len() {
@@ -120,35 +124,81 @@ impl<'s> DiffReport<'s> {
     fn ops_md(&self) -> String {
         let c = &self.comparison;
         let headline = self.headline();
-        let unit = if headline == OpColumn::Calls { Unit::Count } else { Unit::Ns };
+        let unit = if headline == OpColumn::Calls {
+            Unit::Count
+        } else {
+            Unit::Ns
+        };
         let mut table = Table::new(&[
-            ("Op", Align::Left), ("Status", Align::Left), ("Base", Align::Right), ("Cand", Align::Right),
-            ("Delta", Align::Right), ("Ratio", Align::Right), ("Calls B", Align::Right), ("Calls C", Align::Right),
+            ("Op", Align::Left),
+            ("Status", Align::Left),
+            ("Base", Align::Right),
+            ("Cand", Align::Right),
+            ("Delta", Align::Right),
+            ("Ratio", Align::Right),
+            ("Calls B", Align::Right),
+            ("Calls C", Align::Right),
         ]);
-        for r in c.ops.iter().filter(|r| r.status != Status::Same).take(self.top) {
+        for r in c
+            .ops
+            .iter()
+            .filter(|r| r.status != Status::Same)
+            .take(self.top)
+        {
             let p = r.pair(headline);
-            let name = if c.by_shape && !r.input_shapes.is_empty() { format!("{} {}", r.name, r.input_shapes) } else { r.name.clone() };
+            let name = if c.by_shape && !r.input_shapes.is_empty() {
+                format!("{} {}", r.name, r.input_shapes)
+            } else {
+                r.name.clone()
+            };
             table.row(vec![
-                md(&cut(&name, NAME_CHARS)), r.status.key().to_owned(), value(unit, Some(p.base)), value(unit, Some(p.cand)),
-                delta(unit, Some(p.delta())), ratio(p), count(r.calls.base), count(r.calls.cand),
+                md(&cut(&name, NAME_CHARS)),
+                r.status.key().to_owned(),
+                value(unit, Some(p.base)),
+                value(unit, Some(p.cand)),
+                delta(unit, Some(p.delta())),
+                ratio(p),
+                count(r.calls.base),
+                count(r.calls.cand),
             ]);
         }
         let per = if c.per_step { "per step" } else { "totals" };
-        format!("#### Top op changes ({per}; {})\n\n{}", md(headline.label()), table.render())
+        format!(
+            "#### Top op changes ({per}; {})\n\n{}",
+            md(headline.label()),
+            table.render()
+        )
     }
 
     /// Changed kernel rows with total time and calls.
     fn kernels_md(&self) -> String {
         let c = &self.comparison;
         let mut table = Table::new(&[
-            ("Kernel", Align::Left), ("Status", Align::Left), ("Total B", Align::Right), ("Total C", Align::Right),
-            ("Δ Total", Align::Right), ("Ratio", Align::Right), ("Calls B", Align::Right), ("Calls C", Align::Right),
+            ("Kernel", Align::Left),
+            ("Status", Align::Left),
+            ("Total B", Align::Right),
+            ("Total C", Align::Right),
+            ("Δ Total", Align::Right),
+            ("Ratio", Align::Right),
+            ("Calls B", Align::Right),
+            ("Calls C", Align::Right),
         ]);
-        for r in c.kernels.iter().filter(|r| r.status != Status::Same).take(self.top) {
+        for r in c
+            .kernels
+            .iter()
+            .filter(|r| r.status != Status::Same)
+            .take(self.top)
+        {
             let p = r.total_ns;
             table.row(vec![
-                md(&cut(&r.name, NAME_CHARS)), r.status.key().to_owned(), value(Unit::Ns, Some(p.base)), value(Unit::Ns, Some(p.cand)),
-                delta(Unit::Ns, Some(p.delta())), ratio(p), count(r.calls.base), count(r.calls.cand),
+                md(&cut(&r.name, NAME_CHARS)),
+                r.status.key().to_owned(),
+                value(Unit::Ns, Some(p.base)),
+                value(Unit::Ns, Some(p.cand)),
+                delta(Unit::Ns, Some(p.delta())),
+                ratio(p),
+                count(r.calls.base),
+                count(r.calls.cand),
             ]);
         }
         let per = if c.per_step { "per step" } else { "totals" };
@@ -172,12 +222,24 @@ fn order_title<C: Copy>(key: SortKey<C>, label: fn(C) -> &'static str) -> String
 /// The summary rows with deltas and relative changes.
 fn summary_md(c: &Comparison) -> String {
     let mut table = Table::new(&[
-        ("Metric", Align::Left), ("Base", Align::Right), ("Candidate", Align::Right), ("Delta", Align::Right), ("Change", Align::Right),
+        ("Metric", Align::Left),
+        ("Base", Align::Right),
+        ("Candidate", Align::Right),
+        ("Delta", Align::Right),
+        ("Change", Align::Right),
     ]);
     for r in &c.summary {
         let unit = r.metric.unit();
-        let rel = r.rel_delta.map_or_else(|| "-".to_owned(), |v| format!("{:+.1}%", v * 100.0));
-        table.row(vec![md(r.metric.label()), value(unit, r.base), value(unit, r.cand), delta(unit, r.delta), rel]);
+        let rel = r
+            .rel_delta
+            .map_or_else(|| "-".to_owned(), |v| format!("{:+.1}%", v * 100.0));
+        table.row(vec![
+            md(r.metric.label()),
+            value(unit, r.base),
+            value(unit, r.cand),
+            delta(unit, r.delta),
+            rel,
+        ]);
     }
     format!("#### Summary\n\n{}", table.render())
 }
@@ -185,12 +247,18 @@ fn summary_md(c: &Comparison) -> String {
 /// The findings diff as two lists: rules only the candidate fires, rules only the baseline did.
 fn findings_md(out: &mut String, f: &FindingsDiff) {
     let item = |out: &mut String, x: &FindingChange, title: &Option<String>| {
-        let title = title.as_deref().map_or_else(String::new, |t| format!(": {}", md(t)));
+        let title = title
+            .as_deref()
+            .map_or_else(String::new, |t| format!(": {}", md(t)));
         let _ = writeln!(out, "- **{}** {}{title}", x.severity, md(&x.rule));
     };
     let _ = writeln!(out, "#### Findings\n");
     if f.new.is_empty() && f.gone.is_empty() {
-        let _ = writeln!(out, "No finding appeared or disappeared ({} in both).\n", f.kept.len());
+        let _ = writeln!(
+            out,
+            "No finding appeared or disappeared ({} in both).\n",
+            f.kept.len()
+        );
         return;
     }
     for (head, list, cand) in [("New", &f.new, true), ("Gone", &f.gone, false)] {

@@ -10,6 +10,7 @@ use crate::analysis::gpu::GpuMetrics;
 use crate::analysis::idle::Idle;
 use crate::analysis::kernels::KernelTable;
 use crate::analysis::memory::Memory;
+use crate::analysis::breakdown::Category;
 use crate::analysis::ops::{OpOptions, OpTable};
 use crate::analysis::steps::Steps;
 use crate::session::Session;
@@ -125,16 +126,34 @@ impl<'s> TraceReport<'s> {
         if let Some((t0, t1)) = self.options.range {
             summary.row(vec!["Range".into(), format!("{} - {}", time(t0), time(t1))]);
         }
-        summary.row(vec!["Self CPU time total".into(), time(ops.self_cpu_total_ns)]);
-        summary.row(vec!["Self CUDA time total".into(), time(ops.self_device_total_ns)]);
-        summary.row(vec!["Kernels (calls)".into(), self.kernels.calls.to_string()]);
+        summary.row(vec![
+            "Self CPU time total".into(),
+            time(ops.self_cpu_total_ns),
+        ]);
+        summary.row(vec![
+            "Self CUDA time total".into(),
+            time(ops.self_device_total_ns),
+        ]);
+        summary.row(vec![
+            "Kernels (calls)".into(),
+            self.kernels.calls.to_string(),
+        ]);
         summary.row(vec!["Steps".into(), self.steps.steps.len().to_string()]);
         if let Some(st) = &self.steps.stats {
-            summary.row(vec!["Step time (mean)".into(), time(st.duration.mean.round() as i64)]);
-            summary.row(vec!["Step time (p95)".into(), time(st.duration.p95.round() as i64)]);
+            summary.row(vec![
+                "Step time (mean)".into(),
+                time(st.duration.mean.round() as i64),
+            ]);
+            summary.row(vec![
+                "Step time (p95)".into(),
+                time(st.duration.p95.round() as i64),
+            ]);
         }
         for g in &self.gpus {
-            summary.row(vec![format!("GPU {} utilization", g.device), format!("{:.2} %", g.utilization * 100.0)]);
+            summary.row(vec![
+                format!("GPU {} utilization", g.device),
+                format!("{:.2} %", g.utilization * 100.0),
+            ]);
         }
         out.push_str(&summary.render());
         out.push_str(&self.ops_md());
@@ -152,13 +171,26 @@ impl<'s> TraceReport<'s> {
             None => (SortKey::SelfCpu, "Self CPU".to_owned()),
         };
         let mut table = Table::new(&[
-            ("Name", Align::Left), ("Self CPU", Align::Right), ("CPU total", Align::Right),
-            ("Self CUDA", Align::Right), ("CUDA total", Align::Right), ("# of Calls", Align::Right),
+            ("Name", Align::Left),
+            ("Self CPU", Align::Right),
+            ("CPU total", Align::Right),
+            ("Self CUDA", Align::Right),
+            ("CUDA total", Align::Right),
+            ("# of Calls", Align::Right),
         ]);
         for r in sorted(ops, key, top) {
-            let name = if self.options.by_shape && !r.input_shapes.is_empty() { format!("{} {}", r.name, r.input_shapes) } else { r.name.clone() };
+            let name = if self.options.by_shape && !r.input_shapes.is_empty() {
+                format!("{} {}", r.name, r.input_shapes)
+            } else {
+                r.name.clone()
+            };
             table.row(vec![
-                md(&cut(&name, NAME_CHARS)), time(r.self_cpu_ns), time(r.cpu_total_ns), time(r.self_device_ns), time(r.device_total_ns), r.calls.to_string(),
+                md(&cut(&name, NAME_CHARS)),
+                time(r.self_cpu_ns),
+                time(r.cpu_total_ns),
+                time(r.self_device_ns),
+                time(r.device_total_ns),
+                r.calls.to_string(),
             ]);
         }
         format!("#### Top ops (by {by})\n\n{}", table.render())
@@ -169,13 +201,25 @@ impl<'s> TraceReport<'s> {
             return String::new();
         }
         let mut table = Table::new(&[
-            ("Kernel", Align::Left), ("Calls", Align::Right), ("Total", Align::Right), ("Share", Align::Right),
-            ("Mean", Align::Right), ("Max", Align::Right), ("Launched by", Align::Left),
+            ("Kernel", Align::Left),
+            ("Calls", Align::Right),
+            ("Total", Align::Right),
+            ("Share", Align::Right),
+            ("Mean", Align::Right),
+            ("Max", Align::Right),
+            ("Launched by", Align::Left),
         ]);
         for k in self.kernels.rows.iter().take(self.options.top) {
             table.row(vec![
-                md(&cut(&k.name, NAME_CHARS)), k.calls().to_string(), time(k.total_ns), format!("{:.2} %", k.share * 100.0),
-                time(k.stats.mean.round() as i64), time(k.stats.max), k.top_op.as_ref().map_or_else(String::new, |o| md(&cut(&o.name, NAME_CHARS))),
+                md(&cut(&k.name, NAME_CHARS)),
+                k.calls().to_string(),
+                time(k.total_ns),
+                format!("{:.2} %", k.share * 100.0),
+                time(k.stats.mean.round() as i64),
+                time(k.stats.max),
+                k.top_op
+                    .as_ref()
+                    .map_or_else(String::new, |o| md(&cut(&o.name, NAME_CHARS))),
             ]);
         }
         format!("#### Top kernels (by total time)\n\n{}", table.render())
@@ -186,12 +230,22 @@ impl<'s> TraceReport<'s> {
             return String::new();
         }
         let mut table = Table::new(&[
-            ("Step", Align::Left), ("CPU dur", Align::Right), ("GPU dur", Align::Right), ("Step dur", Align::Right), ("Kernel", Align::Right),
+            ("Step", Align::Left),
+            ("CPU dur", Align::Right),
+            ("GPU dur", Align::Right),
+            ("Step dur", Align::Right),
+            ("Kernel", Align::Right),
         ]);
         for s in &self.steps.steps {
             let mark = if s.incomplete { " (incomplete)" } else { "" };
-            let kernel = s.breakdown.ns.first().copied().unwrap_or(0);
-            table.row(vec![md(&format!("#{}{mark}", s.number)), time(s.cpu_dur_ns()), time(s.gpu_dur_ns()), time(s.dur_ns()), time(kernel)]);
+            let kernel = s.breakdown.get(Category::Kernel);
+            table.row(vec![
+                md(&format!("#{}{mark}", s.number)),
+                time(s.cpu_dur_ns()),
+                time(s.gpu_dur_ns()),
+                time(s.dur_ns()),
+                time(kernel),
+            ]);
         }
         format!("#### Steps (ProfilerStep#N)\n\n{}", table.render())
     }
@@ -204,7 +258,13 @@ fn findings_md(findings: &[crate::finding::Finding]) -> String {
         out.push_str("No finding.\n");
     }
     for f in findings {
-        let _ = writeln!(out, "- **{}** {}: {}", f.severity.as_str(), md(f.rule), md(&f.title));
+        let _ = writeln!(
+            out,
+            "- **{}** {}: {}",
+            f.severity.as_str(),
+            md(f.rule),
+            md(&f.title)
+        );
     }
     out
 }
