@@ -286,8 +286,7 @@ fn diff(base: &Path, cand: &Path, options: DiffOptions, format: Format, gates: &
         eprintln!("kinetoscope: {msg}");
         ExitCode::from(code)
     };
-    let loaded = load(base).and_then(|b| Ok((b.0, load(cand)?.0)));
-    let (base, cand) = match loaded {
+    let (base, cand) = match load(base).and_then(|(b, _)| load(cand).map(|(c, _)| (b, c))) {
         Ok(sessions) => sessions,
         Err(msg) => return fail(input_error, &msg),
     };
@@ -308,7 +307,7 @@ fn diff(base: &Path, cand: &Path, options: DiffOptions, format: Format, gates: &
         }
     };
     if let Err(msg) = printed {
-        return fail(1, &msg);
+        return fail(input_error, &msg);
     }
     if failed.is_empty() {
         return ExitCode::SUCCESS;
