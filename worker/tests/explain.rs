@@ -1,9 +1,11 @@
-//! "Why is this step slow?" on a synthetic trace whose ground truth is known by construction
+//! "Why is this step slow?" and step markers. The explanation on a synthetic trace whose ground truth is known by construction
 //! (`synth::run` with one rank): every step fetches from the DataLoader for 1 ms and runs four
 //! phases of six 50 µs kernels and an all-reduce; step 7's last kernel of phase 2
 //! (`reduce_kernel`) runs 3 ms longer and its DataLoader fetch 0.5 ms longer. Kernel times
 //! jitter by less than 2 µs each.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
+
+mod common;
 
 use kinetoscope::analysis::breakdown::Category;
 use kinetoscope::analysis::explain::{explain, sentences, Which};
@@ -71,4 +73,59 @@ fn an_ordinary_step_has_nothing_to_explain() {
     assert!(x.categories.iter().all(|c| c.delta_ns().abs() < 50_000.0), "{:?}", x.categories);
     let err = explain(session.trace(), &steps, Which::Number(99)).unwrap_err();
     assert!(err.contains("no ProfilerStep#99") && err.contains("0, 1, 2"), "{err}");
+}
+
+/// `## Call CompiledFxGraph <hash> ##` annotations of a vLLM decode trace (no ProfilerStep#N),
+/// counted straight from the JSON: outermost ones only.
+fn compiled_graph_calls(path: &std::path::Path) -> Vec<(f64, f64)> {
+    let v: serde_json::Value = serde_json::from_slice(&common::json_bytes(path)).unwrap();
+    let mut spans: Vec<(f64, f64)> = v["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] == "X" && e["cat"] == "user_annotation")
+        .filter(|e| e["name"].as_str().is_some_and(|n| n.starts_with("## Call CompiledFxGraph")))
+        .map(|e| {
+            let ts = e["ts"].as_f64().unwrap();
+            (ts, ts + e["dur"].as_f64().unwrap())
+        })
+        .collect();
+    spans.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut end = f64::MIN;
+    spans.retain(|&(a, b)| {
+        let outer = a >= end;
+        end = end.max(b);
+        outer
+    });
+    spans
+}
+
+#[test]
+fn a_step_marker_makes_steps_of_a_trace_without_profiler_steps() {
+    let path = common::real("tracelens__vllm_decode_full__graph_capture_rank_0.pt.trace.json.gz");
+    let want = compiled_graph_calls(&path);
+    assert!(want.len() > 20, "{}", want.len());
+    let bytes = std::fs::read(&path).unwrap();
+    let mut plain = Engine::new();
+    plain.load("vllm.json.gz", bytes.clone(), &mut |_, _, _| {}).unwrap();
+    let none = plain.session().unwrap().steps(None);
+    assert!(none.steps.is_empty(), "no ProfilerStep#N in this trace");
+    assert!(explain(plain.trace().unwrap(), &none, Which::Slowest).unwrap_err().contains("no complete step"));
+
+    let mut e = Engine::new();
+    e.set_step_marker(Some("## Call CompiledFxGraph*".into()));
+    e.load("vllm.json.gz", bytes, &mut |_, _, _| {}).unwrap();
+    let session = e.session().unwrap();
+    let steps = session.steps(None);
+    assert_eq!(steps.steps.len(), want.len());
+    let t = session.trace();
+    for (n, (st, (a, b))) in steps.steps.iter().zip(&want).enumerate() {
+        assert_eq!(st.number, n as u64);
+        // CPU spans are the annotations' (µs in the file, ns from the origin here).
+        let abs = |ns: i64| (t.origin_ns + ns) as f64 / 1e3;
+        assert!((abs(st.cpu_start_ns) - a).abs() < 0.002 && (abs(st.cpu_end_ns) - b).abs() < 0.002, "step {n}");
+    }
+    let x = session.explain(Which::Slowest).unwrap();
+    assert!(x.name.starts_with("step "), "{}", x.name);
+    assert!(sentences(&x)[0].starts_with(&format!("{} took", x.name)));
 }

@@ -8,8 +8,9 @@
 //!   DataLoader, CPU exec, idle) against each category's median over the complete steps;
 //! - kernels by name: device time launched from within the step ([`launching_step`]: GPU work
 //!   belongs to the step that launched it) against the median over complete steps, with calls;
-//! - host ops by name: self time of the CPU ops starting in the step's CPU span, likewise;
-//! each item with the slice that shows it best (the longest of its name in the step).
+//! - host ops by name: self time of the CPU ops starting in the step's CPU span, likewise.
+//!
+//! Each item comes with the slice that shows it best (the longest of its name in the step).
 //!
 //! Medians include steps where a name is absent (counted as 0), so a kernel that ran in only
 //! the slow step shows its whole time. Items are kept when their difference is at least
@@ -20,7 +21,7 @@
 
 use super::breakdown::{Category, CATEGORIES};
 use super::stats::median;
-use super::steps::{launching_step, StepSpan, Steps};
+use super::steps::{launching_step, step_name, StepSpan, Steps};
 use crate::model::{CatClass, StrId, Trace, NONE};
 use crate::text::{cut, duration, percent};
 use std::collections::HashMap;
@@ -80,8 +81,10 @@ impl ItemDelta {
 /// Why one step took the time it took.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Explanation {
-    /// `ProfilerStep#N`.
+    /// `ProfilerStep#N` (or marker step N).
     pub step: u64,
+    /// The step as people read it ([`step_name`]).
+    pub name: String,
     /// The step's host annotation slice.
     pub slice: u32,
     /// Step span, ns.
@@ -127,15 +130,20 @@ struct Cell {
 pub fn explain(trace: &Trace, steps: &Steps, which: Which) -> Result<Explanation, String> {
     let complete: Vec<&StepSpan> = steps.steps.iter().filter(|s| !s.incomplete).collect();
     if complete.is_empty() {
-        return Err("the trace has no complete ProfilerStep#N to explain".into());
+        return Err("the trace has no complete step to explain (no ProfilerStep#N; --step-marker names another annotation)".into());
     }
     let target = match which {
         Which::Slowest => complete.iter().copied().max_by_key(|s| (s.dur_ns(), std::cmp::Reverse(s.number))),
-        Which::Number(n) => steps.steps.iter().find(|s| s.number == n),
+        Which::Number(n) => {
+            let found = steps.steps.iter().find(|s| s.number == n);
+            Some(found.ok_or_else(|| {
+                let numbers: Vec<String> = steps.steps.iter().map(|s| s.number.to_string()).collect();
+                format!("no {} in the trace (steps: {})", step_name(trace, n), numbers.join(", "))
+            })?)
+        }
     };
     let Some(target) = target else {
-        let numbers: Vec<String> = steps.steps.iter().map(|s| s.number.to_string()).collect();
-        return Err(format!("no ProfilerStep#{} in the trace (steps: {})", number(which), numbers.join(", ")));
+        return Err("the trace has no complete step to explain".into());
     };
     // The steps the medians are over, and the explained one (it may be incomplete).
     let mut all: Vec<&StepSpan> = complete.clone();
@@ -159,6 +167,7 @@ pub fn explain(trace: &Trace, steps: &Steps, which: Which) -> Result<Explanation
     categories.sort_by(|a, b| b.delta_ns().abs().total_cmp(&a.delta_ns().abs()));
     Ok(Explanation {
         step: target.number,
+        name: step_name(trace, target.number),
         slice: target.slice,
         dur_ns: target.dur_ns(),
         median_ns,
@@ -167,13 +176,6 @@ pub fn explain(trace: &Trace, steps: &Steps, which: Which) -> Result<Explanation
         kernels: keep(kernels),
         ops: keep(ops),
     })
-}
-
-fn number(which: Which) -> String {
-    match which {
-        Which::Slowest => "?".into(),
-        Which::Number(n) => n.to_string(),
-    }
 }
 
 /// Kernel and op cells per name and step (index into `spans`).
@@ -188,11 +190,10 @@ fn per_name(trace: &Trace, spans: &[&StepSpan]) -> (HashMap<StrId, Vec<Cell>>, H
     let sorted: Vec<&StepSpan> = order.iter().filter_map(|&k| spans.get(k).copied()).collect();
     let markers: std::collections::HashSet<u32> = spans.iter().map(|st| st.slice).collect();
     let mut child_ns = vec![0i64; s.len()];
-    for i in 0..s.len() {
-        let p = s.parent[i];
+    for (&p, &d) in s.parent.iter().zip(&s.dur_ns) {
         if p != NONE {
             if let Some(c) = child_ns.get_mut(p as usize) {
-                *c += s.dur_ns[i];
+                *c += d;
             }
         }
     }
@@ -206,7 +207,7 @@ fn per_name(trace: &Trace, spans: &[&StepSpan]) -> (HashMap<StrId, Vec<Cell>>, H
             }
         }
     };
-    for i in 0..s.len() {
+    for (i, &children) in child_ns.iter().enumerate() {
         match trace.class(s.cat[i]) {
             CatClass::Kernel => {
                 if let Some(j) = launching_step(trace, i, &sorted) {
@@ -223,7 +224,7 @@ fn per_name(trace: &Trace, spans: &[&StepSpan]) -> (HashMap<StrId, Vec<Cell>>, H
                     continue;
                 };
                 if let Some(&k) = order.get(j) {
-                    let own = (s.dur_ns[i] - child_ns[i]).max(0);
+                    let own = (s.dur_ns[i] - children).max(0);
                     add(&mut ops, k, i, own);
                 }
             }
@@ -267,8 +268,8 @@ pub fn sentences(e: &Explanation) -> Vec<String> {
     let ratio = if e.median_ns > 0.0 { delta / e.median_ns } else { 0.0 };
     let more = if delta >= 0.0 { "more" } else { "less" };
     let mut out = vec![format!(
-        "ProfilerStep#{} took {}, {} ({}) {more} than the median of {} complete steps ({}).",
-        e.step,
+        "{} took {}, {} ({}) {more} than the median of {} complete steps ({}).",
+        e.name,
         duration(e.dur_ns),
         duration(delta.abs().round() as i64),
         percent(ratio.abs()),

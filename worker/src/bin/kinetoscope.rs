@@ -65,6 +65,10 @@ enum Command {
         /// the median step, by category, kernel and op).
         #[arg(long, value_name = "N|slowest", value_parser = parse_explain_step)]
         explain_step: Option<Which>,
+        /// Steps are this annotation's slices (exact name, or a prefix ending in `*`), numbered
+        /// 0, 1, ... in time order: for traces without ProfilerStep#N.
+        #[arg(long, value_name = "NAME")]
+        step_marker: Option<String>,
         /// Print the stable JSON form (keys in docs/cli.md).
         #[arg(long)]
         json: bool,
@@ -160,8 +164,9 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Info { trace, json } => info(&trace, json),
-        Command::Report { trace, step, range, by_shape, sort, top, explain_step, json } => {
-            report(&trace, step, range, ReportOptions { range: None, by_shape, sort, top }, explain_step, json)
+        Command::Report { trace, step, range, by_shape, sort, top, explain_step, step_marker, json } => {
+            let options = ReportOptions { range: None, by_shape, sort, top };
+            report(&trace, step, range, options, Explain { step: explain_step, marker: step_marker }, json)
         }
         Command::Diff { base, cand, by_shape, sort, top, json } => {
             let (op_sort, kernel_sort) = sort.unwrap_or((None, None));
@@ -195,9 +200,15 @@ fn read(path: &Path) -> Result<Vec<u8>, Failure> {
 
 /// Reads and loads `path` into a session; the summary's `parse_ms` is the load's wall time.
 fn load(path: &Path) -> Result<(Arc<Session>, TraceSummary), Failure> {
+    load_marked(path, None)
+}
+
+/// [`load`] with steps marked by `marker` instead of `ProfilerStep#N`.
+fn load_marked(path: &Path, marker: Option<String>) -> Result<(Arc<Session>, TraceSummary), Failure> {
     let bytes = read(path)?;
     let name = path.file_name().map_or_else(|| path.to_string_lossy(), |n| n.to_string_lossy()).into_owned();
     let mut engine = Engine::new();
+    engine.set_step_marker(marker);
     let started = Instant::now();
     let mut summary = engine
         .load(&name, bytes, &mut |_, _, _| {})
@@ -221,15 +232,22 @@ fn info(path: &Path, json: bool) -> Result<(), Failure> {
     Ok(())
 }
 
+/// `report`'s step options: the step to explain and the step marker.
+struct Explain {
+    step: Option<Which>,
+    marker: Option<String>,
+}
+
 fn report(
     path: &Path,
     step: Option<u64>,
     range: Option<(i64, i64)>,
     mut options: ReportOptions,
-    explain_step: Option<Which>,
+    explain: Explain,
     json: bool,
 ) -> Result<(), Failure> {
-    let (session, _) = load(path)?;
+    let (session, _) = load_marked(path, explain.marker)?;
+    let explain_step = explain.step;
     options.range = match step {
         Some(n) => Some(step_range(session.trace(), n)?),
         None => range,

@@ -203,11 +203,11 @@ fn kernel_time_variance(ctx: &Ctx, out: &mut Vec<Finding>) {
         "kernel-time-variance",
         Severity::Warn,
         format!(
-            "{} kernels vary across steps; {}: {} in ProfilerStep#{} vs {} median per step ({ratio:.1}x)",
+            "{} kernels vary across steps; {}: {} in {} vs {} median per step ({ratio:.1}x)",
             hits.len(),
             crate::text::cut(&kname, 60),
             dur(max),
-            steps[worst].number,
+            crate::analysis::steps::step_name(ctx.trace, steps[worst].number),
             dur(med as i64)
         ),
         format!(

@@ -27,6 +27,7 @@ pub fn json(e: &Explanation) -> Value {
     };
     json!({
         "step": e.step,
+        "name": e.name,
         "slice": e.slice,
         "dur_us": e.dur_ns as f64 / 1e3,
         "median_us": e.median_ns / 1e3,
@@ -46,7 +47,7 @@ pub fn json(e: &Explanation) -> Value {
 
 /// The text section.
 pub fn text(e: &Explanation) -> String {
-    let mut out = format!("WHY IS PROFILERSTEP#{} SLOW\n", e.step);
+    let mut out = format!("WHY IS {} SLOW\n", e.name.to_uppercase());
     for s in sentences(e) {
         let _ = writeln!(out, "  {s}");
     }

@@ -66,7 +66,7 @@ impl<'s> TraceReport<'s> {
             "self_device_time_total_us": ops.self_device_total_ns as f64 / 1000.0,
             "ops": ops_json(&sorted(ops, self.options.sort.unwrap_or(SortKey::SelfDevice), usize::MAX)),
             "kernels": kernels::kernels_json(&self.kernels.rows),
-            "steps": steps::steps_json(&self.steps),
+            "steps": steps::steps_json(trace, &self.steps),
             "step_stats": steps::step_stats_json(&self.steps),
             "gpus": gpu::gpus_json(&self.gpus),
             "memory": memory::memory_json(trace, &self.memory),
