@@ -8,7 +8,7 @@ mod common;
 use kinetoscope::analysis::breakdown::is_communication_kernel;
 use kinetoscope::analysis::gpu::gpu_metrics;
 use kinetoscope::analysis::kernel_class::{
-    classify, rules_markdown, KernelClass, Precision, TensorCores,
+    classify, is_gemm, rules_markdown, uses_tensor_cores, KernelClass, Precision, TensorCores,
 };
 use kinetoscope::analysis::kernels::{kernel_table, KernelRow};
 use kinetoscope::report::kernels::kernels_json;
@@ -132,6 +132,38 @@ fn precision_with_near_misses() {
     );
 }
 
+/// The predicates the rest of the engine uses, on the names the old `tensor_cores` module
+/// pinned: mangled CUTLASS, MIOpen xdlops vs plain, SIMT markers, GEMMs from real traces.
+#[test]
+fn views_keep_their_verdicts() {
+    for (name, tc) in [
+        ("void cutlass::Kernel<cutlass::gemm::kernel::Gemm<cutlass::arch::OpClassTensorOp, cutlass::tfloat32_t>>", true),
+        ("igemm_wrw_gtcx2_nhwc_bf16_bx0_ex1_bt256x128x16_wt32x32x8_ws2x1", true),
+        ("igemm_fwd_gtc_nhwc_fp32_bx0_ex0_bt128x128x16", false),
+        ("cutlass_80_simt_sgemm_wmma_like", false),
+    ] {
+        assert_eq!(uses_tensor_cores(name), tc, "{name}");
+    }
+    for name in [
+        "ampere_sgemm_32x32_sliced1x4_tn",
+        "sm80_xmma_fprop_implicit_gemm_indexed_tf32f32_tf32f32_f32_nhwckrsc_nchw_tilesize128x128x16_stage4_warpsize2x2x1_g1_tensor16x8x8_kernel",
+        "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_128x64_16x6_tn_align4>(cutlass_80_tensorop_s1688gemm_128x64_16x6_tn_align4::Params)",
+        "triton_mm_4",
+        "matmul_kernel",
+        "void implicit_convolve_sgemm<float, float, 128, 5, 5, 3, 3, 3, 1, false, false, true>(int, int, int, float const*, int, float*)",
+        "void fbgemm_gpu::gemm_kernel<float>()",
+    ] {
+        assert!(is_gemm(name), "{name}");
+    }
+    for name in [
+        "triton_poi_fused_add_cos_sin_0",
+        "ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)",
+        "void gemv2T_kernel_val<int, int, float, float, float, 128, 16, 4>",
+    ] {
+        assert!(!is_gemm(name), "{name}");
+    }
+}
+
 /// docs/definitions.md §3 holds the code's table, row for row.
 #[test]
 fn docs_hold_the_table() {
@@ -181,7 +213,10 @@ fn b200_kernel_table() {
 }
 
 /// `(class, tensor cores, precision)` of a row.
-fn kind(r: &KernelRow) -> (KernelClass, bool, Precision) {
+type Kind = (KernelClass, bool, Precision);
+
+/// The [`Kind`] of a row.
+fn kind(r: &KernelRow) -> Kind {
     (r.class, r.tensor_cores, r.precision)
 }
 
@@ -190,7 +225,7 @@ fn kind(r: &KernelRow) -> (KernelClass, bool, Precision) {
 #[test]
 fn real_fixtures_top_kernels() {
     use Precision::*;
-    let cases: [(&str, &[(KernelClass, bool, Precision)]); 6] = [
+    let cases: [(&str, &[Kind]); 6] = [
         // cutlass wmma bf16, cutlass bf16 s16816, FlashAttention bf16, sm90_xmma bf16, layer norm.
         (
             "tracelens__h100__gaunernst_bert-small-uncased__1016001.json.gz",

@@ -86,12 +86,12 @@ fn layer(sim: &mut Sim, i: u32) {
     sim.op(Op::new("_C::fused_add_rms_norm", 6.0), |s| s.launch(&k(RMS_NORM, 4)));
     sim.op(Op::new("aten::mm", 9.0), |s| s.launch(&k(QKV, 21)));
     sim.op(Op::new("vllm::unified_attention_with_output", 14.0), |s| {
-        let attention = if i % 2 == 0 { k(ATTN_DECODE, 17) } else { k(ATTN_FP8, 13) };
+        let attention = if i.is_multiple_of(2) { k(ATTN_DECODE, 17) } else { k(ATTN_FP8, 13) };
         s.launch(&attention);
     });
     sim.op(Op::new("aten::mm", 9.0), |s| s.launch(&k(O_PROJ, 14)));
     sim.op(Op::new("vllm::all_reduce", 8.0), |s| {
-        let reduce = if i % 2 == 0 { k(ALL_REDUCE_NVLS, 11) } else { k(ALL_REDUCE_CUSTOM, 15) };
+        let reduce = if i.is_multiple_of(2) { k(ALL_REDUCE_NVLS, 11) } else { k(ALL_REDUCE_CUSTOM, 15) };
         s.launch(&reduce);
     });
     sim.op(Op::new("_C::scaled_fp8_quant", 5.0), |s| s.launch(&k(QUANT, 3)));
