@@ -5,7 +5,7 @@
 
 mod common;
 
-use kinetoscope::analysis::breakdown::is_communication_kernel;
+use kinetoscope::analysis::breakdown::{is_communication_kernel, Category, Roles};
 use kinetoscope::analysis::gpu::gpu_metrics;
 use kinetoscope::analysis::kernel_class::{
     classify, is_gemm, rules_markdown, uses_tensor_cores, KernelClass, Precision, TensorCores,
@@ -181,6 +181,7 @@ fn row<'a>(rows: &'a [KernelRow], name: &str) -> &'a KernelRow {
 /// attention: the B200 trace read 7%).
 #[test]
 fn b200_kernel_table() {
+    assert_eq!(serve::generate(), serve::generate(), "deterministic");
     let (engine, _) = common::load_bytes("b200.json", serve::generate());
     let t = engine.trace().unwrap();
     let table = kernel_table(t, None);
@@ -204,6 +205,14 @@ fn b200_kernel_table() {
         assert_eq!((r.class, r.tensor_cores), (Communication, false), "{name}");
         assert!(is_communication_kernel(name));
     }
+    // The step breakdown over the whole trace (no steps) counts the all-reduces' time as
+    // communication, not as kernel time.
+    let comm_ns: i64 = [serve::ALL_REDUCE_NVLS, serve::ALL_REDUCE_CUSTOM]
+        .iter()
+        .map(|n| row(&table.rows, n).total_ns)
+        .sum();
+    let b = Roles::new(t).breakdown(i64::MIN / 2, i64::MAX / 2);
+    assert_eq!(b.get(Category::Communication), comm_ns);
     assert_eq!(row(&table.rows, serve::ADD).class, Elementwise);
     assert_eq!(row(&table.rows, serve::QUANT).precision, Precision::Fp8);
     let share = gpu_metrics(t, None)[0].tensor_core_share.unwrap();
