@@ -525,6 +525,13 @@ fn fp32_gemm() {
     // Issue #24: mangled CUTLASS names spell out TensorOp / tfloat32.
     let mangled = "_ZN7cutlass6KernelINS_4gemm6kernel4GemmINS1_11threadblock12MmaPipelinedINS_4arch13OpClassTensorOpENS_8tfloat32_tEEEEEEvNT_6ParamsE";
     assert!(!mk(mangled, 8).fires("fp32-gemm"), "TF32 tensor-core kernel");
+    // Precision from the name: fp32 counts (complex single too), fp16 storage SIMT and names
+    // that do not say do not.
+    assert!(mk("ampere_gcgemm_64x64_nt", 8).fires("fp32-gemm"), "cgemm is single precision");
+    assert!(!mk("ampere_fp16_sgemm_fp16_64x64_tn", 8).fires("fp32-gemm"), "fp16 SIMT GEMM");
+    assert!(!mk("matmul_kernel", 8).fires("fp32-gemm"), "precision unknown: not counted as fp32");
+    let why = &mk("volta_sgemm_128x32_nt", 8).findings().into_iter().find(|f| f.rule == "fp32-gemm").unwrap().why;
+    assert!(why.contains("GEMMs whose name does not say are not counted"), "{why}");
     // No TF32 on compute capability 7.x: the advice is autocast only.
     let volta = mk("volta_sgemm_128x32_nt", 7).findings().into_iter().find(|f| f.rule == "fp32-gemm").unwrap();
     assert!(!volta.try_this.contains("allow_tf32"), "{}", volta.try_this);
@@ -699,6 +706,10 @@ fn amp_opportunity() {
     };
     check("amp-opportunity", &mk(8, "volta_sgemm_128x32_nt"), &mk(8, "volta_h884gemm_64x64_nt"));
     assert!(!mk(6, "maxwell_sgemm_128x64_nn").fires("amp-opportunity"), "pre-Volta GPU");
+    // A GEMM whose name says a reduced precision: autocast is already on, even without tensor
+    // cores (fp16 SIMT kernels of misaligned shapes); a name that does not say does not count.
+    assert!(!mk(8, "ampere_fp16_sgemm_fp16_64x64_tn").fires("amp-opportunity"), "fp16 GEMM");
+    assert!(mk(8, "matmul_kernel").fires("amp-opportunity"), "unknown precision");
     // Issue #24: one dispatch chain (linear -> addmm) is one op, not two.
     let mut chain = T::new();
     chain.device(8, 1 << 34).op("aten::linear", 0.0, 100.0).op("aten::addmm", 5.0, 90.0).kernel("volta_sgemm_128x32_nt", 10.0, 20.0, 500.0);

@@ -160,7 +160,7 @@ enum Match {
     /// Tensile's type field (`Cijk_Ailk_Bljk_<types>_...`) starts with one of these.
     TensileType(&'static [&'static str]),
     /// A test too specific for a list, and what it checks.
-    Test(fn(&str) -> bool, &'static str),
+    Test(fn(&Name<'_>) -> bool, &'static str),
 }
 
 /// One row of the table: what it matches, where the convention comes from, what it sets.
@@ -288,7 +288,7 @@ impl Name<'_> {
                 .split(|c: char| !c.is_ascii_alphanumeric())
                 .any(|w| ts.contains(&w)),
             TensileType(ts) => tensile_types(self.raw).is_some_and(|f| ts.iter().any(|t| f.starts_with(t))),
-            Test(f, _) => f(self.raw),
+            Test(f, _) => f(self),
         }
     }
 }
@@ -370,32 +370,32 @@ fn tensile_types(name: &str) -> Option<&str> {
 }
 
 /// Tensile's MFMA tag: `_MI` followed by a digit (`_MI32x32x8x1_`).
-fn has_tensile_mfma(name: &str) -> bool {
-    name.strip_prefix("Cijk_").is_some_and(|rest| {
+fn has_tensile_mfma(name: &Name<'_>) -> bool {
+    name.raw.strip_prefix("Cijk_").is_some_and(|rest| {
         rest.match_indices("_MI")
             .any(|(at, _)| rest.as_bytes().get(at + 3).is_some_and(u8::is_ascii_digit))
     })
 }
 
 /// trtllm-gen names start `bmm_` / `gemm_` and then the output dtype (`bmm_E4m3_E4m3E4m3_Fp32_*`).
-fn is_trtllm_gen(name: &str) -> bool {
+fn is_trtllm_gen(name: &Name<'_>) -> bool {
     const DTYPES: [&str; 10] =
         ["E4m3", "E5m2", "E2m1", "MxE4m3", "MxE2m1", "MxInt4", "Bfloat16", "Fp16", "Fp32", "Int8"];
-    let rest = name.strip_prefix("bmm_").or_else(|| name.strip_prefix("gemm_"));
+    let rest = name.raw.strip_prefix("bmm_").or_else(|| name.raw.strip_prefix("gemm_"));
     rest.and_then(|r| r.split('_').next()).is_some_and(|t| DTYPES.contains(&t))
 }
 
 /// Inductor's `triton_<kind>_fused_<ops>_<n>`: a template or any non-pointwise /
 /// non-reduction kind whose fused ops include a matmul (`triton_tem_fused_addmm_relu_0`).
-fn is_triton_matmul(name: &str) -> bool {
-    name.strip_prefix("triton_").is_some_and(|rest| {
+fn is_triton_matmul(name: &Name<'_>) -> bool {
+    name.raw.strip_prefix("triton_").is_some_and(|rest| {
         !["poi_", "red_", "per_"].iter().any(|k| rest.starts_with(k))
             && rest.split('_').any(|t| matches!(t, "mm" | "addmm" | "bmm" | "baddbmm"))
     })
 }
 
 /// `gemm` in any case, except inside the library name `fbgemm` (`fbgemm_gpu::permute_*`).
-fn names_gemm(name: &str) -> bool {
-    let lower = name.to_ascii_lowercase();
+fn names_gemm(name: &Name<'_>) -> bool {
+    let lower = name.lower();
     lower.match_indices("gemm").any(|(at, _)| !lower[..at].ends_with("fb"))
 }
