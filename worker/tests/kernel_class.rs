@@ -35,6 +35,7 @@ fn classes_with_near_misses() {
             ("sm100_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize256x128x64_cluster2x1x1_kernel", Gemm),
             (serve::MOE_FC1, Gemm),
             ("gemm_Bfloat16_E4m3E4m3_Fp32_t128x8x256u2_s6_et64x8_m64x8x32_cga1x1x1_16dp256b_TN_sm100a", Gemm),
+            ("bmm_E2m1E2m1_Fp32_sm100f", Gemm),
             ("bmm_scale_kernel", Other),
             ("Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT256x32x64_MI16x16x1_SN_LDSB1", Gemm),
             ("triton_tem_fused_addmm_relu_1", Gemm),
@@ -45,6 +46,7 @@ fn classes_with_near_misses() {
             // Attention: flash, FMHA, Triton / AITER, paged attention, flex attention.
             (serve::ATTN_DECODE, Attention),
             (serve::ATTN_FP8, Attention),
+            ("fmhaSm100f_QkvE4m3OBfloat16_H128PagedKvCausalP64VarSeqQ128Kv128PersistentContext", Attention),
             ("fmha_cutlassF_f32_aligned_64x64_rf_sm80", Attention),
             ("attn_fwd", Attention),
             ("triton_tem_fused_flex_attention_0", Attention),
@@ -53,6 +55,8 @@ fn classes_with_near_misses() {
             ("ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)", Communication),
             ("rcclGenericKernel<1, false>(ncclDevComm*, unsigned long, ncclWork*)", Communication),
             (serve::ALL_REDUCE_NVLS, Communication),
+            ("multimem_all_reduce_kernel", Communication),
+            ("void flashinfer::trtllm_allreduce_fusion::allreduce_fusion_kernel_oneshot_lamport<(flashinfer::trtllm_allreduce_fusion::AllReduceFusionPattern)1, __nv_bfloat16, 8, false>", Communication),
             (serve::ALL_REDUCE_CUSTOM, Communication),
             ("void deep_ep::intranode::dispatch<8, 768, 8192>(int4*, float*, int*)", Communication),
             ("void at::native::all_reduce_kernel<float>", Other),
@@ -81,6 +85,7 @@ fn tensor_cores_with_near_misses() {
             ("bmm_scale_kernel", Unknown),
             // An fp8 attention kernel: fp8 math exists only on tensor cores.
             (serve::ATTN_FP8, Yes),
+            ("fmhaSm100f_QkvE4m3OBfloat16_H128PagedKvCausalP64VarSeqQ128Kv128PersistentContext", Yes),
             // fp8 in a quantization kernel says nothing about MMA.
             (serve::QUANT, Unknown),
             ("void paged_attention_ll4mi_QKV_mfma16_kernel<0, __hip_bfloat16>", Yes),
@@ -106,6 +111,8 @@ fn precision_with_near_misses() {
             (serve::MOE_FC2, Fp4),
             ("bmm_E4m3_E4m3E4m3_Fp32_t128x8x256u2_s6_et64x8_m64x8x32_cga1x1x1_16dp256b_TN_sm100a", Fp8),
             (serve::ATTN_FP8, Fp8),
+            ("fmhaSm100f_QkvE4m3OBfloat16_H128PagedKvCausalP64VarSeqQ128Kv128PersistentContext", Fp8),
+            ("bmm_Bfloat16_E2m1E2m1_Fp32_t128x8x512u2_s4_et64x8_m64x8x64_cga1x1x1_16dp256b_TN_transOut_schedS_sm100f", Fp4),
             // `Fp8KVCacheDataType` is a template parameter's type name (0 = auto: bf16 cache).
             ("void paged_attention_ll4mi_QKV_mfma16_kernel<0, __hip_bfloat16, __hip_bfloat16, (vllm::Fp8KVCacheDataType)0>", Bf16),
             ("ampere_int32_i8816gemm_int8_128x128_ldg16_stages_64x3_nt", Int8),

@@ -205,10 +205,12 @@ const RULES: &[Rule] = &[
     // Classes.
     rule("NCCL / RCCL (`ncclDevKernel_*`, `ncclKernel_*`, `rcclGenericKernel`), gloo",
         &[Prefix(&["nccl", "rccl", "gloo", "void nccl"])]).class(C::Communication),
-    rule("NCCL NVLink SHARP (NVLS) and symmetric-memory kernels (`multimem_all_reduce_kernel`)",
-        &[Prefix(&["multimem_", "void multimem_"])]).class(C::Communication),
-    rule("custom all-reduce: vLLM / SGLang `cross_device_reduce_{1,2}stage`, one-shot / two-shot all-reduce (PyTorch symmetric memory)",
+    rule("NVLink SHARP (NVLS) multicast kernels: PyTorch symmetric memory `(anonymous namespace)::multimem_all_reduce_kernel` (c10d `CUDASymmetricMemoryOps.cu`)",
+        &[Contains(&["multimem_"])]).class(C::Communication),
+    rule("custom all-reduce: vLLM / SGLang `cross_device_reduce_{1,2}stage` (vLLM `csrc/custom_all_reduce.cuh`), PyTorch symmetric memory one-shot / two-shot all-reduce",
         &[Contains(&["cross_device_reduce", "one_shot_all_reduce", "two_shot_all_reduce"])]).class(C::Communication),
+    rule("all-reduce fused with RMSNorm: FlashInfer / TensorRT-LLM `allreduce_fusion_kernel_oneshot_lamport`, `moefinalize_allreduce_fusion_*`, AITER `allreduce_fusion_kernel_1stage`",
+        &[Contains(&["allreduce_fusion_kernel"])]).class(C::Communication),
     rule("DeepEP expert-parallel dispatch / combine (`deep_ep::intranode::dispatch`)",
         &[Contains(&["deep_ep::"])]).class(C::Communication),
     rule("ROCm runtime blit kernels (`__amd_rocclr_copyBuffer`, `__amd_rocclr_fillBufferAligned`)",
@@ -377,12 +379,14 @@ fn has_tensile_mfma(name: &Name<'_>) -> bool {
     })
 }
 
-/// trtllm-gen names start `bmm_` / `gemm_` and then the output dtype (`bmm_E4m3_E4m3E4m3_Fp32_*`).
+/// trtllm-gen names start `bmm_` / `gemm_` and then the output dtype (`bmm_E4m3_E4m3E4m3_Fp32_*`;
+/// profilers that shorten names write `bmm_E2m1E2m1_Fp32_*`).
 fn is_trtllm_gen(name: &Name<'_>) -> bool {
     const DTYPES: [&str; 10] =
         ["E4m3", "E5m2", "E2m1", "MxE4m3", "MxE2m1", "MxInt4", "Bfloat16", "Fp16", "Fp32", "Int8"];
     let rest = name.raw.strip_prefix("bmm_").or_else(|| name.raw.strip_prefix("gemm_"));
-    rest.and_then(|r| r.split('_').next()).is_some_and(|t| DTYPES.contains(&t))
+    rest.and_then(|r| r.split('_').next())
+        .is_some_and(|t| DTYPES.iter().any(|d| t.starts_with(d)))
 }
 
 /// Inductor's `triton_<kind>_fused_<ops>_<n>`: a template or any non-pointwise /

@@ -70,8 +70,8 @@ pub const O_PROJ: &str = "sm100_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize256x
 pub const ATTN_DECODE: &str = "void flash::flash_fwd_splitkv_kernel<Flash_fwd_kernel_traits<128, 64, 128, 4, false, false, cutlass::bfloat16_t, Flash_kernel_traits<128, 64, 128, 4, cutlass::bfloat16_t> >, true, false, false, false, true, true, false, false>(flash::Flash_fwd_params)";
 /// Attention over an FP8 KV cache, TensorRT-LLM fused MHA.
 pub const ATTN_FP8: &str = "fmha_v2_flash_attention_e4m3_fp32_64_128_S_q_paged_kv_128_sm100_kernel_nl";
-/// NVLink SHARP all-reduce.
-pub const ALL_REDUCE_NVLS: &str = "multimem_all_reduce_kernel";
+/// NVLink SHARP all-reduce (PyTorch symmetric memory).
+pub const ALL_REDUCE_NVLS: &str = "void (anonymous namespace)::multimem_all_reduce_kernel<c10::BFloat16, 16>(c10::BFloat16*, unsigned long, unsigned int**, unsigned long, unsigned long)";
 /// vLLM's custom all-reduce.
 pub const ALL_REDUCE_CUSTOM: &str = "void vllm::cross_device_reduce_2stage<__nv_bfloat16, 8>(vllm::RankData*, vllm::RankSignals, vllm::Signal*, __nv_bfloat16*, int, int)";
 /// Residual add.
