@@ -7,7 +7,7 @@
 //! only: Kineto records no instruction mix or dtype, so this is what tb_plugin, Nsight and HTA
 //! do too. Where the name does not say, the answer is `unknown`, never a guess.
 //!
-//! **One table, three axes.** [`RULES`] is a list of rules, each naming its source (library or
+//! **One table, three axes.** `RULES` is a list of rules, each naming its source (library or
 //! naming convention). A rule matches a name and sets any of class, tensor cores, precision;
 //! each axis takes the **first** matching rule that sets it, so order matters within an axis:
 //! - class: communication first (a collective is never counted as compute), then memory
@@ -192,6 +192,7 @@ impl Rule {
     }
 }
 
+// Short names for the table's rows.
 use KernelClass as C;
 use Match::{Contains, ContainsLower, Prefix, TensileType, Test, Token};
 use Precision as P;
