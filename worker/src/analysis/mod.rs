@@ -15,7 +15,7 @@
 //! - [`stats`]: mean / std / median / percentiles of integer samples (shared definitions).
 //! - [`kernels`]: the kernel table (per name: distribution, blocks per SM, occupancy, top op).
 //! - [`gpu`]: per-device GPU Utilization, Est. SM Efficiency, occupancy, tensor-core share.
-//! - [`tensor_cores`]: the kernel-name rules for tensor-core use and GEMMs (one place).
+//! - [`kernel_class`]: the kernel-name table: class, tensor-core use, precision (one place).
 //! - `args` / `shapes`: reading one field of an event's raw args; PyTorch's shape strings.
 
 pub mod args;
@@ -27,6 +27,6 @@ pub mod stats;
 pub mod breakdown;
 pub mod kernels;
 pub mod gpu;
-pub mod tensor_cores;
+pub mod kernel_class;
 pub mod memory;
 pub mod idle;
