@@ -469,7 +469,7 @@ fn timeline_js(t: &TimelineState) -> JsValue {
     let v = &t.view;
     to_js(&json!({
         "startNs": v.start, "endNs": v.end, "nsPerPx": v.ns_per_px(), "width": v.width,
-        "height": t.height, "scrollY": t.scroll_y, "rulerH": crate::timeline::draw::RULER_H,
+        "height": t.height, "scrollY": t.scroll_y, "rulerH": crate::timeline::draw_list::RULER_H,
         "lanes": lanes, "counters": counters, "selection": selection,
         "range": t.range.map(|(a, b)| [a, b]), "search": search,
         "rects": t.tiles.len(), "resolutionNs": t.tiles.set.resolution_ns,

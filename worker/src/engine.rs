@@ -40,6 +40,8 @@ pub struct Engine {
     searches: Vec<Compiled>,
     /// The distributed run being loaded or loaded; survives the loads of its ranks.
     run: Option<RunState>,
+    /// The step marker given to the traces loaded next ([`Trace::step_marker`]).
+    step_marker: Option<String>,
 }
 
 /// What [`Engine::open_rank`] did.
@@ -159,6 +161,7 @@ impl Engine {
             *self = Self {
                 baseline: self.baseline.take(),
                 run: self.run.take(),
+                step_marker: self.step_marker.take(),
                 ..Self::default()
             };
         }
@@ -189,6 +192,7 @@ impl Engine {
             trace.diagnostics.report(crate::diag::DiagKind::InputGzipTruncated, Some(json_bytes), || why.clone());
             trace.truncated = true;
         }
+        trace.step_marker.clone_from(&self.step_marker);
         let mut summary = summarize(&trace, &name, file_bytes, json_bytes, gzip);
         summary.parse_workers = plan.parts.len() as u32;
         let session = Arc::new(Session::new(name, trace));
@@ -200,6 +204,12 @@ impl Engine {
             (Target::Current, _) => self.current = Some(session),
         }
         Ok(summary)
+    }
+
+    /// Marks steps by the annotation `marker` instead of `ProfilerStep#N` in the traces loaded
+    /// next (`None`: `ProfilerStep#N`).
+    pub fn set_step_marker(&mut self, marker: Option<String>) {
+        self.step_marker = marker;
     }
 
     /// The timeline's layout of the loaded trace (sent with `Loaded`).

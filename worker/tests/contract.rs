@@ -64,6 +64,10 @@ fn the_cli_prints_the_stamped_documents() {
     check(&report, Schema::Report, "report", &cli(&["report", p, "--json"]));
     let doc = check(&report, Schema::Report, "report --range", &cli(&["report", p, "--format", "json", "--range", "0:5000", "--by-shape"]));
     assert_eq!(doc["range_us"], serde_json::json!([0.0, 5000.0]));
+    let mlp = common::shared().join("fixtures/torch-cpu/mlp_train.pt.trace.json");
+    let args = ["report", mlp.to_str().unwrap(), "--json", "--explain-step", "slowest"];
+    let doc = check(&report, Schema::Report, "report --explain-step", &cli(&args));
+    assert!(doc["explanation"].is_object(), "--explain-step adds the explanation");
     let q = common::real(DLRM1);
     check(&validator("diff.schema.json"), Schema::Diff, "diff", &cli(&["diff", p, q.to_str().unwrap(), "--json"]));
 }

@@ -486,12 +486,12 @@ fn statistics_and_cold_start() {
     assert_eq!(one.stats.unwrap().cold_start_ratio, None);
 }
 
-fn check_report(steps: &Steps, what: &str) {
+fn check_report(trace: &kinetoscope::model::Trace, steps: &Steps, what: &str) {
     let text = steps_text(steps);
     for line in text.lines() {
         assert!(line.chars().count() <= 120, "{what}: {line:?}");
     }
-    let json = steps_json(steps);
+    let json = steps_json(trace, steps);
     for (s, j) in steps.steps.iter().zip(json.as_array().unwrap()) {
         let keys = [
             "name",
@@ -533,13 +533,13 @@ fn report_fits_120_columns_and_json_keys() {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         let (engine, result) = common::load_bytes(&name, common::json_bytes(&path));
         if result.is_ok() {
-            check_report(&analyze(engine.trace().unwrap(), None), &name);
+            check_report(engine.trace().unwrap(), &analyze(engine.trace().unwrap(), None), &name);
         }
     }
     let engine = trace_of(&priority_events());
     let steps = analyze(engine.trace().unwrap(), None);
-    check_report(&steps, "priority");
-    let j = &steps_json(&steps)[0];
+    check_report(engine.trace().unwrap(), &steps, "priority");
+    let j = &steps_json(engine.trace().unwrap(), &steps)[0];
     assert_eq!(j["name"], "ProfilerStep#1");
     assert_eq!(
         (j["cpu_dur_us"].as_f64(), j["gpu_dur_us"].as_f64()),

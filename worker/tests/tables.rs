@@ -94,12 +94,20 @@ fn kernels_and_steps_on_a_gpu_trace() {
     let mut e = engine(&common::real("partx__profiler_trace_single_sample.json"));
     let k = table(&mut e, &Query::Kernels { range_ns: None });
     assert!(!k.rows.is_empty());
-    assert_eq!(k.columns.len(), 12);
+    assert_eq!(k.columns.len(), 14);
     let total = column(&k, "total");
     assert!(k
         .rows
         .windows(2)
         .all(|w| num(&w[0][total]) >= num(&w[1][total])));
+    // Class and precision are plain text columns: the page's table shows them as it shows any.
+    let (name, class, precision) = (column(&k, "name"), column(&k, "class"), column(&k, "precision"));
+    let gemm = k
+        .rows
+        .iter()
+        .find(|r| r[name] == CellValue::Text("ampere_fp16_s16816gemm_fp16_128x64_ldg8_relu_f2f_stages_32x6_tn".into()))
+        .unwrap();
+    assert_eq!((&gemm[class], &gemm[precision]), (&CellValue::Text("gemm".into()), &CellValue::Text("fp16".into())));
     let s = table(&mut e, &Query::Steps);
     assert_eq!(s.columns.len(), 12);
     assert!(s.rows.iter().all(|r| r.len() == 12));

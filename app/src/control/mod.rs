@@ -176,7 +176,7 @@ impl Controller {
                     self.chart_answer(id, answer);
                 }
             }
-            Channel::StackBase | Channel::StackCand | Channel::StackHover => {
+            Channel::Stack(_) | Channel::StackHover | Channel::StackSelect | Channel::StackSearch => {
                 if self.stack_awaits(id) {
                     self.stack_answer(id, answer, words);
                 }
@@ -245,7 +245,7 @@ impl Controller {
                     self.chart_failed(id, message);
                 }
             }
-            Channel::StackBase | Channel::StackCand | Channel::StackHover => {
+            Channel::Stack(_) | Channel::StackHover | Channel::StackSelect | Channel::StackSearch => {
                 if self.stack_awaits(id) {
                     self.stack_failed(id, &message);
                 }

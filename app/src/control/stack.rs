@@ -38,8 +38,8 @@ impl Controller {
         let id = bridge.next_query_id();
         let channel = match (&query, pane) {
             (Query::Hover { .. }, _) => Channel::StackHover,
-            (_, Pane::Base) => Channel::StackBase,
-            (_, Pane::Cand) => Channel::StackCand,
+            (_, Pane::Base) => Channel::Stack(0),
+            (_, Pane::Cand) => Channel::Stack(1),
         };
         self.stack.update_untracked(|s| record(s.pane_mut(pane), id));
         bridge.query_on(channel, id, query);

@@ -143,7 +143,8 @@ impl LoadState {
             | FromWorker::QueryFailed { .. }
             | FromWorker::RunStarted { .. }
             | FromWorker::RankProgress { .. }
-            | FromWorker::RankLoaded { .. } => {}
+            | FromWorker::RankLoaded { .. }
+            | FromWorker::RanksHeld { .. } => {}
         }
     }
 

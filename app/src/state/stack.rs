@@ -270,10 +270,12 @@ mod tests {
                 name: "gpu".into(),
                 kind: "gpu".into(),
                 device: Some(0),
+                folded: false,
                 lanes: vec![LaneInfo { lane: 3, name: "s".into(), rows: 2, slices: 9 }],
             }],
             steps: focus.iter().cloned().collect(),
             focus,
+            origin_ns: 0,
         }
     }
 

@@ -423,6 +423,7 @@ mod tests {
                 name: "gpu".into(),
                 kind: "gpu".into(),
                 device: Some(0),
+                folded: false,
                 lanes: (0..40)
                     .map(|lane| LaneInfo {
                         lane,
@@ -434,6 +435,7 @@ mod tests {
             }],
             steps: vec![],
             focus: None,
+            origin_ns: 0,
         };
         t.set_layout(layout);
         t

@@ -164,17 +164,20 @@ mod tests {
                     name: "cpu".into(),
                     kind: "cpu".into(),
                     device: None,
+                    folded: false,
                     lanes: vec![lane(0, 3), lane(1, 1)],
                 },
                 LaneGroup {
                     name: "gpu 0".into(),
                     kind: "gpu".into(),
                     device: Some(0),
+                    folded: false,
                     lanes: vec![lane(2, 2)],
                 },
             ],
             steps: Vec::new(),
             focus: None,
+            origin_ns: 0,
         }
     }
 

@@ -1,5 +1,5 @@
 //! The Compare tab's stacked timelines (docs/viewer.md#compare-two-traces): the baseline panel
-//! above the candidate panel, each a lane timeline painted by the main timeline's [`Painter`] from
+//! above the candidate panel, each a lane timeline painted like the main timeline from
 //! its own tiles, time 0 at the chosen step's start in each trace, one shared time scale and window
 //! (`state::stack`). A step picker chooses the step; the note says which step each panel shows
 //! and how long it took.
@@ -13,10 +13,11 @@
 //! `compare-step-note`, `compare-stack-reset`, panels `compare-stack-base|cand` with canvases
 //! `compare-canvas-base|cand`, their `lane-labels` and `tooltip`.
 
-use super::draw::{Painter, RULER_H};
+use super::draw_list::RULER_H;
 use super::theme::Theme;
 use super::{observe_size, paint_canvas, wheel, Labels, Press, Tooltip, Wheel, CLICK_SLOP, LABEL_W};
 use crate::control::Controller;
+use crate::frame::Target;
 use crate::panels::StepPicker;
 use crate::state::format;
 use crate::state::stack::{Pane, StackState};
@@ -74,20 +75,13 @@ fn note(s: &StackState) -> String {
 fn StackPane(ctl: Controller, pane: Pane, theme: ReadSignal<Theme>) -> impl IntoView {
     let canvas: NodeRef<html::Canvas> = NodeRef::new();
     let area: NodeRef<html::Div> = NodeRef::new();
-    let painter = Rc::new(Painter::default());
-    let scheduled = Rc::new(Cell::new(false));
     let press: Rc<Cell<Option<Press>>> = Rc::new(Cell::new(None));
     Effect::new(move |_| {
         ctl.stack.track();
         theme.track();
-        if scheduled.replace(true) {
-            return;
-        }
-        let (scheduled, painter) = (scheduled.clone(), painter.clone());
-        request_animation_frame(move || {
-            scheduled.set(false);
+        crate::frame::request(Target::StackPane(pane as usize), move || {
             let Some(theme) = theme.try_get_untracked() else { return };
-            let drawn = ctl.stack.with_untracked(|s| paint_canvas(canvas, &painter, theme, s.pane(pane)));
+            let drawn = ctl.stack.with_untracked(|s| paint_canvas(canvas, theme, s.pane(pane)));
             if drawn.is_some() {
                 ctl.stack.update_untracked(|s| s.frames += 1);
                 ctl.publish();

@@ -31,6 +31,7 @@
 //! `event_parser.py`.
 
 use super::args::ArgKey;
+use super::kernel_class;
 use crate::model::strings::FxHashMap;
 use crate::model::{CatClass, Trace};
 
@@ -334,18 +335,11 @@ pub fn is_dataloader(name: &str) -> bool {
 }
 
 /// A collective-communication kernel, the one predicate every analysis uses (step breakdown,
-/// findings, the run's temporal breakdown and collectives). By name:
-/// - NCCL / RCCL (`ncclKernel_*`, `ncclDevKernel_*`, `rcclGenericKernel`) and gloo;
-/// - NCCL's NVLink SHARP kernels `multimem_*` (`multimem_all_reduce_kernel`);
-/// - custom all-reduce kernels: vLLM / SGLang `cross_device_reduce_*`, one-shot / two-shot
-///   all-reduce (`one_shot_all_reduce`, `two_shot_all_reduce`, symmetric memory), and
-///   DeepEP's expert-parallel `deep_ep::...::dispatch` / `combine`.
-///
-/// HTA's `^nccl.*Kernel` misses all but the first group (docs/runs.md says where we differ).
+/// findings, the run's temporal breakdown and collectives): a view of the kernel-class table
+/// ([`kernel_class`]: NCCL / RCCL, NVLS `multimem_*`, custom and fused all-reduce, DeepEP).
+/// HTA's `^nccl.*Kernel` misses all but NCCL (docs/runs.md says where we differ).
 pub fn is_communication_kernel(name: &str) -> bool {
-    const PREFIXES: [&str; 6] = ["nccl", "rccl", "gloo", "void nccl", "multimem_", "void multimem_"];
-    const INSIDE: [&str; 4] = ["cross_device_reduce", "one_shot_all_reduce", "two_shot_all_reduce", "deep_ep::"];
-    PREFIXES.iter().any(|p| name.starts_with(p)) || INSIDE.iter().any(|t| name.contains(t))
+    kernel_class::class_of(name) == kernel_class::KernelClass::Communication
 }
 
 /// A host-side communication op or annotation, by name: the `nccl:` / `gloo:` record

@@ -14,7 +14,7 @@
 //!   when no kernel of the device carries the arg (2021 traces).
 //! - Est. Achieved Occupancy = Σ occ_k · |k ∩ W| / Σ |k ∩ W| over kernels carrying
 //!   `est. achieved occupancy %` (>= 0); `None` when none overlaps W.
-//! - Tensor-core share = Σ |k ∩ W| of tensor-core kernels ([`super::tensor_cores`]) /
+//! - Tensor-core share = Σ |k ∩ W| of tensor-core kernels ([`super::kernel_class`]) /
 //!   Σ |k ∩ W|; `None` without kernel time in W.
 //!
 //! **Window** ([`metrics_window`]), without a range: tb_plugin's, so the numbers match what
@@ -42,7 +42,7 @@
 use super::args::ArgKey;
 use super::kernels::LaunchArgs;
 use super::steps;
-use super::tensor_cores::uses_tensor_cores;
+use super::kernel_class::uses_tensor_cores;
 use crate::analysis::args::parse_i64;
 use crate::model::strings::FxHashMap;
 use crate::model::{CatClass, StrId, Trace, NONE};

@@ -1,6 +1,6 @@
 //! Kernel table: device kernels grouped by name, with the distribution of their durations,
-//! their launch configuration (blocks per SM, estimated achieved occupancy), tensor-core use
-//! and the op that launched them (the kernel table, docs/cli.md#report).
+//! their launch configuration (blocks per SM, estimated achieved occupancy), class, tensor-core
+//! use, precision and the op that launched them (the kernel table, docs/cli.md#report).
 //!
 //! **Inputs and outputs.** A loaded [`Trace`] and an optional range `[t0, t1)` in ns from the
 //! origin. Kernels are slices of class [`CatClass::Kernel`] (`kernel`, 2021 `Kernel`) on any
@@ -18,7 +18,7 @@
 //!   0 ns). tb_plugin fills a missing arg with 0 instead; real traces carry both args on every
 //!   kernel or on none, so the two agree where it matters. Negative values (a CUPTI quirk
 //!   tb_plugin also skips in its GPU metrics) count as missing.
-//! - Tensor cores / GEMM: [`super::tensor_cores`], by name.
+//! - Class, tensor cores, precision: [`super::kernel_class`], by name, once per row.
 //! - Top launching op: kernel -> launch call (`slices.launch`, by correlation) -> innermost
 //!   enclosing `cpu_op` on the call's thread ([`enclosing_op`]), grouped by op name; the op
 //!   name with the most kernel time wins (then most calls, then first seen). Kernels without a
@@ -38,7 +38,7 @@
 
 use super::args::ArgKey;
 use super::stats::Summary;
-use super::tensor_cores::{is_gemm, uses_tensor_cores};
+use super::kernel_class::{classify, KernelClass, Precision, TensorCores};
 use crate::model::link::enclosing_op;
 use crate::model::strings::FxHashMap;
 use crate::model::{CatClass, StrId, Trace, NONE};
@@ -69,10 +69,14 @@ pub struct KernelRow {
     pub blocks_per_sm: Option<f64>,
     /// Duration-weighted mean of `est. achieved occupancy %`, if any call carries it.
     pub occupancy_pct: Option<f64>,
-    /// Runs on tensor cores ([`uses_tensor_cores`]).
+    /// What the kernel does ([`classify`]).
+    pub class: KernelClass,
+    /// Runs on tensor cores by name ([`classify`]; `unknown` counts as no).
     pub tensor_cores: bool,
-    /// A matrix multiply ([`is_gemm`]).
+    /// A matrix multiply (`class` is GEMM).
     pub gemm: bool,
+    /// Precision as the name spells it ([`classify`]).
+    pub precision: Precision,
     /// The op that launched most of this kernel's time, if any call is attributed.
     pub top_op: Option<TopOp>,
     /// Calls with no launch link or whose launch call runs in no op.
@@ -266,9 +270,12 @@ fn row(trace: &Trace, mut a: Acc, total_ns: i64) -> Option<KernelRow> {
         .iter()
         .rev()
         .max_by(|x, y| (x.2, x.1).cmp(&(y.2, y.1)));
+    let kind = classify(&name);
     Some(KernelRow {
-        tensor_cores: uses_tensor_cores(&name),
-        gemm: is_gemm(&name),
+        class: kind.class,
+        tensor_cores: kind.tensor_cores == TensorCores::Yes,
+        gemm: kind.class == KernelClass::Gemm,
+        precision: kind.precision,
         top_op: top.map(|&(op, calls, total)| TopOp {
             name: trace.strings.get(op).into_owned(),
             calls,

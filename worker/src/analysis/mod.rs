@@ -8,23 +8,25 @@
 //!
 //! - [`ops`]: the op table (`key_averages()` by name or by input shapes, CPU, device, memory).
 //! - [`steps`]: `ProfilerStep#N` list with CPU / GPU / step spans, statistics, breakdown.
+//! - [`explain`]: why one step is slow: its time against the median step, by category and name.
 //! - [`breakdown`]: a span's time by category (Kernel > Memcpy > ... > CPU Exec > Other).
 //! - [`memory`]: `[memory]` events: allocated / reserved per device, peaks, largest allocations.
 //! - [`idle`]: idle time per GPU stream (host wait / kernel wait / other), launch statistics.
 //! - [`stats`]: mean / std / median / percentiles of integer samples (shared definitions).
 //! - [`kernels`]: the kernel table (per name: distribution, blocks per SM, occupancy, top op).
 //! - [`gpu`]: per-device GPU Utilization, Est. SM Efficiency, occupancy, tensor-core share.
-//! - [`tensor_cores`]: the kernel-name rules for tensor-core use and GEMMs (one place).
+//! - [`kernel_class`]: the kernel-name table: class, tensor-core use, precision (one place).
 //! - `args` / `shapes`: reading one field of an event's raw args; PyTorch's shape strings.
 
 pub mod args;
 pub mod ops;
 pub mod steps;
+pub mod explain;
 mod shapes;
 pub mod stats;
 pub mod breakdown;
 pub mod kernels;
 pub mod gpu;
-pub mod tensor_cores;
+pub mod kernel_class;
 pub mod memory;
 pub mod idle;

@@ -52,29 +52,60 @@ pub struct Step {
     pub end_ns: i64,
 }
 
-/// Every host `ProfilerStep#N` (`user_annotation` or 2021 `Operator`), ordered by start.
+/// Every host `ProfilerStep#N` (`user_annotation` or 2021 `Operator`), ordered by start; with
+/// a step marker ([`Trace::step_marker`]), the marker's slices instead, numbered in time order.
 ///
 /// Names are checked once per distinct string, not once per slice: on a 1 GB trace this scan
 /// runs before the first timeline paint.
 pub fn profiler_steps(trace: &Trace) -> Vec<Step> {
     let s = &trace.slices;
-    let mut not_step = vec![false; trace.strings.len()];
+    let marker = trace.step_marker.as_deref().map(|m| match m.strip_suffix('*') {
+        Some(prefix) => (prefix.as_bytes(), true),
+        None => (m.as_bytes(), false),
+    });
+    // Per string: None = unknown yet, Some(None) = not a step name, Some(Some(n)) = step n.
+    let mut seen: Vec<Option<Option<u64>>> = vec![None; trace.strings.len()];
     let mut steps = Vec::new();
     for i in 0..s.len() {
-        let Some(known) = not_step.get_mut(s.name[i].0 as usize) else {
+        let Some(known) = seen.get_mut(s.name[i].0 as usize) else {
             continue;
         };
-        if *known || !matches!(trace.class(s.cat[i]), CatClass::Annotation | CatClass::CpuOp) {
+        if *known == Some(None) || !matches!(trace.class(s.cat[i]), CatClass::Annotation | CatClass::CpuOp) {
             continue;
         }
-        let Some(number) = step_number(trace.strings.bytes_of(s.name[i])) else {
-            *known = true;
-            continue;
-        };
+        let number = *known.get_or_insert_with(|| {
+            let name = trace.strings.bytes_of(s.name[i]);
+            match marker {
+                Some((m, prefix)) => (name == m || (prefix && name.starts_with(m))).then_some(0),
+                None => step_number(name),
+            }
+        });
+        let Some(number) = number else { continue };
         steps.push(Step { number, slice: i as u32, start_ns: s.start_ns[i], end_ns: s.end_ns(i) });
     }
     steps.sort_by_key(|st| (st.start_ns, st.number));
+    if marker.is_some() {
+        // Steps do not overlap: a marker nested in another (recursion) is not a step.
+        let mut end = i64::MIN;
+        steps.retain(|st| {
+            let outer = st.start_ns >= end;
+            end = end.max(st.end_ns);
+            outer
+        });
+        for (n, st) in steps.iter_mut().enumerate() {
+            st.number = n as u64;
+        }
+    }
     steps
+}
+
+/// How a step is named to people: `ProfilerStep#N`, or `step N` when a marker defines the
+/// steps ([`Trace::step_marker`]).
+pub fn step_name(trace: &Trace, number: u64) -> String {
+    match trace.step_marker {
+        Some(_) => format!("step {number}"),
+        None => format!("ProfilerStep#{number}"),
+    }
 }
 
 fn step_number(name: &[u8]) -> Option<u64> {

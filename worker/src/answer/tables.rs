@@ -115,7 +115,9 @@ pub fn kernels(table: &KernelTable) -> TableData {
         col("gpu_pct", "GPU %", "pct"),
         col("blocks_per_sm", "Blocks/SM", "count"),
         col("occupancy", "Occupancy %", "pct"),
+        col("class", "Class", "text"),
         col("tensor_cores", "Tensor cores", "text"),
+        col("precision", "Precision", "text"),
         col("top_op", "Top op", "text"),
     ];
     let rows = table
@@ -133,7 +135,9 @@ pub fn kernels(table: &KernelTable) -> TableData {
                 CellValue::Float(r.share * 100.0),
                 float(r.blocks_per_sm),
                 float(r.occupancy_pct),
+                CellValue::Text(r.class.as_str().into()),
                 CellValue::Text(if r.tensor_cores { "yes" } else { "no" }.into()),
+                CellValue::Text(r.precision.as_str().into()),
                 r.top_op
                     .as_ref()
                     .map_or(CellValue::Empty, |t| CellValue::Text(t.name.clone())),

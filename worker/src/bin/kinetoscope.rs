@@ -15,6 +15,7 @@ mod bench;
 
 use clap::{CommandFactory, Parser, Subcommand};
 use kinetoscope::engine::Engine;
+use kinetoscope::analysis::explain::Which;
 use kinetoscope::report::diff::{DiffOptions, DiffReport};
 use kinetoscope::report::gate::{Gate, GateError};
 use kinetoscope::report::schema::{self, Schema};
@@ -64,6 +65,14 @@ enum Command {
         /// Rows per table.
         #[arg(long, default_value_t = 20)]
         top: usize,
+        /// Explain why a step is slow: `slowest` or a ProfilerStep number (its time against
+        /// the median step, by category, kernel and op).
+        #[arg(long, value_name = "N|slowest", value_parser = parse_explain_step)]
+        explain_step: Option<Which>,
+        /// Steps are this annotation's slices (exact name, or a prefix ending in `*`), numbered
+        /// 0, 1, ... in time order: for traces without ProfilerStep#N.
+        #[arg(long, value_name = "NAME")]
+        step_marker: Option<String>,
         /// Print the stable JSON form (keys in docs/cli.md; same as `--format json`).
         #[arg(long, conflicts_with = "format")]
         json: bool,
@@ -170,9 +179,10 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Info { trace, json } => info(&trace, json),
-        Command::Report { trace, step, range, by_shape, sort, top, json, format } => {
+        Command::Report { trace, step, range, by_shape, sort, top, explain_step, step_marker, json, format } => {
             let options = ReportOptions { range: None, by_shape, sort, top };
-            report(&trace, step, range, options, Format::of(json, format.as_deref()))
+            let explain = Explain { step: explain_step, marker: step_marker };
+            report(&trace, step, range, options, explain, Format::of(json, format.as_deref()))
         }
         Command::Diff { base, cand, by_shape, sort, top, json, format, fail_if } => {
             let (op_sort, kernel_sort) = sort.unwrap_or((None, None));
@@ -207,9 +217,15 @@ fn read(path: &Path) -> Result<Vec<u8>, Failure> {
 
 /// Reads and loads `path` into a session; the summary's `parse_ms` is the load's wall time.
 fn load(path: &Path) -> Result<(Arc<Session>, TraceSummary), Failure> {
+    load_marked(path, None)
+}
+
+/// [`load`] with steps marked by `marker` instead of `ProfilerStep#N`.
+fn load_marked(path: &Path, marker: Option<String>) -> Result<(Arc<Session>, TraceSummary), Failure> {
     let bytes = read(path)?;
     let name = path.file_name().map_or_else(|| path.to_string_lossy(), |n| n.to_string_lossy()).into_owned();
     let mut engine = Engine::new();
+    engine.set_step_marker(marker);
     let started = Instant::now();
     let mut summary = engine
         .load(&name, bytes, &mut |_, _, _| {})
@@ -253,19 +269,59 @@ fn info(path: &Path, json: bool) -> Result<(), Failure> {
     Ok(())
 }
 
-fn report(path: &Path, step: Option<u64>, range: Option<(i64, i64)>, mut options: ReportOptions, format: Format) -> Result<(), Failure> {
-    let (session, _) = load(path)?;
+/// `report`'s step options: the step to explain and the step marker.
+struct Explain {
+    step: Option<Which>,
+    marker: Option<String>,
+}
+
+fn report(
+    path: &Path,
+    step: Option<u64>,
+    range: Option<(i64, i64)>,
+    mut options: ReportOptions,
+    explain: Explain,
+    format: Format,
+) -> Result<(), Failure> {
+    let (session, _) = load_marked(path, explain.marker)?;
+    let explain_step = explain.step;
     options.range = match step {
         Some(n) => Some(step_range(session.trace(), n)?),
         None => range,
     };
+    let explanation = explain_step.map(|w| session.explain(w)).transpose()?;
     let report = TraceReport::build(&session, options);
     match format {
-        Format::Json => return print_json(Schema::Report, &report.json()),
-        Format::Markdown => print!("{}", report.markdown()),
-        Format::Text => print!("{}", report.text()),
+        Format::Json => {
+            let mut value = report.json();
+            if let (Some(e), Some(map)) = (&explanation, value.as_object_mut()) {
+                map.insert("explanation".into(), kinetoscope::report::explain::json(e));
+            }
+            return print_json(Schema::Report, &value);
+        }
+        Format::Markdown => {
+            print!("{}", report.markdown());
+            if let Some(e) = &explanation {
+                // The explanation is prose plus an aligned table: kept verbatim in a code block.
+                print!("\n#### Why this step is slow\n\n```text\n{}```\n", kinetoscope::report::explain::text(e));
+            }
+        }
+        Format::Text => {
+            print!("{}", report.text());
+            if let Some(e) = &explanation {
+                print!("\n{}", kinetoscope::report::explain::text(e));
+            }
+        }
     }
     Ok(())
+}
+
+/// `slowest` or a step number.
+fn parse_explain_step(s: &str) -> Result<Which, String> {
+    match s {
+        "slowest" => Ok(Which::Slowest),
+        n => n.parse().map(Which::Number).map_err(|_| format!("expected `slowest` or a step number, got `{n}`")),
+    }
 }
 
 /// The span of `ProfilerStep#n`, or a message listing the steps the trace has.

@@ -5,6 +5,7 @@
 //! Cost: one pass over the slices per rule; per query or annotation a bounded look at the
 //! slices after it on its lane; per memcpy call a parent walk.
 
+use crate::analysis::steps::step_name;
 use super::thresholds::*;
 use super::{dur, finding, pct, Ctx, Finding, Severity};
 use crate::analysis::stats::median;
@@ -39,8 +40,8 @@ fn cold_start_step(ctx: &Ctx, out: &mut Vec<Finding>) {
         "cold-start-step",
         Severity::Warn,
         format!(
-            "First step ProfilerStep#{} took {} of CPU time, {ratio:.1}x the median of the other {} steps",
-            first.number,
+            "First step {} took {} of CPU time, {ratio:.1}x the median of the other {} steps",
+            step_name(ctx.trace, first.number),
             dur(first.cpu_dur_ns()),
             others.len()
         ),
@@ -81,9 +82,9 @@ fn slow_step(ctx: &Ctx, out: &mut Vec<Finding>) {
         "slow-step",
         Severity::Warn,
         format!(
-            "{} slow steps; ProfilerStep#{} took {}, {ratio:.1}x its neighbours' median {}",
+            "{} slow steps; {} took {}, {ratio:.1}x its neighbours' median {}",
             hits.len(),
-            complete[k].number,
+            step_name(ctx.trace, complete[k].number),
             dur(d[k]),
             dur(med as i64)
         ),

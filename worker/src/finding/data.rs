@@ -9,6 +9,8 @@
 
 use super::thresholds::*;
 use super::{dur, finding, pct, Ctx, Finding, Severity};
+use crate::analysis::kernel_class::KernelClass;
+use crate::analysis::kernels::KernelRow;
 use crate::analysis::breakdown::{is_communication_kernel, is_communication_op, is_dataloader, Breakdown, Category, Roles};
 use crate::analysis::gpu::metrics_window;
 use crate::analysis::memory;
@@ -308,11 +310,17 @@ fn is_amp_eligible(n: &str) -> bool {
 }
 
 /// `amp-opportunity` (info): a device with compute capability >= [`TENSOR_CORE_MIN_MAJOR`], no
-/// tensor-core kernel at all, and autocast-eligible ops that launched GPU work (tb_plugin's
-/// rule). Counts the outermost eligible op of each dispatch chain. Evidence: those, in order.
+/// tensor-core kernel at all, no GEMM or attention kernel whose name says a reduced precision
+/// (bf16 / fp16 / fp8 / fp4 / int8: mixed precision is already on, e.g. fp16 SIMT GEMMs of
+/// misaligned shapes), and autocast-eligible ops that launched GPU work (tb_plugin's rule plus
+/// the precision). Counts the outermost eligible op of each dispatch chain. Evidence: those,
+/// in order.
 fn amp_opportunity(ctx: &Ctx, out: &mut Vec<Finding>) {
     let rows = &ctx.kernels.rows;
-    if rows.is_empty() || rows.iter().any(|r| r.tensor_cores) {
+    let reduced = |r: &KernelRow| {
+        matches!(r.class, KernelClass::Gemm | KernelClass::Attention) && r.precision.is_reduced()
+    };
+    if rows.is_empty() || rows.iter().any(|r| r.tensor_cores) || rows.iter().any(reduced) {
         return;
     }
     if ctx.max_compute_major().is_none_or(|m| m < TENSOR_CORE_MIN_MAJOR) {
@@ -354,8 +362,9 @@ fn amp_opportunity(ctx: &Ctx, out: &mut Vec<Finding>) {
             ids.len()
         ),
         format!(
-            "compute capability {major}.x >= {TENSOR_CORE_MIN_MAJOR}, 0 of {} kernel names use tensor cores, {} \
-             outermost matmul/conv ops launched GPU work",
+            "compute capability {major}.x >= {TENSOR_CORE_MIN_MAJOR}, 0 of {} kernel names use tensor cores \
+             and no GEMM / attention kernel names a reduced precision (a name that does not say \
+             counts as not reduced), {} outermost matmul/conv ops launched GPU work",
             rows.len(),
             ids.len()
         ),

@@ -11,7 +11,7 @@ use super::{dur, finding, pct, Ctx, Finding, Severity};
 use crate::analysis::args::ArgKey;
 use crate::analysis::breakdown::is_communication_kernel;
 use crate::analysis::stats::median;
-use crate::analysis::tensor_cores::is_gemm;
+use crate::analysis::kernel_class::{is_gemm, Precision};
 use crate::model::strings::FxHashMap;
 use crate::model::{CatClass, ProcessKind};
 
@@ -203,11 +203,11 @@ fn kernel_time_variance(ctx: &Ctx, out: &mut Vec<Finding>) {
         "kernel-time-variance",
         Severity::Warn,
         format!(
-            "{} kernels vary across steps; {}: {} in ProfilerStep#{} vs {} median per step ({ratio:.1}x)",
+            "{} kernels vary across steps; {}: {} in {} vs {} median per step ({ratio:.1}x)",
             hits.len(),
             crate::text::cut(&kname, 60),
             dur(max),
-            steps[worst].number,
+            crate::analysis::steps::step_name(ctx.trace, steps[worst].number),
             dur(med as i64)
         ),
         format!(
@@ -298,10 +298,13 @@ fn dtod_before_gemm(ctx: &Ctx, out: &mut Vec<Finding>) {
     ));
 }
 
-/// `fp32-gemm`: GEMM kernels without tensor cores hold >= [`FP32_GEMM_MIN_SHARE`] of GEMM
-/// time, on a device that has tensor cores (or an unknown one). The advice names TF32 only
-/// where it exists (compute capability >= [`TF32_MIN_MAJOR`] or unknown). Evidence: the SIMT
-/// GEMMs, longest first.
+/// `fp32-gemm`: GEMM kernels whose name says FP32 ([`Precision::Fp32`]: cuBLAS `sgemm`,
+/// `f32f32_f32f32 ... ffma`, Tensile `S`) and that do not run on tensor / matrix cores hold >=
+/// [`FP32_GEMM_MIN_SHARE`] of GEMM time, on a device that has tensor cores (or an unknown one).
+/// GEMMs whose name does not say the precision are not counted as FP32, and neither are fp16
+/// storage SIMT kernels (`ampere_fp16_sgemm_fp16_*`: autocast would not change them). The
+/// advice names TF32 only where it exists (compute capability >= [`TF32_MIN_MAJOR`] or
+/// unknown). Evidence: the FP32 GEMMs, longest first.
 fn fp32_gemm(ctx: &Ctx, out: &mut Vec<Finding>) {
     let major = ctx.max_compute_major();
     if major.is_some_and(|m| m < TENSOR_CORE_MIN_MAJOR) {
@@ -309,7 +312,10 @@ fn fp32_gemm(ctx: &Ctx, out: &mut Vec<Finding>) {
     }
     let rows = &ctx.kernels.rows;
     let gemm_ns: i64 = rows.iter().filter(|r| r.gemm).map(|r| r.total_ns).sum();
-    let simt: Vec<_> = rows.iter().filter(|r| r.gemm && !r.tensor_cores).collect();
+    let simt: Vec<_> = rows
+        .iter()
+        .filter(|r| r.gemm && !r.tensor_cores && r.precision == Precision::Fp32)
+        .collect();
     let simt_ns: i64 = simt.iter().map(|r| r.total_ns).sum();
     if simt.is_empty() || gemm_ns <= 0 || (simt_ns as f64) < FP32_GEMM_MIN_SHARE * gemm_ns as f64 {
         return;
@@ -320,14 +326,15 @@ fn fp32_gemm(ctx: &Ctx, out: &mut Vec<Finding>) {
         "fp32-gemm",
         Severity::Warn,
         format!(
-            "GEMMs without tensor cores take {} of GEMM time ({}, {} kernels, e.g. {})",
+            "FP32 GEMMs without tensor cores take {} of GEMM time ({}, {} kernels, e.g. {})",
             pct(simt_ns as f64 / gemm_ns as f64),
             dur(simt_ns),
             simt.len(),
             crate::text::cut(&simt[0].name, 50)
         ),
         format!(
-            "SIMT GEMM time {} / GEMM time {} = {} >= {}; compute capability {}",
+            "FP32 SIMT GEMM time {} / GEMM time {} = {} >= {} (precision from the kernel name; \
+             GEMMs whose name does not say are not counted); compute capability {}",
             dur(simt_ns),
             dur(gemm_ns),
             pct(simt_ns as f64 / gemm_ns as f64),

@@ -117,7 +117,7 @@ pub struct Finding {
 pub const RULES: &[(&str, &str)] = &[
     ("activity-buffer-request", "profiler overhead (Activity Buffer Request) on a GPU lane"),
     ("addmm-fusion", "linear layers run as aten::addmm (bias folded into the GEMM)"),
-    ("amp-opportunity", "tensor-core GPU, no tensor-core kernels, matmul/conv ops present"),
+    ("amp-opportunity", "tensor-core GPU, no tensor-core or reduced-precision kernels, matmul/conv ops present"),
     ("annotation-dispatch-gap", "record_function to its first op is slow in the first step only"),
     ("bmm-dispatch", "aten::matmul dispatched to aten::bmm (batched inputs)"),
     ("cold-start-step", "first step's CPU time much longer than the median of the others"),
@@ -129,7 +129,7 @@ pub const RULES: &[(&str, &str)] = &[
     ("dataloader-bound", "DataLoader takes more than 5% of step time"),
     ("device-query-loop", "thousands of device property / attribute queries (a query in a loop)"),
     ("dtod-before-gemm", "addmm/baddbmm bias copy (DtoD) right before its GEMM"),
-    ("fp32-gemm", "GEMM kernels without tensor cores (FP32 SIMT)"),
+    ("fp32-gemm", "GEMM kernels whose name says FP32, without tensor cores (SIMT)"),
     ("gpu-idle", "GPU utilization below 50% or gaps of 500 ms and more"),
     ("hidden-memcpy", "cudaMemcpy issued inside an op that is not a copy"),
     ("hotspot-op", "one op holds at least 40% of Self CUDA time"),

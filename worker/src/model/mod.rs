@@ -229,6 +229,10 @@ pub struct Trace {
     pub truncated: bool,
     /// Top-level form.
     pub form: Form,
+    /// The annotation that marks steps instead of `ProfilerStep#N` (inference servers and
+    /// scripts have none): slices of exactly this name, or starting with it when it ends in
+    /// `*`, become steps numbered 0, 1, ... in time order (`--step-marker`).
+    pub step_marker: Option<String>,
 }
 
 impl Trace {

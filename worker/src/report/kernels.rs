@@ -2,16 +2,18 @@
 //! and as the `kernels[]` JSON of `report --json`.
 //!
 //! Text columns: Calls, Total, GPU% (share of kernel time), Mean, Median, P95, Max,
-//! Blk/SM, Occ% and TC (tensor cores); min and std are in the JSON. Rows fit [`WIDTH`].
+//! Blk/SM, Occ%, TC (tensor cores) and Prec (precision, `?` unknown); the class and min and
+//! std are in the JSON. Rows fit [`WIDTH`].
 
 use super::{cut, printable, time, WIDTH};
+use crate::analysis::kernel_class::Precision;
 use crate::analysis::kernels::{KernelRow, KernelTable};
 use crate::analysis::ops::us;
 use serde_json::{json, Value};
 use std::fmt::Write as _;
 
 /// Header and width of the value columns, in order.
-const COLS: [(&str, usize); 10] = [
+const COLS: [(&str, usize); 11] = [
     ("Calls", 6),
     ("Total", 9),
     ("GPU%", 6),
@@ -22,6 +24,7 @@ const COLS: [(&str, usize); 10] = [
     ("Blk/SM", 6),
     ("Occ%", 5),
     ("TC", 2),
+    ("Prec", 4),
 ];
 
 /// f64 ns -> i64 ns for [`time`] (statistics are sub-ns exact; display is not).
@@ -64,6 +67,10 @@ pub fn kernel_table_text(title: &str, table: &KernelTable, top: usize) -> String
             } else {
                 "-".into()
             },
+            match r.precision {
+                Precision::Unknown => "?".into(),
+                p => p.as_str().into(),
+            },
         ];
         let _ = write!(out, "{:<name_w$}", cut(&printable(&r.name), name_w));
         for (cell, (_, w)) in cells.iter().zip(COLS) {
@@ -104,7 +111,8 @@ pub fn kernel_table_text(title: &str, table: &KernelTable, top: usize) -> String
 /// The `kernels[]` array of `report --json`. Stable keys: `name`, `calls`, `total_us`,
 /// `mean_us`, `median_us`, `min_us`, `max_us`, `std_us` (sample, ddof 1), `p95_us`,
 /// `blocks_per_sm`, `achieved_occupancy_pct` (null without the arg), `tensor_cores`; also
-/// `gpu_time_pct`, `gemm` and `top_op` {`name`, `calls`, `total_us`} (null when unattributed).
+/// `gpu_time_pct`, `gemm`, `class`, `precision` and `top_op` {`name`, `calls`, `total_us`}
+/// (null when unattributed).
 pub fn kernels_json(rows: &[KernelRow]) -> Value {
     Value::Array(
         rows.iter()
@@ -124,6 +132,8 @@ pub fn kernels_json(rows: &[KernelRow]) -> Value {
                     "tensor_cores": r.tensor_cores,
                     "gpu_time_pct": r.share * 100.0,
                     "gemm": r.gemm,
+                    "class": r.class.as_str(),
+                    "precision": r.precision.as_str(),
                     "top_op": r.top_op.as_ref().map(|op| json!({
                         "name": op.name,
                         "calls": op.calls,

@@ -10,6 +10,7 @@
 //! - [`compare`]: a baseline / candidate comparison rendered; [`diff`]: `kinetoscope diff`, computed and ordered.
 //! - [`findings`]: the cheatsheet's findings (text section and `findings[]`).
 //! - [`trace`]: the whole `kinetoscope report` of one trace, assembled from its session.
+//! - [`explain`]: `report --explain-step`: why one step is slow.
 //! - [`gate`]: `diff --fail-if` expressions (CI gates); [`schema`]: the `--json` contract keys;
 //!   [`markdown`]: Markdown tables for `--format md` (PR comments).
 
@@ -23,6 +24,7 @@ pub mod compare;
 pub mod findings;
 pub mod diff;
 pub mod trace;
+pub mod explain;
 pub mod gate;
 pub mod schema;
 pub mod markdown;

@@ -1,6 +1,8 @@
 //! Steps as text (one row per `ProfilerStep#N`: spans and tb_plugin's breakdown, then an
 //! average row, then duration statistics) and as `steps[]` / `step_stats` JSON.
 
+use crate::analysis::steps::step_name;
+use crate::model::Trace;
 use super::{time, WIDTH};
 use crate::analysis::breakdown::{Breakdown, CATEGORIES};
 use crate::analysis::ops::us;
@@ -116,7 +118,7 @@ fn row(out: &mut String, name: &str, spans: [i64; 3], b: &Breakdown) {
 /// cpu_exec, other}` (stable), plus `gpu_start_us` (null without device work), `start_us` /
 /// `dur_us` (the step span the breakdown divides) and `incomplete`. Times in µs from the
 /// trace start.
-pub fn steps_json(steps: &Steps) -> Value {
+pub fn steps_json(trace: &Trace, steps: &Steps) -> Value {
     Value::Array(
         steps
             .steps
@@ -127,7 +129,7 @@ pub fn steps_json(steps: &Steps) -> Value {
                     b.insert(c.key().to_owned(), json!(us(s.breakdown.get(c))));
                 }
                 json!({
-                    "name": format!("ProfilerStep#{}", s.number),
+                    "name": step_name(trace, s.number),
                     "cpu_start_us": us(s.cpu_start_ns),
                     "cpu_dur_us": us(s.cpu_dur_ns()),
                     "gpu_start_us": s.gpu.map(|g| us(g.0)),

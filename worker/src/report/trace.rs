@@ -12,6 +12,7 @@ use crate::analysis::kernels::KernelTable;
 use crate::analysis::memory::Memory;
 use crate::analysis::breakdown::Category;
 use crate::analysis::ops::{OpOptions, OpTable};
+use crate::analysis::steps::step_name;
 use crate::analysis::steps::Steps;
 use crate::session::Session;
 use super::markdown::{text as md, Align, Table, NAME_CHARS};
@@ -71,7 +72,7 @@ impl<'s> TraceReport<'s> {
             "self_device_time_total_us": ops.self_device_total_ns as f64 / 1000.0,
             "ops": ops_json(&sorted(ops, self.options.sort.unwrap_or(SortKey::SelfDevice), usize::MAX)),
             "kernels": kernels::kernels_json(&self.kernels.rows),
-            "steps": steps::steps_json(&self.steps),
+            "steps": steps::steps_json(trace, &self.steps),
             "step_stats": steps::step_stats_json(&self.steps),
             "gpus": gpu::gpus_json(&self.gpus),
             "memory": memory::memory_json(trace, &self.memory),
@@ -240,14 +241,14 @@ impl<'s> TraceReport<'s> {
             let mark = if s.incomplete { " (incomplete)" } else { "" };
             let kernel = s.breakdown.get(Category::Kernel);
             table.row(vec![
-                md(&format!("#{}{mark}", s.number)),
+                md(&format!("{}{mark}", step_name(self.session.trace(), s.number))),
                 time(s.cpu_dur_ns()),
                 time(s.gpu_dur_ns()),
                 time(s.dur_ns()),
                 time(kernel),
             ]);
         }
-        format!("#### Steps (ProfilerStep#N)\n\n{}", table.render())
+        format!("#### Steps\n\n{}", table.render())
     }
 }
 

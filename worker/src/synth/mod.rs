@@ -9,6 +9,8 @@
 //!   `public/` as the demo.
 //! - [`run`] writes one trace per rank of a synthetic distributed run with a designed straggler
 //!   and clock skew (ground truth for `crate::run`).
+//! - [`serve`] writes a small B200 inference trace (vLLM-style decode, FP4 MoE) carrying the
+//!   kernel names Blackwell serving runs record, for the kernel-class tests.
 //! - [`inflate`] repeats the events of a real trace along time, renumbering every linking id, to
 //!   make inputs of any size (hundreds of MB to GB) for benchmarks and stress tests.
 //!
@@ -33,5 +35,6 @@ mod memory;
 mod network;
 pub mod run;
 mod scan;
+pub mod serve;
 mod sim;
 mod train;

@@ -40,6 +40,7 @@ impl Builder {
             diagnostics: std::mem::take(&mut self.diag),
             truncated,
             form,
+            step_marker: None,
         };
         crate::model::nest::nest(&mut trace, &mut lanes);
         trace.lanes = lanes;
