@@ -98,6 +98,13 @@ fn bad_expressions_and_inputs_exit_2() {
     let (code, _, err) = run(&["diff", cpu, cpu, "--fail-if", "gpu_utilization<-3%"]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("cannot check gpu_utilization: the baseline has no value for it"), "{err}");
+    // A relative gate on a zero baseline: passes when nothing changed, else asks for an absolute one.
+    let (code, _, err) = run(&["diff", cpu, cpu, "--fail-if", "self_cuda_time_total>+10%"]);
+    assert_eq!((code, err.as_str()), (0, ""));
+    let (code, _, err) = run(&["diff", cpu, p, "--fail-if", "self_cuda_time_total>+10%"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("cannot check self_cuda_time_total relatively: its baseline is 0"), "{err}");
+    assert!(err.contains("tip: use an absolute threshold, e.g. self_cuda_time_total>+2ms"), "{err}");
 }
 
 #[test]
