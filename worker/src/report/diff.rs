@@ -29,10 +29,9 @@ pub struct DiffOptions {
 
 /// A computed, ordered comparison with the names of its two traces.
 pub struct DiffReport<'s> {
-    base: &'s str,
-    cand: &'s str,
+    base: &'s Session,
+    cand: &'s Session,
     comparison: Comparison,
-    findings: FindingsDiff,
     op_sort: SortKey<OpColumn>,
     kernel_sort: SortKey<KernelColumn>,
     default_column: OpColumn,
@@ -46,10 +45,9 @@ impl<'s> DiffReport<'s> {
         let default_column = headline_column(&c);
         let (op_sort, kernel_sort) = order(&mut c, (options.op_sort, options.kernel_sort));
         Self {
-            base: base.name(),
-            cand: cand.name(),
+            base,
+            cand,
             comparison: c,
-            findings: findings_diff(base.findings(), cand.findings()),
             op_sort,
             kernel_sort,
             default_column,
@@ -67,7 +65,15 @@ impl<'s> DiffReport<'s> {
     /// # Errors
     /// A gate that cannot be evaluated on these traces ([`gate`] module docs).
     pub fn failed_gates(&self, gates: &[(String, Gate)]) -> Result<Vec<String>, GateError> {
-        gate::failures(gates, &self.comparison, &self.findings)
+        // Findings run the cheatsheet over both whole traces: only when a gate reads them.
+        let reads_findings = gates.iter().any(|(_, g)| matches!(g, Gate::NewFinding { .. }));
+        let findings = if reads_findings { self.findings() } else { FindingsDiff::default() };
+        gate::failures(gates, &self.comparison, &findings)
+    }
+
+    /// The two sides' findings by rule: new, gone, kept (detected on first use per session).
+    fn findings(&self) -> FindingsDiff {
+        findings_diff(self.base.findings(), self.cand.findings())
     }
 
     /// The op column shown with base / candidate / delta: the sort column, else the default.
@@ -97,8 +103,8 @@ impl<'s> DiffReport<'s> {
         let c = &self.comparison;
         let mut out = format!(
             "### kinetoscope diff: {} → {}\n\n",
-            md(self.base),
-            md(self.cand)
+            md(self.base.name()),
+            md(self.cand.name())
         );
         let _ = writeln!(out, "**Verdict:** {}\n", md(&c.verdict.text));
         if let Some((n, failed)) = gates {
@@ -116,7 +122,7 @@ impl<'s> DiffReport<'s> {
         out.push_str(&summary_md(c));
         out.push_str(&self.ops_md());
         out.push_str(&self.kernels_md());
-        findings_md(&mut out, &self.findings);
+        findings_md(&mut out, &self.findings());
         out
     }
 
@@ -206,7 +212,7 @@ impl<'s> DiffReport<'s> {
     }
 
     fn files(&self) -> Files<'_> {
-        Files { base: self.base, cand: self.cand }
+        Files { base: self.base.name(), cand: self.cand.name() }
     }
 }
 
