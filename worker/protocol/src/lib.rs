@@ -9,6 +9,7 @@
 //! refactors do not change the protocol.
 
 mod compare;
+mod explain;
 mod query;
 mod run;
 mod summary;
@@ -16,6 +17,7 @@ mod table;
 mod timeline;
 
 pub use compare::*;
+pub use explain::*;
 pub use query::*;
 pub use run::*;
 pub use summary::*;
@@ -24,7 +26,7 @@ pub use timeline::*;
 use serde::{Deserialize, Serialize};
 
 /// Bumped on any incompatible change; the app refuses a worker that reports another version.
-pub const PROTOCOL_VERSION: u32 = 12;
+pub const PROTOCOL_VERSION: u32 = 13;
 
 /// A message from the app to the worker.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -121,6 +123,8 @@ pub enum Answer {
     Run(Box<RunData>),
     /// Collective: the instance across ranks (`None`: not a matched collective).
     Collective(Option<CollectiveMatch>),
+    /// ExplainStep.
+    Explanation(Box<ExplanationData>),
 }
 
 /// A message from the worker to the app; externally tagged (`{"Loaded": {..}}`), see [`Answer`].
