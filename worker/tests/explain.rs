@@ -126,6 +126,11 @@ fn the_page_answer_equals_report_explain_step_json() {
         assert_eq!(u64::from(x.steps), cli["steps"].as_u64().unwrap());
         let sentences: Vec<&str> = cli["sentences"].as_array().unwrap().iter().map(|s| s.as_str().unwrap()).collect();
         assert_eq!(x.sentences, sentences);
+        assert_eq!(x.sentence_slices.len(), x.sentences.len());
+        assert_eq!(x.sentence_slices[0], x.slice, "the first sentence cites the step");
+        let items: Vec<_> = x.kernels.iter().take(3).chain(x.ops.iter().take(3)).map(|i| i.slice.clone()).collect();
+        let tail = x.sentence_slices.len() - items.len();
+        assert_eq!(x.sentence_slices[tail..], items[..], "item sentences cite their evidence");
         let cats = cli["categories"].as_array().unwrap();
         assert_eq!(x.categories.len(), cats.len());
         for (w, c) in x.categories.iter().zip(cats) {

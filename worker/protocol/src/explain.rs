@@ -20,6 +20,8 @@ pub struct ExplanationData {
     pub steps: u32,
     /// A few sentences with the numbers (the CLI prints the same).
     pub sentences: Vec<String>,
+    /// The slice each sentence cites, one per sentence (`None`: the categories' sentence).
+    pub sentence_slices: Vec<Option<SliceRef>>,
     /// Breakdown categories, most different first.
     pub categories: Vec<CategoryDeltaData>,
     /// Kernels (device time launched in the step), most different first.

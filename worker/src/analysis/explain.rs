@@ -263,10 +263,21 @@ fn items_of(trace: &Trace, items: HashMap<StrId, Vec<Cell>>, t: usize, complete:
 /// The explanation in a few sentences with the numbers (the page and `report --explain-step`
 /// print the same lines).
 pub fn sentences(e: &Explanation) -> Vec<String> {
+    cited(e).into_iter().map(|(s, _)| s).collect()
+}
+
+/// The slice each line of [`sentences`] cites, line by line: the step's annotation for the
+/// first, none for the categories, the item's evidence for a kernel or op line.
+pub fn sentence_slices(e: &Explanation) -> Vec<Option<u32>> {
+    cited(e).into_iter().map(|(_, slice)| slice).collect()
+}
+
+/// The sentences with the slice each cites (one function, so the two never disagree).
+fn cited(e: &Explanation) -> Vec<(String, Option<u32>)> {
     let delta = e.delta_ns();
     let ratio = if e.median_ns > 0.0 { delta / e.median_ns } else { 0.0 };
     let more = if delta >= 0.0 { "more" } else { "less" };
-    let mut out = vec![format!(
+    let first = format!(
         "ProfilerStep#{} took {}, {} ({}) {more} than the median of {} complete steps ({}).",
         e.step,
         duration(e.dur_ns),
@@ -274,7 +285,8 @@ pub fn sentences(e: &Explanation) -> Vec<String> {
         percent(ratio.abs()),
         e.steps,
         duration(e.median_ns.round() as i64),
-    )];
+    );
+    let mut out = vec![(first, Some(e.slice))];
     let floor = (delta.abs() * MIN_SHARE).max(MIN_ITEM_NS as f64);
     let parts: Vec<String> = e
         .categories
@@ -283,11 +295,11 @@ pub fn sentences(e: &Explanation) -> Vec<String> {
         .map(|c| format!("{} {}", c.category.label(), signed(c.delta_ns())))
         .collect();
     if !parts.is_empty() {
-        out.push(format!("By category (step breakdown): {}.", parts.join(", ")));
+        out.push((format!("By category (step breakdown): {}.", parts.join(", ")), None));
     }
     for (kind, items) in [("Kernel", &e.kernels), ("Op", &e.ops)] {
         for i in items.iter().take(3) {
-            out.push(format!(
+            let line = format!(
                 "{kind} {} {}: {} in the step vs {} median, {} call{} vs {} median.",
                 cut(&i.name, 60),
                 signed(i.delta_ns()),
@@ -296,7 +308,8 @@ pub fn sentences(e: &Explanation) -> Vec<String> {
                 i.step_calls,
                 if i.step_calls == 1 { "" } else { "s" },
                 fmt_calls(i.median_calls),
-            ));
+            );
+            out.push((line, i.slice));
         }
     }
     out

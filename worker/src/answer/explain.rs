@@ -3,7 +3,7 @@
 //! so the page can select them without another round trip.
 
 use super::slice_ref;
-use crate::analysis::explain::{sentences, Explanation, ItemDelta};
+use crate::analysis::explain::{sentence_slices, sentences, Explanation, ItemDelta};
 use crate::model::Trace;
 use protocol::{CategoryDeltaData, ExplanationData, ItemDeltaData};
 
@@ -29,6 +29,7 @@ pub fn wire(trace: &Trace, e: &Explanation) -> ExplanationData {
         median_ns: e.median_ns,
         steps: u32::try_from(e.steps).unwrap_or(u32::MAX),
         sentences: sentences(e),
+        sentence_slices: sentence_slices(e).into_iter().map(|id| id.and_then(|id| slice_ref(trace, id))).collect(),
         categories: e
             .categories
             .iter()
