@@ -3,7 +3,7 @@
 //! phases of six 50 µs kernels and an all-reduce; step 7's last kernel of phase 2
 //! (`reduce_kernel`) runs 3 ms longer and its DataLoader fetch 0.5 ms longer. Kernel times
 //! jitter by less than 2 µs each. The page's answer is checked against the CLI on a real trace.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
 mod common;
 

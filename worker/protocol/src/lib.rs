@@ -282,6 +282,11 @@ mod tests {
             Answer::Baseline(Some("a.json".into())),
             Answer::Comparison(Box::default()),
             Answer::Run(Box::default()),
+            Answer::Explanation(Box::new(ExplanationData {
+                sentence_slices: vec![Some(SliceRef::default()), None],
+                kernels: vec![ItemDeltaData { median_calls: 2.5, ..ItemDeltaData::default() }],
+                ..ExplanationData::default()
+            })),
         ];
         for answer in answers {
             let msg = FromWorker::Answer { id: 1, answer: Box::new(answer) };
@@ -321,6 +326,8 @@ mod tests {
             Query::Run,
             Query::Collective { trace: TraceRef::Rank(1), slice: 8 },
             Query::Layout { trace: TraceRef::Rank(4), align: Align::Collectives },
+            Query::ExplainStep { step: None },
+            Query::ExplainStep { step: Some(7) },
         ];
         let mut seen = std::collections::BTreeSet::new();
         for query in queries {
@@ -342,13 +349,14 @@ mod tests {
                 Query::Compare { .. } => "compare",
                 Query::Run => "run",
                 Query::Collective { .. } => "collective",
+                Query::ExplainStep { .. } => "explain_step",
             };
             seen.insert(name);
             let msg = ToWorker::Query { id: 9, query };
             let json = serde_json::to_string(&msg).unwrap();
             assert_eq!(serde_json::from_str::<ToWorker>(&json).unwrap(), msg, "{json}");
         }
-        assert_eq!(seen.len(), 17, "every query variant is listed");
+        assert_eq!(seen.len(), 18, "every query variant is listed");
         // Queries written before `trace` existed still mean the loaded trace.
         let old: Query = serde_json::from_str(r#"{"kind":"hover","slice":4}"#).unwrap();
         assert_eq!(old, Query::Hover { trace: TraceRef::Current, slice: 4 });

@@ -8,8 +8,10 @@
 //!   DataLoader, CPU exec, idle) against each category's median over the complete steps;
 //! - kernels by name: device time launched from within the step ([`launching_step`]: GPU work
 //!   belongs to the step that launched it) against the median over complete steps, with calls;
-//! - host ops by name: self time of the CPU ops starting in the step's CPU span, likewise;
-//! each item with the slice that shows it best (the longest of its name in the step).
+//! - host ops by name: self time of the CPU ops starting in the step's CPU span, likewise.
+//!
+//! Each kernel and op comes with the slice that shows it best (the longest of its name in the
+//! step).
 //!
 //! Medians include steps where a name is absent (counted as 0), so a kernel that ran in only
 //! the slow step shows its whole time. Items are kept when their difference is at least
@@ -206,7 +208,7 @@ fn per_name(trace: &Trace, spans: &[&StepSpan]) -> (HashMap<StrId, Vec<Cell>>, H
             }
         }
     };
-    for i in 0..s.len() {
+    for (i, &children) in child_ns.iter().enumerate() {
         match trace.class(s.cat[i]) {
             CatClass::Kernel => {
                 if let Some(j) = launching_step(trace, i, &sorted) {
@@ -223,7 +225,7 @@ fn per_name(trace: &Trace, spans: &[&StepSpan]) -> (HashMap<StrId, Vec<Cell>>, H
                     continue;
                 };
                 if let Some(&k) = order.get(j) {
-                    let own = (s.dur_ns[i] - child_ns[i]).max(0);
+                    let own = (s.dur_ns[i] - children).max(0);
                     add(&mut ops, k, i, own);
                 }
             }
