@@ -34,14 +34,22 @@ impl Controller {
 
     /// The answer to explanation query `id`.
     pub(super) fn explain_answer(self, id: u32, answer: Answer) {
-        if self.explain.try_update(|e| e.apply(id, answer)).unwrap_or(false) {
+        if self
+            .explain
+            .try_update(|e| e.apply(id, answer))
+            .unwrap_or(false)
+        {
             self.publish();
         }
     }
 
     /// Explanation query `id` failed.
     pub(super) fn explain_failed(self, id: u32, message: String) {
-        if self.explain.try_update(|e| e.failed(id, message)).unwrap_or(false) {
+        if self
+            .explain
+            .try_update(|e| e.failed(id, message))
+            .unwrap_or(false)
+        {
             self.publish();
         }
     }

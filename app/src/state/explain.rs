@@ -189,7 +189,11 @@ mod tests {
                 median_ns: 1_000_000.0,
                 step_calls: 3,
                 median_calls: 2.5,
-                slice: Some(SliceRef { id: 7, name: "gemm".into(), ..SliceRef::default() }),
+                slice: Some(SliceRef {
+                    id: 7,
+                    name: "gemm".into(),
+                    ..SliceRef::default()
+                }),
             }],
             ops: vec![ItemDeltaData {
                 name: "aten::zero_".into(),
@@ -211,14 +215,20 @@ mod tests {
         assert_eq!(s.ask(None), None, "the slowest is already awaited");
         assert_eq!(s.ask(Some(4)), Some(Query::ExplainStep { step: Some(4) }));
         s.sent(2);
-        assert!(!s.apply(1, Answer::Explanation(Box::new(data(9)))), "superseded");
+        assert!(
+            !s.apply(1, Answer::Explanation(Box::new(data(9)))),
+            "superseded"
+        );
         assert!(s.apply(2, Answer::Explanation(Box::new(data(4)))));
         assert_eq!((s.step(), s.pending), (Some(4), None));
         assert_eq!(s.ask(Some(4)), None, "shown");
         assert!(s.ask(Some(5)).is_some());
         s.sent(3);
         assert!(s.failed(3, "no ProfilerStep#5".into()));
-        assert_eq!((s.step(), s.error.as_deref()), (None, Some("no ProfilerStep#5")));
+        assert_eq!(
+            (s.step(), s.error.as_deref()),
+            (None, Some("no ProfilerStep#5"))
+        );
         assert!(s.ask(Some(5)).is_some(), "a failed ask may be repeated");
     }
 

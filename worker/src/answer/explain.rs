@@ -29,7 +29,10 @@ pub fn wire(trace: &Trace, e: &Explanation) -> ExplanationData {
         median_ns: e.median_ns,
         steps: u32::try_from(e.steps).unwrap_or(u32::MAX),
         sentences: sentences(e),
-        sentence_slices: sentence_slices(e).into_iter().map(|id| id.and_then(|id| slice_ref(trace, id))).collect(),
+        sentence_slices: sentence_slices(e)
+            .into_iter()
+            .map(|id| id.and_then(|id| slice_ref(trace, id)))
+            .collect(),
         categories: e
             .categories
             .iter()
