@@ -18,7 +18,8 @@ use crate::control::Controller;
 use crate::deferred::Deferred;
 use crate::panels::{
     CompareButton, ComparePanel, DetailsPanel, DropZone, ErrorPanel, FindingsPanel, OpenButton,
-    OpenFolderButton, ProgressPanel, RunBack, RunPanel, SummaryPanel, TablePanel, Tabs, TraceHeader,
+    OpenFolderButton, ProgressPanel, RunBack, RunPanel, StepExplain, SummaryPanel, TablePanel, Tabs,
+    TraceHeader,
 };
 use crate::state::format;
 use crate::state::link::ViewLink;
@@ -62,12 +63,15 @@ pub fn App() -> impl IntoView {
     let on_sort = Callback::new(move |key: String| ctl.sort_by(key));
     let on_scope = Callback::new(move |scope: Scope| ctl.set_scope(scope));
     let on_row = Callback::new(move |name: String| ctl.highlight_name(name));
+    let on_step = Callback::new(move |step: u64| ctl.explain_step(Some(step)));
+    let explained = Memo::new(move |_| ctl.explain.with(|e| e.step()));
     let state = ctl.state.read_only();
     let tables = ctl.tables.read_only();
     let loaded = Memo::new(move |_| state.with(|s| s.summary.is_some()));
     let settled = Memo::new(move |_| state.with(|s| s.summary.is_some() && s.settled));
     let on_summary = Memo::new(move |_| settled.get() && tables.with(|t| t.tab == Tab::Summary));
     let on_findings = Memo::new(move |_| tables.with(|t| t.tab == Tab::Findings));
+    let on_steps = Memo::new(move |_| tables.with(|t| t.tab == Tab::Steps));
     let on_charts = Memo::new(move |_| settled.get() && tables.with(|t| t.tab == Tab::Charts));
     let on_compare_tab = Memo::new(move |_| tables.with(|t| t.tab == Tab::Compare));
     let run = ctl.run.read_only();
@@ -177,7 +181,14 @@ pub fn App() -> impl IntoView {
                         on_sort=on_sort
                         on_scope=on_scope
                         on_row=on_row
+                        on_step=on_step
+                        explained=explained
                     />
+                </Deferred>
+            </Show>
+            <Show when=move || settled.get() && on_steps.get()>
+                <Deferred>
+                    <StepExplain ctl=ctl />
                 </Deferred>
             </Show>
             <Show when=move || on_charts.get()>

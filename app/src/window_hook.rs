@@ -54,8 +54,12 @@
 //!                 from the canvas' top-left), findings: run finding rules, diagnostics: their
 //!                 kinds, focus: {rank, step} opened from the heatmap or null,
 //!                 workerMemoryBytes: the load worker's wasm memory after the files, or null}
+//! explain         null before the Steps tab asked for a step explanation, else {asked: the
+//!                 step number asked for or null (the slowest), step: the step explained or
+//!                 null while none is, sentences, evidence: [{kind: "kernel" | "op", name,
+//!                 slice}] (the rows with a link, in order), error, pending}
 //! idle()          Promise resolved when no load is running, no table, timeline, findings,
-//!                 chart or compare query is pending, the panels below the timeline are
+//!                 chart, compare or explanation query is pending, the panels below the timeline are
 //!                 asked for (`settled`) and no part of the page waits to be built
 //!                 ([`crate::deferred`]) (at once if all that holds)
 //! ```
@@ -67,6 +71,7 @@
 
 use crate::state::charts::ChartState;
 use crate::state::compare::CompareState;
+use crate::state::explain::{rows, ExplainState};
 use crate::state::findings::FindingsState;
 use crate::state::run::RunState;
 use crate::state::stack::{Pane, StackState};
@@ -186,6 +191,8 @@ pub struct States<'a> {
     pub stack: &'a StackState,
     /// The open distributed run.
     pub run: &'a RunState,
+    /// The Steps tab's step explanation.
+    pub explain: &'a ExplainState,
 }
 
 /// Marks the snapshot stale, and resolves `idle()` waiters if no load is running and no query
@@ -204,7 +211,8 @@ pub fn publish(s: &States) {
             || s.charts.busy()
             || s.compare.pending.is_some()
             || s.stack.busy()
-            || s.run.busy();
+            || s.run.busy()
+            || s.explain.pending.is_some();
         take_waiters(hook)
     });
     resolve(waiters);
@@ -274,8 +282,9 @@ fn snapshot(hook: &mut Hook, s: &States, link: Option<&str>) -> JsValue {
         to_js(&serde_json::json!({ "rules": rules, "active": findings.active }))
     });
     let link = link.map_or(JsValue::NULL, JsValue::from_str);
-    let fields: [(&str, JsValue); 14] = [
+    let fields: [(&str, JsValue); 15] = [
         ("run", run_js(s.run)),
+        ("explain", explain_js(s.explain)),
         ("status", state.status.as_str().into()),
         ("summary", summary),
         ("error", error),
@@ -294,6 +303,28 @@ fn snapshot(hook: &mut Hook, s: &States, link: Option<&str>) -> JsValue {
         let _ = Reflect::set(&obj, &key.into(), &value);
     }
     Object::freeze(&obj).into()
+}
+
+/// The step explanation (see the module docs), or null.
+fn explain_js(e: &ExplainState) -> JsValue {
+    if e.asked.is_none() {
+        return JsValue::NULL;
+    }
+    let data = e.data.as_deref();
+    let evidence = data.map(|d| {
+        rows(d)
+            .into_iter()
+            .filter_map(|r| Some(serde_json::json!({ "kind": r.kind, "name": r.name, "slice": r.slice?.id })))
+            .collect::<Vec<_>>()
+    });
+    to_js(&serde_json::json!({
+        "asked": e.asked.flatten(),
+        "step": e.step(),
+        "sentences": data.map(|d| d.sentences.clone()),
+        "evidence": evidence,
+        "error": e.error,
+        "pending": e.pending.is_some(),
+    }))
 }
 
 /// The open run (see the module docs), or null.

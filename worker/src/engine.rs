@@ -9,6 +9,7 @@
 //! they address ([`TraceRef`]): the stacked compare view draws the baseline from its own
 //! session's index.
 
+use crate::analysis::explain::Which;
 use crate::analysis::ops::OpOptions;
 use crate::answer::comparison::{comparison_data, Names};
 use crate::compare::{compare, CompareOptions};
@@ -353,6 +354,10 @@ impl Engine {
             Query::Findings => Answer::Findings(answer::findings::wire(trace, session.findings())),
             Query::Histogram { name, bins } => {
                 Answer::Histogram(answer::counters::histogram(trace, name, *bins))
+            }
+            Query::ExplainStep { step } => {
+                let which = step.map_or(Which::Slowest, Which::Number);
+                Answer::Explanation(Box::new(answer::explain::wire(trace, &session.explain(which)?)))
             }
             _ => return Err("not a trace query".into()),
         };

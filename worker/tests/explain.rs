@@ -2,7 +2,7 @@
 //! (`synth::run` with one rank): every step fetches from the DataLoader for 1 ms and runs four
 //! phases of six 50 µs kernels and an all-reduce; step 7's last kernel of phase 2
 //! (`reduce_kernel`) runs 3 ms longer and its DataLoader fetch 0.5 ms longer. Kernel times
-//! jitter by less than 2 µs each.
+//! jitter by less than 2 µs each. The page's answer is checked against the CLI on a real trace.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
 mod common;
@@ -11,6 +11,8 @@ use kinetoscope::analysis::breakdown::Category;
 use kinetoscope::analysis::explain::{explain, sentences, Which};
 use kinetoscope::engine::Engine;
 use kinetoscope::synth::run::{generate_rank, Delay, RunSpec};
+use protocol::{Answer, ItemDeltaData, Query};
+use serde_json::Value;
 
 const SLOW_KERNEL: &str = "void at::native::reduce_kernel<512, 1>";
 
@@ -128,4 +130,71 @@ fn a_step_marker_makes_steps_of_a_trace_without_profiler_steps() {
     let x = session.explain(Which::Slowest).unwrap();
     assert!(x.name.starts_with("step "), "{}", x.name);
     assert!(sentences(&x)[0].starts_with(&format!("{} took", x.name)));
+}
+
+const RESNET: &str = "kineto__resnet50_num_workers_4__worker0.pt.trace.json.gz";
+
+/// `report FILE --explain-step WHICH --json`'s `explanation`.
+fn cli_explanation(which: &str) -> Value {
+    let path = common::real(RESNET);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kinetoscope"))
+        .args(["report", path.to_str().unwrap(), "--explain-step", which, "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    doc["explanation"].clone()
+}
+
+fn same_us(ns: f64, us: &Value) -> bool {
+    (ns / 1e3 - us.as_f64().unwrap()).abs() < 1e-6
+}
+
+fn same_items(wire: &[ItemDeltaData], cli: &Value) {
+    let cli = cli.as_array().unwrap();
+    assert_eq!(wire.len(), cli.len());
+    for (w, c) in wire.iter().zip(cli) {
+        assert_eq!(w.name, c["name"].as_str().unwrap());
+        assert!(same_us(w.step_ns as f64, &c["step_us"]), "{} step", w.name);
+        assert!(same_us(w.median_ns, &c["median_us"]), "{} median", w.name);
+        assert_eq!(u64::from(w.step_calls), c["step_calls"].as_u64().unwrap());
+        assert_eq!(w.median_calls, c["median_calls"].as_f64().unwrap());
+        assert_eq!(w.slice.as_ref().map(|s| u64::from(s.id)), c["slice"].as_u64());
+        if let Some(s) = &w.slice {
+            assert_eq!(s.name, w.name, "the evidence is a slice of that name");
+        }
+    }
+}
+
+#[test]
+fn the_page_answer_equals_report_explain_step_json() {
+    let mut e = common::load_real(RESNET);
+    for (step, which) in [(None, "slowest".to_owned()), (Some(6), "6".to_owned())] {
+        let Answer::Explanation(x) = e.query(&Query::ExplainStep { step }).unwrap().0 else {
+            panic!("not an explanation");
+        };
+        let cli = cli_explanation(&which);
+        assert_eq!(x.step, cli["step"].as_u64().unwrap());
+        assert_eq!(x.slice.as_ref().map(|s| u64::from(s.id)), cli["slice"].as_u64());
+        assert!(same_us(x.dur_ns as f64, &cli["dur_us"]));
+        assert!(same_us(x.median_ns, &cli["median_us"]));
+        assert_eq!(u64::from(x.steps), cli["steps"].as_u64().unwrap());
+        let sentences: Vec<&str> = cli["sentences"].as_array().unwrap().iter().map(|s| s.as_str().unwrap()).collect();
+        assert_eq!(x.sentences, sentences);
+        assert_eq!(x.sentence_slices.len(), x.sentences.len());
+        assert_eq!(x.sentence_slices[0], x.slice, "the first sentence cites the step");
+        let items: Vec<_> = x.kernels.iter().take(3).chain(x.ops.iter().take(3)).map(|i| i.slice.clone()).collect();
+        let tail = x.sentence_slices.len() - items.len();
+        assert_eq!(x.sentence_slices[tail..], items[..], "item sentences cite their evidence");
+        let cats = cli["categories"].as_array().unwrap();
+        assert_eq!(x.categories.len(), cats.len());
+        for (w, c) in x.categories.iter().zip(cats) {
+            assert_eq!(w.key, c["category"].as_str().unwrap());
+            assert!(same_us(w.step_ns as f64, &c["step_us"]) && same_us(w.median_ns, &c["median_us"]), "{}", w.key);
+        }
+        same_items(&x.kernels, &cli["kernels"]);
+        same_items(&x.ops, &cli["ops"]);
+    }
+    let err = e.query(&Query::ExplainStep { step: Some(9_999) }).unwrap_err();
+    assert!(err.contains("no ProfilerStep#9999"), "{err}");
 }

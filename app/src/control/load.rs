@@ -56,6 +56,7 @@ impl Controller {
         self.tables.update(TableState::reset);
         self.timeline.update(|t| t.reset());
         self.findings.update(|f| f.reset());
+        self.explain_reset();
         self.charts.update(|c| c.loaded(0));
         self.stack.update(crate::state::stack::StackState::clear);
         self.commit(|s| s.begin(name));

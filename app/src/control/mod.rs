@@ -9,10 +9,12 @@
 //! table tabs; [`timeline`] drives the timeline (view changes, tiles, selection, search);
 //! [`findings`] drives the cheatsheet; [`link`] keeps the URL fragment in step with the view and
 //! restores shared links; [`charts`] feeds the charts tab; [`compare`] keeps a baseline and
-//! drives the Compare tab; [`stack`] drives its stacked timelines.
+//! drives the Compare tab; [`stack`] drives its stacked timelines; [`explain`] explains a step
+//! on the Steps tab.
 
 mod charts;
 mod compare;
+mod explain;
 mod findings;
 mod link;
 mod load;
@@ -24,6 +26,7 @@ pub mod timeline;
 use crate::bridge::Bridge;
 use crate::state::charts::ChartState;
 use crate::state::compare::CompareState;
+use crate::state::explain::ExplainState;
 use crate::state::findings::FindingsState;
 use crate::state::run::RunState;
 use crate::state::stack::StackState;
@@ -56,6 +59,8 @@ pub struct Controller {
     pub stack: RwSignal<StackState>,
     /// The open distributed run (the Run tab).
     pub run: RwSignal<RunState>,
+    /// The Steps tab's step explanation.
+    pub explain: RwSignal<ExplainState>,
     bridge: StoredValue<Option<Bridge>, LocalStorage>,
     link: StoredValue<link::LinkState, LocalStorage>,
 }
@@ -73,6 +78,7 @@ impl Controller {
             compare: RwSignal::new(CompareState::default()),
             stack: RwSignal::new(StackState::default()),
             run: RwSignal::new(RunState::default()),
+            explain: RwSignal::new(ExplainState::default()),
             bridge: StoredValue::new_local(None),
             link: StoredValue::new_local(link::LinkState::default()),
         };
@@ -145,6 +151,7 @@ impl Controller {
                 if let Some(query) = self.tables.with_untracked(TableState::query).filter(|_| idle) {
                     self.send(query);
                 }
+                self.explain_default();
                 self.fetch_charts();
                 self.publish();
             }
@@ -201,6 +208,7 @@ impl Controller {
             Channel::Table => {
                 self.commit_tables(|t| t.apply(FromWorker::Answer { id, answer: Box::new(answer) }));
             }
+            Channel::Explain => self.explain_answer(id, answer),
             Channel::Layout | Channel::Tiles | Channel::Details | Channel::Hover | Channel::Search | Channel::Counters => {
                 if self.timeline.with_untracked(|t| t.awaits(id)) {
                     self.timeline_answer(id, answer, words);
@@ -266,6 +274,7 @@ impl Controller {
                 }
             }
             Channel::Table => self.commit_tables(|t| t.apply(FromWorker::QueryFailed { id, message })),
+            Channel::Explain => self.explain_failed(id, message),
             Channel::Layout | Channel::Tiles | Channel::Details | Channel::Hover | Channel::Search | Channel::Counters => {
                 if self.timeline.with_untracked(|t| t.awaits(id)) {
                     web_sys::console::warn_1(&format!("timeline query failed: {message}").into());
@@ -295,6 +304,7 @@ impl Controller {
             Channel::Findings => self.findings.update_untracked(|f| f.pending = Some(id)),
             Channel::Compare => self.compare.update(|c| c.sent(id)),
             Channel::Run => self.run.update(|r| r.sent(id)),
+            Channel::Explain => self.explain.update(|e| e.sent(id)),
             channel => self.timeline.update_untracked(|t| t.sent(channel, id)),
         }
         bridge.query(id, query);
@@ -342,7 +352,11 @@ impl Controller {
                             self.compare.with_untracked(|compare| {
                                 self.stack.with_untracked(|stack| {
                                     self.run.with_untracked(|run| {
-                                        f(&window_hook::States { load, tables, timeline, findings, charts, compare, stack, run })
+                                        self.explain.with_untracked(|explain| {
+                                            f(&window_hook::States {
+                                                load, tables, timeline, findings, charts, compare, stack, run, explain,
+                                            })
+                                        })
                                     })
                                 })
                             })

@@ -14,6 +14,7 @@ impl Controller {
         if let Some(query) = query {
             self.send(query);
         }
+        self.explain_default();
         self.fetch_charts();
     }
 

@@ -4,6 +4,7 @@
 mod compare;
 mod details;
 mod error;
+mod explain;
 mod findings;
 mod loader;
 mod run;
@@ -15,6 +16,7 @@ mod tables;
 pub use compare::{CompareButton, ComparePanel};
 pub use details::DetailsPanel;
 pub use error::ErrorPanel;
+pub use explain::StepExplain;
 pub use findings::FindingsPanel;
 pub use loader::{DropZone, OpenButton, OpenFolderButton, ProgressPanel};
 pub use run::{RunBack, RunPanel};

@@ -5,7 +5,9 @@
 //!
 //! The scope select (`table-scope`: `trace`, `step`, `range`) rescopes the op and kernel tables;
 //! scoped to a step, `table-step` holds its number and `table-step-prev` / `-next` move by one.
-//! Clicking a row searches the timeline for its name, highlighting every occurrence.
+//! Clicking a row searches the timeline for its name, highlighting every occurrence; clicking a
+//! step row explains that step ([`super::StepExplain`], below the table; its row gets
+//! `data-selected="true"`).
 //!
 //! Test ids: `tab-<summary|ops|kernels|steps|charts>`, `table-filter`, `by-shape-toggle`,
 //! `table-scope`, `table-step`, `op-table` / `kernel-table` / `step-table` with rows `op-row` / `kernel-row` / `step-row`,
@@ -53,8 +55,11 @@ pub fn TablePanel(
     on_sort: Callback<String>,
     on_scope: Callback<Scope>,
     on_row: Callback<String>,
+    on_step: Callback<u64>,
+    explained: Memo<Option<u64>>,
 ) -> impl IntoView {
     let tab = Memo::new(move |_| tables.with(|t| t.tab));
+    let rows = RowActions { on_row, on_step, explained };
     move || {
         let tab = tab.get();
         (!matches!(tab, Tab::Summary | Tab::Findings | Tab::Charts | Tab::Compare | Tab::Run)).then(|| {
@@ -97,7 +102,7 @@ pub fn TablePanel(
                         <span class="muted">{move || count_text(&tables.read())}</span>
                     </div>
                     {error}
-                    {move || table_view(tab, &tables.read(), on_sort, on_row)}
+                    {move || table_view(tab, &tables.read(), on_sort, rows)}
                 </section>
             }
         })
@@ -177,12 +182,16 @@ fn scope_select(
     }
 }
 
-fn table_view(
-    tab: Tab,
-    t: &TableState,
-    on_sort: Callback<String>,
+/// What a row click does: a named row highlights its name, a step row explains its step
+/// (`explained`: the step explained, whose row is marked).
+#[derive(Clone, Copy)]
+struct RowActions {
     on_row: Callback<String>,
-) -> Option<impl IntoView> {
+    on_step: Callback<u64>,
+    explained: Memo<Option<u64>>,
+}
+
+fn table_view(tab: Tab, t: &TableState, on_sort: Callback<String>, actions: RowActions) -> Option<impl IntoView> {
     let data: Arc<TableData> = t.data.clone()?;
     let (table_id, row_id) = match tab {
         Tab::Ops => ("op-table", "op-row"),
@@ -222,13 +231,14 @@ fn table_view(
     let head = view! { <tr>{headers}</tr> }.into_any();
     let kind = Some(data.kind.clone());
     let name_col = data.columns.iter().position(|c| c.key == "name");
+    let step_col = data.columns.iter().position(|c| c.key == "step").filter(|_| tab == Tab::Steps);
     Some(scroll_table(
         table_id,
         kind,
         widths,
         head,
         order.len(),
-        move |k| row_view(&data, name_col, k, order[k], row_id, on_row).into_any(),
+        move |k| row_view(&data, (name_col, step_col), k, order[k], row_id, actions).into_any(),
     ))
 }
 
@@ -264,18 +274,22 @@ fn column_width(data: &TableData, order: &[usize], c: usize) -> usize {
     )
 }
 
-/// Row `i` of `data` (whose name is in column `name_col`), shown at position `k`, as
-/// `<tr data-testid=row_id>`.
+/// Row `i` of `data` (whose name and step number are in columns `name_col` and `step_col`),
+/// shown at position `k`, as `<tr data-testid=row_id>`.
 fn row_view(
     data: &TableData,
-    name_col: Option<usize>,
+    (name_col, step_col): (Option<usize>, Option<usize>),
     k: usize,
     i: usize,
     row_id: &'static str,
-    on_row: Callback<String>,
+    actions: RowActions,
 ) -> impl IntoView {
     let name = match name_col.and_then(|c| data.rows[i].get(c)) {
         Some(CellValue::Text(n)) => Some(n.clone()),
+        _ => None,
+    };
+    let step = match step_col.and_then(|c| data.rows[i].get(c)) {
+        Some(CellValue::Int(n)) => u64::try_from(*n).ok(),
         _ => None,
     };
     let cells = data.columns.iter().zip(&data.rows[i]).map(|(c, cell)| {
@@ -290,11 +304,18 @@ fn row_view(
             .into_any()
         }
     });
-    let title = name.as_ref().map(|_| "Click: highlight on the timeline");
+    let title = match (&name, step) {
+        (Some(_), _) => Some("Click: highlight on the timeline"),
+        (None, Some(_)) => Some("Click: why this step took its time (below)"),
+        (None, None) => None,
+    };
+    let selected = move || step.map(|n| (actions.explained.get() == Some(n)).to_string());
     view! {
-        <tr data-testid=row_id aria-rowindex=row_index(k) title=title on:click=move |_| {
+        <tr data-testid=row_id aria-rowindex=row_index(k) title=title data-selected=selected on:click=move |_| {
             if let Some(n) = &name {
-                on_row.run(n.clone());
+                actions.on_row.run(n.clone());
+            } else if let Some(n) = step {
+                actions.on_step.run(n);
             }
         }>{cells.collect_view()}</tr>
     }

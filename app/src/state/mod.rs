@@ -13,6 +13,7 @@
 
 pub mod charts;
 pub mod compare;
+pub mod explain;
 pub mod findings;
 pub mod format;
 pub mod link;

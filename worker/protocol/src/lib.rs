@@ -9,6 +9,7 @@
 //! refactors do not change the protocol.
 
 mod compare;
+mod explain;
 mod query;
 mod run;
 mod summary;
@@ -16,6 +17,7 @@ mod table;
 mod timeline;
 
 pub use compare::*;
+pub use explain::*;
 pub use query::*;
 pub use run::*;
 pub use summary::*;
@@ -24,7 +26,7 @@ pub use timeline::*;
 use serde::{Deserialize, Serialize};
 
 /// Bumped on any incompatible change; the app refuses a worker that reports another version.
-pub const PROTOCOL_VERSION: u32 = 12;
+pub const PROTOCOL_VERSION: u32 = 13;
 
 /// A message from the app to the worker.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -121,6 +123,8 @@ pub enum Answer {
     Run(Box<RunData>),
     /// Collective: the instance across ranks (`None`: not a matched collective).
     Collective(Option<CollectiveMatch>),
+    /// ExplainStep.
+    Explanation(Box<ExplanationData>),
 }
 
 /// A message from the worker to the app; externally tagged (`{"Loaded": {..}}`), see [`Answer`].
@@ -278,6 +282,11 @@ mod tests {
             Answer::Baseline(Some("a.json".into())),
             Answer::Comparison(Box::default()),
             Answer::Run(Box::default()),
+            Answer::Explanation(Box::new(ExplanationData {
+                sentence_slices: vec![Some(SliceRef::default()), None],
+                kernels: vec![ItemDeltaData { median_calls: 2.5, ..ItemDeltaData::default() }],
+                ..ExplanationData::default()
+            })),
         ];
         for answer in answers {
             let msg = FromWorker::Answer { id: 1, answer: Box::new(answer) };
@@ -317,6 +326,8 @@ mod tests {
             Query::Run,
             Query::Collective { trace: TraceRef::Rank(1), slice: 8 },
             Query::Layout { trace: TraceRef::Rank(4), align: Align::Collectives },
+            Query::ExplainStep { step: None },
+            Query::ExplainStep { step: Some(7) },
         ];
         let mut seen = std::collections::BTreeSet::new();
         for query in queries {
@@ -338,13 +349,14 @@ mod tests {
                 Query::Compare { .. } => "compare",
                 Query::Run => "run",
                 Query::Collective { .. } => "collective",
+                Query::ExplainStep { .. } => "explain_step",
             };
             seen.insert(name);
             let msg = ToWorker::Query { id: 9, query };
             let json = serde_json::to_string(&msg).unwrap();
             assert_eq!(serde_json::from_str::<ToWorker>(&json).unwrap(), msg, "{json}");
         }
-        assert_eq!(seen.len(), 17, "every query variant is listed");
+        assert_eq!(seen.len(), 18, "every query variant is listed");
         // Queries written before `trace` existed still mean the loaded trace.
         let old: Query = serde_json::from_str(r#"{"kind":"hover","slice":4}"#).unwrap();
         assert_eq!(old, Query::Hover { trace: TraceRef::Current, slice: 4 });

@@ -83,6 +83,9 @@ pub enum Query {
     /// to, matched across the run's ranks; answered by [`crate::Answer::Collective`] (`None`:
     /// the slice is not a matched collective).
     Collective { trace: TraceRef, slice: u32 },
+    /// Why `ProfilerStep#step` (`None`: the slowest complete step) took the time it took;
+    /// answered by [`crate::Answer::Explanation`], or fails when the trace has no such step.
+    ExplainStep { step: Option<u64> },
 }
 
 /// Which of the engine's traces a query addresses: the loaded one, the comparison baseline
@@ -149,6 +152,8 @@ pub enum Channel {
     StackSearch,
     /// The Run tab.
     Run,
+    /// The Steps tab's step explanation (its own channel, so it never supersedes a table).
+    Explain,
 }
 
 impl Query {
@@ -166,6 +171,7 @@ impl Query {
             Query::KeepAsBaseline | Query::ClearBaseline | Query::Compare { .. } => Channel::Compare,
             Query::Run => Channel::Run,
             Query::Collective { .. } => Channel::StackSelect,
+            Query::ExplainStep { .. } => Channel::Explain,
         }
     }
 }

@@ -10,7 +10,12 @@
 //!   belongs to the step that launched it) against the median over complete steps, with calls;
 //! - host ops by name: self time of the CPU ops starting in the step's CPU span, likewise.
 //!
+<<<<<<< HEAD
 //! Each item comes with the slice that shows it best (the longest of its name in the step).
+=======
+//! Each kernel and op comes with the slice that shows it best (the longest of its name in the
+//! step).
+>>>>>>> explain
 //!
 //! Medians include steps where a name is absent (counted as 0), so a kernel that ran in only
 //! the slow step shows its whole time. Items are kept when their difference is at least
@@ -264,18 +269,36 @@ fn items_of(trace: &Trace, items: HashMap<StrId, Vec<Cell>>, t: usize, complete:
 /// The explanation in a few sentences with the numbers (the page and `report --explain-step`
 /// print the same lines).
 pub fn sentences(e: &Explanation) -> Vec<String> {
+    cited(e).into_iter().map(|(s, _)| s).collect()
+}
+
+/// The slice each line of [`sentences`] cites, line by line: the step's annotation for the
+/// first, none for the categories, the item's evidence for a kernel or op line.
+pub fn sentence_slices(e: &Explanation) -> Vec<Option<u32>> {
+    cited(e).into_iter().map(|(_, slice)| slice).collect()
+}
+
+/// The sentences with the slice each cites (one function, so the two never disagree).
+fn cited(e: &Explanation) -> Vec<(String, Option<u32>)> {
     let delta = e.delta_ns();
     let ratio = if e.median_ns > 0.0 { delta / e.median_ns } else { 0.0 };
     let more = if delta >= 0.0 { "more" } else { "less" };
+<<<<<<< HEAD
     let mut out = vec![format!(
         "{} took {}, {} ({}) {more} than the median of {} complete steps ({}).",
         e.name,
+=======
+    let first = format!(
+        "ProfilerStep#{} took {}, {} ({}) {more} than the median of {} complete steps ({}).",
+        e.step,
+>>>>>>> explain
         duration(e.dur_ns),
         duration(delta.abs().round() as i64),
         percent(ratio.abs()),
         e.steps,
         duration(e.median_ns.round() as i64),
-    )];
+    );
+    let mut out = vec![(first, Some(e.slice))];
     let floor = (delta.abs() * MIN_SHARE).max(MIN_ITEM_NS as f64);
     let parts: Vec<String> = e
         .categories
@@ -284,11 +307,11 @@ pub fn sentences(e: &Explanation) -> Vec<String> {
         .map(|c| format!("{} {}", c.category.label(), signed(c.delta_ns())))
         .collect();
     if !parts.is_empty() {
-        out.push(format!("By category (step breakdown): {}.", parts.join(", ")));
+        out.push((format!("By category (step breakdown): {}.", parts.join(", ")), None));
     }
     for (kind, items) in [("Kernel", &e.kernels), ("Op", &e.ops)] {
         for i in items.iter().take(3) {
-            out.push(format!(
+            let line = format!(
                 "{kind} {} {}: {} in the step vs {} median, {} call{} vs {} median.",
                 cut(&i.name, 60),
                 signed(i.delta_ns()),
@@ -297,7 +320,8 @@ pub fn sentences(e: &Explanation) -> Vec<String> {
                 i.step_calls,
                 if i.step_calls == 1 { "" } else { "s" },
                 fmt_calls(i.median_calls),
-            ));
+            );
+            out.push((line, i.slice));
         }
     }
     out

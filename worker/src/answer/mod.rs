@@ -10,6 +10,7 @@
 //! Trace ─summary──▶ TraceSummary (sent with `Loaded`; `kinetoscope info` prints the same)
 //! op / kernel / step tables ─tables─▶ TableData
 //! findings ─findings─▶ FindingData (evidence as slice references)
+//! step explanation ─explain─▶ ExplanationData (evidence as slice references)
 //! GpuIndex + Memory ─counters─▶ CounterSet (utilization, SM efficiency, memory per bucket)
 //! Comparison + both sides' findings ─comparison─▶ ComparisonData
 //! a rank's kernel + the run analysis ─collective─▶ CollectiveMatch (the instance on every rank)
@@ -22,6 +23,7 @@ pub mod collective;
 pub mod comparison;
 pub mod counters;
 pub mod details;
+pub mod explain;
 pub mod findings;
 pub mod layout;
 pub mod search;
