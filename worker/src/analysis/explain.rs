@@ -10,12 +10,8 @@
 //!   belongs to the step that launched it) against the median over complete steps, with calls;
 //! - host ops by name: self time of the CPU ops starting in the step's CPU span, likewise.
 //!
-<<<<<<< HEAD
-//! Each item comes with the slice that shows it best (the longest of its name in the step).
-=======
 //! Each kernel and op comes with the slice that shows it best (the longest of its name in the
 //! step).
->>>>>>> explain
 //!
 //! Medians include steps where a name is absent (counted as 0), so a kernel that ran in only
 //! the slow step shows its whole time. Items are kept when their difference is at least
@@ -283,15 +279,9 @@ fn cited(e: &Explanation) -> Vec<(String, Option<u32>)> {
     let delta = e.delta_ns();
     let ratio = if e.median_ns > 0.0 { delta / e.median_ns } else { 0.0 };
     let more = if delta >= 0.0 { "more" } else { "less" };
-<<<<<<< HEAD
-    let mut out = vec![format!(
+    let first = format!(
         "{} took {}, {} ({}) {more} than the median of {} complete steps ({}).",
         e.name,
-=======
-    let first = format!(
-        "ProfilerStep#{} took {}, {} ({}) {more} than the median of {} complete steps ({}).",
-        e.step,
->>>>>>> explain
         duration(e.dur_ns),
         duration(delta.abs().round() as i64),
         percent(ratio.abs()),
