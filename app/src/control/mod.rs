@@ -9,13 +9,15 @@
 //! table tabs; [`timeline`] drives the timeline (view changes, tiles, selection, search);
 //! [`findings`] drives the cheatsheet; [`link`] keeps the URL fragment in step with the view and
 //! restores shared links; [`charts`] feeds the charts tab; [`compare`] keeps a baseline and
-//! drives the Compare tab; [`stack`] drives its stacked timelines.
+//! drives the Compare tab; [`stack`] drives the stacked timelines (the Compare tab's and the Run
+//! tab's); [`run`] drives the Run tab and [`ranks`] its ranks timeline.
 
 mod charts;
 mod compare;
 mod findings;
 mod link;
 mod load;
+mod ranks;
 mod run;
 mod stack;
 mod tables;
@@ -25,8 +27,9 @@ use crate::bridge::Bridge;
 use crate::state::charts::ChartState;
 use crate::state::compare::CompareState;
 use crate::state::findings::FindingsState;
+use crate::state::ranks::RanksState;
 use crate::state::run::RunState;
-use crate::state::stack::StackState;
+use crate::state::stack::{StackState, RANKS_CHANNEL_BASE};
 use crate::state::table::TableState;
 use crate::state::timeline::TimelineState;
 use crate::state::LoadState;
@@ -56,6 +59,10 @@ pub struct Controller {
     pub stack: RwSignal<StackState>,
     /// The open distributed run (the Run tab).
     pub run: RwSignal<RunState>,
+    /// The Run tab's ranks timeline: ranks, clock, search, selection.
+    pub ranks: RwSignal<RanksState>,
+    /// The Run tab's ranks timeline: its panels, one per held rank.
+    pub rank_stack: RwSignal<StackState>,
     bridge: StoredValue<Option<Bridge>, LocalStorage>,
     link: StoredValue<link::LinkState, LocalStorage>,
 }
@@ -73,6 +80,8 @@ impl Controller {
             compare: RwSignal::new(CompareState::default()),
             stack: RwSignal::new(StackState::default()),
             run: RwSignal::new(RunState::default()),
+            ranks: RwSignal::new(RanksState::default()),
+            rank_stack: RwSignal::new(StackState::new(RANKS_CHANNEL_BASE)),
             bridge: StoredValue::new_local(None),
             link: StoredValue::new_local(link::LinkState::default()),
         };
@@ -112,6 +121,12 @@ impl Controller {
                     self.query_failed(channel, id, message);
                 }
             }
+            FromWorker::RankProgress { id, index, done_bytes, total_bytes, .. }
+                if self.ranks.with_untracked(|r| r.hold == Some(id)) =>
+            {
+                self.ranks_progress(index, done_bytes, total_bytes);
+            }
+            FromWorker::RanksHeld { id, held, failed } => self.ranks_held(id, held, failed),
             FromWorker::RunStarted { .. } | FromWorker::RankProgress { .. } | FromWorker::RankLoaded { .. } => {
                 self.run_progress(msg);
             }
@@ -176,9 +191,14 @@ impl Controller {
                     self.chart_answer(id, answer);
                 }
             }
-            Channel::StackBase | Channel::StackCand | Channel::StackHover => {
-                if self.stack_awaits(id) {
-                    self.stack_answer(id, answer, words);
+            Channel::Stack(_) | Channel::StackHover => {
+                if let Some(which) = self.stack_awaiting(channel, id) {
+                    self.stack_answer(which, id, answer, words);
+                }
+            }
+            Channel::StackSelect | Channel::StackSearch => {
+                if self.ranks_awaits(channel, id) {
+                    self.ranks_answer(id, answer);
                 }
             }
             Channel::Findings => {
@@ -245,9 +265,14 @@ impl Controller {
                     self.chart_failed(id, message);
                 }
             }
-            Channel::StackBase | Channel::StackCand | Channel::StackHover => {
-                if self.stack_awaits(id) {
-                    self.stack_failed(id, &message);
+            Channel::Stack(_) | Channel::StackHover => {
+                if let Some(which) = self.stack_awaiting(channel, id) {
+                    self.stack_failed(which, id, &message);
+                }
+            }
+            Channel::StackSelect | Channel::StackSearch => {
+                if self.ranks_awaits(channel, id) {
+                    self.ranks_failed(id, &message);
                 }
             }
             Channel::Findings => {
@@ -342,7 +367,13 @@ impl Controller {
                             self.compare.with_untracked(|compare| {
                                 self.stack.with_untracked(|stack| {
                                     self.run.with_untracked(|run| {
-                                        f(&window_hook::States { load, tables, timeline, findings, charts, compare, stack, run })
+                                        self.ranks.with_untracked(|ranks| {
+                                            self.rank_stack.with_untracked(|rank_stack| {
+                                                f(&window_hook::States {
+                                                    load, tables, timeline, findings, charts, compare, stack, run, ranks, rank_stack,
+                                                })
+                                            })
+                                        })
                                     })
                                 })
                             })

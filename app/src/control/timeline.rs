@@ -118,7 +118,7 @@ impl Controller {
 
     /// Selects slice `id` and asks for its details.
     pub fn select(self, id: u32) {
-        self.ask_timeline(Query::Details { slice: id });
+        self.ask_timeline(Query::Details { slice: id, trace: TraceRef::Current });
         self.publish();
     }
 
@@ -170,6 +170,7 @@ impl Controller {
                 from_slice: None,
                 from_ns,
                 forward: true,
+                trace: TraceRef::Current,
             });
         }
         self.publish();
@@ -198,6 +199,7 @@ impl Controller {
                     from_slice: hit.map(|h| h.id),
                     from_ns,
                     forward,
+                    trace: TraceRef::Current,
                 });
                 self.publish();
             }

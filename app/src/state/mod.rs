@@ -16,6 +16,7 @@ pub mod compare;
 pub mod findings;
 pub mod format;
 pub mod link;
+pub mod ranks;
 pub mod run;
 pub mod stack;
 pub mod table;
@@ -143,7 +144,8 @@ impl LoadState {
             | FromWorker::QueryFailed { .. }
             | FromWorker::RunStarted { .. }
             | FromWorker::RankProgress { .. }
-            | FromWorker::RankLoaded { .. } => {}
+            | FromWorker::RankLoaded { .. }
+            | FromWorker::RanksHeld { .. } => {}
         }
     }
 

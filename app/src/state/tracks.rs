@@ -165,16 +165,19 @@ mod tests {
                     kind: "cpu".into(),
                     device: None,
                     lanes: vec![lane(0, 3), lane(1, 1)],
+                    folded: false,
                 },
                 LaneGroup {
                     name: "gpu 0".into(),
                     kind: "gpu".into(),
                     device: Some(0),
                     lanes: vec![lane(2, 2)],
+                    folded: false,
                 },
             ],
             steps: Vec::new(),
             focus: None,
+            origin_ns: 0,
         }
     }
 

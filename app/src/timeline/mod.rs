@@ -12,8 +12,10 @@
 //! `search-count`, `search-next`, `search-prev`; `range-readout`, `range-clear`; `zoom-reset`;
 //! `tooltip`; `help-overlay`.
 
+mod band;
 pub mod draw;
 mod keys;
+pub mod ranks;
 pub mod stack;
 pub mod theme;
 

@@ -1,13 +1,14 @@
-//! The Compare tab's stacked timelines (docs/viewer.md#compare-two-traces): the baseline panel
-//! above the candidate panel, each a lane timeline painted by the main timeline's [`Painter`] from
-//! its own tiles, time 0 at the chosen step's start in each trace, one shared time scale and window
-//! (`state::stack`). A step picker chooses the step; the note says which step each panel shows
-//! and how long it took.
+//! Stacked timelines: the Compare tab's baseline panel above its candidate panel
+//! (docs/viewer.md#compare-two-traces), and the panels the Run tab's ranks timeline stacks
+//! ([`super::ranks`]). Each panel is a lane timeline painted by the main timeline's [`Painter`]
+//! from its own tiles, time 0 at its origin, one shared time scale and window (`state::stack`).
+//! In the compare view a step picker chooses the step; the note says which step each panel
+//! shows and how long it took.
 //!
-//! Input (as on the main timeline, acting on both panels): drag pans (and scrolls the panel's
+//! Input (as on the main timeline, acting on every panel): drag pans (and scrolls the panel's
 //! lanes), ctrl+wheel zooms at the pointer, shift+wheel pans, wheel scrolls the panel; W/S/A/D
 //! and 0 go to the stack while the pointer was last over it (`keys`). Hover shows name and
-//! duration.
+//! duration; a click goes to the panel's `on_click` (the ranks timeline selects).
 //!
 //! Test ids: `compare-stack`, `compare-step` (a [`StepPicker`]: the aligned step's number),
 //! `compare-step-note`, `compare-stack-reset`, panels `compare-stack-base|cand` with canvases
@@ -19,7 +20,7 @@ use super::{observe_size, paint_canvas, wheel, Labels, Press, Tooltip, Wheel, CL
 use crate::control::Controller;
 use crate::panels::StepPicker;
 use crate::state::format;
-use crate::state::stack::{Pane, StackState};
+use crate::state::stack::{Pane, StackId, StackState};
 use leptos::html;
 use leptos::prelude::*;
 use std::cell::Cell;
@@ -29,7 +30,7 @@ use std::rc::Rc;
 #[component]
 pub fn StackedTimelines(ctl: Controller, theme: ReadSignal<Theme>) -> impl IntoView {
     let common = Memo::new(move |_| ctl.stack.with(StackState::common_steps));
-    let focus = Memo::new(move |_| ctl.stack.with(|s| s.focus(Pane::Base).map(|f| f.number)));
+    let focus = Memo::new(move |_| ctl.stack.with(|s| s.focus(Pane::Base.index()).map(|f| f.number)));
     let note = Memo::new(move |_| ctl.stack.with(note));
     on_cleanup(move || ctl.stack_focus(false));
     view! {
@@ -41,10 +42,10 @@ pub fn StackedTimelines(ctl: Controller, theme: ReadSignal<Theme>) -> impl IntoV
                 <span class="muted" data-testid="compare-step-note">{move || note.get()}</span>
                 <span class="spacer"></span>
                 <button data-testid="compare-stack-reset" title="Show the aligned steps whole (0)"
-                    on:click=move |_| ctl.stack_reset()>"Reset zoom"</button>
+                    on:click=move |_| ctl.stack_view(StackId::Compare, StackState::reset)>"Reset zoom"</button>
             </div>
-            <StackPane ctl=ctl pane=Pane::Base theme=theme />
-            <StackPane ctl=ctl pane=Pane::Cand theme=theme />
+            <ComparePane ctl=ctl pane=Pane::Base theme=theme />
+            <ComparePane ctl=ctl pane=Pane::Cand theme=theme />
         </section>
     }
 }
@@ -52,10 +53,10 @@ pub fn StackedTimelines(ctl: Controller, theme: ReadSignal<Theme>) -> impl IntoV
 /// Which step each panel shows, its duration and the change: "Baseline: step 10, 14.5 ms ·
 /// Candidate: step 10, 19.9 ms (+37.7%)".
 fn note(s: &StackState) -> String {
-    let step = |p: Pane| s.focus(p).map(|f| (f.number, (f.end_ns - f.start_ns) as f64));
+    let step = |p: Pane| s.focus(p.index()).map(|f| (f.number, (f.end_ns - f.start_ns) as f64));
     let side = |p: Pane| match step(p) {
         Some((n, d)) => format!("step {n}, {}", format::span_us(d / 1e3)),
-        None if s.pane(p).layout.is_some() => "no step: trace start".to_owned(),
+        None if s.pane(p.index()).is_some_and(|t| t.layout.is_some()) => "no step: trace start".to_owned(),
         None => "…".to_owned(),
     };
     let change = match (step(Pane::Base), step(Pane::Cand)) {
@@ -69,16 +70,48 @@ fn note(s: &StackState) -> String {
     format!("Baseline: {} · Candidate: {}{change}{differ}", side(Pane::Base), side(Pane::Cand))
 }
 
-/// One panel: title, lane labels, canvas, tooltip.
+/// A compare panel: the generic [`StackPane`] with the compare view's test ids and title.
 #[component]
-fn StackPane(ctl: Controller, pane: Pane, theme: ReadSignal<Theme>) -> impl IntoView {
+fn ComparePane(ctl: Controller, pane: Pane, theme: ReadSignal<Theme>) -> impl IntoView {
+    let title = Signal::derive(move || {
+        let (who, name) = match pane {
+            Pane::Base => ("Baseline", ctl.compare.with(|c| c.base.clone())),
+            Pane::Cand => ("Candidate", ctl.state.with(|s| s.summary.as_ref().map(|x| x.file_name.clone()))),
+        };
+        format!("{who} · {}", name.unwrap_or_default())
+    });
+    view! {
+        <StackPane ctl=ctl which=StackId::Compare index=pane.index() theme=theme title=title
+            testid=format!("compare-stack-{}", pane.as_str()) canvas_testid=format!("compare-canvas-{}", pane.as_str()) />
+    }
+}
+
+/// One panel of stack `which`: title, lane labels, canvas, tooltip; the band of its panel
+/// ([`crate::state::stack::Panel::band`]) drawn over the lanes.
+#[component]
+pub fn StackPane(
+    ctl: Controller,
+    which: StackId,
+    index: usize,
+    theme: ReadSignal<Theme>,
+    #[prop(into)] title: Signal<String>,
+    testid: String,
+    canvas_testid: String,
+    /// `data-rank` of the panel, when it shows a rank.
+    #[prop(optional)]
+    rank: Option<u32>,
+    /// A click at (x, y) of the drawing area (below the ruler).
+    #[prop(optional)]
+    on_click: Option<Callback<(f64, f64)>>,
+) -> impl IntoView {
+    let stack = ctl.stack_of(which);
     let canvas: NodeRef<html::Canvas> = NodeRef::new();
     let area: NodeRef<html::Div> = NodeRef::new();
     let painter = Rc::new(Painter::default());
     let scheduled = Rc::new(Cell::new(false));
     let press: Rc<Cell<Option<Press>>> = Rc::new(Cell::new(None));
     Effect::new(move |_| {
-        ctl.stack.track();
+        stack.track();
         theme.track();
         if scheduled.replace(true) {
             return;
@@ -87,21 +120,30 @@ fn StackPane(ctl: Controller, pane: Pane, theme: ReadSignal<Theme>) -> impl Into
         request_animation_frame(move || {
             scheduled.set(false);
             let Some(theme) = theme.try_get_untracked() else { return };
-            let drawn = ctl.stack.with_untracked(|s| paint_canvas(canvas, &painter, theme, s.pane(pane)));
+            let drawn = stack
+                .try_with_untracked(|s| {
+                    let p = s.panels.get(index)?;
+                    let ms = paint_canvas(canvas, &painter, theme, &p.timeline)?;
+                    if let Some(band) = p.band {
+                        super::band::paint(canvas, &p.timeline, band, theme);
+                    }
+                    Some(ms)
+                })
+                .flatten();
             if drawn.is_some() {
-                ctl.stack.update_untracked(|s| s.frames += 1);
+                stack.update_untracked(|s| s.frames += 1);
                 ctl.publish();
             }
         });
     });
-    // The panel unmounts with the Compare tab: its observer stops then.
+    // The panel unmounts with its tab: its observer stops then.
     let observer = StoredValue::new_local(None);
     Effect::new(move |_| {
         if let Some(el) = area.get() {
-            // Both panels have the same size; the baseline's tells the state.
+            // Every panel has the same size; the first one's tells the state.
             let o = observe_size(&el, canvas, move |w, h| {
-                if pane == Pane::Base {
-                    ctl.stack_resize(w, h);
+                if index == 0 {
+                    ctl.stack_resize(which, w, h);
                 }
             });
             observer.set_value(o);
@@ -126,20 +168,22 @@ fn StackPane(ctl: Controller, pane: Pane, theme: ReadSignal<Theme>) -> impl Into
         let press = press.clone();
         move |e: web_sys::PointerEvent| {
             let (x, y) = (f64::from(e.offset_x()), f64::from(e.offset_y()));
-            ctl.stack_focus(true);
+            ctl.stack_focus_on(which);
             let Some(mut p) = press.get() else {
                 if y > RULER_H {
-                    ctl.stack_hover(pane, x, y - RULER_H);
+                    ctl.stack_hover(which, index, x, y - RULER_H);
                 } else {
-                    ctl.stack_hover_end();
+                    ctl.stack_hover_end(which);
                 }
                 return;
             };
             p.moved |= (x - p.x).abs() + (y - p.y).abs() > CLICK_SLOP;
             if p.moved {
-                ctl.stack_view(|s| {
+                ctl.stack_view(which, |s| {
                     s.pan_px(p.last_x - x);
-                    s.pane_mut(pane).scroll_by(p.last_y - y);
+                    if let Some(t) = s.pane_mut(index) {
+                        t.scroll_by(p.last_y - y);
+                    }
                 });
             }
             p.last_x = x;
@@ -147,37 +191,46 @@ fn StackPane(ctl: Controller, pane: Pane, theme: ReadSignal<Theme>) -> impl Into
             press.set(Some(p));
         }
     };
-    let on_up = move |_: web_sys::PointerEvent| press.set(None);
+    let on_up = move |e: web_sys::PointerEvent| {
+        let Some(p) = press.take() else { return };
+        if let Some(click) = on_click.filter(|_| !p.moved && p.y > RULER_H) {
+            click.run((f64::from(e.offset_x()), f64::from(e.offset_y()) - RULER_H));
+        }
+    };
     let on_wheel = move |e: web_sys::WheelEvent| match wheel(&e) {
-        Wheel::Zoom(factor) => ctl.stack_zoom(factor, f64::from(e.offset_x())),
-        Wheel::Pan(dx) => ctl.stack_pan(dx),
-        Wheel::Scroll(dy) => ctl.stack_scroll(pane, dy),
+        Wheel::Zoom(factor) => ctl.stack_view(which, |s| s.zoom(factor, f64::from(e.offset_x()))),
+        Wheel::Pan(dx) => ctl.stack_view(which, |s| s.pan_px(dx)),
+        Wheel::Scroll(dy) => ctl.stack_view(which, |s| {
+            if let Some(t) = s.pane_mut(index) {
+                t.scroll_by(dy);
+            }
+        }),
     };
-    let tracks = Memo::new(move |_| ctl.stack.with(|s| s.pane(pane).tracks.clone()));
-    let scroll = Memo::new(move |_| ctl.stack.with(|s| s.pane(pane).scroll_y));
-    let hover = Memo::new(move |_| ctl.stack.with(|s| s.pane(pane).hover.clone()));
-    let on_toggle = Callback::new(move |g: usize| ctl.stack_view(|s| s.pane_mut(pane).toggle_group(g)));
-    let title = move || {
-        let (who, name) = match pane {
-            Pane::Base => ("Baseline", ctl.compare.with(|c| c.base.clone())),
-            Pane::Cand => ("Candidate", ctl.state.with(|s| s.summary.as_ref().map(|x| x.file_name.clone()))),
-        };
-        format!("{who} · {}", name.unwrap_or_default())
-    };
+    let tracks = Memo::new(move |_| stack.with(|s| s.pane(index).map(|t| t.tracks.clone()).unwrap_or_default()));
+    let scroll = Memo::new(move |_| stack.with(|s| s.pane(index).map_or(0.0, |t| t.scroll_y)));
+    let hover = Memo::new(move |_| stack.with(|s| s.pane(index).and_then(|t| t.hover.clone())));
+    let on_toggle = Callback::new(move |g: usize| {
+        ctl.stack_view(which, |s| {
+            if let Some(t) = s.pane_mut(index) {
+                t.toggle_group(g);
+            }
+        });
+    });
     view! {
-        <div class="stack-pane" data-testid=format!("compare-stack-{}", pane.as_str())>
-            <div class="stack-title">{title}</div>
+        <div class="stack-pane" data-testid=testid data-rank=rank>
+            <div class="stack-title">{move || title.get()}</div>
             <div class="tl-body stack-body" node_ref=area>
                 <Labels tracks=tracks.into() scroll=scroll.into() on_toggle=on_toggle />
                 <canvas
-                    data-testid=format!("compare-canvas-{}", pane.as_str())
+                    data-testid=canvas_testid
+                    data-rank=rank
                     node_ref=canvas
                     style:left=format!("{LABEL_W}px")
-                    on:pointerenter=move |_| ctl.stack_focus(true)
+                    on:pointerenter=move |_| ctl.stack_focus_on(which)
                     on:pointerdown=on_down
                     on:pointermove=on_move
                     on:pointerup=on_up
-                    on:pointerleave=move |_| ctl.stack_hover_end()
+                    on:pointerleave=move |_| ctl.stack_hover_end(which)
                     on:wheel=on_wheel
                 ></canvas>
                 <Tooltip hover=hover.into() />
