@@ -12,16 +12,16 @@
 use crate::analysis::ops::OpOptions;
 use crate::answer::comparison::{comparison_data, Names};
 use crate::compare::{compare, CompareOptions};
-use crate::index::{search, Index};
+use crate::index::search;
 use crate::input;
 use crate::load::{self, LoadFailure, Part, Plan};
 use crate::model::Trace;
-use crate::ranks::{Opened, RunState};
+use crate::ranks::{Hold, Opened, RunState};
 use crate::session::Session;
 use crate::answer::summary::summarize;
 use crate::answer;
 use protocol::{Answer, ComparisonData, Layout, LoadError, Phase, Query, TraceRef, TraceSummary};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 /// Buckets of [`Engine::warm_tiles`]: enough work for the JIT to optimize the tile code.
 const WARM_BUCKETS: i64 = 256;
@@ -35,8 +35,9 @@ pub struct Engine {
     baseline: Option<Arc<Session>>,
     /// The last comparison answered, for its `by_shape` (dropped by any load or baseline change).
     comparison: Option<Box<ComparisonData>>,
-    /// The last search text and its compiled query (tiles and search steps reuse it).
-    search: Option<(String, search::Query)>,
+    /// The last search text and its compiled query per trace searched (tiles and search steps
+    /// reuse them; the stacked ranks view searches every rank shown).
+    searches: Vec<Compiled>,
     /// The distributed run being loaded or loaded; survives the loads of its ranks.
     run: Option<RunState>,
 }
@@ -51,9 +52,29 @@ pub enum RankOpen {
     Unknown,
 }
 
+/// Where a load goes once parsed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// It becomes the current trace (replacing it).
+    Current,
+    /// It is kept as file N of the open run (`HoldRanks`); the current trace stays.
+    Held(usize),
+}
+
+/// A search text compiled over one trace, which it holds weakly (a dropped rank frees it).
+struct Compiled {
+    session: Weak<Session>,
+    text: String,
+    query: search::Query,
+}
+
+/// Compiled searches kept at most: the current trace, the baseline and the held ranks.
+const SEARCHES: usize = protocol::MAX_HELD_RANKS + 2;
+
 /// A load between [`Engine::prepare`] and [`Engine::complete`]: the decompressed JSON and how
 /// it is cut into parts.
 pub struct Prepared {
+    target: Target,
     name: String,
     file_bytes: u64,
     /// The decompressed JSON (parts are ranges of it).
@@ -118,11 +139,29 @@ impl Engine {
         cores: usize,
         progress: &mut dyn FnMut(Phase, u64, Option<u64>),
     ) -> Result<Prepared, LoadError> {
-        *self = Self {
-            baseline: self.baseline.take(),
-            run: self.run.take(),
-            ..Self::default()
-        };
+        self.prepare_to(Target::Current, name, bytes, cores, progress)
+    }
+
+    /// [`Engine::prepare`] for a load that goes to `target`: only a load of the current trace
+    /// drops it.
+    ///
+    /// # Errors
+    /// As [`Engine::prepare`].
+    pub fn prepare_to(
+        &mut self,
+        target: Target,
+        name: &str,
+        bytes: Vec<u8>,
+        cores: usize,
+        progress: &mut dyn FnMut(Phase, u64, Option<u64>),
+    ) -> Result<Prepared, LoadError> {
+        if target == Target::Current {
+            *self = Self {
+                baseline: self.baseline.take(),
+                run: self.run.take(),
+                ..Self::default()
+            };
+        }
         let file_bytes = bytes.len() as u64;
         if bytes.is_empty() {
             return Err(error("empty", "the file is empty (0 bytes)".into(), None));
@@ -134,7 +173,7 @@ impl Engine {
         }
         let parts = load::parts_for(decoded.json.len(), cores);
         let plan = load::plan(&decoded.json, parts).map_err(|f| failure(&f, decoded.gzip))?;
-        Ok(Prepared { name: name.to_owned(), file_bytes, json: decoded.json, gzip: decoded.gzip, gzip_error: decoded.gzip_error, plan })
+        Ok(Prepared { target, name: name.to_owned(), file_bytes, json: decoded.json, gzip: decoded.gzip, gzip_error: decoded.gzip_error, plan })
     }
 
     /// Last stage of a split load: merges `parts` (in plan order), summarizes and indexes.
@@ -142,7 +181,7 @@ impl Engine {
     /// # Errors
     /// A [`LoadError`] when no event could be read.
     pub fn complete(&mut self, prepared: Prepared, parts: Vec<Part>) -> Result<TraceSummary, LoadError> {
-        let Prepared { name, file_bytes, json, gzip, gzip_error, plan } = prepared;
+        let Prepared { target, name, file_bytes, json, gzip, gzip_error, plan } = prepared;
         let json_bytes = json.len() as u64;
         let mut trace = load::assemble(&json, &plan, parts).map_err(|f| failure(&f, gzip))?;
         drop(json);
@@ -152,7 +191,14 @@ impl Engine {
         }
         let mut summary = summarize(&trace, &name, file_bytes, json_bytes, gzip);
         summary.parse_workers = plan.parts.len() as u32;
-        self.current = Some(Arc::new(Session::new(name, trace)));
+        let session = Arc::new(Session::new(name, trace));
+        match (target, self.run.as_mut()) {
+            (Target::Held(index), Some(run)) => {
+                run.keep(index, session, summary.clone());
+            }
+            (Target::Held(_), None) => return Err(error("io", "no run is open".into(), None)),
+            (Target::Current, _) => self.current = Some(session),
+        }
         Ok(summary)
     }
 
@@ -186,6 +232,11 @@ impl Engine {
         self.run = None;
     }
 
+    /// Rank `rank`'s kept model, if the open run holds it.
+    pub fn session_of_rank(&self, rank: u32) -> Option<Arc<Session>> {
+        self.run.as_ref()?.session_of(rank)
+    }
+
     /// The open run, if any.
     pub fn run(&self) -> Option<&RunState> {
         self.run.as_ref()
@@ -214,6 +265,15 @@ impl Engine {
         Some(summary)
     }
 
+    /// Pins the models of `ranks` of the open run for the stacked view ([`RunState::hold`]);
+    /// with no run open, every rank is refused.
+    pub fn hold_ranks(&mut self, ranks: &[u32]) -> Hold {
+        match self.run.as_mut() {
+            Some(run) => run.hold(ranks),
+            None => Hold { reload: Vec::new(), refused: ranks.iter().map(|&r| (r, "no run is open".to_owned())).collect() },
+        }
+    }
+
     /// Makes rank `rank` of the open run the current trace, if its model is kept.
     pub fn open_rank(&mut self, rank: u32) -> RankOpen {
         match self.run.as_mut().and_then(|r| r.open(rank)) {
@@ -234,13 +294,12 @@ impl Engine {
         }
         self.current = Some(session);
         self.comparison = None;
-        self.search = None;
     }
 
-    /// Answers `q` over the loaded trace.
+    /// Answers `q` over the loaded trace (or the trace `q` names).
     ///
     /// # Errors
-    /// A message when no trace is loaded.
+    /// A message when no trace is loaded (or the one named is not held).
     pub fn query(&mut self, q: &Query) -> Result<Reply, String> {
         if let Some(answer) = self.baseline_query(q) {
             return answer.map(|a| (a, None));
@@ -267,21 +326,10 @@ impl Engine {
             }
             Query::Kernels { range_ns } => Answer::Table(answer::tables::kernels(&session.kernels(*range_ns))),
             Query::Steps => Answer::Table(answer::tables::steps(&session.steps(None))),
-            Query::Details { slice } => Answer::Details(answer::details::slice_details(trace, index, *slice)),
             Query::Resolve { key } => Answer::Details(
                 answer::details::resolve(trace, key)
                     .and_then(|id| answer::details::slice_details(trace, index, id)),
             ),
-            Query::Search {
-                text,
-                from_slice,
-                from_ns,
-                forward,
-            } => {
-                let query = compile(&mut self.search, trace, index, text);
-                let cursor = from_slice.map_or(search::Cursor::Time(*from_ns), search::Cursor::Slice);
-                Answer::Search(answer::search::step(trace, query, text, cursor, *forward))
-            }
             Query::Counters {
                 start_ns,
                 end_ns,
@@ -296,50 +344,71 @@ impl Engine {
             Query::Histogram { name, bins } => {
                 Answer::Histogram(answer::counters::histogram(trace, name, *bins))
             }
-            Query::Run
-            | Query::KeepAsBaseline
-            | Query::ClearBaseline
-            | Query::Compare { .. }
-            | Query::Layout { .. }
-            | Query::Tiles { .. }
-            | Query::Hover { .. } => {
-                return Err("not a trace query".into());
-            }
+            _ => return Err("not a trace query".into()),
         };
         Ok((answer, None))
     }
 
-    /// Answers the queries that name their trace (layout, tiles, hover); `None` for any other.
+    /// The session `which` names.
+    fn session_of(&self, which: TraceRef) -> Result<Arc<Session>, String> {
+        match which {
+            TraceRef::Current => self.current.clone().ok_or_else(|| "no trace is loaded".into()),
+            TraceRef::Baseline => self.baseline.clone().ok_or_else(|| "no baseline is kept".into()),
+            TraceRef::Rank(r) => self
+                .run
+                .as_ref()
+                .ok_or("no run is open")?
+                .session_of(r)
+                .ok_or_else(|| format!("rank {r}'s model is not held (HoldRanks first)")),
+        }
+    }
+
+    /// Answers the queries that name their trace (layout, tiles, hover, details, search,
+    /// collective); `None` for any other.
     fn timeline_query(&mut self, q: &Query) -> Option<Result<Reply, String>> {
         let which = match q {
-            Query::Layout { trace, .. } | Query::Tiles { trace, .. } | Query::Hover { trace, .. } => *trace,
+            Query::Layout { trace, .. }
+            | Query::Tiles { trace, .. }
+            | Query::Hover { trace, .. }
+            | Query::Details { trace, .. }
+            | Query::Search { trace, .. }
+            | Query::Collective { trace, .. } => *trace,
             _ => return None,
         };
-        let (session, other) = match (which, &self.baseline) {
-            (TraceRef::Current, base) => (self.current.clone(), base.as_deref().map(Session::trace)),
-            (TraceRef::Baseline, Some(b)) => (Some(b.clone()), self.trace()),
-            (TraceRef::Baseline, None) => return Some(Err("no baseline is kept".into())),
-        };
-        let Some(session) = session else {
-            return Some(Err("no trace is loaded".into()));
+        let session = match self.session_of(which) {
+            Ok(s) => s,
+            Err(e) => return Some(Err(e)),
         };
         let (trace, index) = (session.trace(), session.index());
         let answer = match q {
-            Query::Layout { align, .. } => {
-                Answer::Layout(answer::layout::aligned(trace, index, other, *align))
+            Query::Layout { align, .. } => match (which, self.run.as_ref()) {
+                (TraceRef::Rank(rank), Some(run)) => Answer::Layout(answer::layout::rank(trace, run, rank, *align)),
+                _ => {
+                    let other = match which {
+                        TraceRef::Baseline => self.trace(),
+                        _ => self.baseline.as_deref().map(Session::trace),
+                    };
+                    Answer::Layout(answer::layout::aligned(trace, index, other, *align))
+                }
+            },
+            Query::Hover { slice, .. } | Query::Details { slice, .. } => {
+                Answer::Details(answer::details::slice_details(trace, index, *slice))
             }
-            Query::Hover { slice, .. } => Answer::Details(answer::details::slice_details(trace, index, *slice)),
-            Query::Tiles {
-                lanes,
-                start_ns,
-                end_ns,
-                resolution_ns,
-                search,
-                ..
-            } => {
-                // Search flags only the current trace's rects (the search box's trace).
-                let text = search.as_deref().filter(|t| !t.is_empty() && which == TraceRef::Current);
-                let compiled = text.map(|text| compile(&mut self.search, trace, index, text));
+            Query::Search { text, from_slice, from_ns, forward, .. } => {
+                let query = compile(&mut self.searches, &session, text);
+                let cursor = from_slice.map_or(search::Cursor::Time(*from_ns), search::Cursor::Slice);
+                Answer::Search(answer::search::step(trace, query, text, cursor, *forward))
+            }
+            Query::Collective { slice, .. } => {
+                let Some(rank) = self.rank_of(which, &session) else {
+                    return Some(Err("the trace is not a rank of the open run".into()));
+                };
+                let found = self.run.as_ref().and_then(|run| answer::collective::instance(trace, run, rank, *slice));
+                Answer::Collective(found)
+            }
+            Query::Tiles { lanes, start_ns, end_ns, resolution_ns, search, .. } => {
+                let text = search.as_deref().filter(|t| !t.is_empty());
+                let compiled = text.map(|text| compile(&mut self.searches, &session, text));
                 let (set, words) =
                     answer::tiles::tiles(trace, index, lanes, (*start_ns, *end_ns), *resolution_ns, compiled);
                 return Some(Ok((Answer::Tiles(set), Some(words))));
@@ -347,6 +416,16 @@ impl Engine {
             _ => return None,
         };
         Some(Ok((answer, None)))
+    }
+
+    /// The rank of the run that `which` (its `session`) is: named, or the current trace when
+    /// it is a rank's kept model.
+    fn rank_of(&self, which: TraceRef, session: &Arc<Session>) -> Option<u32> {
+        match which {
+            TraceRef::Rank(r) => Some(r),
+            TraceRef::Current => self.run.as_ref()?.rank_of_session(session),
+            TraceRef::Baseline => None,
+        }
     }
 
     /// Answers the baseline queries; `None` for any other query.
@@ -396,19 +475,26 @@ impl Engine {
     }
 }
 
-/// The compiled query for `text`, reusing the cached one when the text is unchanged.
-fn compile<'a>(
-    cache: &'a mut Option<(String, search::Query)>,
-    trace: &Trace,
-    index: &Index,
-    text: &str,
-) -> &'a search::Query {
-    if cache.as_ref().is_some_and(|(t, _)| t != text) {
-        *cache = None;
-    }
-    &cache
-        .get_or_insert_with(|| (text.to_owned(), search::Query::new(trace, index, text)))
-        .1
+/// The compiled query for `text` over `session`, reusing a cached one (the cache keeps the last
+/// [`SEARCHES`] traces searched, and forgets dropped ones).
+fn compile<'a>(cache: &'a mut Vec<Compiled>, session: &Arc<Session>, text: &str) -> &'a search::Query {
+    cache.retain(|c| c.session.strong_count() > 0);
+    let at = match cache.iter().position(|c| c.session.upgrade().is_some_and(|s| Arc::ptr_eq(&s, session))) {
+        Some(i) if cache.get(i).is_some_and(|c| c.text == text) => i,
+        found => {
+            if let Some(i) = found {
+                cache.remove(i);
+            }
+            if cache.len() >= SEARCHES {
+                cache.remove(0);
+            }
+            let query = search::Query::new(session.trace(), session.index(), text);
+            cache.push(Compiled { session: Arc::downgrade(session), text: text.to_owned(), query });
+            cache.len() - 1
+        }
+    };
+    // `at` indexes `cache`: found above or just pushed.
+    &cache[at].query
 }
 
 fn error(kind: &str, message: String, loc: Option<&crate::json::Location>) -> LoadError {

@@ -6,10 +6,11 @@
 
 mod common;
 
-use kinetoscope::engine::{Engine, RankOpen};
+use kinetoscope::engine::{Engine, RankOpen, Target};
+use kinetoscope::model::CatClass;
 use kinetoscope::ranks::KEEP_MODELS;
 use kinetoscope::run::{self, Format};
-use protocol::{Answer, Query, RunData};
+use protocol::{Align, Answer, Layout, Query, RunData, TraceRef};
 
 fn dlrm() -> Vec<std::path::PathBuf> {
     let dir = common::shared().join("fixtures/real");
@@ -86,6 +87,153 @@ fn a_failed_rank_is_a_diagnostic_and_the_last_good_one_is_current() {
     // A single load afterwards ends the run.
     engine.end_run();
     assert!(engine.query(&Query::Run).is_err());
+}
+
+/// An engine with the run of `files` (name, bytes) loaded one by one, as the page does.
+fn run_engine(files: &[(String, Vec<u8>)]) -> Engine {
+    let mut engine = Engine::new();
+    engine.begin_run(files.iter().map(|(n, _)| n.clone()).collect());
+    for (i, (n, bytes)) in files.iter().enumerate() {
+        let summary = engine.load(n, bytes.clone(), &mut |_, _, _| {}).unwrap();
+        engine.keep_rank(i, summary).unwrap();
+    }
+    engine.finish_run().unwrap();
+    engine
+}
+
+/// Reloads the files `hold` asks for, as the worker does (`Target::Held`: the current trace stays).
+fn hold(engine: &mut Engine, files: &[(String, Vec<u8>)], ranks: &[u32]) -> Vec<(u32, String)> {
+    let hold = engine.hold_ranks(ranks);
+    for &(_, index) in &hold.reload {
+        let (n, bytes) = &files[index];
+        let prepared = engine.prepare_to(Target::Held(index), n, bytes.clone(), 1, &mut |_, _, _| {}).unwrap();
+        let part = kinetoscope::load::parse_part(&prepared.json, &prepared.plan, 0, &mut |_| {});
+        engine.complete(prepared, vec![part]).unwrap();
+    }
+    hold.refused
+}
+
+fn layout_of(engine: &mut Engine, rank: u32, align: Align) -> Layout {
+    match engine.query(&Query::Layout { trace: TraceRef::Rank(rank), align }).unwrap().0 {
+        Answer::Layout(l) => l,
+        other => panic!("not a layout: {other:?}"),
+    }
+}
+
+#[test]
+fn held_ranks_answer_beside_the_current_trace() {
+    let files: Vec<(String, Vec<u8>)> = dlrm().iter().map(|p| (name(p), std::fs::read(p).unwrap())).collect();
+    let mut engine = run_engine(&files);
+    let current = engine.session().unwrap().name().to_owned();
+    assert_eq!(current, files[3].0);
+    // Rank 0's model was dropped (KEEP_MODELS = 3 of 4): it is reloaded; 9 is not in the run.
+    assert!(engine.query(&Query::Layout { trace: TraceRef::Rank(0), align: Align::Recorded }).is_err());
+    let refused = hold(&mut engine, &files, &[0, 1, 2, 3, 9]);
+    assert_eq!(refused, vec![(9, "rank 9 is not in the run".to_owned())]);
+    assert_eq!(engine.run().unwrap().held(), vec![0, 1, 2, 3]);
+    assert_eq!(engine.session().unwrap().name(), current, "the current trace stays");
+
+    // One CPU lane shown per rank (the main thread: the one with ProfilerStep#N), the other
+    // threads folded, every GPU stream with kernels.
+    for rank in 0..4 {
+        let l = layout_of(&mut engine, rank, Align::Recorded);
+        let cpu: Vec<_> = l.groups.iter().filter(|g| g.kind == "cpu" && !g.folded).collect();
+        assert_eq!(cpu.iter().map(|g| g.lanes.len()).sum::<usize>(), 1, "rank {rank}: {cpu:?}");
+        assert!(l.groups.iter().any(|g| g.kind == "gpu" && !g.lanes.is_empty()));
+        assert!(l.groups.iter().filter(|g| g.folded).all(|g| g.kind == "cpu"));
+        let steps = l.steps.first().unwrap();
+        let (Answer::Tiles(t), Some(words)) = engine
+            .query(&Query::Tiles {
+                trace: TraceRef::Rank(rank),
+                lanes: vec![cpu[0].lanes[0].lane],
+                start_ns: steps.start_ns,
+                end_ns: steps.end_ns,
+                resolution_ns: 1,
+                search: Some("ProfilerStep".into()),
+            })
+            .unwrap()
+        else {
+            panic!("no tiles")
+        };
+        let flagged = words.chunks(protocol::RECT_WORDS).filter(|w| w[4] & protocol::RECT_MATCH != 0).count();
+        assert!(flagged >= 1, "the main thread holds the step, flagged by the search: {t:?}");
+    }
+
+    // Recorded: the earliest rank starts the axis; origins differ by the traces' origin gaps.
+    let run = engine.run().unwrap().analysis().unwrap();
+    let abs: Vec<i64> = run.ranks.iter().map(|r| r.origin_ns).collect();
+    let first = *abs.iter().min().unwrap();
+    let offsets: Vec<f64> = {
+        let (Answer::Run(data), _) = engine.query(&Query::Run).unwrap() else { panic!() };
+        data.offsets_us.iter().map(|o| o.offset_us.unwrap_or(0.0)).collect()
+    };
+    for rank in 0..4u32 {
+        let recorded = layout_of(&mut engine, rank, Align::Recorded).origin_ns;
+        assert_eq!(recorded, first - abs[rank as usize], "rank {rank}");
+        // Aligned: shifted by the offset `run --json` prints (relative to the earliest start).
+        let aligned = layout_of(&mut engine, rank, Align::Collectives).origin_ns;
+        let shift = aligned - recorded;
+        let d0 = layout_of(&mut engine, 0, Align::Collectives).origin_ns - layout_of(&mut engine, 0, Align::Recorded).origin_ns;
+        let want = (offsets[rank as usize] - offsets[0]) * 1e3;
+        assert!(((shift - d0) as f64 - want).abs() < 1.0, "rank {rank}: {} vs {want}", shift - d0);
+    }
+}
+
+#[test]
+fn a_selected_collective_is_found_on_every_rank() {
+    use kinetoscope::synth::run::{generate, Delay, RunSpec};
+    // Rank 2 computes 3 ms longer before collective 1 of step 2; clocks skewed by known amounts.
+    let spec = RunSpec {
+        ranks: 4,
+        world_size: 4,
+        steps: 3,
+        delays: vec![Delay { rank: 2, step: 2, collective: 1, extra_ns: 3_000_000 }],
+        skew_ns: vec![0, 250_000, -120_000, 40_000],
+        ..RunSpec::default()
+    };
+    let files: Vec<(String, Vec<u8>)> =
+        generate(&spec).into_iter().enumerate().map(|(r, b)| (format!("rank-{r}.json"), b)).collect();
+    let mut engine = run_engine(&files);
+    hold(&mut engine, &files, &[0, 1, 2, 3]);
+    // Aligned by collectives, every rank's axis is shifted by its designed skew.
+    let origins: Vec<i64> = (0..4).map(|r| layout_of(&mut engine, r, Align::Collectives).origin_ns).collect();
+    let recorded: Vec<i64> = (0..4).map(|r| layout_of(&mut engine, r, Align::Recorded).origin_ns).collect();
+    for r in 1..4 {
+        let shift = (origins[r] - recorded[r]) - (origins[0] - recorded[0]);
+        assert!((shift - spec.skew_ns[r]).abs() <= 5_000, "rank {r}: shift {shift} vs skew {}", spec.skew_ns[r]);
+    }
+    // Rank 0's collective kernels on its communication stream, in order; the one of step
+    // index 2, #1.
+    let session = engine.session_of_rank(0).unwrap();
+    let t = session.trace();
+    let s = &t.slices;
+    let comm: Vec<usize> = (0..s.len())
+        .filter(|&i| t.class(s.cat[i]) == CatClass::Kernel && t.strings.get(s.name[i]).contains("AllReduce"))
+        .collect();
+    assert_eq!(comm.len() as u32, spec.steps * spec.collectives_per_step);
+    let k = comm[(2 * spec.collectives_per_step + 1) as usize];
+    let Answer::Collective(Some(m)) = engine.query(&Query::Collective { trace: TraceRef::Rank(0), slice: k as u32 }).unwrap().0 else {
+        panic!("not a matched collective")
+    };
+    assert_eq!(m.members.len(), 4);
+    assert_eq!(m.last_rank, Some(2), "the delayed rank arrives last");
+    let mine = m.members.iter().find(|x| x.rank == 0).unwrap();
+    assert_eq!((mine.start_ns, mine.end_ns), (s.start_ns[k], s.end_ns(k)));
+    let mut order: Vec<u32> = m.members.iter().map(|x| x.arrival).collect();
+    order.sort_unstable();
+    assert_eq!(order, vec![0, 1, 2, 3]);
+    // The others waited the designed 3 ms (within 5 %); the last arriver not at all.
+    for x in &m.members {
+        if x.rank == 2 {
+            assert_eq!(x.wait_us, 0.0);
+        } else {
+            assert!((x.wait_us - 3000.0).abs() <= 150.0, "rank {} waited {} µs", x.rank, x.wait_us);
+        }
+    }
+    // A compute kernel is no collective.
+    let compute = (0..s.len()).find(|&i| t.class(s.cat[i]) == CatClass::Kernel && !comm.contains(&i)).unwrap();
+    let (answer, _) = engine.query(&Query::Collective { trace: TraceRef::Rank(0), slice: compute as u32 }).unwrap();
+    assert_eq!(answer, Answer::Collective(None));
 }
 
 /// Writes the browser run benchmark's input (ignored; `e2e/tests/run-bench.spec.js`): 8

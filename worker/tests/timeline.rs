@@ -9,7 +9,7 @@ mod common;
 use kinetoscope::engine::Engine;
 use kinetoscope::index::Index;
 use kinetoscope::model::LaneId;
-use protocol::{Answer, Query, SliceDetails, RECT_MATCH, RECT_WORDS};
+use protocol::{Answer, Query, SliceDetails, TraceRef, RECT_MATCH, RECT_WORDS};
 
 fn answer(e: &mut Engine, q: &Query) -> (Answer, Option<Vec<u32>>) {
     e.query(q).unwrap()
@@ -100,19 +100,19 @@ fn kernel_details_name_the_launch_and_keys_resolve() {
     let kernel = (0..s.len())
         .find(|&i| s.launch[i] != kinetoscope::model::NONE && trace.strings.get(s.name[i]).contains("gemm"))
         .unwrap() as u32;
-    let d = details(&mut e, &Query::Details { slice: kernel }).unwrap();
+    let d = details(&mut e, &Query::Details { slice: kernel, trace: TraceRef::Current }).unwrap();
     let launch = d.launched_by.clone().unwrap();
     assert!(launch.name.starts_with("cudaLaunchKernel") || launch.name.starts_with("cuLaunch"), "{}", launch.name);
     assert!(d.args.iter().any(|(k, _)| k == "grid"));
     assert!(d.args.iter().any(|(k, _)| k == "correlation"));
     assert!(d.op.is_some());
     // The launch's own details list this kernel among what it launched.
-    let back = details(&mut e, &Query::Details { slice: launch.id }).unwrap();
+    let back = details(&mut e, &Query::Details { slice: launch.id, trace: TraceRef::Current }).unwrap();
     assert!(back.launched.iter().any(|r| r.id == kernel));
     // The stable key resolves to the same slice.
     let again = details(&mut e, &Query::Resolve { key: d.key.clone() }).unwrap();
     assert_eq!(again.slice.id, kernel);
-    assert!(details(&mut e, &Query::Details { slice: u32::MAX - 1 }).is_none());
+    assert!(details(&mut e, &Query::Details { slice: u32::MAX - 1, trace: TraceRef::Current }).is_none());
 }
 
 #[test]
@@ -125,6 +125,7 @@ fn search_steps_cycle_through_every_match() {
             from_slice: from,
             from_ns: 0,
             forward,
+            trace: TraceRef::Current,
         },
     )
     .0

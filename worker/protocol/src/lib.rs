@@ -212,9 +212,10 @@ mod tests {
     fn loaded_carries_the_layout() {
         let layout = Layout {
             end_ns: 9,
-            groups: vec![LaneGroup { name: "p".into(), kind: "cpu".into(), device: None, lanes: vec![] }],
+            groups: vec![LaneGroup { name: "p".into(), kind: "cpu".into(), device: None, lanes: vec![], folded: true }],
             steps: vec![StepMark { number: 1, start_ns: 0, end_ns: 9 }],
             focus: None,
+            origin_ns: -3,
         };
         let msg = FromWorker::Loaded { id: 2, summary: Box::default(), layout: Box::new(layout) };
         let json = serde_json::to_string(&msg).unwrap();
@@ -227,6 +228,18 @@ mod tests {
             FromWorker::RunStarted { id: 1, names: vec!["w0.json".into()] },
             FromWorker::RankProgress { id: 1, index: 2, phase: Phase::Parsing, done_bytes: 3, total_bytes: Some(4) },
             FromWorker::RankLoaded { id: 1, total: 4, info: RankInfo { index: 2, name: "w2.json".into(), rank: Some(2), steps: 3, error: None, memory_bytes: Some(1 << 20) } },
+            FromWorker::RanksHeld { id: 5, held: vec![0, 3], failed: vec![(9, "rank 9 is not in the run".into())] },
+            FromWorker::Answer {
+                id: 6,
+                answer: Box::new(Answer::Collective(Some(CollectiveMatch {
+                    key: "stream 7 #2".into(),
+                    name: "ncclKernel_AllReduce".into(),
+                    step: Some(3),
+                    index_in_step: 1,
+                    last_rank: Some(3),
+                    members: vec![CollectiveMember { rank: 0, start_ns: 5, end_ns: 9, arrival: 0, wait_us: 1.5 }],
+                }))),
+            },
         ];
         for msg in msgs {
             let json = serde_json::to_string(&msg).unwrap();
@@ -291,10 +304,10 @@ mod tests {
                 resolution_ns: 2,
                 search: Some("mm".into()),
             },
-            Query::Details { slice: 3 },
+            Query::Details { slice: 3, trace: TraceRef::Rank(2) },
             Query::Hover { trace: TraceRef::Baseline, slice: 3 },
             Query::Resolve { key: SliceKey::default() },
-            Query::Search { text: "x".into(), from_slice: Some(1), from_ns: 2, forward: false },
+            Query::Search { text: "x".into(), from_slice: Some(1), from_ns: 2, forward: false, trace: TraceRef::Current },
             Query::Counters { start_ns: 0, end_ns: 1, buckets: 2 },
             Query::Findings,
             Query::Histogram { name: "k".into(), bins: 4 },
@@ -302,6 +315,8 @@ mod tests {
             Query::ClearBaseline,
             Query::Compare { by_shape: true },
             Query::Run,
+            Query::Collective { trace: TraceRef::Rank(1), slice: 8 },
+            Query::Layout { trace: TraceRef::Rank(4), align: Align::Collectives },
         ];
         let mut seen = std::collections::BTreeSet::new();
         for query in queries {
@@ -322,13 +337,14 @@ mod tests {
                 Query::ClearBaseline => "clear_baseline",
                 Query::Compare { .. } => "compare",
                 Query::Run => "run",
+                Query::Collective { .. } => "collective",
             };
             seen.insert(name);
             let msg = ToWorker::Query { id: 9, query };
             let json = serde_json::to_string(&msg).unwrap();
             assert_eq!(serde_json::from_str::<ToWorker>(&json).unwrap(), msg, "{json}");
         }
-        assert_eq!(seen.len(), 16, "every query variant is listed");
+        assert_eq!(seen.len(), 17, "every query variant is listed");
         // Queries written before `trace` existed still mean the loaded trace.
         let old: Query = serde_json::from_str(r#"{"kind":"hover","slice":4}"#).unwrap();
         assert_eq!(old, Query::Hover { trace: TraceRef::Current, slice: 4 });
@@ -339,6 +355,7 @@ mod tests {
             ToWorker::FetchRun { id: 1, url: "https://a/run.json".into(), workers: None },
             ToWorker::ReadRun { id: 1, workers: Some(1) },
             ToWorker::OpenRank { id: 1, rank: 3, workers: None },
+            ToWorker::HoldRanks { id: 1, ranks: vec![0, 5], workers: None },
         ] {
             let json = serde_json::to_string(&msg).unwrap();
             assert_eq!(serde_json::from_str::<ToWorker>(&json).unwrap(), msg, "{json}");

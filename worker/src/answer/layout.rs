@@ -11,6 +11,8 @@ use crate::analysis::args::parse_i64;
 use crate::analysis::steps::profiler_steps;
 use crate::index::Index;
 use crate::model::{LaneId, ProcessKind, Trace};
+use crate::ranks::stack::Clock;
+use crate::ranks::RunState;
 use protocol::{Align, LaneGroup, LaneInfo, Layout, StepMark};
 
 /// The layout of `trace`. Processes without lanes are left out.
@@ -38,6 +40,7 @@ pub fn layout(trace: &Trace) -> Layout {
                         })
                     })
                     .collect(),
+                folded: false,
             }
         })
         .collect();
@@ -54,6 +57,7 @@ pub fn layout(trace: &Trace) -> Layout {
         groups,
         steps,
         focus: None,
+        origin_ns: 0,
     }
 }
 
@@ -65,6 +69,7 @@ pub fn aligned(trace: &Trace, index: &Index, other: Option<&Trace>, align: Align
     let mut out = layout(trace);
     let others: Vec<u64> = other.map_or_else(Vec::new, |o| profiler_steps(o).iter().map(|s| s.number).collect());
     out.focus = focus(&out.steps, &others, align);
+    out.origin_ns = out.focus.as_ref().map_or(0, |f| f.start_ns);
     let window = out.focus.as_ref().map(|s| (s.start_ns, s.end_ns.max(s.start_ns + 1)));
     for g in &mut out.groups {
         g.lanes.retain(|l| l.slices > 0 && window.is_none_or(|w| has_slices(trace, index, l.lane, w)));
@@ -79,12 +84,52 @@ pub fn focus(steps: &[StepMark], others: &[u64], align: Align) -> Option<StepMar
     let by_number = |n: u64| steps.iter().find(|s| s.number == n);
     let asked = match align {
         Align::Step(n) => by_number(n),
-        Align::First => None,
+        Align::First | Align::Recorded | Align::Collectives => None,
     };
     asked
         .or_else(|| steps.iter().find(|s| others.contains(&s.number)))
         .or(steps.first())
         .cloned()
+}
+
+/// The layout of rank `rank` of `run` in the stacked ranks view: its GPU lanes and its main CPU
+/// thread (the one holding the `ProfilerStep#N` spans, else the one with most slices) in their
+/// groups, every other CPU thread in a group per process that starts folded; lanes without a
+/// slice left out. Time 0 of the view is the run's axis start on the clock `align` names
+/// (`Recorded` / `Collectives`, [`crate::ranks::stack`]) or the step it names.
+pub fn rank(trace: &Trace, run: &RunState, rank: u32, align: Align) -> Layout {
+    let mut out = layout(trace);
+    out.focus = focus(&out.steps, &[], align);
+    out.origin_ns = match align {
+        Align::Recorded => run.axis_origin_ns(rank, Clock::Recorded).unwrap_or(0),
+        Align::Collectives => run.axis_origin_ns(rank, Clock::Collectives).unwrap_or(0),
+        Align::First | Align::Step(_) => out.focus.as_ref().map_or(0, |f| f.start_ns),
+    };
+    let main = main_thread(trace, &out);
+    let mut groups = Vec::with_capacity(out.groups.len() * 2);
+    for mut g in std::mem::take(&mut out.groups) {
+        g.lanes.retain(|l| l.slices > 0);
+        if g.kind == "cpu" {
+            let lanes = std::mem::take(&mut g.lanes);
+            let (shown, other): (Vec<LaneInfo>, Vec<LaneInfo>) = lanes.into_iter().partition(|l| Some(l.lane) == main);
+            let folded = LaneGroup { name: format!("{} · other threads", g.name), lanes: other, folded: true, ..g.clone() };
+            groups.push(LaneGroup { lanes: shown, ..g });
+            groups.push(folded);
+        } else {
+            groups.push(g);
+        }
+    }
+    groups.retain(|g| !g.lanes.is_empty());
+    out.groups = groups;
+    out
+}
+
+/// The main CPU thread's lane: the one holding the first `ProfilerStep#N`, else the CPU lane
+/// with most slices.
+fn main_thread(trace: &Trace, layout: &Layout) -> Option<u32> {
+    let step = profiler_steps(trace).first().and_then(|st| trace.slices.lane.get(st.slice as usize)).map(|l| l.0);
+    let cpu = layout.groups.iter().filter(|g| g.kind == "cpu").flat_map(|g| g.lanes.iter());
+    step.or_else(|| cpu.max_by_key(|l| l.slices).map(|l| l.lane))
 }
 
 /// True when a slice of `lane` overlaps `[start_ns, end_ns)` (one LOD bucket over the window).

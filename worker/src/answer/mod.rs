@@ -12,11 +12,13 @@
 //! findings ─findings─▶ FindingData (evidence as slice references)
 //! GpuIndex + Memory ─counters─▶ CounterSet (utilization, SM efficiency, memory per bucket)
 //! Comparison + both sides' findings ─comparison─▶ ComparisonData
+//! a rank's kernel + the run analysis ─collective─▶ CollectiveMatch (the instance on every rank)
 //! ```
 //!
 //! Rects travel as `u32` words (see [`protocol::RECT_WORDS`]) so a frame's worth of rects costs
 //! one transferred buffer rather than a JSON array the main thread would have to parse.
 
+pub mod collective;
 pub mod comparison;
 pub mod counters;
 pub mod details;

@@ -30,11 +30,12 @@
 //! Runs (docs/architecture.md#runs-in-the-browser): `ReadRun` (the `File`s beside the message)
 //! or `FetchRun` (a manifest URL, fetched and resolved here) post `RunStarted`, then load each
 //! file through the same path as one load with the run's id, posting `RankProgress` instead of
-//! `Progress` and `RankLoaded` after each (the engine keeps its summary and at most three
-//! models, `kinetoscope::ranks`); the last rank loaded ends the run load with `Loaded`.
-//! `OpenRank` answers from a kept model or reloads the rank's file as a load of its own. This
-//! file is over 600 lines because run loads drive the load path's own state (reading, pending,
-//! parse job), which a module outside `wasm` could not reach.
+//! `Progress` and `RankLoaded` after each (the engine keeps its summary and a few models,
+//! `kinetoscope::ranks`); the last rank loaded ends the run load with `Loaded`. `OpenRank`
+//! answers from a kept model or reloads the rank's file as a load of its own; `HoldRanks`
+//! reloads the stacked view's ranks without touching the current trace, then `RanksHeld`. Which
+//! file loads next and what a finished load means is `kinetoscope::ranks::loads`, natively
+//! tested; this file starts the sources and posts the replies.
 //!
 //! Why not gloo-worker: its bincode codec copies byte buffers several times and cannot transfer
 //! them. See docs/architecture.md and docs/contributing.md (no web in the engine, one protocol).
@@ -43,6 +44,9 @@
 #[cfg(target_arch = "wasm32")]
 #[path = "worker/pool.rs"]
 mod pool;
+#[cfg(target_arch = "wasm32")]
+#[path = "worker/post.rs"]
+mod post;
 #[cfg(target_arch = "wasm32")]
 #[path = "worker/source.rs"]
 mod source;
@@ -58,9 +62,11 @@ fn main() {}
 #[cfg(target_arch = "wasm32")]
 mod wasm {
     use crate::pool::{self, Pool};
+    use crate::post::{console_error, cores, load_error, now_ms, post, post_with, progress_msg, throttled, wasm_memory_bytes};
     use crate::source::{self, Receiver};
-    use kinetoscope::engine::{Engine, Prepared, RankOpen};
-    use kinetoscope::intake::{Incoming, PartsJob, Throttle};
+    use kinetoscope::engine::{Engine, Prepared, RankOpen, Target};
+    use kinetoscope::ranks::loads::{Next, Purpose, RunLoads};
+    use kinetoscope::intake::{Incoming, PartsJob};
     use kinetoscope::load::{self, Part};
     use protocol::{FromWorker, LoadError, Phase, ToWorker, PROTOCOL_VERSION};
     use std::cell::RefCell;
@@ -75,17 +81,6 @@ mod wasm {
     enum Source {
         Url { url: String, name: String },
         File(web_sys::File),
-    }
-
-    /// The distributed run open in this worker: its files, the one being loaded (ranks load
-    /// one after another, each through the normal load path with the run's id) and the rank
-    /// being reloaded for `OpenRank` (its load id and file).
-    struct RunLoad {
-        id: u32,
-        workers: Option<u32>,
-        sources: Vec<Source>,
-        loading: Option<usize>,
-        reopening: Option<(u32, usize)>,
     }
 
     /// Worker-wide state: the engine (keeps the loaded trace), the load being read (its id and
@@ -105,8 +100,8 @@ mod wasm {
         pool: Pool,
         /// Hands sub-worker events back to this state.
         pool_sink: pool::Sink,
-        /// The open run, if any.
-        run: Option<RunLoad>,
+        /// The open run's loads, if a run is open.
+        run: Option<RunLoads<Source>>,
     }
 
     /// Installs the message handler and posts `Ready`; in a sub-worker, runs its loop instead.
@@ -195,14 +190,10 @@ mod wasm {
                     }
                 }
                 Ok(ToWorker::OpenRank { id, rank, workers }) => self.open_rank(id, rank, workers),
+                Ok(ToWorker::HoldRanks { id, ranks, workers }) => self.hold_ranks(id, &ranks, workers),
                 Ok(ToWorker::Cancel { id }) => {
                     if let Some(run) = self.run.as_mut() {
-                        if run.id == id {
-                            run.loading = None;
-                        }
-                        if run.reopening.is_some_and(|(r, _)| r == id) {
-                            run.reopening = None;
-                        }
+                        run.cancel(id);
                     }
                     if self.reading.is_some_and(|(r, _)| r == id) {
                         self.reading = None;
@@ -261,27 +252,42 @@ mod wasm {
                 .collect();
             post(&self.scope, &FromWorker::RunStarted { id, names: names.clone() });
             self.engine.begin_run(names);
-            self.run = Some(RunLoad { id, workers, sources, loading: None, reopening: None });
-            self.start_rank(0);
+            let mut run = RunLoads::new(id, workers, sources);
+            let next = run.start();
+            self.run = Some(run);
+            self.follow(next);
         }
 
-        /// Loads file `index` of the run (or ends the run load after the last file).
-        fn start_rank(&mut self, index: usize) {
-            let Some(run) = self.run.as_mut() else { return };
-            let (id, workers) = (run.id, run.workers);
-            let Some(source) = run.sources.get(index).cloned() else {
-                run.loading = None;
-                return match self.engine.finish_run() {
-                    Some(summary) => self.post_loaded(id, summary),
-                    None => {
-                        let error = load_error("io", "no file of the run could be loaded".into());
-                        post(&self.scope, &FromWorker::Failed { id, error });
+        /// Does what the run's loads say comes next.
+        fn follow(&mut self, next: Next<Source>) {
+            match next {
+                Next::Load(job, source) => {
+                    let workers = self.run.as_ref().and_then(|r| r.workers);
+                    self.begin(job.id, workers);
+                    self.spawn_source(job.id, source);
+                }
+                Next::RunLoaded => {
+                    let Some(id) = self.run.as_ref().map(|r| r.id) else { return };
+                    match self.engine.finish_run() {
+                        Some(summary) => self.post_loaded(id, summary),
+                        None => {
+                            let error = load_error("io", "no file of the run could be loaded".into());
+                            post(&self.scope, &FromWorker::Failed { id, error });
+                        }
                     }
-                };
-            };
-            run.loading = Some(index);
-            self.begin(id, workers);
-            self.spawn_source(id, source);
+                }
+                Next::Held { id, failed } => self.post_held(id, failed),
+                Next::HeldThenLoad { id, failed, job, source } => {
+                    self.post_held(id, failed);
+                    self.follow(Next::Load(job, source));
+                }
+                Next::Idle => {}
+            }
+        }
+
+        fn post_held(&self, id: u32, failed: Vec<(u32, String)>) {
+            let held = self.engine.run().map(|r| r.held()).unwrap_or_default();
+            post(&self.scope, &FromWorker::RanksHeld { id, held, failed });
         }
 
         fn spawn_source(&self, id: u32, source: Source) {
@@ -293,12 +299,13 @@ mod wasm {
 
         /// `OpenRank`: the kept model at once, else a reload of the rank's file as load `id`.
         fn open_rank(&mut self, id: u32, rank: u32, workers: Option<u32>) {
-            let Some(run) = self.run.as_ref() else {
+            let Some(run) = self.run.as_mut() else {
                 return self.fail(id, "io", "no run is open".into());
             };
-            if run.loading.is_some() {
+            if run.loading() {
                 return self.fail(id, "io", "the run is still loading".into());
             }
+            run.workers = workers.or(run.workers);
             match self.engine.open_rank(rank) {
                 RankOpen::Ready(summary) => {
                     self.begin(id, workers);
@@ -306,24 +313,33 @@ mod wasm {
                     self.post_loaded(id, *summary);
                 }
                 RankOpen::Reload(index) => {
-                    let source = self.run.as_mut().and_then(|run| {
-                        run.reopening = Some((id, index));
-                        run.sources.get(index).cloned()
-                    });
-                    self.begin(id, workers);
-                    match source {
-                        Some(source) => self.spawn_source(id, source),
-                        None => self.fail(id, "io", format!("rank {rank} has no file")),
-                    }
+                    let next = self.run.as_mut().map_or(Next::Idle, |run| run.reopen(id, index));
+                    self.follow(next);
                 }
                 RankOpen::Unknown => self.fail(id, "io", format!("rank {rank} is not in the run")),
             }
         }
 
-        /// The file of the run that load `id` is loading, if it is a run load.
+        /// `HoldRanks`: pins the ranks' models, reloading the dropped ones one after another.
+        fn hold_ranks(&mut self, id: u32, ranks: &[u32], workers: Option<u32>) {
+            let refuse = |why: &str| ranks.iter().map(|&r| (r, why.to_owned())).collect();
+            let Some(run) = self.run.as_mut() else {
+                return self.post_held(id, refuse("no run is open"));
+            };
+            if run.loading() {
+                return self.post_held(id, refuse("the run is still loading"));
+            }
+            run.workers = workers.or(run.workers);
+            let hold = self.engine.hold_ranks(ranks);
+            let next = self.run.as_mut().map_or(Next::Idle, |run| run.hold(id, hold.reload, hold.refused));
+            self.follow(next);
+        }
+
+        /// The run's load `id` if it is one, with the file index progress reports name (not
+        /// for a reopened rank, which loads as a trace of its own).
         fn rank_of(&self, id: u32) -> Option<u32> {
-            let run = self.run.as_ref().filter(|r| r.id == id)?;
-            run.loading.map(|i| i as u32)
+            let job = self.run.as_ref()?.job(id)?;
+            (job.purpose != Purpose::Reopen).then_some(job.index as u32)
         }
 
         /// Starts load `id` (its source follows), dropping the one being read or parsed.
@@ -411,36 +427,42 @@ mod wasm {
             self.pool.terminate();
         }
 
-        /// Load `id` ended: a run's file is kept (or noted as failed) and the next one starts;
-        /// a rank reloaded for `OpenRank` is kept again; otherwise `Loaded` or `Failed`.
+        /// Load `id` ended: a run's file is kept (or noted as failed) and the run's next load
+        /// starts; a rank reloaded for `OpenRank` is kept again; otherwise `Loaded` or `Failed`.
         fn loaded(&mut self, id: u32, reply: Result<protocol::TraceSummary, LoadError>, started_ms: f64) {
             let reply = reply.map(|mut summary| {
                 summary.parse_ms = now_ms(&self.scope) - started_ms;
                 summary
             });
-            if let Some(index) = self.rank_of(id) {
-                let index = index as usize;
-                let info = match reply {
-                    Ok(summary) => self.engine.keep_rank(index, summary),
-                    Err(error) => self.engine.rank_failed(index, error.message),
+            let Some(job) = self.run.as_ref().and_then(|r| r.job(id)) else {
+                return match reply {
+                    Ok(summary) => self.post_loaded(id, summary),
+                    Err(error) => post(&self.scope, &FromWorker::Failed { id, error }),
                 };
-                let total = self.run.as_ref().map_or(0, |r| r.sources.len() as u32);
-                if let Some(mut info) = info {
-                    info.memory_bytes = wasm_memory_bytes();
-                    post(&self.scope, &FromWorker::RankLoaded { id, total, info });
-                }
-                return self.start_rank(index + 1);
-            }
-            let reopened = self.run.as_mut().and_then(|r| r.reopening.take_if(|&mut (r, _)| r == id));
-            match reply {
-                Ok(summary) => {
-                    if let Some((_, index)) = reopened {
-                        self.engine.keep_rank(index, summary.clone());
+            };
+            let error = reply.as_ref().err().map(|e| e.message.clone());
+            match (job.purpose, reply) {
+                (Purpose::Run, reply) => {
+                    let info = match reply {
+                        Ok(summary) => self.engine.keep_rank(job.index, summary),
+                        Err(error) => self.engine.rank_failed(job.index, error.message),
+                    };
+                    let total = self.run.as_ref().map_or(0, |r| r.sources().len() as u32);
+                    if let Some(mut info) = info {
+                        info.memory_bytes = wasm_memory_bytes();
+                        post(&self.scope, &FromWorker::RankLoaded { id, total, info });
                     }
+                }
+                (Purpose::Reopen, Ok(summary)) => {
+                    self.engine.keep_rank(job.index, summary.clone());
                     self.post_loaded(id, summary);
                 }
-                Err(error) => post(&self.scope, &FromWorker::Failed { id, error }),
+                (Purpose::Reopen, Err(error)) => post(&self.scope, &FromWorker::Failed { id, error }),
+                // The engine kept a held rank's model as it completed the load (`Target::Held`).
+                (Purpose::Hold, _) => {}
             }
+            let next = self.run.as_mut().and_then(|r| r.ended(id, error)).unwrap_or(Next::Idle);
+            self.follow(next);
         }
 
         /// Posts `Loaded` for the current trace, with its layout (tiles warmed first).
@@ -518,7 +540,11 @@ mod wasm {
             let started = now_ms(&scope);
             let mut report = throttled(scope.clone(), id, self.rank_of(id));
             // One part per core for a large JSON (its size is known after decompression).
-            let prepared = match self.engine.prepare(&name, bytes, cores, &mut report) {
+            let target = match self.run.as_ref().and_then(|r| r.job(id)) {
+                Some(job) if job.purpose == Purpose::Hold => Target::Held(job.index),
+                _ => Target::Current,
+            };
+            let prepared = match self.engine.prepare_to(target, &name, bytes, cores, &mut report) {
                 Ok(p) => p,
                 Err(error) => return self.loaded(id, Err(error), started),
             };
@@ -539,81 +565,5 @@ mod wasm {
                 self.fail(id, "io", message);
             }
         }
-    }
-
-    /// A progress reporter for load `id` (file `rank` of a run): posts at most every
-    /// `intake::PROGRESS_EVERY_MS` per phase; a new phase reports at once.
-    fn throttled(scope: DedicatedWorkerGlobalScope, id: u32, rank: Option<u32>) -> impl FnMut(Phase, u64, Option<u64>) {
-        let mut last: Option<(Phase, Throttle)> = None;
-        move |phase: Phase, done: u64, total: Option<u64>| {
-            if last.as_ref().is_none_or(|(p, _)| *p != phase) {
-                last = Some((phase, Throttle::default()));
-            }
-            if last.as_mut().is_some_and(|(_, t)| t.due(now_ms(&scope))) {
-                post(&scope, &progress_msg(id, rank, phase, done, total));
-            }
-        }
-    }
-
-    /// `Progress` of load `id`, or `RankProgress` of file `rank` of run load `id`.
-    fn progress_msg(id: u32, rank: Option<u32>, phase: Phase, done_bytes: u64, total_bytes: Option<u64>) -> FromWorker {
-        match rank {
-            Some(index) => FromWorker::RankProgress { id, index, phase, done_bytes, total_bytes },
-            None => FromWorker::Progress { id, phase, done_bytes, total_bytes },
-        }
-    }
-
-    /// The size of this worker's wasm memory, bytes.
-    fn wasm_memory_bytes() -> Option<u64> {
-        let memory = wasm_bindgen::memory();
-        let buffer = js_sys::Reflect::get(&memory, &"buffer".into()).ok()?;
-        let bytes = js_sys::Reflect::get(&buffer, &"byteLength".into()).ok()?.as_f64()?;
-        Some(bytes as u64)
-    }
-
-    /// A load error of `kind` without a position.
-    fn load_error(kind: &str, message: String) -> LoadError {
-        LoadError { kind: kind.into(), message, offset: None, line: None, column: None }
-    }
-
-    /// Logical cores the browser reports (`navigator.hardwareConcurrency`), at least 1.
-    fn cores(scope: &DedicatedWorkerGlobalScope) -> usize {
-        (scope.navigator().hardware_concurrency() as usize).max(1)
-    }
-
-    /// Milliseconds from the worker's time origin; 0 if `performance` is unavailable.
-    fn now_ms(scope: &DedicatedWorkerGlobalScope) -> f64 {
-        scope.performance().map_or(0.0, |p| p.now())
-    }
-
-    /// Posts `[json]`; failures (never expected for a string) go to the console.
-    fn post(scope: &DedicatedWorkerGlobalScope, msg: &FromWorker) {
-        post_with(scope, msg, None);
-    }
-
-    /// Posts `[json, ArrayBuffer?]`, transferring a buffer holding `words` when given.
-    fn post_with(scope: &DedicatedWorkerGlobalScope, msg: &FromWorker, words: Option<&[u32]>) {
-        let json = match serde_json::to_string(msg) {
-            Ok(json) => json,
-            Err(e) => return console_error(&format!("worker: cannot encode reply: {e}")),
-        };
-        let parts = js_sys::Array::of1(&JsValue::from_str(&json));
-        let sent = match words {
-            Some(words) => {
-                let array = js_sys::Uint32Array::new_with_length(words.len() as u32);
-                array.copy_from(words);
-                let buffer = array.buffer();
-                parts.push(&buffer);
-                scope.post_message_with_transfer(&parts, &js_sys::Array::of1(&buffer))
-            }
-            None => scope.post_message(&parts),
-        };
-        if let Err(e) = sent {
-            console_error(&format!("worker: postMessage failed: {e:?}"));
-        }
-    }
-
-    fn console_error(msg: &str) {
-        web_sys::console::error_1(&JsValue::from_str(msg));
     }
 }

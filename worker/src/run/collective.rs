@@ -68,6 +68,11 @@ pub struct Matching {
     pub diagnostics: Vec<Diagnostic>,
 }
 
+/// The instance (index into `m.instances`) holding collective `idx` of run rank position `p`.
+pub fn instance_of(m: &Matching, p: usize, idx: u32) -> Option<usize> {
+    m.instances.iter().position(|i| i.members.get(p).copied().flatten() == Some(idx))
+}
+
 /// Kernel name up to its argument list: `ncclKernel_AllReduce_RING_LL_Sum_float`.
 fn base_name(name: &str) -> &str {
     name.split('(').next().unwrap_or(name).trim()

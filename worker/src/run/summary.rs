@@ -86,6 +86,8 @@ pub struct RankSummary {
     pub file: String,
     /// Rank, world size, backend.
     pub identity: RankIdentity,
+    /// The trace's origin, absolute ns (rank clock): model time `t` is `origin_ns + t`.
+    pub origin_ns: i64,
     /// Steps in start order.
     pub steps: Vec<StepTime>,
     /// Mean step duration of complete steps, ns.
@@ -127,6 +129,7 @@ pub fn summarize(file: &str, session: &Session) -> RankSummary {
     RankSummary {
         file: file.to_owned(),
         identity: identify(file, &trace.top_level),
+        origin_ns: origin,
         steps: steps
             .steps
             .iter()

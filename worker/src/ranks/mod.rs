@@ -9,15 +9,24 @@
 //! [`crate::run::json::run_json`], so the page shows exactly what `kinetoscope run --json`
 //! prints for the same files (unreadable files become `run_file_error` diagnostics, as there).
 //!
+//! The stacked ranks timeline pins up to [`protocol::MAX_HELD_RANKS`] models
+//! ([`RunState::hold`]); its layouts and collective answers read the kept analysis ([`stack`]).
+//!
 //! **Memory**: summaries are small (steps, collectives, a few numbers); at most
-//! [`KEEP_MODELS`] models are held, plus the one being loaded.
+//! [`KEEP_MODELS`] models besides the held ones are kept, plus the one being loaded.
 
-use crate::run::{self, ClockChoice, Diagnostic, RankSummary};
+pub mod loads;
+pub mod manifest;
+pub mod stack;
+
+use crate::run::{self, ClockChoice, Diagnostic, RankSummary, RunAnalysis};
 use crate::session::Session;
-use protocol::{RankInfo, RunData, RunDiagnostic, TraceSummary};
+use protocol::{RankInfo, RunData, RunDiagnostic, TraceSummary, MAX_HELD_RANKS};
 use std::sync::Arc;
 
-/// Models kept at most (the current trace and the ranks opened last).
+pub use manifest::{manifest, ManifestRank};
+
+/// Models kept at most besides the held ones (the current trace and the ranks opened last).
 pub const KEEP_MODELS: usize = 3;
 
 /// One file of the run.
@@ -37,12 +46,26 @@ pub enum Opened {
     Reload(usize),
 }
 
+/// What [`RunState::hold`] asks of the loader.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Hold {
+    /// Ranks held now, with their file index, whose model is not kept: reload each file, then
+    /// [`RunState::keep`] it.
+    pub reload: Vec<(u32, usize)>,
+    /// Ranks that cannot be held, with why.
+    pub refused: Vec<(u32, String)>,
+}
+
 /// A run being loaded or loaded.
 pub struct RunState {
     files: Vec<RankFile>,
     /// File indices whose model is kept, least recently used first.
     used: Vec<usize>,
+    /// File indices pinned by [`RunState::hold`] (never dropped by [`KEEP_MODELS`]).
+    held: Vec<usize>,
     data: Option<Box<RunData>>,
+    /// The analysis shown (the run with most ranks), for the stacked view's queries.
+    analysis: Option<RunAnalysis>,
 }
 
 impl RunState {
@@ -52,7 +75,7 @@ impl RunState {
             .into_iter()
             .map(|name| RankFile { name, summary: None, error: None, session: None })
             .collect();
-        Self { files, used: Vec::new(), data: None }
+        Self { files, used: Vec::new(), held: Vec::new(), data: None, analysis: None }
     }
 
     /// Files in the run.
@@ -155,6 +178,12 @@ impl RunState {
             });
         }
         self.data = Some(Box::new(data));
+        self.analysis = best.and_then(|i| runs.into_iter().nth(i));
+    }
+
+    /// The analysis shown, once [`RunState::finish`]ed.
+    pub fn analysis(&self) -> Option<&RunAnalysis> {
+        self.analysis.as_ref()
     }
 
     /// The run analysis, once [`RunState::finish`]ed.
@@ -166,15 +195,7 @@ impl RunState {
     /// `None` when no file of the run has that rank. Among files of one rank, the one the
     /// analysis shows is opened.
     pub fn open(&mut self, rank: u32) -> Option<Opened> {
-        let shown = self
-            .data
-            .as_ref()
-            .and_then(|d| d.ranks.iter().find(|r| r.rank == Some(rank)))
-            .map(|r| r.file.clone());
-        let index = self.files.iter().position(|f| {
-            let has_rank = f.summary.as_ref().and_then(|s| s.identity.rank) == Some(rank);
-            has_rank && shown.as_ref().is_none_or(|name| *name == f.name)
-        })?;
+        let index = self.file_of(rank)?;
         match self.files.get(index).and_then(|f| f.session.clone()) {
             Some((session, summary)) => {
                 self.touch(index);
@@ -184,12 +205,89 @@ impl RunState {
         }
     }
 
+    /// The file of rank `rank`: among files of one rank, the one the analysis shows.
+    fn file_of(&self, rank: u32) -> Option<usize> {
+        let shown = self
+            .data
+            .as_ref()
+            .and_then(|d| d.ranks.iter().find(|r| r.rank == Some(rank)))
+            .map(|r| r.file.as_str());
+        self.files.iter().position(|f| {
+            let has_rank = f.summary.as_ref().and_then(|s| s.identity.rank) == Some(rank);
+            has_rank && shown.is_none_or(|name| name == f.name)
+        })
+    }
+
+    /// Pins the models of `ranks` (the first [`MAX_HELD_RANKS`]; unpinning the others) and
+    /// says which must be reloaded and which cannot be held.
+    pub fn hold(&mut self, ranks: &[u32]) -> Hold {
+        let mut hold = Hold::default();
+        self.held.clear();
+        for (i, &rank) in ranks.iter().enumerate() {
+            let index = match self.file_of(rank) {
+                Some(_) if i >= MAX_HELD_RANKS => {
+                    hold.refused.push((rank, format!("at most {MAX_HELD_RANKS} ranks are stacked at once")));
+                    continue;
+                }
+                Some(index) => index,
+                None => {
+                    hold.refused.push((rank, format!("rank {rank} is not in the run")));
+                    continue;
+                }
+            };
+            if self.held.contains(&index) {
+                continue;
+            }
+            self.held.push(index);
+            match self.files.get(index).and_then(|f| f.session.as_ref()) {
+                Some(_) => self.touch(index),
+                None => hold.reload.push((rank, index)),
+            }
+        }
+        self.evict();
+        hold
+    }
+
+    /// Rank `rank`'s model, if kept.
+    pub fn session_of(&self, rank: u32) -> Option<Arc<Session>> {
+        let file = self.files.get(self.file_of(rank)?)?;
+        file.session.as_ref().map(|(s, _)| s.clone())
+    }
+
+    /// The rank whose kept model is `session`, if any.
+    pub fn rank_of_session(&self, session: &Arc<Session>) -> Option<u32> {
+        let file = self.files.iter().find(|f| f.session.as_ref().is_some_and(|(s, _)| Arc::ptr_eq(s, session)))?;
+        file.summary.as_ref()?.identity.rank
+    }
+
+    /// Ranks whose model is held now, ascending.
+    pub fn held(&self) -> Vec<u32> {
+        let mut ranks: Vec<u32> = self
+            .held
+            .iter()
+            .filter_map(|&i| self.files.get(i))
+            .filter(|f| f.session.is_some())
+            .filter_map(|f| f.summary.as_ref()?.identity.rank)
+            .collect();
+        ranks.sort_unstable();
+        ranks
+    }
+
     /// Marks file `index` most recently used; drops models beyond [`KEEP_MODELS`].
     fn touch(&mut self, index: usize) {
         self.used.retain(|&i| i != index);
         self.used.push(index);
-        while self.used.len() > KEEP_MODELS {
-            let dropped = self.used.remove(0);
+        self.evict();
+    }
+
+    /// Drops the least recently used models beyond [`KEEP_MODELS`] unpinned ones.
+    fn evict(&mut self) {
+        loop {
+            let unpinned: Vec<usize> = self.used.iter().copied().filter(|i| !self.held.contains(i)).collect();
+            let Some(&dropped) = unpinned.first().filter(|_| unpinned.len() > KEEP_MODELS) else {
+                return;
+            };
+            self.used.retain(|&i| i != dropped);
             if let Some(f) = self.files.get_mut(dropped) {
                 f.session = None;
             }
@@ -202,61 +300,3 @@ impl RunState {
     }
 }
 
-/// One entry of a run manifest.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ManifestRank {
-    /// The trace's URL, relative to the manifest (or absolute).
-    pub url: String,
-    /// The rank the manifest states, if any (the analysis reads the rank from the trace's
-    /// `distributedInfo` or its file name, as `kinetoscope run` does).
-    pub rank: Option<u32>,
-}
-
-/// Reads a run manifest: `{"ranks": [{"url": "rank-0.json.gz", "rank": 0}, ...]}` (a bare
-/// string is a URL too). Entries keep their order.
-///
-/// # Errors
-/// Not JSON, no `ranks` array, an entry without a URL, or no entry at all.
-pub fn manifest(text: &str) -> Result<Vec<ManifestRank>, String> {
-    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("the run manifest is not JSON: {e}"))?;
-    let ranks = value
-        .get("ranks")
-        .and_then(|r| r.as_array())
-        .ok_or("the run manifest has no \"ranks\" array")?;
-    let mut out = Vec::with_capacity(ranks.len());
-    for (i, entry) in ranks.iter().enumerate() {
-        let url = entry.as_str().or_else(|| entry.get("url").and_then(|u| u.as_str()));
-        let Some(url) = url.filter(|u| !u.trim().is_empty()) else {
-            return Err(format!("entry {i} of the run manifest has no \"url\""));
-        };
-        let rank = entry.get("rank").and_then(|r| r.as_u64()).and_then(|r| u32::try_from(r).ok());
-        out.push(ManifestRank { url: url.to_owned(), rank });
-    }
-    if out.is_empty() {
-        return Err("the run manifest lists no rank".into());
-    }
-    Ok(out)
-}
-
-#[cfg(test)]
-#[allow(clippy::unwrap_used)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn manifest_entries_in_order() {
-        let m = manifest(r#"{"ranks": [{"url": "rank-1.json.gz", "rank": 1}, "rank-0.json", {"url": "a/b.json"}]}"#).unwrap();
-        assert_eq!(m.len(), 3);
-        assert_eq!(m[0], ManifestRank { url: "rank-1.json.gz".into(), rank: Some(1) });
-        assert_eq!(m[1].url, "rank-0.json");
-        assert_eq!(m[2].rank, None);
-    }
-
-    #[test]
-    fn bad_manifests_say_why() {
-        assert!(manifest("nope").unwrap_err().contains("not JSON"));
-        assert!(manifest("{}").unwrap_err().contains("\"ranks\""));
-        assert!(manifest(r#"{"ranks": [{"rank": 0}]}"#).unwrap_err().contains("entry 0"));
-        assert!(manifest(r#"{"ranks": []}"#).unwrap_err().contains("no rank"));
-    }
-}
