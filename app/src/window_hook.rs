@@ -60,13 +60,15 @@
 //!                 clock: "recorded" | "collectives" | "step", step: the step aligned at or
 //!                 null, steps: step numbers every panel has, panels: [{rank, originNs: the
 //!                 rank's time at the axis' 0 (ns), view: [a, b] its window in its own ns,
-//!                 lanes: lanes shown, groups, folded: groups folded, rects, band: [a, b] the
+//!                 scrollY, height, lanes: [{lane, name, group, y, height, rows}] as the
+//!                 timeline's, groups, folded: groups folded, rects, band: [a, b] the
 //!                 collective marked on it (its ns) or null}], windowNs: [a, b] the shared
-//!                 window (ns of the axis), nsPerPx, width, selection: {rank, id, name,
-//!                 startNs, durNs} or null, collective: {key, name, step, lastRank, members:
-//!                 [{rank, arrival, waitUs, startNs, endNs}]} or null, highlighted: ranks with
-//!                 a band, search: {text, total, complete, perRank} or null, active, frames,
-//!                 pending}}
+//!                 window (ns of the axis), nsPerPx, width, rulerH, selection: {rank, id,
+//!                 name, startNs, durNs} or null, collective: {key, name, step, indexInStep,
+//!                 lastRank, members: [{rank, arrival, waitUs, startNs, endNs}]} or null,
+//!                 highlighted: ranks with a band, search: {text, total, complete, perRank,
+//!                 hits: [{rank, id, name, lane, row, startNs, durNs}] each rank's first
+//!                 match} or null, active, frames, pending}}
 //! idle()          Promise resolved when no load is running, no table, timeline, findings,
 //!                 chart or compare query is pending, the panels below the timeline are
 //!                 asked for (`settled`) and no part of the page waits to be built
@@ -361,8 +363,8 @@ fn ranks_json(r: &RanksState, s: &StackState) -> serde_json::Value {
             let t = &p.timeline;
             json!({
                 "rank": rank, "originNs": ready.then_some(t.origin_ns),
-                "view": ready.then_some([t.view.start, t.view.end]),
-                "lanes": t.tracks.iter().filter(|x| matches!(x.kind, TrackKind::Lane { .. })).count(),
+                "view": ready.then_some([t.view.start, t.view.end]), "scrollY": t.scroll_y, "height": t.height,
+                "lanes": lanes_json(t),
                 "groups": t.collapsed.len(), "folded": t.collapsed.iter().filter(|&&c| c).count(),
                 "rects": t.tiles.len(), "band": p.band.map(|(a, b)| [a, b]),
             })
@@ -379,12 +381,16 @@ fn ranks_json(r: &RanksState, s: &StackState) -> serde_json::Value {
             .iter()
             .map(|m| json!({"rank": m.rank, "arrival": m.arrival, "waitUs": m.wait_us, "startNs": m.start_ns, "endNs": m.end_ns}))
             .collect();
-        json!({"key": c.key, "name": c.name, "step": c.step, "lastRank": c.last_rank, "members": members})
+        json!({"key": c.key, "name": c.name, "step": c.step, "indexInStep": c.index_in_step, "lastRank": c.last_rank, "members": members})
     });
     let highlighted: Vec<u32> = s.panels.iter().zip(&r.held).filter(|(p, _)| p.band.is_some()).map(|(_, &rank)| rank).collect();
     let search = (!r.search.text.is_empty()).then(|| {
         let (total, complete) = r.search.total();
-        json!({"text": r.search.text, "total": total, "complete": complete, "perRank": r.search.counts})
+        let hits: Vec<serde_json::Value> = r.search.hits.iter().zip(&r.held).filter_map(|(h, rank)| {
+            let h = h.as_ref()?;
+            Some(json!({"rank": rank, "id": h.id, "name": h.name, "lane": h.lane, "row": h.row, "startNs": h.start_ns, "durNs": h.dur_ns}))
+        }).collect();
+        json!({"text": r.search.text, "total": total, "complete": complete, "perRank": r.search.counts, "hits": hits})
     });
     let (a, b) = s.window();
     json!({
@@ -393,7 +399,7 @@ fn ranks_json(r: &RanksState, s: &StackState) -> serde_json::Value {
         "reloading": r.reloading.map(|(index, pct)| json!({"index": index, "pct": pct})),
         "clock": r.clock.as_str(), "step": s.step(), "steps": s.common_steps(), "panels": panels,
         "windowNs": ready.then_some([a, b]), "nsPerPx": (b - a) / s.width(), "width": s.width(),
-        "selection": selection, "collective": collective, "highlighted": highlighted, "search": search,
+        "rulerH": crate::timeline::draw::RULER_H, "selection": selection, "collective": collective, "highlighted": highlighted, "search": search,
         "active": s.active, "frames": s.frames, "pending": r.busy() || s.busy(),
     })
 }
@@ -506,23 +512,27 @@ fn charts_js(tables: &TableState, c: &ChartState) -> JsValue {
     }))
 }
 
+/// The lanes laid out: `[{lane, name, group, y, height, rows}]`, y in content px.
+fn lanes_json(t: &TimelineState) -> Vec<serde_json::Value> {
+    t.tracks
+        .iter()
+        .filter_map(|tr| match tr.kind {
+            TrackKind::Lane { lane, rows } => Some(serde_json::json!({
+                "lane": lane, "name": tr.label, "group": tr.group,
+                "y": tr.y, "height": tr.height, "rows": rows,
+            })),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The timeline's view, lanes, selection, range, search and frame figures; null before layout.
 fn timeline_js(t: &TimelineState) -> JsValue {
     use serde_json::{json, Value};
     if t.layout.is_none() {
         return JsValue::NULL;
     }
-    let lanes: Vec<Value> = t
-        .tracks
-        .iter()
-        .filter_map(|tr| match tr.kind {
-            TrackKind::Lane { lane, rows } => Some(json!({
-                "lane": lane, "name": tr.label, "group": tr.group,
-                "y": tr.y, "height": tr.height, "rows": rows,
-            })),
-            _ => None,
-        })
-        .collect();
+    let lanes = lanes_json(t);
     let counters: Vec<&str> = t
         .tracks
         .iter()

@@ -12,7 +12,7 @@
 //! Invariants: `chosen` holds at most [`MAX_HELD_RANKS`] distinct ranks, ascending; `counts`
 //! has one entry per panel of the search's text; at most one query is pending per channel.
 
-use protocol::{Align, Answer, CollectiveMatch, Query, RunData, SearchHit, SliceDetails, TraceRef, MAX_HELD_RANKS};
+use protocol::{Align, Answer, CollectiveMatch, Query, RunData, SearchHit, SliceDetails, SliceRef, TraceRef, MAX_HELD_RANKS};
 
 /// Where the ranks' time 0 is.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -66,6 +66,8 @@ pub struct RankSearch {
     pub text: String,
     /// Matches per panel, once counted.
     pub counts: Vec<Option<u64>>,
+    /// Each panel's first match in time, once counted.
+    pub hits: Vec<Option<SliceRef>>,
     /// The count awaited: panel index and query id.
     pending: Option<(usize, u32)>,
 }
@@ -162,7 +164,8 @@ impl RanksState {
     /// The search text changed to `text`: the first count to ask (panel 0's), if any.
     pub fn search_begin(&mut self, text: &str) -> Option<Query> {
         let text = text.trim().to_owned();
-        self.search = RankSearch { counts: vec![None; self.held.len()], text, pending: None };
+        let n = self.held.len();
+        self.search = RankSearch { counts: vec![None; n], hits: vec![None; n], text, pending: None };
         self.search_query(0)
     }
 
@@ -192,6 +195,9 @@ impl RanksState {
         }
         if let Some(c) = self.search.counts.get_mut(i) {
             *c = Some(hit.total);
+        }
+        if let Some(h) = self.search.hits.get_mut(i) {
+            h.clone_from(&hit.hit);
         }
         Some((i + 1, self.search_query(i + 1)?))
     }
@@ -299,7 +305,7 @@ pub fn default_clock(data: &RunData) -> Clock {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use protocol::{CollectiveMember, RunRank, RunStraggler, SliceRef};
+    use protocol::{CollectiveMember, RunRank, RunStraggler};
 
     fn run(world: u32, stragglers: &[u32]) -> RunData {
         let rank = |r: u32| RunRank { rank: Some(r), step_mean_us: Some(100.0 + f64::from((r * 7) % world)), ..RunRank::default() };
@@ -340,7 +346,8 @@ mod tests {
         let q = s.search_begin(" nccl ").unwrap();
         assert!(matches!(q, Query::Search { ref text, trace: TraceRef::Rank(0), .. } if text == "nccl"));
         s.search_sent(0, 7);
-        let hit = |total| SearchHit { text: "nccl".into(), total, hit: None, rank: None };
+        let first = SliceRef { id: 3, lane: 2, ..SliceRef::default() };
+        let hit = |total| SearchHit { text: "nccl".into(), total, hit: Some(first.clone()), rank: Some(1) };
         let (i, q) = s.search_apply(7, &hit(10)).unwrap();
         assert_eq!((i, matches!(q, Query::Search { trace: TraceRef::Rank(1), .. })), (1, true));
         s.search_sent(1, 8);
@@ -349,6 +356,7 @@ mod tests {
         s.search_sent(2, 9);
         assert_eq!(s.search_apply(9, &hit(12)), None, "the last rank");
         assert_eq!(s.search.total(), (33, true));
+        assert_eq!(s.search.hits[2].as_ref().map(|h| h.lane), Some(2));
 
         // A click: details, then the collective it belongs to.
         assert_eq!(s.select(2, 40), Some(Query::Details { slice: 40, trace: TraceRef::Rank(3) }));

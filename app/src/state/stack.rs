@@ -328,9 +328,9 @@ impl StackState {
     }
 
     /// The tile requests the panels need now, with the panel's index and trace (none before
-    /// the area is measured).
+    /// the area is measured and every layout is in: a view is not aligned before).
     pub fn tile_requests(&self) -> Vec<(usize, TraceRef, TileRequest)> {
-        if !self.sized {
+        if !self.sized || !self.ready() {
             return Vec::new();
         }
         self.panels

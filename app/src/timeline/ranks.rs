@@ -30,6 +30,8 @@ pub fn RanksTimeline(ctl: Controller, data: Arc<RunData>, theme: ReadSignal<Them
         ctl.ranks.update_untracked(|r| r.clock = default_clock(&data));
         ctl.ranks_show(&default_ranks(&data));
     }
+    // Keys go back to the main timeline when the Run tab closes.
+    on_cleanup(move || ctl.stack_focus(false));
     let held = Memo::new(move |_| ctl.ranks.with(|r| r.held.clone()));
     let offsets: Vec<(u32, Option<f64>)> = data.offsets_us.iter().filter_map(|o| Some((o.rank?, o.offset_us))).collect();
     let panels = move || {
