@@ -308,7 +308,7 @@ fn Offsets(data: Arc<RunData>) -> impl IntoView {
             view! {
                 <tr data-testid="run-offset" data-rank=o.rank.map(|r| r.to_string()) data-value=o.offset_us.map(|v| v.to_string())>
                     <td>{o.rank.map_or("?".into(), |r| r.to_string())}</td>
-                    <td class="num">{o.offset_us.map_or("not estimable".into(), format::span_us)}</td>
+                    <td class="num">{o.offset_us.map_or("not estimable".into(), format::signed_us)}</td>
                 </tr>
             }
         })

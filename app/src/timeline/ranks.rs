@@ -40,7 +40,7 @@ pub fn RanksTimeline(ctl: Controller, data: Arc<RunData>, theme: ReadSignal<Them
             .enumerate()
             .map(|(i, rank)| {
                 let offset = offsets.iter().find(|o| o.0 == rank).and_then(|o| o.1);
-                let offset = offset.map(|o| format!(" · clock offset {}", format::span_us(o))).unwrap_or_default();
+                let offset = offset.map(|o| format!(" · clock offset {}", format::signed_us(o))).unwrap_or_default();
                 let label = move || ctl.rank_stack.with(|s| s.panels.get(i).map(|p| p.label.clone())).unwrap_or_default();
                 let title = Memo::new(move |_| format!("{}{offset}", label()));
                 view! {
