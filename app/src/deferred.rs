@@ -6,6 +6,7 @@
 //! built in tasks that ran back to back before one frame were laid out together, in a frame
 //! that also painted the timeline (60-100 ms after a load).
 
+use crate::frame::Target;
 use leptos::prelude::*;
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
@@ -112,6 +113,6 @@ fn after_frame(f: fn()) {
         }
     };
     let fallback = once.clone();
-    request_animation_frame(move || set_timeout(once, Duration::ZERO));
+    crate::frame::request(Target::PageBuild, move || set_timeout(once, Duration::ZERO));
     set_timeout(fallback, FRAME_WAIT);
 }

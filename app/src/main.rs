@@ -4,13 +4,15 @@
 //! Layout: [`bridge`] talks to the worker, [`state`] holds plain view state, [`control`] turns
 //! intents and replies into state and queries, [`timeline`] paints the lane timeline, [`charts`]
 //! draws the charts tab, [`panels`] render the rest, [`window_hook`] publishes `window.kinetoscope`,
-//! [`app`] wires them together, building the page over several tasks with [`deferred`].
+//! [`app`] wires them together, building the page over several tasks with [`deferred`]; [`frame`]
+//! runs whatever waits for the next animation frame.
 
 mod app;
 mod bridge;
 mod charts;
 mod control;
 mod deferred;
+mod frame;
 mod panels;
 mod state;
 mod window_hook;

@@ -399,7 +399,7 @@ fn ranks_json(r: &RanksState, s: &StackState) -> serde_json::Value {
         "reloading": r.reloading.map(|(index, pct)| json!({"index": index, "pct": pct})),
         "clock": r.clock.as_str(), "step": s.step(), "steps": s.common_steps(), "panels": panels,
         "windowNs": ready.then_some([a, b]), "nsPerPx": (b - a) / s.width(), "width": s.width(),
-        "rulerH": crate::timeline::draw::RULER_H, "selection": selection, "collective": collective, "highlighted": highlighted, "search": search,
+        "rulerH": crate::timeline::draw_list::RULER_H, "selection": selection, "collective": collective, "highlighted": highlighted, "search": search,
         "active": s.active, "frames": s.frames, "pending": r.busy() || s.busy(),
     })
 }
@@ -555,7 +555,7 @@ fn timeline_js(t: &TimelineState) -> JsValue {
     let v = &t.view;
     to_js(&json!({
         "startNs": v.start, "endNs": v.end, "nsPerPx": v.ns_per_px(), "width": v.width,
-        "height": t.height, "scrollY": t.scroll_y, "rulerH": crate::timeline::draw::RULER_H,
+        "height": t.height, "scrollY": t.scroll_y, "rulerH": crate::timeline::draw_list::RULER_H,
         "lanes": lanes, "counters": counters, "selection": selection,
         "range": t.range.map(|(a, b)| [a, b]), "search": search,
         "rects": t.tiles.len(), "resolutionNs": t.tiles.set.resolution_ns,

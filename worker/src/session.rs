@@ -9,6 +9,7 @@
 //! Invariants: a session never changes its trace; every lazily built analysis covers the whole
 //! trace (range-limited tables are computed per query from the whole-trace indexes).
 
+use crate::analysis::explain;
 use crate::analysis::gpu::{metrics_window, GpuIndex, GpuMetrics};
 use crate::analysis::kernels::{self, KernelTable};
 use crate::analysis::memory::{self, Memory};
@@ -94,6 +95,14 @@ impl Session {
     /// The steps over `range`, or the whole trace.
     pub fn steps(&self, range: Option<(i64, i64)>) -> Steps {
         steps::analyze(&self.trace, range)
+    }
+
+    /// Why step `which` is slow, over the whole trace's steps.
+    ///
+    /// # Errors
+    /// No complete step, or no step of that number.
+    pub fn explain(&self, which: explain::Which) -> Result<explain::Explanation, String> {
+        explain::explain(&self.trace, &self.steps(None), which)
     }
 
     /// The cheatsheet findings, always over the whole trace (detected on first use).

@@ -212,6 +212,23 @@ fn missing_and_duplicate_ranks_are_stated() {
     assert_straggler(&run);
     let json = run::json::run_json(&run);
     assert_eq!(json["diagnostics"].as_array().unwrap().len(), 2);
+    // NDJSON states them too, one row each, in the envelope of the other rows.
+    let rows: Vec<Value> = run::json::ndjson(3, &run)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let diags: Vec<&Value> = rows.iter().filter(|r| r["kind"] == "diagnostic").collect();
+    assert_eq!(diags.len(), 2);
+    for (row, d) in diags.iter().zip(&run.diagnostics) {
+        assert_eq!(row["run"], 3);
+        assert_eq!(row["diagnostic"], d.kind);
+        assert_eq!(row["message"], d.message.as_str());
+    }
+    assert_eq!(
+        diags.iter().map(|r| &r["diagnostic"]).collect::<Vec<_>>(),
+        ["run_duplicate_rank", "run_missing_ranks"]
+    );
+    assert_eq!(rows.iter().filter(|r| r["kind"] == "step").count(), 7 * 4);
 }
 
 #[test]
@@ -457,8 +474,8 @@ fn dlrm_ranks_open_as_one_run_with_their_own_numbers() {
     let nd = run::load::run_files(&paths, 2, Format::Ndjson).unwrap();
     assert_eq!(
         nd.lines().count(),
-        4 + 8 * 4,
-        "4 rank x step rows, 8 instances x 4 ranks"
+        1 + 4 + 8 * 4,
+        "the missing ranks' diagnostic, 4 rank x step rows, 8 instances x 4 ranks"
     );
 }
 

@@ -424,6 +424,7 @@ mod tests {
                 name: "gpu".into(),
                 kind: "gpu".into(),
                 device: Some(0),
+                folded: false,
                 lanes: (0..40)
                     .map(|lane| LaneInfo {
                         lane,
@@ -432,7 +433,6 @@ mod tests {
                         slices: 1,
                     })
                     .collect(),
-                folded: false,
             }],
             steps: vec![],
             focus: None,

@@ -5,6 +5,7 @@
 
 use crate::control::timeline::{KEY_PAN, KEY_ZOOM};
 use crate::control::Controller;
+use crate::frame::Target;
 use leptos::prelude::*;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -108,7 +109,7 @@ impl Keys {
 /// One animation frame of held-key motion; schedules the next while keys are held. The first
 /// 150 ms only wait, so a short press moves exactly one step.
 fn frame(keys: Rc<Keys>, ctl: Controller, since: f64) {
-    request_animation_frame(move || {
+    crate::frame::request(Target::HeldKeys, move || {
         let now = now_ms();
         let held: Vec<char> = keys.held.borrow().clone();
         if held.is_empty() {

@@ -5,7 +5,8 @@
 //! Input handling (Perfetto's conventions): drag pans (and scrolls), shift-drag selects a range,
 //! click selects, wheel scrolls lanes, shift+wheel or a horizontal swipe pans, ctrl+wheel (and
 //! trackpad pinch) zooms around the pointer; keys in [`keys`]. Painting runs at most once per
-//! animation frame, after any state change ([`draw`]).
+//! animation frame, after any state change ([`crate::frame`]): the state becomes a
+//! [`draw_list::DrawList`], replayed on the canvas by [`paint_canvas2d`].
 //!
 //! Test ids: `timeline`, `timeline-canvas`, `lane-labels` with `group-label` (button, folds the
 //! group; `data-collapsed`), `lane-label` (`data-lane`) and `counter-label`; `search-input`,
@@ -13,18 +14,20 @@
 //! `tooltip`; `help-overlay`.
 
 mod band;
-pub mod draw;
+pub mod draw_list;
 mod keys;
+mod paint_canvas2d;
 pub mod ranks;
 pub mod stack;
 pub mod theme;
 
 use crate::control::Controller;
 use crate::deferred::Deferred;
+use crate::frame::{self, Target};
 use crate::state::format;
 use crate::state::timeline::{Hover, TimelineState};
 use crate::state::tracks::TrackKind;
-use draw::{Painter, RULER_H};
+use draw_list::{Surface, RULER_H};
 use keys::Keys;
 pub use keys::now_ms;
 use leptos::ev;
@@ -60,42 +63,23 @@ pub fn Timeline(ctl: Controller, theme: ReadSignal<Theme>) -> impl IntoView {
     let help = RwSignal::new(false);
     let keys = Rc::new(Keys::default());
     let press: Rc<Cell<Option<Press>>> = Rc::new(Cell::new(None));
-    let painter = Rc::new(Painter::default());
-    let scheduled = Rc::new(Cell::new(false));
 
     // The staged canvas is warmed up once the page is built, while the trace loads.
-    {
-        let painter = painter.clone();
-        crate::deferred::when_built(move || {
-            if let Some(theme) = theme.try_get_untracked() {
-                warm_up(ctl, canvas, painter, theme);
-            }
-        });
-    }
-    // Paint once per animation frame after any timeline or theme change.
-    let schedule = {
-        let scheduled = scheduled.clone();
-        move || {
-            if scheduled.replace(true) {
-                return;
-            }
-            let (scheduled, painter) = (scheduled.clone(), painter.clone());
-            request_animation_frame(move || {
-                scheduled.set(false);
-                if let Some(theme) = theme.try_get_untracked() {
-                    paint(ctl, canvas, &painter, theme);
-                }
-            });
+    crate::deferred::when_built(move || {
+        if let Some(theme) = theme.try_get_untracked() {
+            warm_up(ctl, canvas, theme);
         }
-    };
-    {
-        let schedule = schedule.clone();
-        Effect::new(move |_| {
-            ctl.timeline.track();
-            theme.track();
-            schedule();
+    });
+    // Paint once per animation frame after any timeline or theme change.
+    Effect::new(move |_| {
+        ctl.timeline.track();
+        theme.track();
+        frame::request(Target::Timeline, move || {
+            if let Some(theme) = theme.try_get_untracked() {
+                paint(ctl, canvas, theme);
+            }
         });
-    }
+    });
     // Keep the canvas sized to its box (device pixels), and the state told of the size.
     Effect::new(move |_| {
         if let Some(el) = area.get() {
@@ -256,41 +240,29 @@ fn wheel(e: &web_sys::WheelEvent) -> Wheel {
     }
 }
 
-/// The canvas's 2D context scaled to device pixels, with the canvas size in CSS px; `None`
-/// when the canvas is gone (a frame scheduled just before it unmounted).
-fn context(canvas: NodeRef<html::Canvas>) -> Option<(web_sys::CanvasRenderingContext2d, f64, f64, f64)> {
-    let canvas = canvas.try_get_untracked().flatten()?;
-    let ctx = canvas
-        .get_context_with_context_options("2d", &context_options())
-        .ok()
-        .flatten()
-        .and_then(|c| c.dyn_into::<web_sys::CanvasRenderingContext2d>().ok())?;
-    let dpr = web_sys::window().map_or(1.0, |w| w.device_pixel_ratio());
-    let _ = ctx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0);
-    Some((ctx, f64::from(canvas.width()) / dpr, f64::from(canvas.height()) / dpr, dpr))
-}
-
-/// Paints `t` on `canvas` now; returns the paint time in ms, or `None` when the canvas is gone.
-fn paint_canvas(canvas: NodeRef<html::Canvas>, painter: &Painter, theme: Theme, t: &TimelineState) -> Option<f64> {
-    let (ctx, w, h, dpr) = context(canvas)?;
+/// Paints `t` on `canvas` now (builds its draw list and replays it); returns the paint time in
+/// ms, or `None` when the canvas is gone.
+fn paint_canvas(canvas: NodeRef<html::Canvas>, theme: Theme, t: &TimelineState) -> Option<f64> {
+    let (ctx, width, height, dpr) = paint_canvas2d::context(canvas)?;
     let started = now_ms();
-    painter.paint(&ctx, t, theme, w, h, dpr);
+    let list = draw_list::draw_list(t, theme, Surface { width, height, dpr });
+    paint_canvas2d::replay(&ctx, &list);
     Some(now_ms() - started)
 }
 
 /// Warms the staged canvas up before a trace is shown, in two tasks of their own outside any
-/// frame: the context's setup, then the palette and the label font ([`Painter::warm`]). On a
-/// cold 2-core machine these took 15-40 ms, and painted in the frames that laid out the page
-/// being built they made long tasks. A trace shown by then is left as painted.
-fn warm_up(ctl: Controller, canvas: NodeRef<html::Canvas>, painter: Rc<Painter>, theme: Theme) {
+/// frame: the context's setup, then the palette and the label font ([`draw_list::warm_up`]).
+/// On a cold 2-core machine these took 15-40 ms, and painted in the frames that laid out the
+/// page being built they made long tasks. A trace shown by then is left as painted.
+fn warm_up(ctl: Controller, canvas: NodeRef<html::Canvas>, theme: Theme) {
     set_timeout(
         move || {
-            if context(canvas).is_some() {
+            if paint_canvas2d::context(canvas).is_some() {
                 set_timeout(
                     move || {
                         let staged = ctl.timeline.with_untracked(|t| t.layout.is_none());
-                        if let Some((ctx, w, h, _)) = context(canvas).filter(|_| staged) {
-                            painter.warm(&ctx, theme, w, h);
+                        if let Some((ctx, w, h, _)) = paint_canvas2d::context(canvas).filter(|_| staged) {
+                            paint_canvas2d::replay(&ctx, &draw_list::warm_up(theme, w, h));
                         }
                     },
                     std::time::Duration::ZERO,
@@ -303,10 +275,10 @@ fn warm_up(ctl: Controller, canvas: NodeRef<html::Canvas>, painter: Rc<Painter>,
 
 /// Paints the canvas now and records the frame time (and the first paint after a load). A
 /// canvas with no trace is staged (hidden) and not painted.
-fn paint(ctl: Controller, canvas: NodeRef<html::Canvas>, painter: &Painter, theme: Theme) {
+fn paint(ctl: Controller, canvas: NodeRef<html::Canvas>, theme: Theme) {
     let Some((ms, has_tiles, loaded_at)) = ctl.timeline.with_untracked(|t| {
         t.layout.as_ref()?;
-        let ms = paint_canvas(canvas, painter, theme, t)?;
+        let ms = paint_canvas(canvas, theme, t)?;
         Some((ms, t.has_tiles(), t.loaded_at))
     }) else {
         return;
@@ -314,15 +286,6 @@ fn paint(ctl: Controller, canvas: NodeRef<html::Canvas>, painter: &Painter, them
     let done = now_ms();
     let first = (has_tiles && loaded_at.is_some()).then(|| done - loaded_at.unwrap_or(done));
     ctl.frame_drawn(ms, first);
-}
-
-/// 2D context options: opaque (the painter fills every pixel, so the compositor need not
-/// blend) and desynchronized (frames go to the screen without waiting for the page's commit).
-fn context_options() -> JsValue {
-    let options = js_sys::Object::new();
-    let _ = js_sys::Reflect::set(&options, &"alpha".into(), &JsValue::FALSE);
-    let _ = js_sys::Reflect::set(&options, &"desynchronized".into(), &JsValue::TRUE);
-    options.into()
 }
 
 /// The observer keeping a canvas sized, with its callback; disconnect it to stop.

@@ -14,13 +14,14 @@
 //! `compare-step-note`, `compare-stack-reset`, panels `compare-stack-base|cand` with canvases
 //! `compare-canvas-base|cand`, their `lane-labels` and `tooltip`.
 
-use super::draw::{Painter, RULER_H};
+use super::draw_list::{draw_list, Surface, RULER_H};
 use super::theme::Theme;
-use super::{observe_size, paint_canvas, wheel, Labels, Press, Tooltip, Wheel, CLICK_SLOP, LABEL_W};
+use super::{keys::now_ms, observe_size, paint_canvas2d, wheel, Labels, Press, Tooltip, Wheel, CLICK_SLOP, LABEL_W};
 use crate::control::Controller;
+use crate::frame::Target;
 use crate::panels::StepPicker;
 use crate::state::format;
-use crate::state::stack::{Pane, StackId, StackState};
+use crate::state::stack::{Pane, Panel, StackId, StackState};
 use leptos::html;
 use leptos::prelude::*;
 use std::cell::Cell;
@@ -107,29 +108,13 @@ pub fn StackPane(
     let stack = ctl.stack_of(which);
     let canvas: NodeRef<html::Canvas> = NodeRef::new();
     let area: NodeRef<html::Div> = NodeRef::new();
-    let painter = Rc::new(Painter::default());
-    let scheduled = Rc::new(Cell::new(false));
     let press: Rc<Cell<Option<Press>>> = Rc::new(Cell::new(None));
     Effect::new(move |_| {
         stack.track();
         theme.track();
-        if scheduled.replace(true) {
-            return;
-        }
-        let (scheduled, painter) = (scheduled.clone(), painter.clone());
-        request_animation_frame(move || {
-            scheduled.set(false);
+        crate::frame::request(Target::StackPane(which, index), move || {
             let Some(theme) = theme.try_get_untracked() else { return };
-            let drawn = stack
-                .try_with_untracked(|s| {
-                    let p = s.panels.get(index)?;
-                    let ms = paint_canvas(canvas, &painter, theme, &p.timeline)?;
-                    if let Some(band) = p.band {
-                        super::band::paint(canvas, &p.timeline, band, theme);
-                    }
-                    Some(ms)
-                })
-                .flatten();
+            let drawn = stack.try_with_untracked(|s| paint(canvas, theme, s.panels.get(index)?)).flatten();
             if drawn.is_some() {
                 stack.update_untracked(|s| s.frames += 1);
                 ctl.publish();
@@ -237,4 +222,18 @@ pub fn StackPane(
             </div>
         </div>
     }
+}
+
+/// Paints panel `p` on `canvas` now (its timeline's draw list, then its band); returns the
+/// paint time in ms, or `None` when the canvas is gone.
+fn paint(canvas: NodeRef<html::Canvas>, theme: Theme, p: &Panel) -> Option<f64> {
+    let (ctx, width, height, dpr) = paint_canvas2d::context(canvas)?;
+    let started = now_ms();
+    let surface = Surface { width, height, dpr };
+    let mut list = draw_list(&p.timeline, theme, surface);
+    if let Some(band) = p.band {
+        list.cmds.extend(super::band::cmds(&p.timeline, band, theme, surface));
+    }
+    paint_canvas2d::replay(&ctx, &list);
+    Some(now_ms() - started)
 }

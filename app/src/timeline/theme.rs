@@ -4,6 +4,8 @@
 //! color across zoom levels, reloads and traces; text on a slice is dark on light fills and light
 //! on dark ones.
 
+use std::sync::OnceLock;
+
 /// Light or dark.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Theme {
@@ -71,8 +73,18 @@ impl Theme {
     }
 
     /// The palette: fill and text color per slot ([`slot`]), faded copies after the first
-    /// [`SLOTS`] entries (a search is active and the slice does not match).
-    pub fn palette(self) -> Vec<(String, &'static str)> {
+    /// [`SLOTS`] entries (a search is active and the slice does not match). Built once per
+    /// theme, so a draw list names its colors as `&'static str`.
+    pub fn palette(self) -> &'static [(String, &'static str)] {
+        static LIGHT_PALETTE: OnceLock<Vec<(String, &'static str)>> = OnceLock::new();
+        static DARK_PALETTE: OnceLock<Vec<(String, &'static str)>> = OnceLock::new();
+        match self {
+            Theme::Light => LIGHT_PALETTE.get_or_init(|| self.build_palette()),
+            Theme::Dark => DARK_PALETTE.get_or_init(|| self.build_palette()),
+        }
+    }
+
+    fn build_palette(self) -> Vec<(String, &'static str)> {
         let (sat, light, text) = match self {
             Theme::Light => (48, 62, "#10131a"),
             Theme::Dark => (42, 38, "#f2f4f8"),

@@ -8,6 +8,7 @@
 //!
 //! - [`ops`]: the op table (`key_averages()` by name or by input shapes, CPU, device, memory).
 //! - [`steps`]: `ProfilerStep#N` list with CPU / GPU / step spans, statistics, breakdown.
+//! - [`explain`]: why one step is slow: its time against the median step, by category and name.
 //! - [`breakdown`]: a span's time by category (Kernel > Memcpy > ... > CPU Exec > Other).
 //! - [`memory`]: `[memory]` events: allocated / reserved per device, peaks, largest allocations.
 //! - [`idle`]: idle time per GPU stream (host wait / kernel wait / other), launch statistics.
@@ -20,6 +21,7 @@
 pub mod args;
 pub mod ops;
 pub mod steps;
+pub mod explain;
 mod shapes;
 pub mod stats;
 pub mod breakdown;

@@ -37,6 +37,7 @@
 use super::breakdown::{Breakdown, Roles};
 use super::stats::{median, Summary};
 use crate::model::{CatClass, Trace, NONE};
+use std::borrow::Borrow;
 
 /// One `ProfilerStep#N` on the host.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -316,13 +317,21 @@ fn prev_step_end(trace: &Trace, spans: &[StepSpan]) -> Option<i64> {
 
 /// Whether device activity `i` was launched from within some step's CPU span.
 fn launched_in_step(trace: &Trace, i: usize, spans: &[StepSpan]) -> bool {
+    launching_step(trace, i, spans).is_some()
+}
+
+/// Index in `spans` (ordered, CPU spans disjoint) of the step that launched device activity
+/// `i`: the one whose CPU span holds its whole launch call, as for the step's GPU span
+/// (tb_plugin's rule). `None` when unlinked or launched outside every step. GPU work belongs
+/// to the step that launched it, not to the step it happens to run in.
+pub fn launching_step<S: Borrow<StepSpan>>(trace: &Trace, i: usize, spans: &[S]) -> Option<usize> {
     let s = &trace.slices;
-    let l = s.launch[i] as usize;
-    let (Some(&ls), Some(&ld)) = (s.start_ns.get(l), s.dur_ns.get(l)) else {
-        return false;
-    };
-    let k = spans.partition_point(|st| st.cpu_start_ns <= ls);
-    k > 0 && spans.get(k - 1).is_some_and(|st| ls + ld <= st.cpu_end_ns)
+    let l = *s.launch.get(i)? as usize;
+    let (ls, ld) = (*s.start_ns.get(l)?, *s.dur_ns.get(l)?);
+    let k = spans.partition_point(|st| st.borrow().cpu_start_ns <= ls);
+    let j = k.checked_sub(1)?;
+    let st: &StepSpan = spans.get(j)?.borrow();
+    (ls + ld <= st.cpu_end_ns).then_some(j)
 }
 
 /// Step spans from CPU and GPU spans (tb_plugin's `_update_steps_duration`).

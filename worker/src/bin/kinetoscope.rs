@@ -13,6 +13,7 @@ mod bench;
 
 use clap::{CommandFactory, Parser, Subcommand};
 use kinetoscope::engine::Engine;
+use kinetoscope::analysis::explain::Which;
 use kinetoscope::report::diff::{DiffOptions, DiffReport};
 use kinetoscope::report::trace::{ReportOptions, TraceReport};
 use kinetoscope::session::Session;
@@ -60,6 +61,10 @@ enum Command {
         /// Rows per table.
         #[arg(long, default_value_t = 20)]
         top: usize,
+        /// Explain why a step is slow: `slowest` or a ProfilerStep number (its time against
+        /// the median step, by category, kernel and op).
+        #[arg(long, value_name = "N|slowest", value_parser = parse_explain_step)]
+        explain_step: Option<Which>,
         /// Print the stable JSON form (keys in docs/cli.md).
         #[arg(long)]
         json: bool,
@@ -93,7 +98,8 @@ enum Command {
         /// Print the stable JSON form (same as `--format json`).
         #[arg(long, conflicts_with = "format")]
         json: bool,
-        /// Output format.
+        /// Output format; `ndjson`: one row per diagnostic, rank x step and collective instance
+        /// x rank, for DuckDB or Spark over many runs (queries in docs/runs.md).
         #[arg(long, value_parser = ["text", "json", "ndjson"])]
         format: Option<String>,
         /// Ranks loaded at once (memory grows with this, not with the rank count); default:
@@ -154,8 +160,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Info { trace, json } => info(&trace, json),
-        Command::Report { trace, step, range, by_shape, sort, top, json } => {
-            report(&trace, step, range, ReportOptions { range: None, by_shape, sort, top }, json)
+        Command::Report { trace, step, range, by_shape, sort, top, explain_step, json } => {
+            report(&trace, step, range, ReportOptions { range: None, by_shape, sort, top }, explain_step, json)
         }
         Command::Diff { base, cand, by_shape, sort, top, json } => {
             let (op_sort, kernel_sort) = sort.unwrap_or((None, None));
@@ -215,18 +221,41 @@ fn info(path: &Path, json: bool) -> Result<(), Failure> {
     Ok(())
 }
 
-fn report(path: &Path, step: Option<u64>, range: Option<(i64, i64)>, mut options: ReportOptions, json: bool) -> Result<(), Failure> {
+fn report(
+    path: &Path,
+    step: Option<u64>,
+    range: Option<(i64, i64)>,
+    mut options: ReportOptions,
+    explain_step: Option<Which>,
+    json: bool,
+) -> Result<(), Failure> {
     let (session, _) = load(path)?;
     options.range = match step {
         Some(n) => Some(step_range(session.trace(), n)?),
         None => range,
     };
+    let explanation = explain_step.map(|w| session.explain(w)).transpose()?;
     let report = TraceReport::build(&session, options);
     if json {
-        return print_json(&report.json());
+        let mut value = report.json();
+        if let (Some(e), Some(map)) = (&explanation, value.as_object_mut()) {
+            map.insert("explanation".into(), kinetoscope::report::explain::json(e));
+        }
+        return print_json(&value);
     }
     print!("{}", report.text());
+    if let Some(e) = &explanation {
+        print!("\n{}", kinetoscope::report::explain::text(e));
+    }
     Ok(())
+}
+
+/// `slowest` or a step number.
+fn parse_explain_step(s: &str) -> Result<Which, String> {
+    match s {
+        "slowest" => Ok(Which::Slowest),
+        n => n.parse().map(Which::Number).map_err(|_| format!("expected `slowest` or a step number, got `{n}`")),
+    }
 }
 
 /// The span of `ProfilerStep#n`, or a message listing the steps the trace has.

@@ -275,15 +275,10 @@ impl<'t> Ctx<'t> {
         self.launched.get(&call).map(|l| l.0)
     }
 
-    /// Index in `steps` of the step whose CPU range `[cpu_start, cpu_end)` holds the start of
-    /// device activity `a`'s launch call: GPU work belongs to the step that launched it, not to
-    /// the step it happens to run in. `None` when unlinked or launched outside every step.
+    /// Index in `steps` of the step that launched device activity `a`
+    /// ([`crate::analysis::steps::launching_step`]).
     pub fn launch_step(&self, steps: &[&StepSpan], a: u32) -> Option<usize> {
-        let l = launch_of(self.trace, a)?;
-        let t = self.trace.slices.start_ns[l as usize];
-        // Steps are ordered and their CPU ranges do not overlap (steps.rs).
-        let at = steps.partition_point(|st| st.cpu_start_ns <= t);
-        at.checked_sub(1).filter(|&j| t < steps[j].cpu_end_ns)
+        crate::analysis::steps::launching_step(self.trace, a as usize, steps)
     }
 
     /// Total device time launched by launch call `call`, ns (0 when none).

@@ -10,6 +10,7 @@
 //! - [`compare`]: a baseline / candidate comparison rendered; [`diff`]: `kinetoscope diff`, computed and ordered.
 //! - [`findings`]: the cheatsheet's findings (text section and `findings[]`).
 //! - [`trace`]: the whole `kinetoscope report` of one trace, assembled from its session.
+//! - [`explain`]: `report --explain-step`: why one step is slow.
 
 pub mod ops;
 pub mod kernels;
@@ -21,6 +22,7 @@ pub mod compare;
 pub mod findings;
 pub mod diff;
 pub mod trace;
+pub mod explain;
 
 pub use crate::text::{cut, printable, pytorch_time as time};
 pub use ops::{op_table_text, ops_json, sorted, SortKey};

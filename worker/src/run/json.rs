@@ -1,7 +1,7 @@
 //! JSON outputs of a run: one object with stable keys ([`run_json`]) and NDJSON rows
-//! ([`ndjson`]: one per rank x step and one per collective instance x rank), both documented
-//! key by key in docs/runs.md. Times are µs (f64); NDJSON collective times are µs from the
-//! run's first arrival on the chosen time axis.
+//! ([`ndjson`]: one per diagnostic, one per rank x step and one per collective instance x
+//! rank), both documented key by key in docs/runs.md. Times are µs (f64); NDJSON collective
+//! times are µs from the run's first arrival on the chosen time axis.
 
 use super::finding::RunFinding;
 use super::{rank_at, RunAnalysis};
@@ -134,14 +134,22 @@ pub fn run_json(run: &RunAnalysis) -> Value {
     })
 }
 
-/// NDJSON rows of run number `index`: `kind: "step"` per rank x step, `kind: "collective"` per
-/// instance x rank (keys in docs/runs.md). Each line ends in `\n`.
+/// NDJSON rows of run number `index`: `kind: "diagnostic"` per diagnostic, `kind: "step"` per
+/// rank x step, `kind: "collective"` per instance x rank (keys in docs/runs.md). Each line ends
+/// in `\n`.
 pub fn ndjson(index: usize, run: &RunAnalysis) -> String {
     let mut out = String::new();
     let mut line = |v: Value| {
         out.push_str(&v.to_string());
         out.push('\n');
     };
+    // Diagnostics first: a reader that stops early (`head`) still learns what the inputs lacked.
+    // `kind` is the row kind, so the diagnostic's own kind goes under `diagnostic`.
+    for d in &run.diagnostics {
+        line(
+            json!({"kind": "diagnostic", "run": index, "diagnostic": d.kind, "message": d.message}),
+        );
+    }
     for c in &run.steps {
         line(json!({
             "kind": "step", "run": index, "rank": rank_at(&run.ranks, c.member), "step": c.step,

@@ -13,6 +13,9 @@
 //! `extra_ns`: that rank arrives last and every other rank waits `extra_ns` (plus the jitter,
 //! at most [`JITTER_NS`] per kernel). `skew_ns[r]` is added to every timestamp rank `r` writes
 //! (its clock is off by that much); collective ends then differ by exactly the skew.
+//! With `dataloader_ns > 0`, each step starts with a DataLoader fetch
+//! (`enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__`) of that length, plus
+//! `dataloader_delays`' extra in the steps they name; the GPU waits meanwhile.
 //! With `process_group_args`, kernels and `record_param_comms` carry newer PyTorch's
 //! `Process Group Name` / `Seq` / `Collective name`.
 //!
@@ -44,6 +47,8 @@ const KERNELS: [(&str, &str); 3] = [
     ),
     ("void at::native::reduce_kernel<512, 1>", "aten::sum"),
 ];
+/// The DataLoader fetch a step starts with (`dataloader_ns`).
+const DATALOADER: &str = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__";
 /// The all-reduce kernel.
 pub const ALLREDUCE_KERNEL: &str = "ncclDevKernel_AllReduce_Sum_f32_RING_LL";
 
@@ -85,6 +90,10 @@ pub struct RunSpec {
     pub skew_ns: Vec<i64>,
     /// Write `Process Group Name` / `Seq` args on collectives (newer PyTorch).
     pub process_group_args: bool,
+    /// DataLoader fetch at the start of every step, ns (0: none).
+    pub dataloader_ns: i64,
+    /// Extra DataLoader time: (step index, extra ns).
+    pub dataloader_delays: Vec<(u32, i64)>,
 }
 
 impl Default for RunSpec {
@@ -101,6 +110,8 @@ impl Default for RunSpec {
             delays: Vec::new(),
             skew_ns: Vec::new(),
             process_group_args: false,
+            dataloader_ns: 0,
+            dataloader_delays: Vec::new(),
         }
     }
 }
@@ -156,6 +167,12 @@ pub fn generate_rank(spec: &RunSpec, rank: u32) -> Vec<u8> {
     let mut seq = 0i64;
     for s in 0..spec.steps {
         let step_start = t;
+        let fetch = spec.dataloader_ns + spec.dataloader_delays.iter().filter(|d| d.0 == s).map(|d| d.1).sum::<i64>();
+        if spec.dataloader_ns > 0 {
+            w.host("user_annotation", DATALOADER, t, fetch, Vec::new());
+            // The first launch's host op starts after the fetch ends.
+            t += fetch + 2 * HOST_LEAD_NS;
+        }
         for j in 0..spec.collectives_per_step {
             let last_arrival = t
                 + (0..spec.ranks)
