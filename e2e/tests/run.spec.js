@@ -294,6 +294,28 @@ test('ranks timeline: one panel per rank, the clock switch moves origins by the 
   await expect(app.page.getByTestId('run-stack-member')).toHaveCount(4);
   await app.screenshot('run-ranks-collective');
 
+  // Enter selects the next match across ranks, brought into view.
+  const was = s.selection.id;
+  await run.ranksSearch.press('Enter');
+  await app.page.waitForFunction((id) => {
+    const sel = window.kinetoscope.run.stack.selection;
+    return sel && sel.id !== id && sel.name;
+  }, was, { polling: 50 });
+  s = await run.waitForRanks();
+  expect(s.selection.name).toMatch(/ncclKernel/);
+  const origin = s.panels.find((p) => p.rank === s.selection.rank).originNs;
+  const at = s.selection.startNs - origin;
+  expect(at, 'the match is in the window').toBeGreaterThanOrEqual(s.windowNs[0]);
+  expect(at).toBeLessThanOrEqual(s.windowNs[1]);
+
+  // At a step: each rank's time 0 is that step's start in its own trace (the CLI's report).
+  const stepped = await run.setClock('step');
+  expect(stepped.step).toBe(stepped.steps[0]);
+  for (const p of stepped.panels) {
+    const mark = cliReport(files[p.rank]).steps.find((x) => x.name === `ProfilerStep#${stepped.step}`);
+    expect(p.originNs, `rank ${p.rank} at step ${stepped.step}`).toBe(mark.cpu_start_us * 1000);
+  }
+
   // W/S/A/D move every rank together.
   const before = s.windowNs;
   await canvas.hover({ position: { x: 300, y: s.rulerH + 5 } });

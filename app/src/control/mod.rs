@@ -198,7 +198,7 @@ impl Controller {
             }
             Channel::StackSelect | Channel::StackSearch => {
                 if self.ranks_awaits(channel, id) {
-                    self.ranks_answer(id, answer);
+                    self.ranks_answer(channel, id, answer);
                 }
             }
             Channel::Findings => {

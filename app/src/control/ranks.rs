@@ -54,7 +54,7 @@ impl Controller {
     /// Opens the panels of the held ranks on the chosen clock, with the search and the marks
     /// of the selection carried over, and asks for their layouts.
     fn ranks_open(self) {
-        let (panels, align, text) = self.ranks.with_untracked(|r| (r.panels(), r.clock.align(), r.search.text.clone()));
+        let (panels, align, text) = self.ranks.with_untracked(|r| (r.panels(), r.clock.align(), r.search.typed.clone()));
         let Some(queries) = self.rank_stack.try_update(|s| s.open(panels, align)) else { return };
         self.rank_stack.update(|s| {
             for p in &mut s.panels {
@@ -129,18 +129,36 @@ impl Controller {
         })
     }
 
-    /// A search count or a selection answer arrived.
-    pub(super) fn ranks_answer(self, id: u32, answer: Answer) {
-        if let Answer::Search(hit) = &answer {
-            let next = self.ranks.try_update(|r| r.search_apply(id, hit)).flatten();
-            if let Some((i, query)) = next {
-                self.ranks_ask(Channel::StackSearch, query, |r, id| r.search_sent(i, id));
+    /// Enter (`forward`) or Shift+Enter in the search box: selects the next (previous) match
+    /// across ranks, in rank order.
+    pub fn ranks_search_step(self, forward: bool) {
+        if let Some(query) = self.ranks.try_update(|r| r.search_step(forward)).flatten() {
+            self.ranks_ask(Channel::StackSelect, query, RanksState::select_sent);
+            self.publish();
+        }
+    }
+
+    /// A search count (`StackSearch`) or a selection answer (`StackSelect`) arrived.
+    pub(super) fn ranks_answer(self, channel: Channel, id: u32, answer: Answer) {
+        match (channel, &answer) {
+            (Channel::StackSearch, Answer::Search(hit)) => {
+                let next = self.ranks.try_update(|r| r.search_apply(id, hit)).flatten();
+                if let Some((i, query)) = next {
+                    self.ranks_ask(Channel::StackSearch, query, |r, id| r.search_sent(i, id));
+                }
             }
-        } else {
-            if let Some(SelectNext::Ask(query)) = self.ranks.try_update(|r| r.select_apply(id, answer)) {
-                self.ranks_ask(Channel::StackSelect, query, RanksState::select_sent);
+            _ => {
+                match self.ranks.try_update(|r| r.select_apply(id, answer)) {
+                    Some(SelectNext::Ask(query)) => self.ranks_ask(Channel::StackSelect, query, RanksState::select_sent),
+                    Some(SelectNext::Reveal(i, r, query)) => {
+                        let (start, dur) = (r.start_ns as f64, r.dur_ns as f64);
+                        self.stack_view(StackId::Ranks, |s| s.reveal(i, r.lane, r.row, start, dur));
+                        self.ranks_ask(Channel::StackSelect, query, RanksState::select_sent);
+                    }
+                    Some(SelectNext::Done) | None => {}
+                }
+                self.ranks_mark();
             }
-            self.ranks_mark();
         }
         self.publish();
     }

@@ -62,7 +62,9 @@ pub struct Selection {
 /// The search box over every rank.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RankSearch {
-    /// Text typed (trimmed; empty: no search).
+    /// Text typed, as typed (the box shows it).
+    pub typed: String,
+    /// Text searched: `typed` trimmed (empty: no search).
     pub text: String,
     /// Matches per panel, once counted.
     pub counts: Vec<Option<u64>>,
@@ -103,6 +105,8 @@ pub struct RanksState {
     pub collective: Option<CollectiveMatch>,
     /// The selection query awaited on `StackSelect`.
     select_pending: Option<u32>,
+    /// Enter / Shift+Enter in the search box: the panel searched and the direction.
+    navigate: Option<(usize, bool)>,
 }
 
 /// What the worker's answer to a selection query asks the controller to do.
@@ -110,8 +114,11 @@ pub struct RanksState {
 pub enum SelectNext {
     /// Nothing more to ask (the collective arrived, or the answer was stale).
     Done,
-    /// The details arrived: ask this `Query::Collective` next.
+    /// Ask this query next: the collective once the details arrived, or the search in the
+    /// next rank when one had no further match.
     Ask(Query),
+    /// A search match was found in panel `.0`: bring it into view and ask for its details.
+    Reveal(usize, SliceRef, Query),
 }
 
 impl RanksState {
@@ -163,9 +170,8 @@ impl RanksState {
 
     /// The search text changed to `text`: the first count to ask (panel 0's), if any.
     pub fn search_begin(&mut self, text: &str) -> Option<Query> {
-        let text = text.trim().to_owned();
         let n = self.held.len();
-        self.search = RankSearch { counts: vec![None; n], hits: vec![None; n], text, pending: None };
+        self.search = RankSearch { typed: text.to_owned(), counts: vec![None; n], hits: vec![None; n], text: text.trim().to_owned(), pending: None };
         self.search_query(0)
     }
 
@@ -212,6 +218,54 @@ impl RanksState {
         }
     }
 
+    /// The next (`forward`) or previous match of the search across ranks: after the selection
+    /// in its rank, else from the first (last) rank's start (end); the query to ask on
+    /// `StackSelect`.
+    pub fn search_step(&mut self, forward: bool) -> Option<Query> {
+        if self.search.text.is_empty() || self.held.is_empty() {
+            return None;
+        }
+        let here = self.selection.as_ref().map(|s| (s.pane, Some(s.slice)));
+        let edge = if forward { 0 } else { self.held.len() - 1 };
+        let (pane, from) = here.unwrap_or((edge, None));
+        self.navigate = Some((pane, forward));
+        self.nav_query(pane, from, forward)
+    }
+
+    /// The search for the match after (before) slice `from` of panel `pane`, or from its start
+    /// (end).
+    fn nav_query(&self, pane: usize, from: Option<u32>, forward: bool) -> Option<Query> {
+        Some(Query::Search {
+            text: self.search.text.clone(),
+            from_slice: from,
+            from_ns: if forward { i64::MIN } else { i64::MAX },
+            forward,
+            trace: TraceRef::Rank(*self.held.get(pane)?),
+        })
+    }
+
+    /// A navigation answer: the match to select, else the search in the next rank that has
+    /// matches (none past the last).
+    fn navigated(&mut self, hit: &SearchHit) -> SelectNext {
+        let Some((pane, forward)) = self.navigate.take() else { return SelectNext::Done };
+        if let Some(r) = hit.hit.clone() {
+            return match self.select(pane, r.id) {
+                Some(query) => SelectNext::Reveal(pane, r, query),
+                None => SelectNext::Done,
+            };
+        }
+        let next = |p: usize| if forward { p.checked_add(1) } else { p.checked_sub(1) };
+        let mut p = next(pane);
+        while let Some(q) = p.filter(|&q| q < self.held.len()) {
+            if self.search.counts.get(q).copied().flatten() != Some(0) {
+                self.navigate = Some((q, forward));
+                return self.nav_query(q, None, forward).map_or(SelectNext::Done, SelectNext::Ask);
+            }
+            p = next(q);
+        }
+        SelectNext::Done
+    }
+
     /// Slice `slice` of panel `pane` is clicked: the details query to ask (the collective
     /// follows once they arrive); `None` when `pane` is not a panel.
     pub fn select(&mut self, pane: usize, slice: u32) -> Option<Query> {
@@ -226,6 +280,7 @@ impl RanksState {
         self.selection = None;
         self.collective = None;
         self.select_pending = None;
+        self.navigate = None;
     }
 
     /// A selection query was sent as `id`.
@@ -249,6 +304,9 @@ impl RanksState {
             return SelectNext::Done;
         }
         self.select_pending = None;
+        if let Answer::Search(hit) = &answer {
+            return self.navigated(hit);
+        }
         let Some(sel) = self.selection.as_mut() else { return SelectNext::Done };
         match answer {
             Answer::Details(Some(d)) if d.slice.id == sel.slice => {
@@ -373,5 +431,21 @@ mod tests {
         s.deselect();
         assert_eq!(s.band(3), None);
         assert!(!s.busy());
+
+        // Enter: rank 0's first match, then past rank 0's last one, rank 1's first.
+        let q = s.search_step(true).unwrap();
+        assert!(matches!(q, Query::Search { from_slice: None, from_ns: i64::MIN, forward: true, trace: TraceRef::Rank(0), .. }));
+        s.select_sent(13);
+        let found = SearchHit { text: "nccl".into(), total: 10, hit: Some(SliceRef { id: 5, ..SliceRef::default() }), rank: Some(1) };
+        let next = s.select_apply(13, Answer::Search(found));
+        assert!(matches!(next, SelectNext::Reveal(0, ref r, Query::Details { slice: 5, trace: TraceRef::Rank(0) }) if r.id == 5));
+        s.select_sent(14);
+        s.select_apply(14, Answer::Details(Some(details(5))));
+        let q = s.search_step(true).unwrap();
+        assert!(matches!(q, Query::Search { from_slice: Some(5), trace: TraceRef::Rank(0), .. }));
+        s.select_sent(15);
+        let none = SearchHit { text: "nccl".into(), total: 10, hit: None, rank: None };
+        let next = s.select_apply(15, Answer::Search(none));
+        assert!(matches!(next, SelectNext::Ask(Query::Search { from_slice: None, trace: TraceRef::Rank(1), .. })));
     }
 }

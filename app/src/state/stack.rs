@@ -312,6 +312,25 @@ impl StackState {
         self.sync();
     }
 
+    /// Brings slice (`lane`, `row`, `[start_ns, start_ns + dur_ns]`) of panel `i` into view
+    /// (its trace's ns): moves the shared window as the main timeline's reveal moves its view
+    /// (zooms out to a long slice, centers one off screen), then unfolds and scrolls the panel.
+    pub fn reveal(&mut self, i: usize, lane: u32, row: u16, start_ns: f64, dur_ns: f64) {
+        let Some(origin) = self.pane(i).map(|t| t.origin_ns) else { return };
+        let (a, b) = (start_ns - origin, start_ns + dur_ns - origin);
+        let (wa, wb) = self.window();
+        if b - a > (wb - wa) * 0.9 {
+            self.rel.show(a - self.lo, b - self.lo);
+        } else if a < wa || b > wb {
+            self.rel.center((a + b) / 2.0 - self.lo);
+        }
+        if let Some(t) = self.pane_mut(i) {
+            // Its view is written again below; what it keeps is the unfolded group and scroll.
+            t.reveal(lane, row, start_ns, dur_ns);
+        }
+        self.sync();
+    }
+
     /// Writes the panels' views from the relative window.
     fn sync(&mut self) {
         let (a, b) = self.window();
@@ -485,5 +504,12 @@ mod tests {
         assert_eq!(s.tile_requests().len(), 4);
         s.reset();
         assert_eq!(s.window(), whole, "reset shows every rank whole");
+        // A match on rank 2 off screen: the shared window moves to it, every rank follows.
+        s.zoom(0.01, 0.0);
+        s.reveal(2, 3, 1, 900_000.0, 1_000.0);
+        let (a, b) = s.window();
+        let at = 900_500.0 - origins[2] as f64;
+        assert!(a < at && at < b, "{a} {at} {b}");
+        assert_eq!(view(&s, 0).start - origins[0] as f64, a);
     }
 }

@@ -126,6 +126,12 @@ fn Toolbar(ctl: Controller) -> impl IntoView {
             format!("{total} matches{more} ({})", per.join(", "))
         })
     };
+    let on_key = move |e: web_sys::KeyboardEvent| {
+        if e.key() == "Enter" {
+            e.prevent_default();
+            ctl.ranks_search_step(!e.shift_key());
+        }
+    };
     let option = move |value: &'static str, label: &'static str| {
         view! { <option value=value selected=move || clock.get().as_str() == value>{label}</option> }
     };
@@ -141,9 +147,10 @@ fn Toolbar(ctl: Controller) -> impl IntoView {
                 <StepPicker testid="run-stack-step" steps=steps current=step
                     on_pick=Callback::new(move |n| ctl.ranks_clock(Clock::Step(n))) />
             </Show>
-            <input type="search" placeholder="Search every rank" data-testid="run-stack-search"
-                prop:value=move || ctl.ranks.with(|r| r.search.text.clone())
-                on:input=move |e| ctl.ranks_search(event_target_value(&e)) />
+            <input type="search" placeholder="Search every rank (Enter: next)" data-testid="run-stack-search"
+                prop:value=move || ctl.ranks.with(|r| r.search.typed.clone())
+                on:input=move |e| ctl.ranks_search(event_target_value(&e))
+                on:keydown=on_key />
             <span class="muted" data-testid="run-stack-search-count">{count}</span>
             <span class="spacer"></span>
             <button data-testid="run-stack-reset" title="Show every rank whole, or the aligned step (0)"
