@@ -2,7 +2,7 @@
 //! panel per rank (its GPU streams and main CPU thread shown, its other threads folded), one
 //! time axis on the chosen clock (as recorded, aligned by collectives, or at a step's start).
 //! W/S/A/D, zoom and pan act on every rank; the search box flags matches on every rank and
-//! sums their counts; a click selects a slice (its details below) and, for a collective
+//! sums their counts (Enter / Shift+Enter: next / previous match across ranks); a click selects a slice (its details below) and, for a collective
 //! kernel, marks that instance on every rank with its arrival order and waits.
 //!
 //! Test ids: `run-stack-ranks` (the timeline), `run-stack-pick` (checkbox per rank,
