@@ -236,6 +236,7 @@ test('ranks timeline: one panel per rank, the clock switch moves origins by the 
     expect(p.lanes.some((l) => /stream/i.test(l.name)), `rank ${p.rank} has a GPU stream`).toBe(true);
     expect(p.view[1] - p.originNs, 'one window').toBeCloseTo(first.windowNs[1], 0);
   }
+  expect(first.panels.some((p) => p.folded > 0), 'the other CPU threads start folded').toBe(true);
   await app.screenshot('run-ranks');
 
   // As recorded, the earliest rank is at 0; aligned by collectives, each rank moves by its
