@@ -15,6 +15,7 @@
 use super::stack::StackPane;
 use super::theme::Theme;
 use crate::control::Controller;
+use crate::deferred::Deferred;
 use crate::panels::StepPicker;
 use crate::state::format;
 use crate::state::ranks::{default_clock, default_ranks, Clock};
@@ -23,12 +24,22 @@ use leptos::prelude::*;
 use protocol::{RunData, MAX_HELD_RANKS};
 use std::sync::Arc;
 
-/// The ranks timeline of run `data`; asks for the default ranks the first time it shows.
+/// The ranks timeline of run `data`; asks for the default ranks the first time it shows, once
+/// the rest of the page is built: the worker then reloads the models it dropped, and that work
+/// beside the page's build (on two cores) stretched the build's tasks past 50 ms.
 #[component]
 pub fn RanksTimeline(ctl: Controller, data: Arc<RunData>, theme: ReadSignal<Theme>) -> impl IntoView {
     if ctl.ranks.with_untracked(|r| r.chosen.is_empty()) {
-        ctl.ranks.update_untracked(|r| r.clock = default_clock(&data));
-        ctl.ranks_show(&default_ranks(&data));
+        let (clock, ranks, run) = (default_clock(&data), default_ranks(&data), data.clone());
+        crate::deferred::when_built(move || {
+            let fresh = ctl.ranks.try_with_untracked(|r| r.chosen.is_empty() && r.hold.is_none());
+            // Still this run (another may have opened meanwhile).
+            let same = ctl.run.try_with_untracked(|r| r.data.as_ref().is_some_and(|d| Arc::ptr_eq(d, &run)));
+            if fresh == Some(true) && same == Some(true) {
+                ctl.ranks.update_untracked(|r| r.clock = clock);
+                ctl.ranks_show(&ranks);
+            }
+        });
     }
     // Keys go back to the main timeline when the Run tab closes.
     on_cleanup(move || ctl.stack_focus(false));
@@ -43,10 +54,13 @@ pub fn RanksTimeline(ctl: Controller, data: Arc<RunData>, theme: ReadSignal<Them
                 let offset = offset.map(|o| format!(" · clock offset {}", format::signed_us(o))).unwrap_or_default();
                 let label = move || ctl.rank_stack.with(|s| s.panels.get(i).map(|p| p.label.clone())).unwrap_or_default();
                 let title = Memo::new(move |_| format!("{}{offset}", label()));
+                // One panel per frame (`Deferred`): eight built in one task took over 50 ms.
                 view! {
-                    <StackPane ctl=ctl which=StackId::Ranks index=i theme=theme title=title rank=rank
-                        testid="run-stack-rank".to_owned() canvas_testid="run-stack-canvas".to_owned()
-                        on_click=Callback::new(move |(x, y)| ctl.ranks_click(i, x, y)) />
+                    <Deferred>
+                        <StackPane ctl=ctl which=StackId::Ranks index=i theme=theme title=title rank=rank
+                            testid="run-stack-rank".to_owned() canvas_testid="run-stack-canvas".to_owned()
+                            on_click=Callback::new(move |(x, y)| ctl.ranks_click(i, x, y)) />
+                    </Deferred>
                 }
             })
             .collect_view()
@@ -54,8 +68,9 @@ pub fn RanksTimeline(ctl: Controller, data: Arc<RunData>, theme: ReadSignal<Them
     view! {
         <section class="card compare-stack run-ranks" data-testid="run-stack-ranks">
             <h2>"Ranks timeline " <span class="muted">"one time axis; W/S/A/D, drag and ctrl+wheel move every rank; click a collective kernel to mark it on every rank"</span></h2>
-            <RankPicker ctl=ctl data=data.clone() />
-            <Toolbar ctl=ctl />
+            // Part by part, one per frame (`Deferred`), as the rest of the Run tab.
+            <Deferred><RankPicker ctl=ctl data=data.clone() /></Deferred>
+            <Deferred><Toolbar ctl=ctl /></Deferred>
             <Status ctl=ctl />
             {panels}
             <Selection ctl=ctl />

@@ -22,9 +22,10 @@ use crate::frame::Target;
 use crate::panels::StepPicker;
 use crate::state::format;
 use crate::state::stack::{Pane, Panel, StackId, StackState};
+use crate::state::tiles::TileRequest;
 use leptos::html;
 use leptos::prelude::*;
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 /// The step picker, the note and both panels.
@@ -109,17 +110,15 @@ pub fn StackPane(
     let canvas: NodeRef<html::Canvas> = NodeRef::new();
     let area: NodeRef<html::Div> = NodeRef::new();
     let press: Rc<Cell<Option<Press>>> = Rc::new(Cell::new(None));
+    // What this panel last painted: every panel's effect runs on any change of the stack (a
+    // tile answer for another panel, say), and eight ranks repainted for each such change made
+    // frames over 50 ms; an unchanged picture is not painted again.
+    let painted: Rc<RefCell<Option<PaintKey>>> = Rc::new(RefCell::new(None));
+    let job = PaintJob { ctl, stack, which, index, canvas, theme, painted };
     Effect::new(move |_| {
         stack.track();
         theme.track();
-        crate::frame::request(Target::StackPane(which, index), move || {
-            let Some(theme) = theme.try_get_untracked() else { return };
-            let drawn = stack.try_with_untracked(|s| paint(canvas, theme, s.panels.get(index)?)).flatten();
-            if drawn.is_some() {
-                stack.update_untracked(|s| s.frames += 1);
-                ctl.publish();
-            }
-        });
+        job.clone().schedule();
     });
     // The panel unmounts with its tab: its observer stops then.
     let observer = StoredValue::new_local(None);
@@ -236,4 +235,107 @@ fn paint(canvas: NodeRef<html::Canvas>, theme: Theme, p: &Panel) -> Option<f64> 
     }
     paint_canvas2d::replay(&ctx, &list);
     Some(now_ms() - started)
+}
+
+/// Everything a panel's picture depends on (see `draw_list`): equal keys paint equal pictures.
+#[derive(PartialEq)]
+struct PaintKey {
+    /// View start, end and width; scroll and track height.
+    view: [f64; 5],
+    /// The canvas's size in device px (resizing a canvas clears it).
+    size: (u32, u32),
+    theme: Theme,
+    /// The layout shown (its allocation) and the folded groups.
+    layout: usize,
+    collapsed: Vec<bool>,
+    /// The tiles held: what they answer and how many rects.
+    tiles: (Option<TileRequest>, usize),
+    selected: Option<u32>,
+    range: Option<(f64, f64)>,
+    highlight: usize,
+    search: String,
+    band: Option<(f64, f64)>,
+}
+
+impl PaintKey {
+    /// The key of panel `p` on `canvas` now; `None` when the canvas is gone.
+    fn of(p: &Panel, theme: Theme, canvas: NodeRef<html::Canvas>) -> Option<Self> {
+        let c = canvas.try_get_untracked().flatten()?;
+        let t = &p.timeline;
+        Some(PaintKey {
+            view: [t.view.start, t.view.end, t.view.width, t.scroll_y, t.height],
+            size: (c.width(), c.height()),
+            theme,
+            layout: t.layout.as_ref().map_or(0, |l| std::sync::Arc::as_ptr(l) as usize),
+            collapsed: t.collapsed.clone(),
+            tiles: (t.tiles.request.clone(), t.tiles.len()),
+            selected: t.selected.as_ref().map(|d| d.slice.id),
+            range: t.range,
+            highlight: t.highlight.len(),
+            search: t.search.text.clone(),
+            band: p.band,
+        })
+    }
+}
+
+/// Paint time of stacked panels a frame may spend before the next panel waits for the next
+/// frame, ms: eight ranks whose tiles arrived together painted in one frame of 60-90 ms.
+const FRAME_BUDGET_MS: f64 = 20.0;
+
+/// A gap between two paints longer than this means they are in different frames, ms (the
+/// callbacks of one frame run back to back).
+const SAME_FRAME_GAP_MS: f64 = 4.0;
+
+thread_local! {
+    /// When the last panel paint ended and what the frame it was in has spent on panels, ms.
+    static SPENT: Cell<(f64, f64)> = const { Cell::new((f64::NEG_INFINITY, 0.0)) };
+}
+
+/// What painting one panel needs; cloned into each frame callback.
+#[derive(Clone)]
+struct PaintJob {
+    ctl: Controller,
+    stack: RwSignal<StackState>,
+    which: StackId,
+    index: usize,
+    canvas: NodeRef<html::Canvas>,
+    theme: ReadSignal<Theme>,
+    /// What the panel last painted.
+    painted: Rc<RefCell<Option<PaintKey>>>,
+}
+
+impl PaintJob {
+    /// Paints the panel at the next frame, or the one after when this frame's panel budget is
+    /// spent (the first panel of a frame always paints, so every panel gets its turn).
+    fn schedule(self) {
+        crate::frame::request(Target::StackPane(self.which, self.index), move || {
+            let (last_end, spent) = SPENT.get();
+            let spent = if now_ms() - last_end > SAME_FRAME_GAP_MS { 0.0 } else { spent };
+            if spent > FRAME_BUDGET_MS {
+                self.schedule();
+                return;
+            }
+            let Some(ms) = self.paint() else { return };
+            SPENT.set((now_ms(), spent + ms));
+            self.stack.update_untracked(|s| s.frames += 1);
+            self.ctl.publish();
+        });
+    }
+
+    /// Paints the panel now unless its picture is unchanged; returns the paint time in ms.
+    fn paint(&self) -> Option<f64> {
+        let theme = self.theme.try_get_untracked()?;
+        self.stack
+            .try_with_untracked(|s| {
+                let p = s.panels.get(self.index)?;
+                let key = PaintKey::of(p, theme, self.canvas)?;
+                if self.painted.borrow().as_ref() == Some(&key) {
+                    return None;
+                }
+                let ms = paint(self.canvas, theme, p)?;
+                *self.painted.borrow_mut() = Some(key);
+                Some(ms)
+            })
+            .flatten()
+    }
 }
