@@ -1,9 +1,14 @@
 //! Stacked timelines: the Compare tab's baseline panel above its candidate panel
 //! (docs/viewer.md#compare-two-traces), and the panels the Run tab's ranks timeline stacks
-//! ([`super::ranks`]). Each panel is a lane timeline painted by the main timeline's [`Painter`]
-//! from its own tiles, time 0 at its origin, one shared time scale and window (`state::stack`).
-//! In the compare view a step picker chooses the step; the note says which step each panel
-//! shows and how long it took.
+//! ([`super::ranks`]). Each panel is a lane timeline drawn like the main timeline (its draw
+//! list, replayed by `paint_canvas2d`; a ranks panel adds its collective band, `band`) from its
+//! own tiles, time 0 at its origin, one shared time scale and window (`state::stack`). In the
+//! compare view a step picker chooses the step; the note says which step each panel shows and
+//! how long it took.
+//!
+//! Painting: a panel paints at most once per frame (the frame scheduler), only when what it
+//! draws changed ([`PaintKey`]), and the panels painted in one frame share a budget
+//! ([`FRAME_BUDGET_MS`]; those past it wait a frame), so eight ranks stay under 50 ms a frame.
 //!
 //! Input (as on the main timeline, acting on every panel): drag pans (and scrolls the panel's
 //! lanes), ctrl+wheel zooms at the pointer, shift+wheel pans, wheel scrolls the panel; W/S/A/D
