@@ -9,6 +9,7 @@
 //! Why one (Perfetto's `RafScheduler`): four call sites each kept their own "scheduled" flag
 //! and frame request; now a frame is requested once, whoever asks.
 
+use crate::state::stack::StackId;
 use leptos::prelude::request_animation_frame;
 use std::cell::{Cell, RefCell};
 
@@ -17,8 +18,8 @@ use std::cell::{Cell, RefCell};
 pub enum Target {
     /// The main timeline's canvas.
     Timeline,
-    /// A stacked compare panel's canvas, by panel index.
-    StackPane(usize),
+    /// A stacked panel's canvas, by stack and panel index.
+    StackPane(StackId, usize),
     /// Motion of held W/A/S/D keys.
     HeldKeys,
     /// The next part of the page built after a frame (`deferred`).
@@ -82,7 +83,7 @@ mod tests {
         assert!(due.ask(Target::Timeline, log_to(&log, "timeline 1")));
         assert!(!due.ask(Target::HeldKeys, log_to(&log, "keys")));
         assert!(!due.ask(Target::Timeline, log_to(&log, "timeline 2")));
-        assert!(!due.ask(Target::StackPane(1), log_to(&log, "pane 1")));
+        assert!(!due.ask(Target::StackPane(StackId::Compare, 1), log_to(&log, "pane 1")));
         for (_, f) in due.0 {
             f();
         }

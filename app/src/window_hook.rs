@@ -53,7 +53,22 @@
 //!                 heatmap: [{rank, step, durUs, outlier, x, y, w, h}] cells as drawn (CSS px
 //!                 from the canvas' top-left), findings: run finding rules, diagnostics: their
 //!                 kinds, focus: {rank, step} opened from the heatmap or null,
-//!                 workerMemoryBytes: the load worker's wasm memory after the files, or null}
+//!                 workerMemoryBytes: the load worker's wasm memory after the files, or null,
+//!                 stack: the ranks timeline, null before ranks are asked for, else {ranks:
+//!                 ranks asked for, held: ranks whose models the worker holds (the panels,
+//!                 ascending), failed: [{rank, error}], reloading: {index, pct} or null,
+//!                 clock: "recorded" | "collectives" | "step", step: the step aligned at or
+//!                 null, steps: step numbers every panel has, panels: [{rank, originNs: the
+//!                 rank's time at the axis' 0 (ns), view: [a, b] its window in its own ns,
+//!                 scrollY, height, lanes: [{lane, name, group, y, height, rows}] as the
+//!                 timeline's, groups, folded: groups folded, rects, band: [a, b] the
+//!                 collective marked on it (its ns) or null}], windowNs: [a, b] the shared
+//!                 window (ns of the axis), nsPerPx, width, rulerH, selection: {rank, id,
+//!                 name, startNs, durNs} or null, collective: {key, name, step, indexInStep,
+//!                 lastRank, members: [{rank, arrival, waitUs, startNs, endNs}]} or null,
+//!                 highlighted: ranks with a band, search: {text, total, complete, perRank,
+//!                 hits: [{rank, id, name, lane, row, startNs, durNs}] each rank's first
+//!                 match} or null, active, frames, pending}}
 //! explain         null before the Steps tab asked for a step explanation, else {asked: the
 //!                 step number asked for or null (the slowest), step: the step explained or
 //!                 null while none is, sentences, evidence: [{kind: "kernel" | "op", name,
@@ -73,6 +88,7 @@ use crate::state::charts::ChartState;
 use crate::state::compare::CompareState;
 use crate::state::explain::{rows, ExplainState};
 use crate::state::findings::FindingsState;
+use crate::state::ranks::RanksState;
 use crate::state::run::RunState;
 use crate::state::stack::{Pane, StackState};
 use crate::state::table::{Tab, TableState};
@@ -193,6 +209,10 @@ pub struct States<'a> {
     pub run: &'a RunState,
     /// The Steps tab's step explanation.
     pub explain: &'a ExplainState,
+    /// The run's ranks timeline.
+    pub ranks: &'a RanksState,
+    /// Its panels.
+    pub rank_stack: &'a StackState,
 }
 
 /// Marks the snapshot stale, and resolves `idle()` waiters if no load is running and no query
@@ -212,7 +232,9 @@ pub fn publish(s: &States) {
             || s.compare.pending.is_some()
             || s.stack.busy()
             || s.run.busy()
-            || s.explain.pending.is_some();
+            || s.explain.pending.is_some()
+            || s.ranks.busy()
+            || s.rank_stack.busy();
         take_waiters(hook)
     });
     resolve(waiters);
@@ -283,7 +305,7 @@ fn snapshot(hook: &mut Hook, s: &States, link: Option<&str>) -> JsValue {
     });
     let link = link.map_or(JsValue::NULL, JsValue::from_str);
     let fields: [(&str, JsValue); 15] = [
-        ("run", run_js(s.run)),
+        ("run", run_js(s.run, s.ranks, s.rank_stack)),
         ("explain", explain_js(s.explain)),
         ("status", state.status.as_str().into()),
         ("summary", summary),
@@ -328,7 +350,7 @@ fn explain_js(e: &ExplainState) -> JsValue {
 }
 
 /// The open run (see the module docs), or null.
-fn run_js(r: &RunState) -> JsValue {
+fn run_js(r: &RunState, rank_state: &RanksState, rank_stack: &StackState) -> JsValue {
     use serde_json::json;
     if !r.open {
         return JsValue::NULL;
@@ -353,7 +375,64 @@ fn run_js(r: &RunState) -> JsValue {
         "diagnostics": data.map(|d| d.diagnostics.iter().map(|x| x.kind.clone()).collect::<Vec<_>>()).unwrap_or_default(),
         "focus": r.focus.map(|(rank, step)| json!({"rank": rank, "step": step})),
         "workerMemoryBytes": r.files.iter().filter_map(|f| f.memory_bytes).max(),
+        "stack": ranks_json(rank_state, rank_stack),
     }))
+}
+
+/// The ranks timeline (see the module docs), or null before ranks are asked for.
+fn ranks_json(r: &RanksState, s: &StackState) -> serde_json::Value {
+    use serde_json::json;
+    if r.chosen.is_empty() {
+        return serde_json::Value::Null;
+    }
+    let ready = s.ready();
+    let panels: Vec<serde_json::Value> = s
+        .panels
+        .iter()
+        .zip(&r.held)
+        .map(|(p, rank)| {
+            let t = &p.timeline;
+            json!({
+                "rank": rank, "originNs": ready.then_some(t.origin_ns),
+                "view": ready.then_some([t.view.start, t.view.end]), "scrollY": t.scroll_y, "height": t.height,
+                "lanes": lanes_json(t),
+                "groups": t.collapsed.len(), "folded": t.collapsed.iter().filter(|&&c| c).count(),
+                "rects": t.tiles.len(), "band": p.band.map(|(a, b)| [a, b]),
+            })
+        })
+        .collect();
+    let selection = r.selection.as_ref().map(|x| {
+        let d = x.details.as_ref();
+        json!({"rank": x.rank, "id": x.slice, "name": d.map(|d| d.slice.name.clone()),
+            "startNs": d.map(|d| d.slice.start_ns), "durNs": d.map(|d| d.slice.dur_ns)})
+    });
+    let collective = r.collective.as_ref().map(|c| {
+        let members: Vec<serde_json::Value> = c
+            .members
+            .iter()
+            .map(|m| json!({"rank": m.rank, "arrival": m.arrival, "waitUs": m.wait_us, "startNs": m.start_ns, "endNs": m.end_ns}))
+            .collect();
+        json!({"key": c.key, "name": c.name, "step": c.step, "indexInStep": c.index_in_step, "lastRank": c.last_rank, "members": members})
+    });
+    let highlighted: Vec<u32> = s.panels.iter().zip(&r.held).filter(|(p, _)| p.band.is_some()).map(|(_, &rank)| rank).collect();
+    let search = (!r.search.text.is_empty()).then(|| {
+        let (total, complete) = r.search.total();
+        let hits: Vec<serde_json::Value> = r.search.hits.iter().zip(&r.held).filter_map(|(h, rank)| {
+            let h = h.as_ref()?;
+            Some(json!({"rank": rank, "id": h.id, "name": h.name, "lane": h.lane, "row": h.row, "startNs": h.start_ns, "durNs": h.dur_ns}))
+        }).collect();
+        json!({"text": r.search.text, "total": total, "complete": complete, "perRank": r.search.counts, "hits": hits})
+    });
+    let (a, b) = s.window();
+    json!({
+        "ranks": r.chosen, "held": r.held,
+        "failed": r.failed.iter().map(|(rank, e)| json!({"rank": rank, "error": e})).collect::<Vec<_>>(),
+        "reloading": r.reloading.map(|(index, pct)| json!({"index": index, "pct": pct})),
+        "clock": r.clock.as_str(), "step": s.step(), "steps": s.common_steps(), "panels": panels,
+        "windowNs": ready.then_some([a, b]), "nsPerPx": (b - a) / s.width(), "width": s.width(),
+        "rulerH": crate::timeline::draw_list::RULER_H, "selection": selection, "collective": collective, "highlighted": highlighted, "search": search,
+        "active": s.active, "frames": s.frames, "pending": r.busy() || s.busy(),
+    })
 }
 
 /// `{base, cand, ops, kernels, sort, kernelSort, byShape, verdict, pending, stack}`, or null.
@@ -386,19 +465,22 @@ fn stack_json(s: &StackState) -> serde_json::Value {
     if !s.opened {
         return serde_json::Value::Null;
     }
-    let ready = s.panes.iter().all(|p| p.layout.is_some());
-    let focus = |p: Pane| s.focus(p).map(|f| f.number);
-    let start = |p: Pane| ready.then(|| s.pane(p).origin_ns);
-    let per = |f: &dyn Fn(&TimelineState) -> usize| json!({"base": f(s.pane(Pane::Base)), "cand": f(s.pane(Pane::Cand))});
+    let ready = s.ready();
+    let pane = |p: Pane| s.pane(p.index());
+    let focus = |p: Pane| s.focus(p.index()).map(|f| f.number);
+    let start = |p: Pane| ready.then(|| pane(p).map(|t| t.origin_ns)).flatten();
     let lanes = |t: &TimelineState| t.tracks.iter().filter(|x| matches!(x.kind, TrackKind::Lane { .. })).count();
+    let per = |f: &dyn Fn(&TimelineState) -> usize| {
+        json!({"base": pane(Pane::Base).map(f), "cand": pane(Pane::Cand).map(f)})
+    };
     let hover = Pane::BOTH.into_iter().find_map(|p| {
-        let h = s.pane(p).hover.as_ref()?;
+        let h = pane(p)?.hover.as_ref()?;
         Some(json!({"pane": p.as_str(), "name": h.name, "durNs": h.details.as_ref().map(|d| d.slice.dur_ns)}))
     });
     let (a, b) = s.window();
-    let view = |p: Pane| ready.then(|| [s.pane(p).view.start, s.pane(p).view.end]);
+    let view = |p: Pane| ready.then(|| pane(p).map(|t| [t.view.start, t.view.end])).flatten();
     json!({
-        "step": focus(Pane::Base).or(s.step), "steps": s.common_steps(),
+        "step": focus(Pane::Base).or(s.step()), "steps": s.common_steps(),
         "baseStep": focus(Pane::Base), "candStep": focus(Pane::Cand),
         "baseStartNs": start(Pane::Base), "candStartNs": start(Pane::Cand),
         "windowNs": ready.then_some([a, b]), "nsPerPx": (b - a) / s.width(), "width": s.width(),
@@ -461,23 +543,27 @@ fn charts_js(tables: &TableState, c: &ChartState) -> JsValue {
     }))
 }
 
+/// The lanes laid out: `[{lane, name, group, y, height, rows}]`, y in content px.
+fn lanes_json(t: &TimelineState) -> Vec<serde_json::Value> {
+    t.tracks
+        .iter()
+        .filter_map(|tr| match tr.kind {
+            TrackKind::Lane { lane, rows } => Some(serde_json::json!({
+                "lane": lane, "name": tr.label, "group": tr.group,
+                "y": tr.y, "height": tr.height, "rows": rows,
+            })),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The timeline's view, lanes, selection, range, search and frame figures; null before layout.
 fn timeline_js(t: &TimelineState) -> JsValue {
     use serde_json::{json, Value};
     if t.layout.is_none() {
         return JsValue::NULL;
     }
-    let lanes: Vec<Value> = t
-        .tracks
-        .iter()
-        .filter_map(|tr| match tr.kind {
-            TrackKind::Lane { lane, rows } => Some(json!({
-                "lane": lane, "name": tr.label, "group": tr.group,
-                "y": tr.y, "height": tr.height, "rows": rows,
-            })),
-            _ => None,
-        })
-        .collect();
+    let lanes = lanes_json(t);
     let counters: Vec<&str> = t
         .tracks
         .iter()

@@ -20,6 +20,35 @@ class RunPage {
     this.findings = app.page.getByTestId('run-findings');
     this.back = app.page.getByTestId('run-back');
     this.folderInput = app.page.getByTestId('folder-input');
+    this.ranksTimeline = app.page.getByTestId('run-stack-ranks');
+    this.clock = app.page.getByTestId('run-stack-clock');
+    this.ranksSearch = app.page.getByTestId('run-stack-search');
+  }
+
+  /** The ranks timeline's panel of `rank` and its canvas. */
+  rankPanel(rank) {
+    return this.page.locator(`[data-testid="run-stack-rank"][data-rank="${rank}"]`);
+  }
+
+  /**
+   * Waits until the ranks timeline shows every held rank with its layout and tiles, painted,
+   * then idle; returns `window.kinetoscope.run.stack`.
+   */
+  async waitForRanks() {
+    await this.page.waitForFunction(() => {
+      const s = window.kinetoscope.run && window.kinetoscope.run.stack;
+      return s && !s.pending && s.held.length > 0 && s.panels.length === s.held.length
+        && s.panels.every((p) => p.originNs !== null && p.rects > 0) && s.frames > 0;
+    }, null, POLL);
+    await this.app.idle();
+    return (await this.state()).stack;
+  }
+
+  /** Switches the ranks timeline's clock (`recorded`, `collectives`, `step`); returns the stack. */
+  async setClock(value) {
+    await this.clock.selectOption(value);
+    await this.page.waitForFunction((v) => window.kinetoscope.run.stack.clock === v, value, POLL);
+    return this.waitForRanks();
   }
 
   /**

@@ -3,7 +3,10 @@
 // tab lands, world size 8 with ranks 4-7 reported missing; the rank table and the heatmap cells
 // are the CLI's numbers (`kinetoscope run --json`); a heatmap click opens that rank's timeline at
 // that step and "Back to run" returns; no main-thread task over 50 ms after the ranks are in.
-// Also a folder, several files dropped with a broken one, and two ranks stacked (Compare tab).
+// The ranks timeline: one panel per rank, the clock switch moves each rank's origin by the
+// CLI's clock offsets, a clicked collective kernel is marked on every rank with the CLI's
+// arrival order. Also a folder, several files dropped with a broken one, and two ranks stacked
+// (Compare tab).
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
@@ -45,6 +48,12 @@ async function expectCliNumbers(run, files) {
   }
   const cells = state.heatmap.map((c) => [c.rank, c.step, c.durUs, c.outlier]).sort();
   expect(cells).toEqual(cli.steps.map((s) => [s.rank, s.step, s.dur_us, s.outlier]).sort());
+}
+
+/** `kinetoscope run --format ndjson FILES`: one object per line. */
+function cliRunRows(files) {
+  const out = execFileSync(CLI, ['run', '--format', 'ndjson', ...files], { encoding: 'utf8', maxBuffer: 256 << 20 });
+  return out.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
 }
 
 /** World size 8, ranks 0-3 in, 4-7 reported missing. */
@@ -210,4 +219,114 @@ test('two ranks stacked: rank 0 over rank 3 in the Compare tab, aligned at their
   await app.screenshot('run-stack');
   await run.back.click();
   await expect(run.tab).toHaveClass(/active/);
+});
+
+test('ranks timeline: one panel per rank, the clock switch moves origins by the CLI offsets, a collective marked on every rank', async ({ app }) => {
+  const files = RANKS.map(realFixture);
+  const run = new RunPage(app);
+  await app.open();
+  const inAt = await run.pick(files);
+  const first = await run.waitForRanks();
+  expect(first.held).toEqual([0, 1, 2, 3]);
+  await expect(app.page.getByTestId('run-stack-rank')).toHaveCount(4);
+  for (const r of [0, 1, 2, 3]) await expect(run.rankPanel(r)).toBeVisible();
+  for (const p of first.panels) {
+    // GPU streams and the main CPU thread shown, the other threads folded.
+    expect(p.lanes.length, `rank ${p.rank} lanes`).toBeGreaterThan(0);
+    expect(p.lanes.some((l) => /stream/i.test(l.name)), `rank ${p.rank} has a GPU stream`).toBe(true);
+    expect(p.view[1] - p.originNs, 'one window').toBeCloseTo(first.windowNs[1], 0);
+  }
+  expect(first.panels.some((p) => p.folded > 0), 'the other CPU threads start folded').toBe(true);
+  await app.screenshot('run-ranks');
+
+  // As recorded, the earliest rank is at 0; aligned by collectives, each rank moves by its
+  // offset (relative to rank 0's move: the axis' start moves too).
+  const cli = cliRun(files);
+  const offset = (rank) => cli.offsets_us.find((o) => o.rank === rank).offset_us;
+  const recorded = await run.setClock('recorded');
+  expect(Math.max(...recorded.panels.map((p) => p.originNs))).toBe(0);
+  const aligned = await run.setClock('collectives');
+  const moved = (rank) => aligned.panels.find((p) => p.rank === rank).originNs - recorded.panels.find((p) => p.rank === rank).originNs;
+  for (const r of [1, 2, 3]) {
+    const want = (offset(r) - offset(0)) * 1000;
+    expect(Math.abs(moved(r) - moved(0) - want), `rank ${r} moved by its offset (${want} ns)`).toBeLessThanOrEqual(2);
+  }
+
+  // Search every rank for the NCCL kernels: counts per rank, summed.
+  await run.ranksSearch.fill('ncclKernel');
+  await app.page.waitForFunction(() => {
+    const s = window.kinetoscope.run.stack.search;
+    return s && s.complete && s.text === 'ncclKernel';
+  }, null, { polling: 50 });
+  let s = await run.waitForRanks();
+  expect(s.search.total).toBe(s.search.perRank.reduce((a, b) => a + b, 0));
+  expect(s.search.total).toBeGreaterThan(0);
+
+  // Click rank 0's first NCCL kernel: its instance is marked on every rank, in the CLI's order.
+  const hit = s.search.hits.find((h) => h.rank === 0);
+  expect(hit, 'rank 0 has an NCCL kernel').toBeTruthy();
+  let panel = s.panels.find((p) => p.rank === 0);
+  const lane = panel.lanes.find((l) => l.lane === hit.lane);
+  const canvas = run.rankPanel(0).getByTestId('run-stack-canvas');
+  const y = () => s.rulerH + lane.y - panel.scrollY + 3 + hit.row * 18 + 9;
+  if (y() > s.rulerH + panel.height - 4) {
+    await canvas.hover({ position: { x: 50, y: s.rulerH + 10 } });
+    await app.page.mouse.wheel(0, lane.y);
+    s = await run.waitForRanks();
+    panel = s.panels.find((p) => p.rank === 0);
+  }
+  const x = (hit.startNs + hit.durNs / 2 - panel.view[0]) / s.nsPerPx;
+  await canvas.click({ position: { x, y: y() } });
+  await app.page.waitForFunction(() => window.kinetoscope.run.stack.collective !== null, null, { polling: 50 });
+  s = await run.waitForRanks();
+  expect(s.selection.rank).toBe(0);
+  expect(s.selection.name).toMatch(/nccl/i);
+  expect(s.highlighted).toEqual([0, 1, 2, 3]);
+  for (const p of s.panels) {
+    const m = s.collective.members.find((x) => x.rank === p.rank);
+    expect(p.band, `rank ${p.rank} band`).toEqual([m.startNs, m.endNs]);
+  }
+  const rows = cliRunRows(files).filter((r) => r.kind === 'collective' && r.key === s.collective.key
+    && r.step === s.collective.step && r.index_in_step === s.collective.indexInStep);
+  expect(rows.length).toBe(4);
+  const order = (list, rank, arrival) => list.map((m) => [rank(m), arrival(m)]).sort((a, b) => a[0] - b[0]);
+  expect(order(s.collective.members, (m) => m.rank, (m) => m.arrival)).toEqual(order(rows, (r) => r.rank, (r) => r.arrival_order));
+  expect(s.collective.lastRank).toBe(rows.find((r) => r.last).rank);
+  await expect(app.page.getByTestId('run-stack-member')).toHaveCount(4);
+  await app.screenshot('run-ranks-collective');
+
+  // Enter selects the next match across ranks, brought into view.
+  const was = s.selection.id;
+  await run.ranksSearch.press('Enter');
+  await app.page.waitForFunction((id) => {
+    const sel = window.kinetoscope.run.stack.selection;
+    return sel && sel.id !== id && sel.name;
+  }, was, { polling: 50 });
+  s = await run.waitForRanks();
+  expect(s.selection.name).toMatch(/ncclKernel/);
+  const origin = s.panels.find((p) => p.rank === s.selection.rank).originNs;
+  const at = s.selection.startNs - origin;
+  expect(at, 'the match is in the window').toBeGreaterThanOrEqual(s.windowNs[0]);
+  expect(at).toBeLessThanOrEqual(s.windowNs[1]);
+
+  // At a step: each rank's time 0 is that step's start in its own trace (the CLI's report).
+  const stepped = await run.setClock('step');
+  expect(stepped.step).toBe(stepped.steps[0]);
+  for (const p of stepped.panels) {
+    const mark = cliReport(files[p.rank]).steps.find((x) => x.name === `ProfilerStep#${stepped.step}`);
+    expect(p.originNs, `rank ${p.rank} at step ${stepped.step}`).toBe(mark.cpu_start_us * 1000);
+  }
+
+  // W/S/A/D move every rank together.
+  const before = s.windowNs;
+  await canvas.hover({ position: { x: 300, y: s.rulerH + 5 } });
+  await app.page.keyboard.press('w');
+  s = await run.waitForRanks();
+  expect(s.windowNs[1] - s.windowNs[0]).toBeLessThan(before[1] - before[0]);
+  for (const p of s.panels) expect(p.view[0] - p.originNs).toBeCloseTo(s.windowNs[0], 0);
+
+  // No main-thread task over 50 ms since the ranks were in.
+  const long = await app.page.evaluate(() => window.kinetoscope.longTasks);
+  const after = long.list.filter(([start]) => start >= inAt);
+  expect(after, `long tasks after the ranks were in: ${JSON.stringify(after)}`).toEqual([]);
 });

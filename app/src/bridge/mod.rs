@@ -51,6 +51,8 @@ struct Inner {
     current: Option<u32>,
     /// The latest query of each channel; replies to older ones are dropped (latest wins).
     queries: Vec<(Channel, u32)>,
+    /// The latest `HoldRanks`, until its `RanksHeld` (its `RankProgress` pass too).
+    hold: Option<u32>,
 }
 
 /// The connection's state.
@@ -75,6 +77,7 @@ impl Bridge {
             next_id: 1,
             current: None,
             queries: Vec::new(),
+            hold: None,
         };
         Bridge(Rc::new(Shared {
             inner: RefCell::new(inner),
@@ -149,6 +152,28 @@ impl Bridge {
         }
     }
 
+    /// Has the worker hold the models of `ranks` of the open run (`HoldRanks` `id`, from
+    /// [`Bridge::next_query_id`]); supersedes the previous hold. A worker that cannot take it
+    /// answers at once with an empty `RanksHeld`.
+    pub fn hold_ranks(&self, id: u32, ranks: Vec<u32>) {
+        let mut inner = self.0.inner.borrow_mut();
+        inner.hold = Some(id);
+        let msg = ToWorker::HoldRanks { id, ranks, workers: workers_param() };
+        let outcome = match &mut inner.link {
+            Link::Booting(_, queue) => {
+                queue.push((msg, None));
+                Ok(())
+            }
+            Link::Ready(conn) => wire::post(&conn.worker, &msg, None),
+            Link::Dead(error) | Link::Refused(error) => Err(error.message.clone()),
+        };
+        let failed = outcome.is_err().then(|| inner.drop_hold()).flatten();
+        drop(inner);
+        if let Some(msg) = failed {
+            (self.0.sink)(msg, None, None);
+        }
+    }
+
     /// Stops the current load: its stream stops, and the worker, which may be busy parsing
     /// it, is terminated (the next load starts a fresh one). The load ends with a `cancelled`
     /// error; pending queries fail.
@@ -160,7 +185,11 @@ impl Bridge {
         let queries = std::mem::take(&mut inner.queries);
         // Dropping the connection terminates the worker.
         inner.link = Link::Dead(worker_error("the last load was cancelled".into()));
+        let held = inner.drop_hold();
         drop(inner);
+        if let Some(msg) = held {
+            (self.0.sink)(msg, None, None);
+        }
         for (channel, qid) in queries {
             let message = "cancelled".to_owned();
             (self.0.sink)(FromWorker::QueryFailed { id: qid, message }, Some(channel), None);
@@ -312,7 +341,11 @@ impl Bridge {
         inner.link = Link::Dead(error.clone());
         let id = inner.current.take().unwrap_or(0);
         let queries = std::mem::take(&mut inner.queries);
+        let held = inner.drop_hold();
         drop(inner);
+        if let Some(msg) = held {
+            (self.0.sink)(msg, None, None);
+        }
         for (channel, qid) in queries {
             let message = error.message.clone();
             (self.0.sink)(FromWorker::QueryFailed { id: qid, message }, Some(channel), None);
@@ -343,6 +376,11 @@ impl Inner {
                 self.current = None;
                 vec![(msg, None)]
             }
+            FromWorker::RankProgress { id, .. } if self.hold == Some(id) => vec![(msg, None)],
+            FromWorker::RanksHeld { id, .. } if self.hold == Some(id) => {
+                self.hold = None;
+                vec![(msg, None)]
+            }
             FromWorker::Answer { id, .. } | FromWorker::QueryFailed { id, .. } => {
                 let Some(at) = self.queries.iter().position(|&(_, q)| q == id) else {
                     return Vec::new();
@@ -352,6 +390,13 @@ impl Inner {
             }
             _ => Vec::new(),
         }
+    }
+
+    /// Ends the hold awaited, if any, with the empty `RanksHeld` a worker that can no longer
+    /// answer it stands for.
+    fn drop_hold(&mut self) -> Option<FromWorker> {
+        let id = self.hold.take()?;
+        Some(FromWorker::RanksHeld { id, held: Vec::new(), failed: Vec::new() })
     }
 
     /// Refuses the worker (a stale cached one: `what` it did wrong) and fails the current load.

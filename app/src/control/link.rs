@@ -75,9 +75,8 @@ impl Controller {
         });
         if self.compare.with_untracked(|c| c.base.is_some()) {
             self.stack.with_untracked(|s| {
-                let ready = s.panes.iter().all(|p| p.layout.is_some());
-                link.step = s.focus(Pane::Base).map(|f| f.number).or(s.step);
-                link.window = ready.then(|| s.window());
+                link.step = s.focus(Pane::Base.index()).map(|f| f.number).or(s.step());
+                link.window = s.ready().then(|| s.window());
             });
         }
         link

@@ -9,8 +9,9 @@
 //! table tabs; [`timeline`] drives the timeline (view changes, tiles, selection, search);
 //! [`findings`] drives the cheatsheet; [`link`] keeps the URL fragment in step with the view and
 //! restores shared links; [`charts`] feeds the charts tab; [`compare`] keeps a baseline and
-//! drives the Compare tab; [`stack`] drives its stacked timelines; [`explain`] explains a step
-//! on the Steps tab.
+//! drives the Compare tab; [`stack`] drives the stacked timelines (the Compare tab's and the Run
+//! tab's); [`run`] drives the Run tab and [`ranks`] its ranks timeline; [`explain`] explains a
+//! step on the Steps tab.
 
 mod charts;
 mod compare;
@@ -18,6 +19,7 @@ mod explain;
 mod findings;
 mod link;
 mod load;
+mod ranks;
 mod run;
 mod stack;
 mod tables;
@@ -28,8 +30,9 @@ use crate::state::charts::ChartState;
 use crate::state::compare::CompareState;
 use crate::state::explain::ExplainState;
 use crate::state::findings::FindingsState;
+use crate::state::ranks::RanksState;
 use crate::state::run::RunState;
-use crate::state::stack::StackState;
+use crate::state::stack::{StackState, RANKS_CHANNEL_BASE};
 use crate::state::table::TableState;
 use crate::state::timeline::TimelineState;
 use crate::state::LoadState;
@@ -61,6 +64,10 @@ pub struct Controller {
     pub run: RwSignal<RunState>,
     /// The Steps tab's step explanation.
     pub explain: RwSignal<ExplainState>,
+    /// The Run tab's ranks timeline: ranks, clock, search, selection.
+    pub ranks: RwSignal<RanksState>,
+    /// The Run tab's ranks timeline: its panels, one per held rank.
+    pub rank_stack: RwSignal<StackState>,
     bridge: StoredValue<Option<Bridge>, LocalStorage>,
     link: StoredValue<link::LinkState, LocalStorage>,
 }
@@ -79,6 +86,8 @@ impl Controller {
             stack: RwSignal::new(StackState::default()),
             run: RwSignal::new(RunState::default()),
             explain: RwSignal::new(ExplainState::default()),
+            ranks: RwSignal::new(RanksState::default()),
+            rank_stack: RwSignal::new(StackState::new(RANKS_CHANNEL_BASE)),
             bridge: StoredValue::new_local(None),
             link: StoredValue::new_local(link::LinkState::default()),
         };
@@ -118,6 +127,12 @@ impl Controller {
                     self.query_failed(channel, id, message);
                 }
             }
+            FromWorker::RankProgress { id, index, done_bytes, total_bytes, .. }
+                if self.ranks.with_untracked(|r| r.hold == Some(id)) =>
+            {
+                self.ranks_progress(index, done_bytes, total_bytes);
+            }
+            FromWorker::RanksHeld { id, held, failed } => self.ranks_held(id, held, failed),
             FromWorker::RunStarted { .. } | FromWorker::RankProgress { .. } | FromWorker::RankLoaded { .. } => {
                 self.run_progress(msg);
             }
@@ -183,9 +198,14 @@ impl Controller {
                     self.chart_answer(id, answer);
                 }
             }
-            Channel::Stack(_) | Channel::StackHover | Channel::StackSelect | Channel::StackSearch => {
-                if self.stack_awaits(id) {
-                    self.stack_answer(id, answer, words);
+            Channel::Stack(_) | Channel::StackHover => {
+                if let Some(which) = self.stack_awaiting(channel, id) {
+                    self.stack_answer(which, id, answer, words);
+                }
+            }
+            Channel::StackSelect | Channel::StackSearch => {
+                if self.ranks_awaits(channel, id) {
+                    self.ranks_answer(channel, id, answer);
                 }
             }
             Channel::Findings => {
@@ -253,9 +273,14 @@ impl Controller {
                     self.chart_failed(id, message);
                 }
             }
-            Channel::Stack(_) | Channel::StackHover | Channel::StackSelect | Channel::StackSearch => {
-                if self.stack_awaits(id) {
-                    self.stack_failed(id, &message);
+            Channel::Stack(_) | Channel::StackHover => {
+                if let Some(which) = self.stack_awaiting(channel, id) {
+                    self.stack_failed(which, id, &message);
+                }
+            }
+            Channel::StackSelect | Channel::StackSearch => {
+                if self.ranks_awaits(channel, id) {
+                    self.ranks_failed(id, &message);
                 }
             }
             Channel::Findings => {
@@ -353,8 +378,13 @@ impl Controller {
                                 self.stack.with_untracked(|stack| {
                                     self.run.with_untracked(|run| {
                                         self.explain.with_untracked(|explain| {
-                                            f(&window_hook::States {
-                                                load, tables, timeline, findings, charts, compare, stack, run, explain,
+                                            self.ranks.with_untracked(|ranks| {
+                                                self.rank_stack.with_untracked(|rank_stack| {
+                                                    f(&window_hook::States {
+                                                        load, tables, timeline, findings, charts, compare, stack, run, explain, ranks,
+                                                        rank_stack,
+                                                    })
+                                                })
                                             })
                                         })
                                     })

@@ -51,6 +51,7 @@ impl Controller {
     fn begin_run(self, name: &str) {
         self.begin(name);
         self.run.update(RunState::begin);
+        self.ranks_clear();
         self.tables.update(|t| {
             t.select(Tab::Run);
         });
@@ -60,6 +61,7 @@ impl Controller {
     pub(super) fn end_run(self) {
         if self.run.with_untracked(|r| r.open) {
             self.run.update(RunState::clear);
+            self.ranks_clear();
         }
         if self.tables.with_untracked(|t| t.tab == Tab::Run) {
             self.tables.update(|t| {

@@ -1,7 +1,8 @@
 //! The Run tab: the files of a distributed run as they arrive, then the run analysis the worker
 //! answered (`kinetoscope run --json`'s numbers): diagnostics, the rank x step heatmap (a
 //! click opens that rank's timeline at that step), the rank table, stragglers and collective
-//! waits, clock offsets and run findings. [`RunBack`] is the way back from a rank's timeline.
+//! waits, clock offsets and run findings; under the heatmap, the ranks timeline
+//! ([`RanksTimeline`]). [`RunBack`] is the way back from a rank's timeline.
 //!
 //! Test ids: `run`, `run-progress` (rows `run-progress-row` with `data-index`, `data-rank`
 //! once known, `data-loaded`), `run-error`, `run-overview`, `run-diagnostics` (items
@@ -17,6 +18,7 @@ use crate::control::Controller;
 use crate::deferred::Deferred;
 use crate::state::format;
 use crate::state::run::{cell_at, heatmap_axes, heatmap_height, RunState};
+use crate::timeline::ranks::RanksTimeline;
 use crate::timeline::theme::Theme;
 use leptos::html::Canvas;
 use leptos::prelude::*;
@@ -39,10 +41,11 @@ pub fn RunPanel(ctl: Controller, theme: ReadSignal<Theme>) -> impl IntoView {
             <Progress run=run />
             // One part per frame: built in one task, 64 ranks' tables and heatmap took 128 ms.
             {move || data.get().map(|d| {
-                let (d1, d2, d3, d4, d5) = (d.clone(), d.clone(), d.clone(), d.clone(), d.clone());
+                let (d1, d2, d3, d4, d5, d6) = (d.clone(), d.clone(), d.clone(), d.clone(), d.clone(), d.clone());
                 view! {
                     <Deferred><Overview data=d.clone() /></Deferred>
                     <Deferred><Heatmap ctl=ctl data=d1.clone() theme=theme /></Deferred>
+                    <Deferred><RanksTimeline ctl=ctl data=d6.clone() theme=theme /></Deferred>
                     <Deferred><RankTable data=d2.clone() /></Deferred>
                     <Deferred><Stragglers data=d3.clone() /></Deferred>
                     <Deferred><Offsets data=d4.clone() /></Deferred>
@@ -305,7 +308,7 @@ fn Offsets(data: Arc<RunData>) -> impl IntoView {
             view! {
                 <tr data-testid="run-offset" data-rank=o.rank.map(|r| r.to_string()) data-value=o.offset_us.map(|v| v.to_string())>
                     <td>{o.rank.map_or("?".into(), |r| r.to_string())}</td>
-                    <td class="num">{o.offset_us.map_or("not estimable".into(), format::span_us)}</td>
+                    <td class="num">{o.offset_us.map_or("not estimable".into(), format::signed_us)}</td>
                 </tr>
             }
         })

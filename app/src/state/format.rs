@@ -45,6 +45,15 @@ pub fn mb(n: u64) -> String {
     format!("{:.1}", n as f64 / 1e6)
 }
 
+/// A signed time in microseconds (a clock offset) as [`span_us`] with its sign: `-500 ns`.
+pub fn signed_us(us: f64) -> String {
+    if us < 0.0 {
+        format!("-{}", span_us(-us))
+    } else {
+        span_us(us)
+    }
+}
+
 /// A duration in microseconds with an adaptive unit: ns, µs, ms, s, or min + s.
 pub fn span_us(us: f64) -> String {
     if !us.is_finite() || us < 0.0 {
@@ -158,6 +167,7 @@ mod tests {
     #[test]
     fn spans_pick_units() {
         assert_eq!(span_us(0.25), "250 ns");
+        assert_eq!((signed_us(-0.5), signed_us(1.5), signed_us(0.0)), ("-500 ns".into(), "1.50 µs".into(), "0 ns".into()));
         assert_eq!(span_us(12.5), "12.5 µs");
         assert_eq!(span_us(3.0), "3.00 µs");
         assert_eq!(span_us(1500.0), "1.50 ms");

@@ -17,6 +17,7 @@ pub mod explain;
 pub mod findings;
 pub mod format;
 pub mod link;
+pub mod ranks;
 pub mod run;
 pub mod stack;
 pub mod table;

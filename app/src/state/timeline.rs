@@ -234,9 +234,10 @@ impl TimelineState {
         Some(hit)
     }
 
-    /// The loaded trace's layout: every group unfolded, the whole trace in view.
+    /// The loaded trace's layout: groups unfolded unless it folds them (a stacked rank's
+    /// other CPU threads), the whole trace in view.
     pub fn set_layout(&mut self, layout: Layout) {
-        self.collapsed = vec![false; layout.groups.len()];
+        self.collapsed = layout.groups.iter().map(|g| g.folded).collect();
         self.view = Viewport::new(layout.end_ns as f64, self.view.width);
         self.layout = Some(Arc::new(layout));
         self.scroll_y = 0.0;

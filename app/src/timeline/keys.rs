@@ -72,12 +72,12 @@ impl Keys {
         self.held.borrow_mut().clear();
     }
 
-    /// Moves the view as key `k` held for `ms` milliseconds would: the Compare tab's stacked
-    /// timelines when the pointer was last over them, else the main timeline.
+    /// Moves the view as key `k` held for `ms` milliseconds would: the stacked timelines (the
+    /// Compare tab's or the ranks) when the pointer was last over them, else the main timeline.
     fn step(&self, ctl: Controller, k: char, ms: f64) {
         let stack = ctl.stack_active();
         let (width, anchor) = if stack {
-            ctl.stack.with_untracked(|s| (s.width(), s.anchor))
+            ctl.stack_anchor()
         } else {
             (ctl.timeline.with_untracked(|t| t.view.width), self.anchor.get())
         };

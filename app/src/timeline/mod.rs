@@ -13,9 +13,11 @@
 //! `search-count`, `search-next`, `search-prev`; `range-readout`, `range-clear`; `zoom-reset`;
 //! `tooltip`; `help-overlay`.
 
+mod band;
 pub mod draw_list;
 mod keys;
 mod paint_canvas2d;
+pub mod ranks;
 pub mod stack;
 pub mod theme;
 
