@@ -218,3 +218,81 @@ test('the theme toggle switches the page and canvas colors', async ({ app, page 
   expect(after).not.toBe(before);
   await app.screenshot(`timeline-${after}`);
 });
+
+test('F frames the selected kernel: the window is its span plus 10% each side', async ({ app, page }) => {
+  await app.open();
+  await app.upload(realFixture(PARTX));
+  await app.waitForTimeline();
+  await app.searchInput.fill('s16816gemm');
+  await app.idle();
+  await app.searchInput.press('Enter');
+  await app.idle();
+  await app.searchInput.press('Escape');
+  await page.keyboard.press('0'); // whole trace: F must move the window, not find it there
+  await app.idle();
+  const sel = (await app.timeline()).selection;
+  expect(sel.durNs).toBeGreaterThan(1000);
+  await page.keyboard.press('f');
+  await app.idle();
+  const t = await app.timeline();
+  // docs/viewer.md: "F zooms to the selection"; the viewport keeps a 10% margin each side.
+  const margin = 0.1 * sel.durNs;
+  expect(Math.abs(t.startNs - (sel.startNs - margin))).toBeLessThanOrEqual(0.01 * sel.durNs);
+  expect(Math.abs(t.endNs - (sel.startNs + sel.durNs + margin))).toBeLessThanOrEqual(0.01 * sel.durNs);
+});
+
+test('Reset zoom shows the whole trace again; the ? button opens the key help', async ({ app, page }) => {
+  await app.open();
+  await app.waitForTimeline();
+  const whole = await app.timeline();
+  await page.keyboard.press('w');
+  await page.keyboard.press('w');
+  await page.keyboard.press('d');
+  await app.idle();
+  const zoomed = await app.timeline();
+  expect(zoomed.endNs - zoomed.startNs).toBeLessThan((whole.endNs - whole.startNs) * 0.8);
+  await page.getByTestId('zoom-reset').click();
+  await app.idle();
+  const reset = await app.timeline();
+  expect(reset.startNs).toBeCloseTo(whole.startNs, 0);
+  expect(reset.endNs).toBeCloseTo(whole.endNs, 0);
+
+  await page.getByTestId('help-button').click();
+  const help = page.getByTestId('help-overlay');
+  await expect(help).toBeVisible();
+  // It lists the keys the Navigation section of docs/viewer.md documents.
+  const keys = await help.locator('kbd').allTextContents();
+  expect(keys).toEqual(expect.arrayContaining(['W / S', 'A / D', 'wheel', 'F', '0 / Home', 'Esc', '?']));
+  await expect(help.locator('tr', { hasText: 'wheel' }).first()).toContainText('Shift+wheel pans');
+  await help.click(); // a click anywhere on it closes it
+  await expect(help).toHaveCount(0);
+});
+
+test('wheel scrolls the lanes down and keeps the window; shift+wheel pans later in time', async ({ app, page }) => {
+  await app.open();
+  await app.upload(realFixture('param__dlrm_kineto__worker0_step_12.1694128201545.pt.trace.json'));
+  await app.waitForTimeline();
+  // Zoomed in well inside the trace, so a pan is not stopped at its end.
+  for (let i = 0; i < 4; i++) await page.keyboard.press('w');
+  await app.idle();
+  const t0 = await app.timeline();
+  const content = Math.max(...t0.lanes.map((l) => l.y + l.height));
+  expect(content, 'lanes taller than the canvas, so they can scroll').toBeGreaterThan(t0.height - t0.rulerH);
+  const box = await app.canvas.boundingBox();
+  await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+  await page.mouse.wheel(0, 200);
+  await app.idle();
+  const t1 = await app.timeline();
+  expect(t1.scrollY).toBeGreaterThan(t0.scrollY);
+  expect([t1.startNs, t1.endNs]).toEqual([t0.startNs, t0.endNs]);
+
+  await page.keyboard.down('Shift');
+  await page.mouse.wheel(0, 100);
+  await page.keyboard.up('Shift');
+  await app.idle();
+  // Down on the wheel with shift moves the window right by those 100 px, keeping its span.
+  const t2 = await app.timeline();
+  expect((t2.startNs - t1.startNs) / t1.nsPerPx).toBeCloseTo(100, 1);
+  expect(t2.endNs - t2.startNs).toBeCloseTo(t1.endNs - t1.startNs, 0);
+  expect(t2.scrollY).toBe(t1.scrollY);
+});
