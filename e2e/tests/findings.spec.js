@@ -1,8 +1,8 @@
 // Journey: the cheatsheet. The page lists the same findings as `kinetoscope report --json`;
 // each shows why (the numbers its rule compared); clicking one zooms the timeline to its
 // evidence, outlines it and selects its first slice (evidence is most telling first).
-const { test, expect } = require('../pages/app');
-const { realFixture, cliReport } = require('../support/fixtures');
+const { test, expect, AppPage } = require('../pages/app');
+const { realFixture, cliReport, DEMO_TRACE } = require('../support/fixtures');
 
 const PARTX = 'partx__profiler_trace_single_sample.json';
 
@@ -74,4 +74,20 @@ test("each finding's evidence selects its first slice and the details panel show
     await expect(page.getByTestId('detail-name'), f.rule).toHaveText(t.selection.name);
     expect(t.highlight, `${f.rule}: slices outlined`).toBe(f.evidence.slices.length);
   }
+});
+
+test("a finding's \"link to this finding\" opens a page with that finding active and its evidence outlined", async ({ app, page, context }) => {
+  const finding = cliReport(DEMO_TRACE).findings.find((f) => f.rule === 'fp32-gemm');
+  await app.open();
+  await app.waitForTimeline();
+  await app.openTab('findings');
+  const href = await page.locator('[data-testid="finding"][data-rule="fp32-gemm"]').getByTestId('finding-link').getAttribute('href');
+  expect(href).toContain('finding=fp32-gemm');
+  const other = new AppPage(await context.newPage());
+  await other.page.goto(href);
+  await other.waitForLoads(1);
+  await other.waitForTimeline();
+  await expect(other.page.locator('[data-testid="finding"][data-active="true"]')).toHaveAttribute('data-rule', 'fp32-gemm');
+  expect((await other.timeline()).highlight).toBe(finding.evidence.slices.length);
+  expect(other.pageErrors).toEqual([]);
 });
