@@ -2,7 +2,10 @@
 // `info --json` as oracle); W/S/A/D change the visible range; clicking a kernel shows its args
 // and the launching cudaLaunchKernel (and back); shift-drag selects a range and the op table
 // is recomputed for it (equal to `report --range`); search counts and selects matches; a table
-// row highlights its op; groups fold. State is read from `window.kinetoscope.timeline`.
+// row highlights its op; groups fold; F frames the selection, Reset zoom and the ? button do
+// what their labels say, wheel scrolls lanes and shift+wheel pans (docs/viewer.md#navigation);
+// search counts what the trace JSON holds. State is read from `window.kinetoscope.timeline`.
+const fs = require('node:fs');
 const { test, expect } = require('../pages/app');
 const { realFixture, cliInfo, cliReport, DEMO_TRACE } = require('../support/fixtures');
 
@@ -295,4 +298,33 @@ test('wheel scrolls the lanes down and keeps the window; shift+wheel pans later 
   expect((t2.startNs - t1.startNs) / t1.nsPerPx).toBeCloseTo(100, 1);
   expect(t2.endNs - t2.startNs).toBeCloseTo(t1.endNs - t1.startNs, 0);
   expect(t2.scrollY).toBe(t1.scrollY);
+});
+
+test('search counts the matches the trace JSON holds; the next / previous buttons walk them in time order', async ({ app, page }) => {
+  const file = realFixture(PARTX);
+  // Independent count: complete events whose name or an arg value contains the text, ASCII
+  // case-insensitive (docs/viewer.md search), read here from the JSON, in time order.
+  const text = 'S16816GEMM';
+  const has = (v) => JSON.stringify(v).toLowerCase().includes(text.toLowerCase());
+  const matches = JSON.parse(fs.readFileSync(file, 'utf8')).traceEvents
+    .filter((e) => e.ph === 'X' && (has(e.name) || Object.values(e.args || {}).some(has)))
+    .sort((a, b) => a.ts - b.ts);
+  expect(matches.length).toBeGreaterThan(2);
+  await app.open();
+  await app.upload(file);
+  await app.waitForTimeline();
+  await app.searchInput.fill(text);
+  await app.idle();
+  await expect(app.searchCount).toHaveText(`${matches.length} matches`);
+  const walk = [];
+  for (const button of ['search-next', 'search-next', 'search-next', 'search-prev']) {
+    await page.getByTestId(button).click();
+    await app.idle();
+    const t = await app.timeline();
+    walk.push({ rank: t.search.rank, durNs: t.selection.durNs });
+  }
+  const dur = (i) => Math.round(matches[i].dur * 1e3);
+  expect(walk.map((w) => w.rank)).toEqual([1, 2, 3, 2]);
+  for (const w of walk) expect(Math.abs(w.durNs - dur(w.rank - 1)), `match ${w.rank}`).toBeLessThanOrEqual(1);
+  await expect(app.searchCount).toHaveText(`2 / ${matches.length}`);
 });
