@@ -4,7 +4,8 @@
 // is recomputed for it (equal to `report --range`); search counts and selects matches; a table
 // row highlights its op; groups fold; F frames the selection, Reset zoom and the ? button do
 // what their labels say, wheel scrolls lanes and shift+wheel pans (docs/viewer.md#navigation);
-// search counts what the trace JSON holds. State is read from `window.kinetoscope.timeline`.
+// search counts what the trace JSON holds; flows follow its correlation ids. State is read
+// from `window.kinetoscope.timeline`.
 const fs = require('node:fs');
 const { test, expect } = require('../pages/app');
 const { realFixture, cliInfo, cliReport, DEMO_TRACE } = require('../support/fixtures');
@@ -327,4 +328,33 @@ test('search counts the matches the trace JSON holds; the next / previous button
   expect(walk.map((w) => w.rank)).toEqual([1, 2, 3, 2]);
   for (const w of walk) expect(Math.abs(w.durNs - dur(w.rank - 1)), `match ${w.rank}`).toBeLessThanOrEqual(1);
   await expect(app.searchCount).toHaveText(`2 / ${matches.length}`);
+});
+
+test("a kernel's flow in leads to the launch with its correlation id in the trace JSON, and its flow out back", async ({ app, page }) => {
+  const file = realFixture(PARTX);
+  const events = JSON.parse(fs.readFileSync(file, 'utf8')).traceEvents;
+  // The earliest GEMM kernel and, by its correlation id, the runtime call that launched it.
+  const kernel = events.filter((e) => e.cat === 'kernel' && e.name.includes('s16816gemm')).sort((a, b) => a.ts - b.ts)[0];
+  const launch = events.find((e) => e.ph === 'X' && e.cat === 'cuda_runtime' && e.args && e.args.correlation === kernel.args.correlation);
+  await app.open();
+  await app.upload(file);
+  await app.waitForTimeline();
+  await app.searchInput.fill('s16816gemm');
+  await app.idle();
+  await app.searchInput.press('Enter');
+  await app.idle();
+  const k = (await app.timeline()).selection;
+  expect(Math.abs(k.durNs - kernel.dur * 1e3)).toBeLessThanOrEqual(1);
+  await expect(page.getByTestId('flow-in')).toHaveCount(1);
+  await page.getByTestId('flow-in').click();
+  await app.idle();
+  const l = (await app.timeline()).selection;
+  expect(l.name).toBe(launch.name);
+  expect(Math.abs(l.durNs - launch.dur * 1e3)).toBeLessThanOrEqual(1);
+  await expect(page.locator('[data-testid="detail-arg"][data-key="correlation"] td')).toHaveText(String(kernel.args.correlation));
+  const out = page.locator(`[data-testid="flow-out"][data-slice="${k.id}"]`);
+  await expect(out).toHaveCount(1);
+  await out.click();
+  await app.idle();
+  expect((await app.timeline()).selection.id).toBe(k.id);
 });
