@@ -167,6 +167,24 @@ class AppPage {
     }, rowTestId);
   }
 
+  /**
+   * The first `n` rows `rowTestId` as a person sees them, without scrolling: per row
+   * `{ key: { text, value, title } }` with the cell's visible text, its `data-value` as a number
+   * (null when empty or absent) and its `title` (a text cell's whole text). Waits until they are built.
+   */
+  async shownRows(rowTestId, n) {
+    const rows = this.page.getByTestId(rowTestId);
+    await expect(rows.nth(n - 1)).toBeVisible();
+    return rows.evaluateAll((trs, count) => trs
+      .sort((a, b) => Number(a.getAttribute('aria-rowindex')) - Number(b.getAttribute('aria-rowindex')))
+      .slice(0, count)
+      .map((tr) => Object.fromEntries([...tr.querySelectorAll('td[data-key]')].map((td) => [td.dataset.key, {
+        text: td.textContent,
+        value: td.dataset.value ? Number(td.dataset.value) : null,
+        title: td.title,
+      }]))), n);
+  }
+
   /** The cells of column `key` in every row `rowTestId` ([`rows`]): `data-value` numbers, or text. */
   async column(rowTestId, key) {
     return (await this.rows(rowTestId)).map((row) => row[key]);

@@ -2,7 +2,11 @@
 // `info --json` as oracle); W/S/A/D change the visible range; clicking a kernel shows its args
 // and the launching cudaLaunchKernel (and back); shift-drag selects a range and the op table
 // is recomputed for it (equal to `report --range`); search counts and selects matches; a table
-// row highlights its op; groups fold. State is read from `window.kinetoscope.timeline`.
+// row highlights its op; groups fold; F frames the selection, Reset zoom and the ? button do
+// what their labels say, wheel scrolls lanes and shift+wheel pans (docs/viewer.md#navigation);
+// search counts what the trace JSON holds; flows follow its correlation ids. State is read
+// from `window.kinetoscope.timeline`.
+const fs = require('node:fs');
 const { test, expect } = require('../pages/app');
 const { realFixture, cliInfo, cliReport, DEMO_TRACE } = require('../support/fixtures');
 
@@ -217,4 +221,140 @@ test('the theme toggle switches the page and canvas colors', async ({ app, page 
   const after = await page.evaluate(() => document.documentElement.dataset.theme);
   expect(after).not.toBe(before);
   await app.screenshot(`timeline-${after}`);
+});
+
+test('F frames the selected kernel: the window is its span plus 10% each side', async ({ app, page }) => {
+  await app.open();
+  await app.upload(realFixture(PARTX));
+  await app.waitForTimeline();
+  await app.searchInput.fill('s16816gemm');
+  await app.idle();
+  await app.searchInput.press('Enter');
+  await app.idle();
+  await app.searchInput.press('Escape');
+  await page.keyboard.press('0'); // whole trace: F must move the window, not find it there
+  await app.idle();
+  const sel = (await app.timeline()).selection;
+  expect(sel.durNs).toBeGreaterThan(1000);
+  await page.keyboard.press('f');
+  await app.idle();
+  const t = await app.timeline();
+  // docs/viewer.md: "F zooms to the selection"; the viewport keeps a 10% margin each side.
+  const margin = 0.1 * sel.durNs;
+  expect(Math.abs(t.startNs - (sel.startNs - margin))).toBeLessThanOrEqual(0.01 * sel.durNs);
+  expect(Math.abs(t.endNs - (sel.startNs + sel.durNs + margin))).toBeLessThanOrEqual(0.01 * sel.durNs);
+});
+
+test('Reset zoom shows the whole trace again; the ? button opens the key help', async ({ app, page }) => {
+  await app.open();
+  await app.waitForTimeline();
+  const whole = await app.timeline();
+  await page.keyboard.press('w');
+  await page.keyboard.press('w');
+  await page.keyboard.press('d');
+  await app.idle();
+  const zoomed = await app.timeline();
+  expect(zoomed.endNs - zoomed.startNs).toBeLessThan((whole.endNs - whole.startNs) * 0.8);
+  await page.getByTestId('zoom-reset').click();
+  await app.idle();
+  const reset = await app.timeline();
+  expect(reset.startNs).toBeCloseTo(whole.startNs, 0);
+  expect(reset.endNs).toBeCloseTo(whole.endNs, 0);
+
+  await page.getByTestId('help-button').click();
+  const help = page.getByTestId('help-overlay');
+  await expect(help).toBeVisible();
+  // It lists the keys the Navigation section of docs/viewer.md documents.
+  const keys = await help.locator('kbd').allTextContents();
+  expect(keys).toEqual(expect.arrayContaining(['W / S', 'A / D', 'wheel', 'F', '0 / Home', 'Esc', '?']));
+  await expect(help.locator('tr', { hasText: 'wheel' }).first()).toContainText('Shift+wheel pans');
+  await help.click(); // a click anywhere on it closes it
+  await expect(help).toHaveCount(0);
+});
+
+test('wheel scrolls the lanes down and keeps the window; shift+wheel pans later in time', async ({ app, page }) => {
+  await app.open();
+  await app.upload(realFixture('param__dlrm_kineto__worker0_step_12.1694128201545.pt.trace.json'));
+  await app.waitForTimeline();
+  // Zoomed in well inside the trace, so a pan is not stopped at its end.
+  for (let i = 0; i < 4; i++) await page.keyboard.press('w');
+  await app.idle();
+  const t0 = await app.timeline();
+  const content = Math.max(...t0.lanes.map((l) => l.y + l.height));
+  expect(content, 'lanes taller than the canvas, so they can scroll').toBeGreaterThan(t0.height - t0.rulerH);
+  const box = await app.canvas.boundingBox();
+  await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+  await page.mouse.wheel(0, 200);
+  await app.idle();
+  const t1 = await app.timeline();
+  expect(t1.scrollY).toBeGreaterThan(t0.scrollY);
+  expect([t1.startNs, t1.endNs]).toEqual([t0.startNs, t0.endNs]);
+
+  await page.keyboard.down('Shift');
+  await page.mouse.wheel(0, 100);
+  await page.keyboard.up('Shift');
+  await app.idle();
+  // Down on the wheel with shift moves the window right by those 100 px, keeping its span.
+  const t2 = await app.timeline();
+  expect((t2.startNs - t1.startNs) / t1.nsPerPx).toBeCloseTo(100, 1);
+  expect(t2.endNs - t2.startNs).toBeCloseTo(t1.endNs - t1.startNs, 0);
+  expect(t2.scrollY).toBe(t1.scrollY);
+});
+
+test('search counts the matches the trace JSON holds; the next / previous buttons walk them in time order', async ({ app, page }) => {
+  const file = realFixture(PARTX);
+  // Independent count: complete events whose name or an arg value contains the text, ASCII
+  // case-insensitive (docs/viewer.md search), read here from the JSON, in time order.
+  const text = 'S16816GEMM';
+  const has = (v) => JSON.stringify(v).toLowerCase().includes(text.toLowerCase());
+  const matches = JSON.parse(fs.readFileSync(file, 'utf8')).traceEvents
+    .filter((e) => e.ph === 'X' && (has(e.name) || Object.values(e.args || {}).some(has)))
+    .sort((a, b) => a.ts - b.ts);
+  expect(matches.length).toBeGreaterThan(2);
+  await app.open();
+  await app.upload(file);
+  await app.waitForTimeline();
+  await app.searchInput.fill(text);
+  await app.idle();
+  await expect(app.searchCount).toHaveText(`${matches.length} matches`);
+  const walk = [];
+  for (const button of ['search-next', 'search-next', 'search-next', 'search-prev']) {
+    await page.getByTestId(button).click();
+    await app.idle();
+    const t = await app.timeline();
+    walk.push({ rank: t.search.rank, durNs: t.selection.durNs });
+  }
+  const dur = (i) => Math.round(matches[i].dur * 1e3);
+  expect(walk.map((w) => w.rank)).toEqual([1, 2, 3, 2]);
+  for (const w of walk) expect(Math.abs(w.durNs - dur(w.rank - 1)), `match ${w.rank}`).toBeLessThanOrEqual(1);
+  await expect(app.searchCount).toHaveText(`2 / ${matches.length}`);
+});
+
+test("a kernel's flow in leads to the launch with its correlation id in the trace JSON, and its flow out back", async ({ app, page }) => {
+  const file = realFixture(PARTX);
+  const events = JSON.parse(fs.readFileSync(file, 'utf8')).traceEvents;
+  // The earliest GEMM kernel and, by its correlation id, the runtime call that launched it.
+  const kernel = events.filter((e) => e.cat === 'kernel' && e.name.includes('s16816gemm')).sort((a, b) => a.ts - b.ts)[0];
+  const launch = events.find((e) => e.ph === 'X' && e.cat === 'cuda_runtime' && e.args && e.args.correlation === kernel.args.correlation);
+  await app.open();
+  await app.upload(file);
+  await app.waitForTimeline();
+  await app.searchInput.fill('s16816gemm');
+  await app.idle();
+  await app.searchInput.press('Enter');
+  await app.idle();
+  const k = (await app.timeline()).selection;
+  expect(Math.abs(k.durNs - kernel.dur * 1e3)).toBeLessThanOrEqual(1);
+  await expect(page.getByTestId('flow-in')).toHaveCount(1);
+  await page.getByTestId('flow-in').click();
+  await app.idle();
+  const l = (await app.timeline()).selection;
+  expect(l.name).toBe(launch.name);
+  expect(Math.abs(l.durNs - launch.dur * 1e3)).toBeLessThanOrEqual(1);
+  await expect(page.locator('[data-testid="detail-arg"][data-key="correlation"] td')).toHaveText(String(kernel.args.correlation));
+  const out = page.locator(`[data-testid="flow-out"][data-slice="${k.id}"]`);
+  await expect(out).toHaveCount(1);
+  await out.click();
+  await app.idle();
+  expect((await app.timeline()).selection.id).toBe(k.id);
 });

@@ -158,11 +158,13 @@ impl Controller {
         self.tables.update(|t| {
             t.by_shape = link.by_shape;
             t.scope = scope.unwrap_or_default();
-            t.sort = link.sort.clone().map(|(key, desc)| Sort { key, desc });
         });
         if let Some(tab) = link.tab.as_deref().and_then(|n| Tab::ALL.into_iter().find(|t| t.as_str() == n)) {
             self.select_tab(tab);
         }
+        // After the tab: selecting another tab clears the sort. The answer keeps a sort whose
+        // column it has.
+        self.tables.update(|t| t.sort = link.sort.clone().map(|(key, desc)| Sort { key, desc }));
         if let Some(q) = link.search {
             self.search(q);
         }
