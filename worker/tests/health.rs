@@ -1,7 +1,7 @@
 //! Trace health (docs/definitions.md, "Trace health"): each check on a small hand-written trace
 //! with a near miss where it must stay silent, the `health-*` rules beside them, and every real
 //! fixture's counts against an independent count read with serde_json.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
 mod common;
 
