@@ -102,6 +102,7 @@ pub fn is_launch_call(name: &str) -> bool {
 /// Runs every check on `trace`.
 pub fn analyze(trace: &Trace) -> Health {
     let s = &trace.slices;
+    // Slice columns have equal length (model invariant): every `i < n` indexes each of them.
     let n = s.len();
     let is_gpu = |i: usize| lane_kind(trace, i) == Some(ProcessKind::Gpu);
     let activity = |i: usize| trace.class(s.cat[i]).is_device_activity();
