@@ -785,7 +785,7 @@ fn rules_list_is_sorted_unique_and_complete() {
     sorted.sort_unstable();
     sorted.dedup();
     assert_eq!(ids, sorted);
-    assert_eq!(ids.len(), 33);
+    assert_eq!(ids.len(), 38);
     assert!(RULES.iter().all(|r| !r.1.is_empty()));
     assert_eq!(
         [Severity::Info, Severity::Warn, Severity::Alert].map(Severity::as_str),
@@ -853,7 +853,7 @@ fn order_json_and_text() {
 /// tensor-core GEMMs: a misaligned shape under autocast, not an FP32 model; checked by hand).
 type Firings = &'static [(&'static str, &'static str)];
 const FIXTURE_RULES: &[(&str, Firings)] = &[
-    ("catapult__async_begin_end.json", &[]),
+    ("catapult__async_begin_end.json", &[("health-data-loss", "the parse reports model_unmatched_end 3 (first at byte 464, `E` of BE1 at 170 µs): ends it could not match are ignored")]),
     ("catapult__simple_trace.json", &[]),
     (
         "gpumodel__trace.json",
@@ -937,6 +937,7 @@ const FIXTURE_RULES: &[(&str, Firings)] = &[
         &[
             ("addmm-fusion", "12 `aten::addmm`"),
             ("fp32-gemm", "all GEMMs `implicit_convolve_sgemm` / `volta_sgemm` (no deviceProperties: GPU unknown)"),
+            ("health-unlinked", "794 of 9848 activities (8.1%) without a launch call, all in the first 48 ms with correlation ids 59629.. below the first runtime call (65448): queued before the capture"),
             ("launch-overhead", "5591 of 8718 linked kernels shorter than their launch call"),
             ("occupancy-query", "18 queries before sgemm launches"),
             ("pageable-memcpy", "12 pageable HtoD copies (the input batch, 115.6 MB)"),
@@ -968,6 +969,7 @@ const FIXTURE_RULES: &[(&str, Firings)] = &[
             ("comm-heavy", "61.2% of the step (11.38 of 18.58 ms)"),
             ("comm-not-overlapped", "11.06 of 11.34 ms of NCCL kernels exposed"),
             ("fp32-gemm", "8 `volta_sgemm_*` kernels"),
+            ("health-unlinked", "64 of 326 activities (19.6%) without a launch call, elementwise kernels in the first 0.3 ms with correlation ids below the first runtime call (41615): queued before the capture"),
             ("hidden-memcpy", "`aten::index` x2, `_index_put_impl_` x2 (CPU index upload)"),
             ("launch-overhead", "167 of 246 kernels shorter than their launch"),
             ("low-occupancy", "8.4% over 1.25 ms of non-NCCL kernels"),
@@ -1002,6 +1004,7 @@ const FIXTURE_RULES: &[(&str, Firings)] = &[
             ("comm-not-overlapped", "9.45 of 9.77 ms of NCCL kernels exposed"),
             ("dataloader-bound", "DataLoader 5.3% of the step"),
             ("fp32-gemm", "8 `volta_sgemm_*` kernels"),
+            ("health-unlinked", "64 of 337 activities (19.0%) without a launch call, correlation ids below every runtime call: queued before the capture"),
             ("hidden-memcpy", "`aten::index` x2, `_index_put_impl_` x2 (CPU index upload)"),
             ("launch-overhead", "194 of 251 kernels shorter than their launch"),
             ("low-occupancy", "8.8% over 1.24 ms of non-NCCL kernels"),
@@ -1030,7 +1033,7 @@ const FIXTURE_RULES: &[(&str, Firings)] = &[
             ("overhead-bound", "3 of 3 steps idle > 50%; host wait 2.10 of 2.11 ms of stream gaps"),
         ],
     ),
-    ("speedscope__simple-partial.json", &[]),
+    ("speedscope__simple-partial.json", &[("health-data-loss", "truncated on purpose (speedscope's partial-file sample): json_truncated 1")]),
     (
         "tracelens__h100__gaunernst_bert-small-uncased__1016001.json.gz",
         &[
@@ -1060,6 +1063,7 @@ const FIXTURE_RULES: &[(&str, Firings)] = &[
         "tracelens__sglang_Qwen3-8B_decode.json.gz",
         &[
             ("gpu-idle", "kernels 9.8 ms over 474 ms (2.1%)"),
+            ("health-outside-window", "456 of 558 kernels (81.7%) start after the last host slice ends (465.7 ms); the GPU runs the one hipGraphLaunch's replayed kernels until 474.1 ms"),
             ("launch-overhead", "553 of 555 kernels shorter than their launch"),
             ("overhead-bound", "Self CUDA 9.8 vs 465.7 ms Self CPU; host wait 466.0 of 466.3 ms of stream gaps"),
         ],
@@ -1071,6 +1075,7 @@ const FIXTURE_RULES: &[(&str, Firings)] = &[
             ("compile-cpu-tax", "25 `## Call CompiledFxGraph ##` take 44 ms CPU and launch nothing that runs (capture)"),
             ("compiled-region", "25 CompiledFxGraph calls"),
             ("gpu-idle", "7 activities (28.8 µs) in 59.1 ms"),
+            ("health-unlinked", "421 of 428 hip*LaunchKernel calls (98.4%) ran nothing: made after hipStreamBeginCapture (graph capture records, does not run)"),
             ("hotspot-op", "`aten::fill_` 15.6 of 28.8 µs Self CUDA"),
             ("memory-near-limit", "peak reserved 193.6 GB of the MI300X's 206.1 GB (93.9%)"),
             ("overhead-bound", "Self CUDA 28.8 µs vs 58.5 ms Self CPU; the 7 gaps are host waits"),

@@ -39,6 +39,9 @@ pub struct TraceSummary {
     /// Parts the JSON was parsed in (one worker each in the browser; 1 = sequential).
     #[serde(default)]
     pub parse_workers: u32,
+    /// Trace health checks (docs/definitions.md, "Trace health").
+    #[serde(default)]
+    pub health: HealthSummary,
 }
 
 /// One process or device and its lanes.
@@ -85,4 +88,42 @@ pub struct LinkSummary {
     pub with_launch: u64,
     /// Of those, whose launch call sits inside a CPU op.
     pub with_op: u64,
+}
+
+/// One trace health check: how many events have the problem, out of how many were checked.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct HealthCheck {
+    /// Events with the problem.
+    pub count: u64,
+    /// Events checked.
+    pub of: u64,
+    /// A few slice ids with the problem, most telling first.
+    pub examples: Vec<u32>,
+}
+
+/// Trace health: the gaps the timeline shows as silence (docs/definitions.md, "Trace health").
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct HealthSummary {
+    /// Kernel / graph launch calls without a device activity (of: launch calls).
+    pub launches_without_activity: HealthCheck,
+    /// Device activities without a launch call (of: device activities).
+    pub activities_without_launch: HealthCheck,
+    /// Capture window `[start, end]`, µs from the trace origin (first host slice start to last
+    /// host slice end); `None` without host slices.
+    pub window_us: Option<(f64, f64)>,
+    /// Device activities starting outside the capture window (of: device activities).
+    pub outside_window: HealthCheck,
+    /// Device activities overlapping the previous one on their stream (of: device activities).
+    pub stream_overlaps: HealthCheck,
+    /// Largest such overlap, µs.
+    pub max_overlap_us: f64,
+    /// Device activities starting before their launch call (of: linked activities).
+    pub before_launch: HealthCheck,
+    /// Estimated CPU/GPU clock offset, µs: the shift of the device clock that puts every
+    /// activity at or after its launch call; `None` when none starts before.
+    pub clock_offset_us: Option<f64>,
+    /// The input ended before the event array closed.
+    pub truncated: bool,
+    /// Events the parse skipped or could not represent, by diagnostic kind.
+    pub skipped: BTreeMap<String, u64>,
 }

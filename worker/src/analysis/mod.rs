@@ -12,6 +12,8 @@
 //! - [`breakdown`]: a span's time by category (Kernel > Memcpy > ... > CPU Exec > Other).
 //! - [`memory`]: `[memory]` events: allocated / reserved per device, peaks, largest allocations.
 //! - [`idle`]: idle time per GPU stream (host wait / kernel wait / other), launch statistics.
+//! - [`health`]: trace health: unlinked launches and activities, activities outside the
+//!   capture window, overlapping on a stream or before their launch; what the parse lost.
 //! - [`stats`]: mean / std / median / percentiles of integer samples (shared definitions).
 //! - [`kernels`]: the kernel table (per name: distribution, blocks per SM, occupancy, top op).
 //! - [`gpu`]: per-device GPU Utilization, Est. SM Efficiency, occupancy, tensor-core share.
@@ -30,3 +32,4 @@ pub mod gpu;
 pub mod kernel_class;
 pub mod memory;
 pub mod idle;
+pub mod health;

@@ -5,7 +5,8 @@
 use crate::json::Form;
 use crate::model::link::enclosing_op;
 use crate::model::{ProcessKind, StrId, Trace, NONE};
-use protocol::{FlowSummary, LaneSummary, LinkSummary, ProcessSummary, TraceSummary};
+use crate::analysis::health::{self, Check};
+use protocol::{FlowSummary, HealthCheck, HealthSummary, LaneSummary, LinkSummary, ProcessSummary, TraceSummary};
 use std::collections::BTreeMap;
 
 /// Builds the summary of `trace`; file facts are the caller's.
@@ -56,6 +57,33 @@ pub fn summarize(trace: &Trace, file_name: &str, file_bytes: u64, json_bytes: u6
         truncated: trace.truncated,
         parse_ms: 0.0,
         parse_workers: 1,
+        health: health_summary(trace),
+    }
+}
+
+/// Example slice ids each health check keeps for the summary.
+const HEALTH_EXAMPLES: usize = 5;
+
+/// The health checks as wire types (µs, a few examples each).
+fn health_summary(trace: &Trace) -> HealthSummary {
+    let h = health::analyze(trace);
+    let check = |c: &Check| HealthCheck {
+        count: c.count(),
+        of: c.of,
+        examples: c.ids.iter().take(HEALTH_EXAMPLES).copied().collect(),
+    };
+    let us = |ns: i64| ns as f64 / 1000.0;
+    HealthSummary {
+        launches_without_activity: check(&h.launches_without_activity),
+        activities_without_launch: check(&h.activities_without_launch),
+        window_us: h.window_ns.map(|(a, b)| (us(a), us(b))),
+        outside_window: check(&h.outside_window),
+        stream_overlaps: check(&h.stream_overlaps),
+        max_overlap_us: us(h.max_overlap_ns),
+        before_launch: check(&h.before_launch),
+        clock_offset_us: h.clock_offset_ns.map(us),
+        truncated: h.truncated,
+        skipped: h.skipped.iter().map(|&(k, n)| (k.to_string(), n)).collect(),
     }
 }
 
@@ -115,6 +143,7 @@ pub fn text(s: &TraceSummary) -> String {
             let _ = writeln!(out, "      tid {:<12?} {:<40?} {:>9} slices, {} rows", lane.tid, lane.name, lane.slices, lane.depth);
         }
     }
+    health_text(&mut out, &s.health);
     if !s.warnings.is_empty() {
         let _ = writeln!(out, "\nwarnings:");
         for w in &s.warnings {
@@ -122,4 +151,30 @@ pub fn text(s: &TraceSummary) -> String {
         }
     }
     out
+}
+
+/// The "health" section of [`text`]: one line per check, count of checked, share, examples.
+fn health_text(out: &mut String, h: &HealthSummary) {
+    use std::fmt::Write as _;
+    let line = |out: &mut String, label: &str, c: &HealthCheck, extra: String| {
+        let share = if c.of == 0 { 0.0 } else { 100.0 * c.count as f64 / c.of as f64 };
+        let _ = write!(out, "  {label:<34} {:>8} of {:<8} ({share:.1}%)", c.count, c.of);
+        if !c.examples.is_empty() {
+            let ids: Vec<String> = c.examples.iter().map(u32::to_string).collect();
+            let _ = write!(out, "  e.g. slices {}", ids.join(", "));
+        }
+        let _ = writeln!(out, "{extra}");
+    };
+    let _ = writeln!(out, "\nhealth:");
+    line(out, "launch calls without activity", &h.launches_without_activity, String::new());
+    line(out, "device activities without launch", &h.activities_without_launch, String::new());
+    let window = h.window_us.map_or(String::from("  (no host events)"), |(a, b)| format!("  window {a:.3}..{b:.3} µs"));
+    line(out, "outside the capture window", &h.outside_window, window);
+    let most = if h.stream_overlaps.count > 0 { format!("  largest {:.3} µs", h.max_overlap_us) } else { String::new() };
+    line(out, "overlapping on their stream", &h.stream_overlaps, most);
+    let offset = h.clock_offset_us.map_or(String::new(), |o| format!("  clock offset >= {o:.3} µs"));
+    line(out, "starting before their launch call", &h.before_launch, offset);
+    let _ = writeln!(out, "  {:<34} {}", "truncated", h.truncated);
+    let skipped: Vec<String> = h.skipped.iter().map(|(k, n)| format!("{k} {n}")).collect();
+    let _ = writeln!(out, "  {:<34} {}", "skipped by the parse", if skipped.is_empty() { "none".to_string() } else { skipped.join(", ") });
 }

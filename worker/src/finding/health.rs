@@ -1,11 +1,15 @@
 //! Trace health and host setup: is the trace complete (`partial-trace`), did the
 //! host spend long before the first op (`lazy-init`), does it query the device in a loop
-//! (`device-query-loop`).
+//! (`device-query-loop`); the `health-*` rules read [`crate::analysis::health`]: unlinked
+//! launches and activities, activities outside the capture window, overlapping on a stream or
+//! starting before their launch call, and what the parse lost.
 //!
-//! Cost: one pass over the slices per rule, a sort of the launch calls' correlation ids.
+//! Cost: one pass over the slices per rule, a sort of the launch calls' correlation ids, the
+//! health analysis once (linear, plus a sort of the problem ids).
 
 use super::thresholds::*;
-use super::{dur, finding, pct, Ctx, Finding, Severity};
+use super::{dur, finding, pct, Ctx, Evidence, Finding, Severity};
+use crate::analysis::health::{self, Health, TIMER_TOLERANCE_NS};
 use crate::analysis::stats::median;
 use crate::model::{CatClass, ProcessKind, NO_ID};
 
@@ -13,6 +17,12 @@ pub(super) fn rules(ctx: &Ctx, out: &mut Vec<Finding>) {
     partial_trace(ctx, out);
     lazy_init(ctx, out);
     device_query_loop(ctx, out);
+    let h = health::analyze(ctx.trace);
+    unlinked(ctx, &h, out);
+    outside_window(ctx, &h, out);
+    stream_overlap(ctx, &h, out);
+    clock_skew(ctx, &h, out);
+    data_loss(&h, out);
 }
 
 /// `partial-trace` (info): the trace is not the whole run. Either the launch calls'
@@ -161,5 +171,182 @@ fn device_query_loop(ctx: &Ctx, out: &mut Vec<Finding>) {
         "Query once and cache the result (functools.lru_cache); find the caller with \
          with_stack=True.",
         ctx.evidence(ctx.longest_first(ids)),
+    ));
+}
+
+/// `health-unlinked` (info): >= [`HEALTH_UNLINKED_SHARE`] of >= [`HEALTH_MIN_EVENTS`] kernel /
+/// graph launch calls have no device activity, or as large a share of device activities have no
+/// launch call. Evidence: the unlinked launch calls, then the unlinked activities, time order.
+fn unlinked(ctx: &Ctx, h: &Health, out: &mut Vec<Finding>) {
+    let over = |c: &health::Check| c.of >= HEALTH_MIN_EVENTS && c.share() >= HEALTH_UNLINKED_SHARE;
+    let (calls, acts) = (&h.launches_without_activity, &h.activities_without_launch);
+    if !over(calls) && !over(acts) {
+        return;
+    }
+    let title = format!(
+        "{} of {} launch calls ({}) ran nothing, {} of {} device activities ({}) have no launch call",
+        calls.count(),
+        calls.of,
+        pct(calls.share()),
+        acts.count(),
+        acts.of,
+        pct(acts.share())
+    );
+    let why = format!(
+        "launch calls without a device activity {}, device activities without a launch call {} \
+         ({} of them with a correlation id below every launch call's: launched before the capture); \
+         either >= {} over >= {HEALTH_MIN_EVENTS} events fires",
+        pct(calls.share()),
+        pct(acts.share()),
+        h.launched_before_capture,
+        pct(HEALTH_UNLINKED_SHARE)
+    );
+    out.push(finding(
+        "health-unlinked",
+        Severity::Info,
+        title,
+        why,
+        "Launches and the work they queued are not paired. Activities without a launch call were \
+         usually queued before the profiler started (their correlation ids are lower than every \
+         launch call's) or the host side was filtered out; launch calls without an activity were \
+         made during CUDA graph capture (captured, not run), right before the profiler stopped, \
+         or their activities were dropped (CUPTI buffer full). Per-op device time and the \
+         launch -> kernel arrows miss these events.",
+        "Start the profiler after a warm-up step and synchronize before it stops \
+         (torch.cuda.synchronize()); for graph capture, profile the replays rather than the \
+         capture.",
+        ctx.evidence(calls.ids.iter().chain(&acts.ids).copied()),
+    ));
+}
+
+/// `health-outside-window` (info): >= [`HEALTH_OUTSIDE_SHARE`] of >= [`HEALTH_MIN_EVENTS`]
+/// device activities start before the first host slice or after the last host slice ends.
+/// Evidence: those activities, time order.
+fn outside_window(ctx: &Ctx, h: &Health, out: &mut Vec<Finding>) {
+    let c = &h.outside_window;
+    let Some((w0, w1)) = h.window_ns else { return };
+    if c.of < HEALTH_MIN_EVENTS || c.share() < HEALTH_OUTSIDE_SHARE {
+        return;
+    }
+    let s = &ctx.trace.slices;
+    let early = c.ids.iter().filter(|&&a| s.start_ns.get(a as usize).is_some_and(|&t| t < w0)).count();
+    out.push(finding(
+        "health-outside-window",
+        Severity::Info,
+        format!("{} of {} device activities ({}) run outside the host's capture window", c.count(), c.of, pct(c.share())),
+        format!(
+            "window {} .. {} (first host slice start to last host slice end); {early} start before it, \
+             {} after it; {} >= {}",
+            dur(w0),
+            dur(w1),
+            c.count() - early as u64,
+            pct(c.share()),
+            pct(HEALTH_OUTSIDE_SHARE)
+        ),
+        "The host side of the trace does not cover the device side. Activities after the window \
+         are work still queued when the host events end (the GPU ran behind, often replayed \
+         CUDA graphs); activities before it were queued before the capture, or the clocks \
+         disagree. Steps, breakdowns and utilization only count what falls in their host ranges.",
+        "Synchronize before the profiler stops (torch.cuda.synchronize() in the last step) and \
+         start it after a warm-up step; read the device time of the first and last step with care.",
+        ctx.evidence(c.ids.iter().copied()),
+    ));
+}
+
+/// `health-stream-overlap` (warn): a device activity starts more than
+/// [`TIMER_TOLERANCE_NS`] before the previous activity on its stream ends. One stream runs its
+/// work in order, so any overlap is either programmatic dependent launch or broken times.
+/// Evidence: the overlapping activities, largest overlap first.
+fn stream_overlap(ctx: &Ctx, h: &Health, out: &mut Vec<Finding>) {
+    let c = &h.stream_overlaps;
+    if c.ids.is_empty() {
+        return;
+    }
+    out.push(finding(
+        "health-stream-overlap",
+        Severity::Warn,
+        format!("{} device activities overlap the previous one on their stream (largest {})", c.count(), dur(h.max_overlap_ns)),
+        format!(
+            "{} of {} activities start before the previous activity on the same device and stream \
+             ends, by more than {} (timer rounding); largest overlap {}",
+            c.count(),
+            c.of,
+            dur(TIMER_TOLERANCE_NS),
+            dur(h.max_overlap_ns)
+        ),
+        "Work on one stream runs in order, so overlapping activities mean either programmatic \
+         dependent launch (Hopper and later: a kernel may start while the previous one finishes) \
+         or timestamps that cannot be trusted (clock trouble, a merged or edited trace). Busy \
+         time, idle gaps and kernel durations on that stream are off by the overlap.",
+        "If the kernels use programmatic dependent launch (cudaLaunchKernelEx with the \
+         programmatic stream serialization attribute) this is expected; otherwise re-capture and \
+         compare, and check how the trace was produced or merged.",
+        ctx.evidence(c.ids.iter().copied()),
+    ));
+}
+
+/// `health-clock-skew` (warn): a device activity starts more than [`TIMER_TOLERANCE_NS`]
+/// before its launch call starts, which cannot happen on one clock. The offset estimate is the
+/// smallest forward shift of the device clock that puts every activity after its launch call
+/// (a lower bound of the skew). Evidence: those activities, earliest relative to their launch
+/// first.
+fn clock_skew(ctx: &Ctx, h: &Health, out: &mut Vec<Finding>) {
+    let c = &h.before_launch;
+    let Some(offset) = h.clock_offset_ns else { return };
+    if c.ids.is_empty() {
+        return;
+    }
+    out.push(finding(
+        "health-clock-skew",
+        Severity::Warn,
+        format!(
+            "{} device activities start before their launch call; CPU/GPU clock offset >= {}",
+            c.count(),
+            dur(offset)
+        ),
+        format!(
+            "{} of {} linked activities ({}) start more than {} before their launch call; the \
+             earliest by {} (the smallest shift of the device clock that puts every activity after \
+             its launch)",
+            c.count(),
+            c.of,
+            pct(c.share()),
+            dur(TIMER_TOLERANCE_NS),
+            dur(offset)
+        ),
+        "The CPU and GPU timestamps come from clocks that disagree (CUPTI's GPU-to-CPU clock \
+         conversion drifted, or the trace was merged from different hosts). Launch-to-kernel \
+         latency, host-wait idle classes and anything that compares host and device times are \
+         wrong by about the offset.",
+        "Re-capture (recent PyTorch / CUPTI versions correct the drift over long captures), keep \
+         captures short, and compare only device times with each other until then.",
+        ctx.evidence(c.ids.iter().copied()),
+    ));
+}
+
+/// `health-data-loss` (warn): the input was truncated, or the parse skipped events or values
+/// it could not represent (data-losing or error diagnostics). No slices: what was lost is not
+/// in the model.
+fn data_loss(h: &Health, out: &mut Vec<Finding>) {
+    let lost: u64 = h.skipped.iter().map(|s| s.1).sum();
+    if !h.truncated && lost == 0 {
+        return;
+    }
+    let kinds: Vec<String> = h.skipped.iter().map(|(k, n)| format!("{k} {n}")).collect();
+    out.push(finding(
+        "health-data-loss",
+        Severity::Warn,
+        if h.truncated {
+            format!("Truncated file ({lost} data-losing parse diagnostics in all)")
+        } else {
+            format!("{lost} events or values the parse skipped or could not represent")
+        },
+        format!("truncated: {}; data-losing diagnostics: {}", h.truncated, if kinds.is_empty() { "none".into() } else { kinds.join(", ") }),
+        "Part of the file is not in what you see: a truncated file (the profiler or a copy was \
+         interrupted) ends early, and skipped events leave gaps. `kinetoscope info` lists each \
+         kind with the byte offset of its first occurrence.",
+        "Re-export or re-copy the trace (check free disk space and that the profiler finished \
+         writing); look at the first offset `kinetoscope info` names for what was malformed.",
+        Evidence::default(),
     ));
 }

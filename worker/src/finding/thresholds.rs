@@ -103,3 +103,14 @@ pub const PARTIAL_MIN_EVENTS: usize = 100;
 pub const PARTIAL_CORRELATION_GAP: u64 = 20;
 /// `partial-trace`: or at least this share of device activities have no launch call.
 pub const PARTIAL_UNLINKED_SHARE: f64 = 0.50;
+/// `health-unlinked`, `health-outside-window`: at least this many events checked (launch calls,
+/// or device activities). Ours: below it one stray event makes a large share.
+pub const HEALTH_MIN_EVENTS: u64 = 10;
+/// `health-unlinked`: at least this share of launch calls without a device activity, or of
+/// device activities without a launch call. Ours: complete real traces have none; the real
+/// fixtures that cross it lose 8-98% (work queued before the capture, graph capture).
+pub const HEALTH_UNLINKED_SHARE: f64 = 0.05;
+/// `health-outside-window`: at least this share of device activities starting outside the
+/// host's capture window. Ours: complete traces have none; a few stray activities at the edge
+/// are not worth a finding, one in a hundred changes step and utilization numbers.
+pub const HEALTH_OUTSIDE_SHARE: f64 = 0.01;
