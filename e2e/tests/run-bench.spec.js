@@ -1,7 +1,8 @@
 // Browser run benchmark (not a test): opens `?run=` on KINETOSCOPE_BENCH_RUN_DIR/run.json (8
 // synthetic ranks of ~25 MB, written by `cargo test --release -p kinetoscope --test run_view --
 // --ignored`; or any `kinetoscope demo-run DIR` with a run.json listing its files), served by the test, and prints one JSON line: time from navigation to the drawn
-// heatmap, per-rank load times as the page saw them, long tasks after the ranks were in, and the
+// heatmap and to the ranks timeline's panels (its default ranks held), per-rank load times as
+// the page saw them, long tasks after the ranks were in (through the hold), and the
 // tab's memory (the page's JS heap from CDP `Performance.getMetrics` and `performance.memory`;
 // the load worker's wasm memory after the ranks, which it reports). Skipped unless the variable is
 // set; no timed assertion.
@@ -36,7 +37,13 @@ test('browser run benchmark: the ranks of a manifest to the heatmap', async ({ a
     poll();
   }));
   const toHeatmapMs = Date.now() - started;
+  // The ranks timeline then holds its default ranks (reloading the models dropped meanwhile).
+  await page.waitForFunction(() => {
+    const s = window.kinetoscope.run.stack;
+    return s && s.held.length > 0 && s.reloading === null && s.panels.length === s.held.length;
+  }, null, { timeout: 10 * 60_000, polling: 100 });
   await app.idle();
+  const stackReadyMs = Date.now() - started;
   const state = await page.evaluate(() => JSON.parse(JSON.stringify(window.kinetoscope.run)));
   const manifest = JSON.parse(fs.readFileSync(path.join(dir, 'run.json'), 'utf8'));
   expect(state.total).toBe(manifest.ranks.length);
@@ -50,6 +57,7 @@ test('browser run benchmark: the ranks of a manifest to the heatmap', async ({ a
   console.log(JSON.stringify({
     bench: 'run_to_heatmap', target: 'browser', ranks: state.total, bytes,
     to_heatmap_ms: toHeatmapMs, heatmap_at_ms: Math.round(arrivals.heatmapAt),
+    ranks_timeline_ready_ms: stackReadyMs, ranks_stacked: state.stack && state.stack.held.length,
     rank_in_at_ms: arrivals.seen.map(Math.round),
     long_tasks_after_ranks_in: long.list.filter(([s]) => s >= inAt),
     long_tasks_total: long.count, long_task_max_ms: long.maxMs,

@@ -1,0 +1,189 @@
+//! The CLI's arguments (clap derive): every command, flag and value parser. Unknown flags and
+//! bad values are clap errors (exit 2, with a hint).
+
+use clap::{Parser, Subcommand};
+use kinetoscope::analysis::explain::Which;
+use kinetoscope::report::gate::{Gate, GateError};
+use std::path::PathBuf;
+
+/// Read PyTorch profiler (Kineto) traces: summaries, op / kernel / step tables, findings and
+/// comparisons, with the same numbers as the Kinetoscope page.
+#[derive(Parser)]
+#[command(name = "kinetoscope", version, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Trace summary (the numbers the page shows after a load).
+    Info {
+        /// Trace file (`.json` or `.json.gz`).
+        trace: PathBuf,
+        /// Print the summary as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Op, kernel and step tables, GPU metrics, memory, idle time and findings of one trace.
+    Report {
+        /// Trace file (`.json` or `.json.gz`).
+        trace: PathBuf,
+        /// Only this ProfilerStep (its number).
+        #[arg(long, conflicts_with = "range")]
+        step: Option<u64>,
+        /// Only `T0:T1`, in µs from the trace start.
+        #[arg(long, value_parser = parse_range)]
+        range: Option<(i64, i64)>,
+        /// Group ops by input shape.
+        #[arg(long)]
+        by_shape: bool,
+        /// One op table sorted by this column.
+        #[arg(long, value_parser = parse_op_sort)]
+        sort: Option<kinetoscope::report::SortKey>,
+        /// Rows per table.
+        #[arg(long, default_value_t = 20)]
+        top: usize,
+        /// Explain why a step is slow: `slowest` or a ProfilerStep number (its time against
+        /// the median step, by category, kernel and op).
+        #[arg(long, value_name = "N|slowest", value_parser = parse_explain_step)]
+        explain_step: Option<Which>,
+        /// Steps are this annotation's slices (exact name, or a prefix ending in `*`), numbered
+        /// 0, 1, ... in time order: for traces without ProfilerStep#N.
+        #[arg(long, value_name = "NAME")]
+        step_marker: Option<String>,
+        /// Print the stable JSON form (keys in docs/cli.md; same as `--format json`).
+        #[arg(long, conflicts_with = "format")]
+        json: bool,
+        /// Output format; `md`: GitHub Markdown (a PR comment or a CI job summary).
+        #[arg(long, value_parser = ["text", "json", "md"])]
+        format: Option<String>,
+    },
+    /// Compare two traces: verdict, summary, op and kernel diffs, findings new and gone.
+    Diff {
+        /// The baseline trace.
+        base: PathBuf,
+        /// The candidate trace.
+        cand: PathBuf,
+        /// Match ops by name and input shapes.
+        #[arg(long)]
+        by_shape: bool,
+        /// Row order: `name`, `COLUMN`, `abs:COLUMN` or `delta:COLUMN`; op columns `calls`,
+        /// `self_cpu`, `self_cuda`, `cuda_total`, kernel columns `calls`, `total`, `mean`.
+        #[arg(long, value_parser = parse_diff_sort)]
+        sort: Option<kinetoscope::compare::SortKeys>,
+        /// Rows per table.
+        #[arg(long, default_value_t = 20)]
+        top: usize,
+        /// Print the stable JSON form (same as `--format json`).
+        #[arg(long, conflicts_with = "format")]
+        json: bool,
+        /// Output format; `md`: GitHub Markdown for a PR comment.
+        #[arg(long, value_parser = ["text", "json", "md"])]
+        format: Option<String>,
+        /// A CI gate, e.g. `step_time_mean>+5%`, `step_time_p95>+2ms`, `new-finding>=warn`
+        /// (repeatable; grammar in docs/ci.md): exit 1 with the reason when one holds.
+        #[arg(long = "fail-if", value_name = "EXPR", value_parser = parse_gate)]
+        fail_if: Vec<(String, Gate)>,
+    },
+    /// The ranks of a distributed run: rank table, step heatmap data, collectives matched across
+    /// ranks, stragglers and why, clock offsets, run findings (docs/runs.md).
+    Run {
+        /// Trace files and directories (searched recursively for `*.json` / `*.json.gz`).
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Print the stable JSON form (same as `--format json`).
+        #[arg(long, conflicts_with = "format")]
+        json: bool,
+        /// Output format; `ndjson`: one row per diagnostic, rank x step and collective instance
+        /// x rank, for DuckDB or Spark over many runs (queries in docs/runs.md); `md`: GitHub
+        /// Markdown (a PR comment or a CI job summary).
+        #[arg(long, value_parser = ["text", "json", "ndjson", "md"])]
+        format: Option<String>,
+        /// Ranks loaded at once (memory grows with this, not with the rank count); default:
+        /// the machine's cores.
+        #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+        threads: Option<u16>,
+    },
+    /// Parse + index throughput, one JSON line per run (then first-view and op-table timings).
+    Bench {
+        /// Trace file.
+        trace: PathBuf,
+        /// How many times to parse.
+        #[arg(long, default_value_t = 3)]
+        runs: usize,
+        /// Parse threads.
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]
+        threads: u16,
+    },
+    /// Write the built-in demo trace (gzip when OUT ends in `.gz`).
+    Demo {
+        /// Output file.
+        out: PathBuf,
+    },
+    /// Write a synthetic distributed run, one `rank-N.json` per rank, with a designed straggler:
+    /// rank `--straggler` computes 5 ms more before the third all-reduce of the fifth step
+    /// (benchmark and demo inputs for `run`; ground truth in worker/src/synth/run.rs).
+    DemoRun {
+        /// Output directory (created).
+        out: PathBuf,
+        /// Ranks to write.
+        #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..))]
+        ranks: u32,
+        /// About this many MB per rank.
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+        mb_per_rank: u32,
+        /// The slow rank (default: ranks / 3).
+        #[arg(long)]
+        straggler: Option<u32>,
+    },
+    /// Repeat a trace along time until it is about N MB (benchmark inputs).
+    Inflate {
+        /// Input trace.
+        input: PathBuf,
+        /// Output file.
+        out: PathBuf,
+        /// Target size in MB.
+        #[arg(long)]
+        target_mb: u64,
+    },
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+}
+
+/// `slowest` or a step number.
+fn parse_explain_step(s: &str) -> Result<Which, String> {
+    match s {
+        "slowest" => Ok(Which::Slowest),
+        n => n.parse().map(Which::Number).map_err(|_| format!("expected `slowest` or a step number, got `{n}`")),
+    }
+}
+
+/// `--range T0:T1` (µs from the trace start) in ns.
+fn parse_range(text: &str) -> Result<(i64, i64), String> {
+    let bad = || "takes T0:T1 in µs from the trace start, e.g. 1500:2500".to_owned();
+    let (t0, t1) = text.split_once(':').ok_or_else(bad)?;
+    let ns = |t: &str| t.trim().parse::<f64>().map(|v| (v * 1000.0).round() as i64).map_err(|_| bad());
+    Ok((ns(t0)?, ns(t1)?))
+}
+
+/// `diff --fail-if`: the expression as written (for messages) and its parsed gate.
+fn parse_gate(text: &str) -> Result<(String, Gate), GateError> {
+    kinetoscope::report::gate::parse(text).map(|g| (text.trim().to_owned(), g))
+}
+
+/// `report --sort`.
+fn parse_op_sort(text: &str) -> Result<kinetoscope::report::SortKey, String> {
+    kinetoscope::report::SortKey::parse(text)
+        .ok_or_else(|| "one of self_cpu, cpu_total, self_cuda, cuda_total, calls".to_owned())
+}
+
+/// `diff --sort`.
+fn parse_diff_sort(text: &str) -> Result<kinetoscope::compare::SortKeys, String> {
+    kinetoscope::compare::parse_sort(text).ok_or_else(|| {
+        "name, COLUMN, abs:COLUMN or delta:COLUMN; columns calls, self_cpu, self_cuda, cuda_total, total, mean".to_owned()
+    })
+}
