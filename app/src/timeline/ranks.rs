@@ -12,7 +12,8 @@
 //! (`data-rank`), `run-stack-selection`, `run-stack-collective` with rows `run-stack-member`
 //! (`data-rank`, `data-arrival`, `data-wait` µs).
 
-use super::stack::StackPane;
+use super::lane_canvas::LaneCanvas;
+use super::lane_source::LaneSource;
 use super::theme::Theme;
 use crate::control::Controller;
 use crate::deferred::Deferred;
@@ -57,9 +58,11 @@ pub fn RanksTimeline(ctl: Controller, data: Arc<RunData>, theme: ReadSignal<Them
                 // One panel per frame (`Deferred`): eight built in one task took over 50 ms.
                 view! {
                     <Deferred>
-                        <StackPane ctl=ctl which=StackId::Ranks index=i theme=theme title=title rank=rank
-                            testid="run-stack-rank".to_owned() canvas_testid="run-stack-canvas".to_owned()
-                            on_click=Callback::new(move |(x, y)| ctl.ranks_click(i, x, y)) />
+                        <div class="stack-pane" data-testid="run-stack-rank" data-rank=rank>
+                            <div class="stack-title">{move || title.get()}</div>
+                            <LaneCanvas ctl=ctl theme=theme source=LaneSource::Stack(StackId::Ranks, i)
+                                testid="run-stack-canvas" rank=rank />
+                        </div>
                     </Deferred>
                 }
             })
