@@ -853,7 +853,7 @@ fn order_json_and_text() {
 /// tensor-core GEMMs: a misaligned shape under autocast, not an FP32 model; checked by hand).
 type Firings = &'static [(&'static str, &'static str)];
 const FIXTURE_RULES: &[(&str, Firings)] = &[
-    ("catapult__async_begin_end.json", &[("health-data-loss", "the parse reports model_unmatched_end 3 (first at byte 464, `E` of BE1 at 170 µs): ends it could not match are ignored")]),
+    ("catapult__async_begin_end.json", &[("health-data-loss", "the parse reports model_unmatched_end 3: async finishes (`F`) with no start of their id in their process (D `bf1` at 150 µs, byte 464; E `1` and E `2` on pid 3, whose `S` are on pid 2); the B/E slices are whole")]),
     ("catapult__simple_trace.json", &[]),
     (
         "gpumodel__trace.json",

@@ -79,3 +79,22 @@ fn compare_tab_diffs_were_not_largest_change_first() {
     let kernels: Vec<f64> = c.kernels.iter().map(|r| (r.total_ns.cand - r.total_ns.base).abs()).collect();
     assert!(kernels.windows(2).all(|w| w[0] >= w[1]), "kernels by |Δ total| descending");
 }
+
+/// An async finish (`F`) with no matching start between a thread's `B` and `E` was reported as
+/// "E event with no open B on its lane", so a reader looked for a parser bug in the thread's
+/// slices (catapult `async_begin_end.json`: 3 such finishes). The thread's slice is whole and
+/// the diagnostic names async ends too.
+#[test]
+fn unmatched_async_finish_was_blamed_on_a_thread_end() {
+    let (engine, summary) = common::load_str(
+        r#"{"traceEvents":[
+        {"ph":"B","name":"BE1","pid":1,"tid":1,"ts":120,"cat":"r"},
+        {"ph":"F","name":"D","pid":1,"tid":1,"ts":150,"id":"bf1","cat":"r"},
+        {"ph":"E","name":"BE1","pid":1,"tid":1,"ts":170,"cat":"r"}]}"#,
+    );
+    let t = engine.trace().unwrap();
+    assert_eq!(t.slices.len(), 1);
+    assert_eq!((t.slices.start_ns[0], t.slices.dur_ns[0]), (0, 50_000));
+    let w = summary.warnings.iter().find(|w| w.starts_with("model_unmatched_end")).unwrap();
+    assert!(w.contains("1 ×") && w.contains("async e / F"), "{w}");
+}
