@@ -155,9 +155,14 @@ fn Heatmap(ctl: Controller, data: Arc<RunData>, theme: ReadSignal<Theme>) -> imp
         let theme = theme.get();
         resized.track();
         let Some(canvas) = node.get() else { return };
-        let width = f64::from(canvas.client_width()).max(200.0);
-        let cells = crate::charts::heatmap::draw(canvas, &drawn, width, theme, window().device_pixel_ratio());
-        ctl.heatmap_drawn(cells);
+        let drawn = drawn.clone();
+        // In a task of its own: reading the width lays the new part out, and 64 ranks' cells
+        // drawn in the task that built the part took it over 50 ms.
+        crate::deferred::next_task(move || {
+            let width = f64::from(canvas.client_width()).max(200.0);
+            let cells = crate::charts::heatmap::draw(canvas, &drawn, width, theme, window().device_pixel_ratio());
+            ctl.heatmap_drawn(cells);
+        });
     });
     let on_click = move |ev: leptos::ev::MouseEvent| {
         let hit = ctl.run.with_untracked(|r| cell_at(&r.heatmap, f64::from(ev.offset_x()), f64::from(ev.offset_y())).map(|c| (c.rank, c.step)));
