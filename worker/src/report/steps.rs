@@ -27,7 +27,12 @@ pub fn steps_text(steps: &Steps) -> String {
         "=".repeat(WIDTH.saturating_sub(title.len() + 6))
     );
     if steps.steps.is_empty() {
-        let _ = writeln!(out, "No ProfilerStep#N in this trace.\n");
+        // Say what is missing and how to get it: step tables, charts and rules all need steps.
+        let _ = writeln!(
+            out,
+            "No ProfilerStep#N in this trace, so no step table, step breakdown or step rules.\n\
+             A repeating annotation can stand for the step: --step-marker NAME (docs/cli.md).\n"
+        );
         return out;
     }
     let rule = "-".repeat(WIDTH);

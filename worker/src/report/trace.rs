@@ -102,9 +102,8 @@ impl<'s> TraceReport<'s> {
         if !self.kernels.rows.is_empty() {
             out.push_str(&kernels::kernel_table_text("TOP kernels (by total time)", &self.kernels, top));
         }
-        if !self.steps.steps.is_empty() {
-            out.push_str(&steps::steps_text(&self.steps));
-        }
+        // Without steps the section says so and how to get them, instead of vanishing.
+        out.push_str(&steps::steps_text(&self.steps));
         if !self.gpus.is_empty() {
             out.push_str(&gpu::gpu_text(&self.gpus));
         }
