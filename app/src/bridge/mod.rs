@@ -67,6 +67,38 @@ enum Link {
     Refused(LoadError),
 }
 
+/// Why [`Link::deliver`] could not send a message.
+enum Undelivered {
+    /// `postMessage` failed.
+    Post(String),
+    /// The worker is dead or speaks another protocol.
+    Down(LoadError),
+}
+
+impl Undelivered {
+    /// One line for a failed query.
+    fn message(self) -> String {
+        match self {
+            Self::Post(e) => e,
+            Self::Down(error) => error.message,
+        }
+    }
+}
+
+impl Link {
+    /// Queues `msg` (and `file`) while the worker boots, posts it once ready.
+    fn deliver(&mut self, msg: ToWorker, file: Option<JsValue>) -> Result<(), Undelivered> {
+        match self {
+            Link::Booting(_, queue) => {
+                queue.push((msg, file));
+                Ok(())
+            }
+            Link::Ready(conn) => wire::post(&conn.worker, &msg, file.as_ref()).map_err(Undelivered::Post),
+            Link::Dead(error) | Link::Refused(error) => Err(Undelivered::Down(error.clone())),
+        }
+    }
+}
+
 impl Bridge {
     /// A bridge whose worker starts with [`Bridge::start`] or the first load; `sink` receives
     /// `Ready` and the current load's replies.
@@ -134,15 +166,7 @@ impl Bridge {
         let mut inner = self.0.inner.borrow_mut();
         inner.queries.retain(|&(c, _)| c != channel);
         inner.queries.push((channel, id));
-        let msg = ToWorker::Query { id, query };
-        let outcome = match &mut inner.link {
-            Link::Booting(_, queue) => {
-                queue.push((msg, None));
-                Ok(())
-            }
-            Link::Ready(conn) => wire::post(&conn.worker, &msg, None),
-            Link::Dead(error) | Link::Refused(error) => Err(error.message.clone()),
-        };
+        let outcome = inner.link.deliver(ToWorker::Query { id, query }, None).map_err(Undelivered::message);
         if outcome.is_err() {
             inner.queries.retain(|&(_, q)| q != id);
         }
@@ -159,14 +183,7 @@ impl Bridge {
         let mut inner = self.0.inner.borrow_mut();
         inner.hold = Some(id);
         let msg = ToWorker::HoldRanks { id, ranks, workers: workers_param() };
-        let outcome = match &mut inner.link {
-            Link::Booting(_, queue) => {
-                queue.push((msg, None));
-                Ok(())
-            }
-            Link::Ready(conn) => wire::post(&conn.worker, &msg, None),
-            Link::Dead(error) | Link::Refused(error) => Err(error.message.clone()),
-        };
+        let outcome = inner.link.deliver(msg, None);
         let failed = outcome.is_err().then(|| inner.drop_hold()).flatten();
         drop(inner);
         if let Some(msg) = failed {
@@ -281,19 +298,10 @@ impl Bridge {
         if inner.current != Some(id) {
             return;
         }
-        let outcome = match &mut inner.link {
-            Link::Booting(_, queue) => {
-                queue.push((msg, file));
-                Ok(())
-            }
-            Link::Ready(conn) => {
-                wire::post(&conn.worker, &msg, file.as_ref()).map_err(|e| LoadError {
-                    kind: "protocol".into(),
-                    ..worker_error(e)
-                })
-            }
-            Link::Dead(error) | Link::Refused(error) => Err(error.clone()),
-        };
+        let outcome = inner.link.deliver(msg, file).map_err(|u| match u {
+            Undelivered::Post(e) => LoadError { kind: "protocol".into(), ..worker_error(e) },
+            Undelivered::Down(error) => error,
+        });
         drop(inner);
         if let Err(error) = outcome {
             self.fail(id, error);
