@@ -253,7 +253,7 @@ fn hand_built_range_counts_kernels_starting_inside() {
 fn text_and_json() {
     let engine = hand();
     let table = kernel_table(engine.trace().unwrap(), None);
-    let text = kernel_table_text("Kernels", &table, 10);
+    let text = kernel_table_text("Kernels", &table, 10, kinetoscope::report::NAME_WIDTH);
     for line in text.lines() {
         assert!(line.chars().count() <= 120, "too wide: {line:?}");
     }
@@ -321,18 +321,15 @@ fn text_and_json() {
 }
 
 #[test]
-fn real_fixture_text_fits_120_columns() {
+fn real_fixture_names_are_cut_at_the_name_width() {
     let (engine, _) = common::load(&common::real("partx__profiler_trace_single_sample.json"));
-    let text = kernel_table_text(
-        "Kernels",
-        &kernel_table(engine.trace().unwrap(), None),
-        1000,
-    );
-    assert!(text.lines().all(|l| l.chars().count() <= 120));
-    assert!(
-        text.contains("ampere_fp16_s16816gemm_fp16_128x...  "),
-        "{text}"
-    );
+    let table = kernel_table(engine.trace().unwrap(), None);
+    let fixed = 87; // the value columns and their separators
+    for (width, cut) in [(kinetoscope::report::NAME_WIDTH, "ampere_fp16_s16816gemm_fp16_128x64_ldg8_relu_f2f_sta..."), (30, "ampere_fp16_s16816gemm_fp16...")] {
+        let text = kernel_table_text("Kernels", &table, 1000, width);
+        assert!(text.lines().all(|l| l.chars().count() <= width + fixed), "{text}");
+        assert!(text.contains(&format!("{cut} ")), "{width}: {text}");
+    }
 }
 
 // ---------------------------------------------------------------------------------------

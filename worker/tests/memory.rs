@@ -271,10 +271,11 @@ fn labels_and_sizes() {
     assert_eq!(device_label(0, -1), "cpu");
     assert_eq!(device_label(1, 3), "cuda:3");
     assert_eq!(device_label(99, 0), "type99:0");
-    assert_eq!(bytes(8), "8 b");
-    assert_eq!(bytes(-4096), "-4.00 Kb");
-    assert_eq!(bytes(15_491_584), "14.77 Mb");
-    assert_eq!(bytes(12_782_141_440), "11.90 Gb");
+    assert_eq!(bytes(8), "8 B");
+    assert_eq!(bytes(0), "0 B");
+    assert_eq!(bytes(-4096), "-4.10 KB");
+    assert_eq!(bytes(15_491_584), "15.49 MB");
+    assert_eq!(bytes(12_782_141_440), "12.78 GB");
 }
 
 #[test]

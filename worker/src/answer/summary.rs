@@ -128,19 +128,16 @@ pub fn text(s: &TraceSummary) -> String {
         let _ = writeln!(out, "parse      {:.1} ms ({:.0} MB/s)", s.parse_ms, mb(s.json_bytes) / (s.parse_ms / 1000.0));
     }
     let _ = writeln!(out, "truncated  {}", s.truncated);
-    let _ = writeln!(out, "\nphases:");
-    for (k, v) in &s.phases {
-        let _ = writeln!(out, "  {k:<24?} {v:>10}");
-    }
-    let _ = writeln!(out, "\ncategories:");
-    for (k, v) in &s.categories {
-        let _ = writeln!(out, "  {k:<24?} {v:>10}");
-    }
+    counts_text(&mut out, "phases", &s.phases);
+    counts_text(&mut out, "categories", &s.categories);
     let _ = writeln!(out, "\nprocesses:");
     for p in &s.processes {
         let _ = writeln!(out, "  [{}] pid {:?} {:?}", p.kind, p.pid, p.name);
-        for lane in &p.lanes {
-            let _ = writeln!(out, "      tid {:<12?} {:<40?} {:>9} slices, {} rows", lane.tid, lane.name, lane.slices, lane.depth);
+        let tids: Vec<String> = p.lanes.iter().map(|l| format!("{:?}", l.tid)).collect();
+        let names: Vec<String> = p.lanes.iter().map(|l| format!("{:?}", l.name)).collect();
+        let (tid_w, name_w) = (widest(&tids), widest(&names));
+        for ((lane, tid), name) in p.lanes.iter().zip(&tids).zip(&names) {
+            let _ = writeln!(out, "      tid {tid:<tid_w$} {name:<name_w$} {:>9} slices, {} rows", lane.slices, lane.depth);
         }
     }
     health_text(&mut out, &s.health);
@@ -151,6 +148,24 @@ pub fn text(s: &TraceSummary) -> String {
         }
     }
     out
+}
+
+/// A "title:" block of quoted names and counts, the counts in one column.
+fn counts_text<'a>(out: &mut String, title: &str, counts: impl IntoIterator<Item = (&'a String, &'a u64)>) {
+    use std::fmt::Write as _;
+    // `{:<w?}` does not pad a Debug string, so names are quoted first and padded as text.
+    let rows: Vec<(String, u64)> = counts.into_iter().map(|(k, v)| (format!("{k:?}"), *v)).collect();
+    let names: Vec<String> = rows.iter().map(|(k, _)| k.clone()).collect();
+    let w = widest(&names);
+    let _ = writeln!(out, "\n{title}:");
+    for (k, v) in &rows {
+        let _ = writeln!(out, "  {k:<w$} {v:>10}");
+    }
+}
+
+/// The widest of `cells`, in characters.
+fn widest(cells: &[String]) -> usize {
+    cells.iter().map(|c| c.chars().count()).max().unwrap_or(0)
 }
 
 /// The "health" section of [`text`]: one line per check, count of checked, share, examples.

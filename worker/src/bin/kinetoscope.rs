@@ -34,8 +34,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Info { trace, json } => info(&trace, json),
-        Command::Report { trace, step, range, by_shape, sort, top, explain_step, step_marker, json, format } => {
-            let options = ReportOptions { range: None, by_shape, sort, top };
+        Command::Report { trace, step, range, by_shape, sort, top, name_width, explain_step, step_marker, json, format } => {
+            let options = ReportOptions { range: None, by_shape, sort, top, name_width };
             let explain = Explain { step: explain_step, marker: step_marker };
             report(&trace, step, range, options, explain, Format::of(json, format.as_deref()))
         }
@@ -142,7 +142,7 @@ fn report(
     let explain_step = explain.step;
     options.range = match step {
         Some(n) => Some(step_range(session.trace(), n)?),
-        None => range,
+        None => range.map(|r| within_trace(session.trace(), r)).transpose()?,
     };
     let explanation = explain_step.map(|w| session.explain(w)).transpose()?;
     let report = TraceReport::build(&session, options);
@@ -169,6 +169,15 @@ fn report(
         }
     }
     Ok(())
+}
+
+/// `--range`, refused when it starts after the trace ends (every table would be empty).
+fn within_trace(trace: &kinetoscope::model::Trace, (t0, t1): (i64, i64)) -> Result<(i64, i64), Failure> {
+    if t0 >= trace.end_ns {
+        let us = |ns: i64| ns as f64 / 1000.0;
+        return Err(format!("--range {}:{} starts after the trace ends (it spans 0:{} µs)", us(t0), us(t1), us(trace.end_ns)));
+    }
+    Ok((t0, t1))
 }
 
 /// The span of `ProfilerStep#n`, or a message listing the steps the trace has.

@@ -11,7 +11,7 @@
 //!           | sign? number unit         absolute delta, candidate - base
 //! unit      = ns | us | ms | s          time metrics
 //!           | pp                        percent metrics (percentage points)
-//!           | B | KB | MB | GB          memory (1 KB = 1024 B, as `report` prints memory)
+//!           | B | KB | MB | GB | KiB | MiB | GiB   memory (1 MB = 10^6 B, as `report` prints; 1 MiB = 2^20 B)
 //!           | (none)                    counts (kernels_per_step)
 //! severity  = info | warn | alert
 //! ```
@@ -220,9 +220,12 @@ fn units(unit: Unit) -> &'static [(&'static str, f64)] {
         Unit::Pct => &[("pp", 1.0)],
         Unit::Bytes => &[
             ("B", 1.0),
-            ("KB", 1024.0),
-            ("MB", 1048576.0),
-            ("GB", 1073741824.0),
+            ("KB", 1e3),
+            ("MB", 1e6),
+            ("GB", 1e9),
+            ("KiB", 1024.0),
+            ("MiB", 1048576.0),
+            ("GiB", 1073741824.0),
         ],
         Unit::Count => &[("", 1.0)],
     }
@@ -459,6 +462,14 @@ mod tests {
             ),
             (
                 "peak_memory>+1GB",
+                metric(
+                    Metric::PeakMemory,
+                    Cmp::Gt,
+                    Threshold::Absolute(1e9),
+                ),
+            ),
+            (
+                "peak_memory>+1GiB",
                 metric(
                     Metric::PeakMemory,
                     Cmp::Gt,

@@ -3,9 +3,9 @@
 //!
 //! Text columns: Calls, Total, GPU% (share of kernel time), Mean, Median, P95, Max,
 //! Blk/SM, Occ%, TC (tensor cores) and Prec (precision, `?` unknown); the class and min and
-//! std are in the JSON. Rows fit [`WIDTH`].
+//! std are in the JSON. The Name column is as wide as the longest name, at most `name_width`.
 
-use super::{cut, printable, time, WIDTH};
+use super::{column_width, cut, printable, time, title_line};
 use crate::analysis::kernel_class::Precision;
 use crate::analysis::kernels::{KernelRow, KernelTable};
 use crate::analysis::ops::us;
@@ -32,23 +32,23 @@ fn ns(v: f64) -> i64 {
     v.round() as i64
 }
 
-/// The first `top` rows of `table` as text, titled, with a totals line.
-pub fn kernel_table_text(title: &str, table: &KernelTable, top: usize) -> String {
+/// The first `top` rows of `table` as text, titled, with a totals line; names cut at
+/// `name_width` characters.
+pub fn kernel_table_text(title: &str, table: &KernelTable, top: usize, name_width: usize) -> String {
     let fixed: usize = COLS.iter().map(|(_, w)| w + 1).sum();
-    let name_w = WIDTH.saturating_sub(fixed).max(8);
+    let rows = &table.rows[..top.min(table.rows.len())];
+    let names: Vec<String> = rows.iter().map(|r| printable(&r.name)).collect();
+    let name_w = column_width("Name", names.iter().map(String::as_str), name_width);
+    let width = name_w + fixed;
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "==== {title} {}",
-        "=".repeat(WIDTH.saturating_sub(title.chars().count() + 6))
-    );
+    let _ = writeln!(out, "{}", title_line(title, width));
     let mut header = format!("{:<name_w$}", "Name");
     for (h, w) in COLS {
         let _ = write!(header, " {h:>w$}");
     }
-    let rule = "-".repeat(WIDTH);
+    let rule = "-".repeat(width);
     let _ = writeln!(out, "{rule}\n{header}\n{rule}");
-    for r in table.rows.iter().take(top) {
+    for (r, name) in rows.iter().zip(&names) {
         let opt = |v: Option<f64>, digits: usize| {
             v.map_or_else(|| "-".to_owned(), |v| format!("{v:.digits$}"))
         };
@@ -72,7 +72,7 @@ pub fn kernel_table_text(title: &str, table: &KernelTable, top: usize) -> String
                 p => p.as_str().into(),
             },
         ];
-        let _ = write!(out, "{:<name_w$}", cut(&printable(&r.name), name_w));
+        let _ = write!(out, "{:<name_w$}", cut(name, name_w));
         for (cell, (_, w)) in cells.iter().zip(COLS) {
             let _ = write!(out, " {cell:>w$}");
         }
@@ -84,7 +84,7 @@ pub fn kernel_table_text(title: &str, table: &KernelTable, top: usize) -> String
                 op.calls,
                 r.calls()
             );
-            let _ = writeln!(out, "{}", cut(&line, WIDTH));
+            let _ = writeln!(out, "{}", cut(&line, width));
         }
     }
     let tc_ns: i64 = table

@@ -1,5 +1,6 @@
 //! Memory as text (peaks per device, then each device's largest allocations) and as
-//! `memory[]` JSON. Sizes use PyTorch's memory format (`1.50 Gb`, `12.00 Mb`, `4.00 Kb`, `8 b`).
+//! `memory[]` JSON. Sizes use decimal units (`1.50 GB`, `12.00 MB`, `4.00 KB`, `8 B`), as the
+//! page and `info` do, so the same peak reads the same everywhere.
 
 use super::{cut, printable, time, WIDTH};
 use crate::analysis::memory::Memory;
@@ -8,18 +9,18 @@ use crate::model::Trace;
 use serde_json::{json, Value};
 use std::fmt::Write as _;
 
-/// Bytes as PyTorch prints them (`_format_memory`: 1024-based, 2 decimals).
+/// Bytes with a decimal unit and 2 decimals (1 MB = 10^6 B; PyTorch's `_format_memory` prints
+/// 1024-based sizes as `Mb`, which reads as megabits).
 pub fn bytes(n: i64) -> String {
-    const KB: f64 = 1024.0;
     let v = n as f64;
-    if v.abs() >= KB * KB * KB {
-        format!("{:.2} Gb", v / (KB * KB * KB))
-    } else if v.abs() >= KB * KB {
-        format!("{:.2} Mb", v / (KB * KB))
-    } else if v.abs() >= KB {
-        format!("{:.2} Kb", v / KB)
+    if v.abs() >= 1e9 {
+        format!("{:.2} GB", v / 1e9)
+    } else if v.abs() >= 1e6 {
+        format!("{:.2} MB", v / 1e6)
+    } else if v.abs() >= 1e3 {
+        format!("{:.2} KB", v / 1e3)
     } else {
-        format!("{n} b")
+        format!("{n} B")
     }
 }
 

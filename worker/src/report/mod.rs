@@ -1,8 +1,9 @@
 //! Report rendering: analyses -> text tables shaped like `torch.profiler`'s printed tables, and
 //! the stable `--json` form of `kinetoscope report`. One file per analysis area.
 //!
-//! Text fits a 120-column terminal: names are cut with `...` like PyTorch does; times use
-//! PyTorch's units (`us`, `ms`, `s` with 3 decimals).
+//! Text sections fit a 120-column terminal, except the op and kernel tables, whose Name
+//! column is as wide as PyTorch's (`--name-width`, 55 by default); names longer than it are cut
+//! with `...` like PyTorch does. Times use PyTorch's units (`us`, `ms`, `s` with 3 decimals).
 //!
 //! - [`ops`]: op tables; [`kernels`]: the kernel table; [`gpu`]: GPU metrics per device.
 //! - [`steps`]: steps, breakdown and step-time statistics; [`memory`]: memory peaks and largest
@@ -32,5 +33,19 @@ pub mod markdown;
 pub use crate::text::{cut, printable, pytorch_time as time};
 pub use ops::{op_table_text, ops_json, sorted, SortKey};
 
-/// Total width of a text table.
+/// Total width of a text section.
 pub const WIDTH: usize = 120;
+
+/// The Name column's width limit PyTorch's `table()` uses by default (`max_name_column_width`).
+pub const NAME_WIDTH: usize = 55;
+
+/// A Name column's width: the longest name, at most `limit`, at least `header`'s.
+pub fn column_width<'a>(header: &str, cells: impl Iterator<Item = &'a str>, limit: usize) -> usize {
+    let floor = header.chars().count();
+    cells.map(|c| c.chars().count()).max().unwrap_or(0).min(limit).max(floor)
+}
+
+/// A section's title line `==== title ====…`, `width` characters long.
+pub fn title_line(title: &str, width: usize) -> String {
+    format!("==== {title} {}", "=".repeat(width.saturating_sub(title.chars().count() + 6)))
+}

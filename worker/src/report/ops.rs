@@ -1,6 +1,6 @@
 //! Op tables as text (PyTorch's `key_averages().table()` columns) and as `ops[]` JSON.
 
-use super::{cut, printable, time, WIDTH};
+use super::{column_width, cut, printable, time, title_line};
 use crate::analysis::ops::{OpRow, OpTable};
 use serde_json::{json, Value};
 use std::fmt::Write as _;
@@ -33,6 +33,17 @@ impl SortKey {
         })
     }
 
+    /// The `--sort` name of this key.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::SelfCpu => "self_cpu",
+            Self::CpuTotal => "cpu_total",
+            Self::SelfDevice => "self_cuda",
+            Self::DeviceTotal => "cuda_total",
+            Self::Calls => "calls",
+        }
+    }
+
     fn value(self, r: &OpRow) -> i64 {
         match self {
             Self::SelfCpu => r.self_cpu_ns,
@@ -59,9 +70,12 @@ fn pct(part: i64, total: i64) -> String {
     format!("{:.2}%", part as f64 * 100.0 / total as f64)
 }
 
-/// One op table as text, titled, with PyTorch's columns and its two total lines.
-pub fn op_table_text(title: &str, table: &OpTable, rows: &[&OpRow], by_shape: bool) -> String {
-    // Header names shortened only as much as 120 columns demand.
+/// Widest Input Shapes column (PyTorch's `table()` caps it at 80 too).
+const SHAPES_WIDTH: usize = 80;
+
+/// One op table as text, titled, with PyTorch's columns and its two total lines; names cut
+/// at `name_width` characters.
+pub fn op_table_text(title: &str, table: &OpTable, rows: &[&OpRow], by_shape: bool, name_width: usize) -> String {
     const COLS: [(&str, usize); 10] = [
         ("Self CPU%", 9),
         ("Self CPU", 9),
@@ -75,26 +89,32 @@ pub fn op_table_text(title: &str, table: &OpTable, rows: &[&OpRow], by_shape: bo
         ("Calls", 6),
     ];
     // By shape, the shapes column needs room: the derived columns (CPU tot%, CPU avg,
-    // Self CUDA%, CUDA avg) are left out so a row still fits 120 columns.
+    // Self CUDA%, CUDA avg) are left out so a row stays readable.
     const DERIVED: [usize; 4] = [2, 4, 6, 8];
     let shown: Vec<usize> = (0..COLS.len()).filter(|i| !by_shape || !DERIVED.contains(i)).collect();
     let fixed: usize = shown.iter().map(|&i| COLS[i].1 + 1).sum();
-    let shapes_w = if by_shape { 30 } else { 0 };
-    let name_w = WIDTH.saturating_sub(fixed + shapes_w + usize::from(by_shape)).max(8);
+    let names: Vec<String> = rows.iter().map(|r| printable(&r.name)).collect();
+    let name_w = column_width("Name", names.iter().map(String::as_str), name_width);
+    let shapes_w = if by_shape {
+        column_width("Input Shapes", rows.iter().map(|r| r.input_shapes.as_str()), SHAPES_WIDTH) + 1
+    } else {
+        0
+    };
+    let width = name_w + fixed + shapes_w;
     let mut out = String::new();
-    let _ = writeln!(out, "==== {title} {}", "=".repeat(WIDTH.saturating_sub(title.len() + 6)));
+    let _ = writeln!(out, "{}", title_line(title, width));
     let mut header = format!("{:<name_w$}", "Name");
     for &i in &shown {
         let (h, w) = COLS[i];
         let _ = write!(header, " {h:>w$}");
     }
     if by_shape {
-        let _ = write!(header, " {:<shapes_w$}", "Input Shapes");
+        let _ = write!(header, " Input Shapes");
     }
-    let rule = "-".repeat(WIDTH);
+    let rule = "-".repeat(width);
     let _ = writeln!(out, "{rule}\n{header}\n{rule}");
     let (cpu_total, dev_total) = (table.self_cpu_total_ns, table.self_device_total_ns);
-    for r in rows {
+    for (r, name) in rows.iter().zip(&names) {
         let calls = i64::try_from(r.calls.max(1)).unwrap_or(i64::MAX);
         let cells = [
             pct(r.self_cpu_ns, cpu_total),
@@ -108,13 +128,13 @@ pub fn op_table_text(title: &str, table: &OpTable, rows: &[&OpRow], by_shape: bo
             time(r.device_total_ns / calls),
             r.calls.to_string(),
         ];
-        let _ = write!(out, "{:<name_w$}", cut(&printable(&r.name), name_w));
+        let _ = write!(out, "{:<name_w$}", cut(name, name_w));
         for &i in &shown {
             let (cell, w) = (&cells[i], COLS[i].1);
             let _ = write!(out, " {cell:>w$}");
         }
         if by_shape {
-            let _ = write!(out, " {:<shapes_w$}", cut(&r.input_shapes, shapes_w));
+            let _ = write!(out, " {}", cut(&r.input_shapes, SHAPES_WIDTH));
         }
         out.push('\n');
     }

@@ -30,6 +30,8 @@ pub struct ReportOptions {
     pub sort: Option<SortKey>,
     /// Rows per text table.
     pub top: usize,
+    /// Widest Name column of the op and kernel tables ([`super::NAME_WIDTH`] by default).
+    pub name_width: usize,
 }
 
 /// Every analysis of one report, computed once for text or JSON.
@@ -88,7 +90,7 @@ impl<'s> TraceReport<'s> {
         let (ops, top) = (&self.ops, self.options.top);
         let shape = if self.options.by_shape { ", grouped by input shape" } else { "" };
         let tables: Vec<(String, SortKey)> = match self.options.sort {
-            Some(key) => vec![(format!("ops by {key:?}{shape}"), key)],
+            Some(key) => vec![(format!("ops by {}{shape}", key.name()), key)],
             None if ops.self_device_total_ns > 0 => vec![
                 (format!("TOP CUDA ops (by Self CUDA){shape}"), SortKey::SelfDevice),
                 (format!("TOP CPU ops (by Self CPU){shape}"), SortKey::SelfCpu),
@@ -97,10 +99,10 @@ impl<'s> TraceReport<'s> {
         };
         let mut out = String::new();
         for (title, key) in tables {
-            out.push_str(&op_table_text(&title, ops, &sorted(ops, key, top), self.options.by_shape));
+            out.push_str(&op_table_text(&title, ops, &sorted(ops, key, top), self.options.by_shape, self.options.name_width));
         }
         if !self.kernels.rows.is_empty() {
-            out.push_str(&kernels::kernel_table_text("TOP kernels (by total time)", &self.kernels, top));
+            out.push_str(&kernels::kernel_table_text("TOP kernels (by total time)", &self.kernels, top, self.options.name_width));
         }
         // Without steps the section says so and how to get them, instead of vanishing.
         out.push_str(&steps::steps_text(&self.steps));
@@ -166,7 +168,7 @@ impl<'s> TraceReport<'s> {
     fn ops_md(&self) -> String {
         let (ops, top) = (&self.ops, self.options.top);
         let (key, by) = match self.options.sort {
-            Some(key) => (key, format!("{key:?}")),
+            Some(key) => (key, key.name().to_owned()),
             None if ops.self_device_total_ns > 0 => (SortKey::SelfDevice, "Self CUDA".to_owned()),
             None => (SortKey::SelfCpu, "Self CPU".to_owned()),
         };

@@ -42,8 +42,12 @@ pub enum Command {
         #[arg(long, value_parser = parse_op_sort)]
         sort: Option<kinetoscope::report::SortKey>,
         /// Rows per table.
-        #[arg(long, default_value_t = 20)]
+        #[arg(long, default_value_t = 20, value_parser = parse_top)]
         top: usize,
+        /// Widest Name column of the op and kernel tables; longer names are cut with `...`
+        /// (PyTorch's `table()` default: 55).
+        #[arg(long, default_value_t = kinetoscope::report::NAME_WIDTH, value_parser = parse_name_width)]
+        name_width: usize,
         /// Explain why a step is slow: `slowest` or a ProfilerStep number (its time against
         /// the median step, by category, kernel and op).
         #[arg(long, value_name = "N|slowest", value_parser = parse_explain_step)]
@@ -73,7 +77,7 @@ pub enum Command {
         #[arg(long, value_parser = parse_diff_sort)]
         sort: Option<kinetoscope::compare::SortKeys>,
         /// Rows per table.
-        #[arg(long, default_value_t = 20)]
+        #[arg(long, default_value_t = 20, value_parser = parse_top)]
         top: usize,
         /// Print the stable JSON form (same as `--format json`).
         #[arg(long, conflicts_with = "format")]
@@ -162,12 +166,38 @@ fn parse_explain_step(s: &str) -> Result<Which, String> {
     }
 }
 
-/// `--range T0:T1` (µs from the trace start) in ns.
+/// `--range T0:T1` (µs from the trace start) in ns; an empty or reversed window is an error,
+/// not an empty report.
 fn parse_range(text: &str) -> Result<(i64, i64), String> {
     let bad = || "takes T0:T1 in µs from the trace start, e.g. 1500:2500".to_owned();
     let (t0, t1) = text.split_once(':').ok_or_else(bad)?;
-    let ns = |t: &str| t.trim().parse::<f64>().map(|v| (v * 1000.0).round() as i64).map_err(|_| bad());
-    Ok((ns(t0)?, ns(t1)?))
+    let us = |t: &str| t.trim().parse::<f64>().ok().filter(|v| v.is_finite()).ok_or_else(bad);
+    let (t0, t1) = (us(t0)?, us(t1)?);
+    if t0 < 0.0 {
+        return Err(format!("T0 is {t0} µs: the window starts at 0 (the trace start) or later"));
+    }
+    if t1 <= t0 {
+        return Err(format!("T1 ({t1} µs) must be after T0 ({t0} µs)"));
+    }
+    Ok(((t0 * 1000.0).round() as i64, (t1 * 1000.0).round() as i64))
+}
+
+/// `--top N`: at least one row (0 would print empty tables).
+fn parse_top(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(0) => Err("must be at least 1 (rows per table)".to_owned()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// `--name-width N`: room for at least a few characters and the `...`.
+fn parse_name_width(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(n) if n >= 8 => Ok(n),
+        Ok(n) => Err(format!("{n} is too narrow: at least 8 characters")),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 /// `diff --fail-if`: the expression as written (for messages) and its parsed gate.
