@@ -1,6 +1,7 @@
 //! `kinetoscope report`: every analysis of one trace over a range, assembled once from its
 //! [`Session`] and rendered as text tables, the stable `--json` form or Markdown (a PR comment
-//! or a CI job summary: summary, top ops, top kernels, steps, findings).
+//! or a CI job summary: summary, top ops, top kernels, steps, findings); its HTML form is in
+//! `html.rs`.
 //!
 //! The op table, findings and GPU profiles come from the session, the same values the page's
 //! queries answer with; range-limited tables are computed here for the range asked.
@@ -33,14 +34,16 @@ pub struct ReportOptions {
 }
 
 /// Every analysis of one report, computed once for text or JSON.
+///
+/// Fields are visible to the other renderers of `report` (`html`), not outside it.
 pub struct TraceReport<'s> {
-    session: &'s Session,
-    options: ReportOptions,
-    ops: OpTable,
-    kernels: KernelTable,
-    steps: Steps,
-    gpus: Vec<GpuMetrics>,
-    memory: Memory,
+    pub(super) session: &'s Session,
+    pub(super) options: ReportOptions,
+    pub(super) ops: OpTable,
+    pub(super) kernels: KernelTable,
+    pub(super) steps: Steps,
+    pub(super) gpus: Vec<GpuMetrics>,
+    pub(super) memory: Memory,
     idle: Idle,
 }
 
