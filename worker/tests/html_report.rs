@@ -156,6 +156,19 @@ fn names_from_the_trace_are_text_not_markup() {
 }
 
 #[test]
+fn the_page_s_export_is_the_cli_s_file() {
+    let name = "kineto__resnet50_num_workers_4__worker0.pt.trace.json.gz";
+    let mut engine = common::load_real(name);
+    let query = protocol::Query::Report { viewer_url: Some(VIEWER.into()) };
+    let Ok((protocol::Answer::Report(page), None)) = engine.query(&query) else { panic!("no report answer") };
+    let out = Command::new(env!("CARGO_BIN_EXE_kinetoscope"))
+        .args(["report", common::real(name).to_str().unwrap(), "--format", "html", "--viewer-url", VIEWER])
+        .output()
+        .unwrap();
+    assert_eq!(page, String::from_utf8(out.stdout).unwrap());
+}
+
+#[test]
 fn the_cli_links_back_to_the_viewer_when_given_its_url() {
     let path = common::real("kineto__resnet50_num_workers_4__worker0.pt.trace.json.gz");
     let run = |extra: &[&str]| {

@@ -149,6 +149,15 @@ fn head(cells: &[(&str, bool)]) -> String {
     out + "</tr></thead>"
 }
 
+/// The whole-trace report of `session` as the page exports it and `report --format html`
+/// prints it by default: top 20 rows per table, the slowest complete step explained (no such
+/// section without complete steps), links back to `viewer_url` when given.
+pub fn export(session: &crate::session::Session, viewer_url: Option<&str>) -> String {
+    let options = super::trace::ReportOptions { range: None, by_shape: false, sort: None, top: 20 };
+    let explanation = session.explain(crate::analysis::explain::Which::Slowest).ok();
+    TraceReport::build(session, options).html(explanation.as_ref(), viewer_url)
+}
+
 impl TraceReport<'_> {
     /// The report as one self-contained HTML file; `explanation` adds a "why is this step slow"
     /// section, `viewer_url` (the address opening this trace in the viewer) adds links back.
