@@ -345,8 +345,20 @@ impl TraceReport<'_> {
         let trace = self.session.trace();
         let mut out = String::from("<section id=\"steps\"><h2>Steps</h2>");
         if self.steps.steps.is_empty() {
-            return out + "<p>No ProfilerStep#N in this trace, so no step table, step breakdown or step rules. \
-                A repeating annotation can stand for the step: <code>--step-marker NAME</code>, or the step picker in the viewer.</p></section>\n";
+            out.push_str(
+                "<p>No ProfilerStep#N in this trace, so no step table, step breakdown or step rules. \
+                 A repeating annotation can stand for the step: <code>kinetoscope report --step-marker NAME</code>.</p>",
+            );
+            let candidates = crate::analysis::steps::marker_candidates(trace, 5);
+            if !candidates.is_empty() {
+                out.push_str("<table id=\"step-candidates\">");
+                out.push_str(&head(&[("Repeating annotation", false), ("Count", true)]));
+                for (name, count) in &candidates {
+                    let _ = write!(out, "<tr>{}{}</tr>", name_cell(name), n_cell(count));
+                }
+                out.push_str("</table>");
+            }
+            return out + "</section>\n";
         }
         out.push_str("<table id=\"steps-table\">");
         let mut cols = vec![("Step", false), ("CPU dur", true), ("GPU dur", true), ("Step dur", true)];

@@ -107,6 +107,10 @@ impl<'s> TraceReport<'s> {
         }
         // Without steps the section says so and how to get them, instead of vanishing.
         out.push_str(&steps::steps_text(&self.steps));
+        if self.steps.steps.is_empty() {
+            let candidates = crate::analysis::steps::marker_candidates(trace, 5);
+            out.push_str(&steps::candidates_text(&candidates));
+        }
         if !self.gpus.is_empty() {
             out.push_str(&gpu::gpu_text(&self.gpus));
         }
