@@ -102,6 +102,12 @@ pub fn App() -> impl IntoView {
                         on:click=move |_| copied.set(ctl.copy_link())>
                         {move || if copied.get() { "Link copied" } else { "Copy link" }}
                     </button>
+                    <button data-testid="export-report"
+                        title=move || ctl.export.with(|e| e.error.clone()).unwrap_or_else(|| "Save this trace's report as one HTML file (tables, charts, findings; opens offline)".into())
+                        prop:disabled=move || ctl.export.with(|e| e.pending.is_some())
+                        on:click=move |_| ctl.export_report()>
+                        {move || if ctl.export.with(|e| e.pending.is_some()) { "Exporting…" } else { "Export report" }}
+                    </button>
                 </Show>
                 <button data-testid="theme-toggle" title="Light / dark theme"
                     on:click=move |_| theme.update(|t| *t = t.toggled())>

@@ -359,6 +359,7 @@ impl Engine {
                 let which = step.map_or(Which::Slowest, Which::Number);
                 Answer::Explanation(Box::new(answer::explain::wire(trace, &session.explain(which)?)))
             }
+            Query::Report { viewer_url } => Answer::Report(crate::report::html::export(&session, viewer_url.as_deref())),
             _ => return Err("not a trace query".into()),
         };
         Ok((answer, None))

@@ -39,7 +39,7 @@ fn cli(args: &[&str]) -> String {
 }
 
 fn report_options() -> ReportOptions {
-    ReportOptions { range: None, by_shape: false, sort: None, top: 20, name_width: kinetoscope::report::NAME_WIDTH }
+    ReportOptions::default()
 }
 
 #[test]

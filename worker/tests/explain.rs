@@ -198,3 +198,39 @@ fn the_page_answer_equals_report_explain_step_json() {
     let err = e.query(&Query::ExplainStep { step: Some(9_999) }).unwrap_err();
     assert!(err.contains("no ProfilerStep#9999"), "{err}");
 }
+
+#[test]
+fn a_trace_without_steps_names_its_repeating_annotations_as_step_marker_candidates() {
+    // Ground truth counted from the JSON itself: `user_annotation` events by name.
+    let name = "tracelens__vllm_decode_full__graph_capture_rank_0.pt.trace.json.gz";
+    let doc: Value = serde_json::from_slice(&common::json_bytes(&common::real(name))).unwrap();
+    let mut want: std::collections::BTreeMap<String, u64> = std::collections::BTreeMap::new();
+    for ev in doc["traceEvents"].as_array().unwrap() {
+        if ev["ph"] == "X" && ev["cat"] == "user_annotation" {
+            *want.entry(ev["name"].as_str().unwrap().to_owned()).or_default() += 1;
+        }
+    }
+    let engine = common::load_real(name);
+    let trace = engine.trace().unwrap();
+    let got = kinetoscope::analysis::steps::marker_candidates(trace, usize::MAX);
+    assert!(!got.is_empty(), "vLLM's graph capture repeats one compiled graph's call");
+    assert!(got.windows(2).all(|w| w[0].1 >= w[1].1), "most frequent first");
+    for (n, count) in &got {
+        assert_eq!(Some(count), want.get(n), "{n}");
+        assert!(*count >= 2 && !n.starts_with("ProfilerStep#"));
+    }
+    assert_eq!(got.len(), want.values().filter(|&&c| c >= 2).count());
+    // The first candidate, used as the marker, gives one step per occurrence (minus nested ones).
+    let mut e = Engine::new();
+    e.set_step_marker(Some(got[0].0.clone()));
+    e.load(name, common::json_bytes(&common::real(name)), &mut |_, _, _| {}).unwrap();
+    let steps = e.session().unwrap().steps(None);
+    assert!(steps.steps.len() >= 2 && steps.steps.len() as u64 <= got[0].1, "{} steps", steps.steps.len());
+    // The report says which annotations could be the step.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kinetoscope"))
+        .args(["report", common::real(name).to_str().unwrap()])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("Repeating annotations (--step-marker candidates):"), "{text}");
+}

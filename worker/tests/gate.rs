@@ -29,9 +29,10 @@ fn synthetic(name: &str, kernel_ns: i64) -> PathBuf {
     path
 }
 
-const GATES: [&str; 5] = [
+const GATES: [&str; 6] = [
     "step_time_mean>+5%",
     "self_cuda_time_total>+10%",
+    "self_cuda_total>+10%",
     "step_time_p95 > +2ms",
     "kernels_per_step>+1",
     "new-finding>=info",
@@ -77,12 +78,26 @@ fn a_slower_candidate_fails_the_gate_with_its_reason_on_one_line() {
 }
 
 #[test]
+fn the_issue_s_gates_work_as_written_both_ways() {
+    // `self_cuda_total` is the short name of `self_cuda_time_total` (docs/ci.md).
+    let base = synthetic("gate_alias_base.json", 50_000);
+    let cand = synthetic("gate_alias_slow.json", 65_000);
+    let (b, c) = (base.to_str().unwrap(), cand.to_str().unwrap());
+    let gates = ["step_time_mean>+5%", "self_cuda_total>+10%", "new-finding>=warn"];
+    let (code, _, err) = run(&with_gates(vec!["diff", b, c], &gates));
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("; self_cuda_total>+10%: self_cuda_time_total +"), "{err}");
+    let (code, _, err) = run(&with_gates(vec!["diff", c, b], &gates));
+    assert_eq!((code, err.as_str()), (0, ""));
+}
+
+#[test]
 fn bad_expressions_and_inputs_exit_2() {
     let p = common::real(DLRM0);
     let p = p.to_str().unwrap();
-    let (code, out, err) = run(&["diff", p, p, "--fail-if", "self_cuda_total>+10%"]);
+    let (code, out, err) = run(&["diff", p, p, "--fail-if", "self_cuda_totl>+10%"]);
     assert_eq!((code, out.as_str()), (2, ""));
-    assert!(err.contains("error: invalid value 'self_cuda_total>+10%' for '--fail-if <EXPR>'"), "{err}");
+    assert!(err.contains("error: invalid value 'self_cuda_totl>+10%' for '--fail-if <EXPR>'"), "{err}");
     assert!(err.contains("tip: a similar metric exists: 'self_cuda_time_total'"), "{err}");
     let (code, _, err) = run(&["diff", p, p, "--fail-if", "step_time_mean>+5pp"]);
     assert_eq!(code, 2);

@@ -189,6 +189,16 @@ impl Controller {
     }
 }
 
+/// The address that opens the loaded trace in this viewer (origin, path and `?url=...`), for
+/// the exported report's links back; `None` when the trace did not come from `?url=` (a picked
+/// or dropped file has no address to link to).
+pub(super) fn viewer_url() -> Option<String> {
+    let search = window().location().search().ok()?;
+    let params = web_sys::UrlSearchParams::new_with_str(&search).ok()?;
+    params.get("url")?;
+    Some(format!("{}{}", window().location().origin().ok()?, page_path()))
+}
+
 /// The page's path and query (`/sub/?url=...`), without origin or fragment.
 fn page_path() -> String {
     let location = window().location();

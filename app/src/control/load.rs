@@ -57,6 +57,8 @@ impl Controller {
         self.timeline.update(|t| t.reset());
         self.findings.update(|f| f.reset());
         self.explain_reset();
+        // A report still being built belongs to the previous trace: never saved under the new name.
+        self.export.set(crate::state::export::ExportState::default());
         self.charts.update(|c| c.loaded(0));
         self.stack.update(crate::state::stack::StackState::clear);
         self.commit(|s| s.begin(name));

@@ -11,11 +11,12 @@
 //! restores shared links; [`charts`] feeds the charts tab; [`compare`] keeps a baseline and
 //! drives the Compare tab; [`stack`] drives the stacked timelines (the Compare tab's and the Run
 //! tab's); [`run`] drives the Run tab and [`ranks`] its ranks timeline; [`explain`] explains a
-//! step on the Steps tab.
+//! step on the Steps tab; [`export`] saves the worker's HTML report.
 
 mod charts;
 mod compare;
 mod explain;
+mod export;
 mod findings;
 mod link;
 mod load;
@@ -29,6 +30,7 @@ use crate::bridge::Bridge;
 use crate::state::charts::ChartState;
 use crate::state::compare::CompareState;
 use crate::state::explain::ExplainState;
+use crate::state::export::ExportState;
 use crate::state::findings::FindingsState;
 use crate::state::ranks::RanksState;
 use crate::state::run::RunState;
@@ -64,6 +66,8 @@ pub struct Controller {
     pub run: RwSignal<RunState>,
     /// The Steps tab's step explanation.
     pub explain: RwSignal<ExplainState>,
+    /// Export report.
+    pub export: RwSignal<ExportState>,
     /// The Run tab's ranks timeline: ranks, clock, search, selection.
     pub ranks: RwSignal<RanksState>,
     /// The Run tab's ranks timeline: its panels, one per held rank.
@@ -86,6 +90,7 @@ impl Controller {
             stack: RwSignal::new(StackState::default()),
             run: RwSignal::new(RunState::default()),
             explain: RwSignal::new(ExplainState::default()),
+            export: RwSignal::new(ExportState::default()),
             ranks: RwSignal::new(RanksState::default()),
             rank_stack: RwSignal::new(StackState::new(RANKS_CHANNEL_BASE)),
             bridge: StoredValue::new_local(None),
@@ -229,6 +234,7 @@ impl Controller {
                 self.commit_tables(|t| t.apply(FromWorker::Answer { id, answer: Box::new(answer) }));
             }
             Channel::Explain => self.explain_answer(id, answer),
+            Channel::Report => self.export_answer(id, answer),
             Channel::Layout | Channel::Tiles | Channel::Details | Channel::Hover | Channel::Search | Channel::Counters => {
                 if self.timeline.with_untracked(|t| t.awaits(id)) {
                     self.timeline_answer(id, answer, words);
@@ -300,6 +306,7 @@ impl Controller {
             }
             Channel::Table => self.commit_tables(|t| t.apply(FromWorker::QueryFailed { id, message })),
             Channel::Explain => self.explain_failed(id, message),
+            Channel::Report => self.export_failed(id, message),
             Channel::Layout | Channel::Tiles | Channel::Details | Channel::Hover | Channel::Search | Channel::Counters => {
                 if self.timeline.with_untracked(|t| t.awaits(id)) {
                     web_sys::console::warn_1(&format!("timeline query failed: {message}").into());
@@ -330,6 +337,7 @@ impl Controller {
             Channel::Compare => self.compare.update(|c| c.sent(id)),
             Channel::Run => self.run.update(|r| r.sent(id)),
             Channel::Explain => self.explain.update(|e| e.sent(id)),
+            Channel::Report => self.export.update(|e| e.sent(id)),
             channel => self.timeline.update_untracked(|t| t.sent(channel, id)),
         }
         bridge.query(id, query);

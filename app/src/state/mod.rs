@@ -14,6 +14,7 @@
 pub mod charts;
 pub mod compare;
 pub mod explain;
+pub mod export;
 pub mod findings;
 pub mod format;
 pub mod link;

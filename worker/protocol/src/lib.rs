@@ -125,6 +125,9 @@ pub enum Answer {
     Collective(Option<CollectiveMatch>),
     /// ExplainStep.
     Explanation(Box<ExplanationData>),
+    /// Report: the HTML file's text. A one-off document the user asked for (tens to hundreds
+    /// of KB), so it travels in the JSON message rather than as a transferred buffer.
+    Report(String),
 }
 
 /// A message from the worker to the app; externally tagged (`{"Loaded": {..}}`), see [`Answer`].
@@ -287,6 +290,7 @@ mod tests {
                 kernels: vec![ItemDeltaData { median_calls: 2.5, ..ItemDeltaData::default() }],
                 ..ExplanationData::default()
             })),
+            Answer::Report("<!DOCTYPE html>".into()),
         ];
         for answer in answers {
             let msg = FromWorker::Answer { id: 1, answer: Box::new(answer) };
@@ -328,6 +332,7 @@ mod tests {
             Query::Layout { trace: TraceRef::Rank(4), align: Align::Collectives },
             Query::ExplainStep { step: None },
             Query::ExplainStep { step: Some(7) },
+            Query::Report { viewer_url: Some("https://v/?url=a.json".into()) },
         ];
         let mut seen = std::collections::BTreeSet::new();
         for query in queries {
@@ -350,13 +355,14 @@ mod tests {
                 Query::Run => "run",
                 Query::Collective { .. } => "collective",
                 Query::ExplainStep { .. } => "explain_step",
+                Query::Report { .. } => "report",
             };
             seen.insert(name);
             let msg = ToWorker::Query { id: 9, query };
             let json = serde_json::to_string(&msg).unwrap();
             assert_eq!(serde_json::from_str::<ToWorker>(&json).unwrap(), msg, "{json}");
         }
-        assert_eq!(seen.len(), 18, "every query variant is listed");
+        assert_eq!(seen.len(), 19, "every query variant is listed");
         // Queries written before `trace` existed still mean the loaded trace.
         let old: Query = serde_json::from_str(r#"{"kind":"hover","slice":4}"#).unwrap();
         assert_eq!(old, Query::Hover { trace: TraceRef::Current, slice: 4 });

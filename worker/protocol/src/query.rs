@@ -86,6 +86,10 @@ pub enum Query {
     /// Why `ProfilerStep#step` (`None`: the slowest complete step) took the time it took;
     /// answered by [`crate::Answer::Explanation`], or fails when the trace has no such step.
     ExplainStep { step: Option<u64> },
+    /// The loaded trace's report as one self-contained HTML file (`report --format html`, the
+    /// page's Export report); `viewer_url`, the address that opens this trace in the viewer,
+    /// adds links back to it. Answered by [`crate::Answer::Report`].
+    Report { viewer_url: Option<String> },
 }
 
 /// Which of the engine's traces a query addresses: the loaded one, the comparison baseline
@@ -154,6 +158,8 @@ pub enum Channel {
     Run,
     /// The Steps tab's step explanation (its own channel, so it never supersedes a table).
     Explain,
+    /// Export report.
+    Report,
 }
 
 impl Query {
@@ -172,6 +178,7 @@ impl Query {
             Query::Run => Channel::Run,
             Query::Collective { .. } => Channel::StackSelect,
             Query::ExplainStep { .. } => Channel::Explain,
+            Query::Report { .. } => Channel::Report,
         }
     }
 }

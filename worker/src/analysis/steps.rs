@@ -108,6 +108,33 @@ pub fn step_name(trace: &Trace, number: u64) -> String {
     }
 }
 
+/// Step marker candidates for a trace without `ProfilerStep#N`: names of host annotations
+/// (`user_annotation`) that occur at least twice, with their counts, most frequent first (then
+/// by name), at most `limit`. One pass over the slices, counting per distinct string.
+pub fn marker_candidates(trace: &Trace, limit: usize) -> Vec<(String, u64)> {
+    let s = &trace.slices;
+    let mut counts = vec![0u64; trace.strings.len()];
+    for i in 0..s.len() {
+        if trace.class(s.cat[i]) == CatClass::Annotation {
+            if let Some(c) = counts.get_mut(s.name[i].0 as usize) {
+                *c += 1;
+            }
+        }
+    }
+    let mut out: Vec<(String, u64)> = counts
+        .iter()
+        .enumerate()
+        .filter(|&(_, &c)| c >= 2)
+        .filter_map(|(id, &c)| {
+            let name = trace.strings.get(crate::model::StrId(u32::try_from(id).ok()?)).into_owned();
+            (step_number(name.as_bytes()).is_none()).then_some((name, c))
+        })
+        .collect();
+    out.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    out.truncate(limit);
+    out
+}
+
 fn step_number(name: &[u8]) -> Option<u64> {
     std::str::from_utf8(name.strip_prefix(b"ProfilerStep#")?).ok()?.parse().ok()
 }

@@ -34,9 +34,9 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Info { trace, json } => info(&trace, json),
-        Command::Report { trace, step, range, by_shape, sort, top, name_width, explain_step, step_marker, json, format } => {
+        Command::Report { trace, step, range, by_shape, sort, top, name_width, explain_step, step_marker, json, format, viewer_url } => {
             let options = ReportOptions { range: None, by_shape, sort, top, name_width };
-            let explain = Explain { step: explain_step, marker: step_marker };
+            let explain = Explain { step: explain_step, marker: step_marker, viewer_url };
             report(&trace, step, range, options, explain, Format::of(json, format.as_deref()))
         }
         Command::Diff { base, cand, by_shape, sort, top, json, format, fail_if } => {
@@ -102,6 +102,7 @@ enum Format {
     Text,
     Json,
     Markdown,
+    Html,
 }
 
 impl Format {
@@ -110,6 +111,7 @@ impl Format {
         match (json, format) {
             (true, _) | (_, Some("json")) => Self::Json,
             (_, Some("md")) => Self::Markdown,
+            (_, Some("html")) => Self::Html,
             _ => Self::Text,
         }
     }
@@ -124,10 +126,12 @@ fn info(path: &Path, json: bool) -> Result<(), Failure> {
     Ok(())
 }
 
-/// `report`'s step options: the step to explain and the step marker.
+/// `report`'s step options: the step to explain and the step marker; and the viewer URL the
+/// HTML form links back to.
 struct Explain {
     step: Option<Which>,
     marker: Option<String>,
+    viewer_url: Option<String>,
 }
 
 fn report(
@@ -147,6 +151,12 @@ fn report(
     let explanation = explain_step.map(|w| session.explain(w)).transpose()?;
     let report = TraceReport::build(&session, options);
     match format {
+        Format::Html => {
+            // The HTML explains the slowest step unless told which; a trace without complete
+            // steps simply has no such section.
+            let explanation = explanation.or_else(|| session.explain(Which::Slowest).ok());
+            print!("{}", report.html(explanation.as_ref(), explain.viewer_url.as_deref()));
+        }
         Format::Json => {
             let mut value = report.json();
             if let (Some(e), Some(map)) = (&explanation, value.as_object_mut()) {
@@ -213,7 +223,8 @@ fn diff(base: &Path, cand: &Path, options: DiffOptions, format: Format, gates: &
             print!("{}", report.markdown((!gates.is_empty()).then_some((gates.len(), failed.as_slice()))));
             Ok(())
         }
-        Format::Text => {
+        // clap offers `html` to `report` only.
+        Format::Text | Format::Html => {
             print!("{}", report.text());
             Ok(())
         }

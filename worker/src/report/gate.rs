@@ -124,6 +124,13 @@ fn error(message: String, hint: Option<String>) -> GateError {
 /// The `new-finding` pseudo-metric.
 const NEW_FINDING: &str = "new-finding";
 
+/// Short names accepted for summary metrics: the issue and PyTorch users write
+/// `self_cuda_total` (`key_averages()`'s column is "Self CUDA total"), the JSON key is longer.
+const ALIASES: [(&str, Metric); 2] = [
+    ("self_cuda_total", Metric::SelfDeviceTotal),
+    ("self_cpu_total", Metric::SelfCpuTotal),
+];
+
 /// Parses one `--fail-if` expression (grammar in the module docs).
 ///
 /// # Errors
@@ -176,6 +183,9 @@ fn parse_severity(text: &str) -> Result<Severity, GateError> {
 
 fn parse_metric(name: &str) -> Result<Metric, GateError> {
     if let Some(m) = METRICS.iter().copied().find(|m| m.key() == name) {
+        return Ok(m);
+    }
+    if let Some(&(_, m)) = ALIASES.iter().find(|(alias, _)| *alias == name) {
         return Ok(m);
     }
     let keys = METRICS.iter().map(|m| m.key()).chain([NEW_FINDING]);
@@ -445,6 +455,14 @@ mod tests {
                 metric(Metric::SelfDeviceTotal, Cmp::Gt, Threshold::Relative(0.1)),
             ),
             (
+                "self_cuda_total>+10%",
+                metric(Metric::SelfDeviceTotal, Cmp::Gt, Threshold::Relative(0.1)),
+            ),
+            (
+                "self_cpu_total>+1ms",
+                metric(Metric::SelfCpuTotal, Cmp::Gt, Threshold::Absolute(1e6)),
+            ),
+            (
                 "gpu_utilization<-3%",
                 metric(Metric::GpuUtilization, Cmp::Lt, Threshold::Relative(-0.03)),
             ),
@@ -509,8 +527,8 @@ mod tests {
                 Some("write METRIC>THRESHOLD"),
             ),
             (
-                "self_cuda_total>+10%",
-                "unknown metric \"self_cuda_total\"",
+                "self_cuda_totl>+10%",
+                "unknown metric \"self_cuda_totl\"",
                 Some("a similar metric exists: 'self_cuda_time_total'"),
             ),
             (

@@ -14,6 +14,8 @@
 //! - [`explain`]: `report --explain-step`: why one step is slow.
 //! - [`gate`]: `diff --fail-if` expressions (CI gates); [`schema`]: the `--json` contract keys;
 //!   [`markdown`]: Markdown tables for `--format md` (PR comments).
+//! - [`html`]: `--format html` and the page's Export report (one self-contained file);
+//!   [`svg`]: its inline charts.
 
 pub mod ops;
 pub mod kernels;
@@ -29,6 +31,8 @@ pub mod explain;
 pub mod gate;
 pub mod schema;
 pub mod markdown;
+pub mod html;
+pub mod svg;
 
 pub use crate::text::{cut, printable, pytorch_time as time};
 pub use ops::{op_table_text, ops_json, sorted, SortKey};

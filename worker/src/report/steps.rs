@@ -17,6 +17,20 @@ const HEADERS: [&str; 11] = [
     "CPU Exec", "Other",
 ];
 
+/// The repeating annotations that could mark steps (`--step-marker`), one line each, then a
+/// blank line; nothing without candidates.
+pub fn candidates_text(candidates: &[(String, u64)]) -> String {
+    if candidates.is_empty() {
+        return String::new();
+    }
+    let mut out = "Repeating annotations (--step-marker candidates):\n".to_owned();
+    for (name, count) in candidates {
+        let _ = writeln!(out, "  {count:>7}x  {}", super::cut(&super::printable(name), WIDTH - 12));
+    }
+    out.push('\n');
+    out
+}
+
 /// The steps table as text (fits [`WIDTH`] columns); a one-line note when there are no steps.
 pub fn steps_text(steps: &Steps) -> String {
     let mut out = String::new();

@@ -1,6 +1,7 @@
 //! `kinetoscope report`: every analysis of one trace over a range, assembled once from its
 //! [`Session`] and rendered as text tables, the stable `--json` form or Markdown (a PR comment
-//! or a CI job summary: summary, top ops, top kernels, steps, findings).
+//! or a CI job summary: summary, top ops, top kernels, steps, findings); its HTML form is in
+//! `html.rs`.
 //!
 //! The op table, findings and GPU profiles come from the session, the same values the page's
 //! queries answer with; range-limited tables are computed here for the range asked.
@@ -34,15 +35,24 @@ pub struct ReportOptions {
     pub name_width: usize,
 }
 
+impl Default for ReportOptions {
+    /// The whole trace, ops by name, the default tables, 20 rows, PyTorch's name width.
+    fn default() -> Self {
+        Self { range: None, by_shape: false, sort: None, top: 20, name_width: super::NAME_WIDTH }
+    }
+}
+
 /// Every analysis of one report, computed once for text or JSON.
+///
+/// Fields are visible to the other renderers of `report` (`html`), not outside it.
 pub struct TraceReport<'s> {
-    session: &'s Session,
-    options: ReportOptions,
-    ops: OpTable,
-    kernels: KernelTable,
-    steps: Steps,
-    gpus: Vec<GpuMetrics>,
-    memory: Memory,
+    pub(super) session: &'s Session,
+    pub(super) options: ReportOptions,
+    pub(super) ops: OpTable,
+    pub(super) kernels: KernelTable,
+    pub(super) steps: Steps,
+    pub(super) gpus: Vec<GpuMetrics>,
+    pub(super) memory: Memory,
     idle: Idle,
 }
 
@@ -106,6 +116,10 @@ impl<'s> TraceReport<'s> {
         }
         // Without steps the section says so and how to get them, instead of vanishing.
         out.push_str(&steps::steps_text(&self.steps));
+        if self.steps.steps.is_empty() {
+            let candidates = crate::analysis::steps::marker_candidates(trace, 5);
+            out.push_str(&steps::candidates_text(&candidates));
+        }
         if !self.gpus.is_empty() {
             out.push_str(&gpu::gpu_text(&self.gpus));
         }

@@ -59,9 +59,14 @@ pub enum Command {
         /// Print the stable JSON form (keys in docs/cli.md; same as `--format json`).
         #[arg(long, conflicts_with = "format")]
         json: bool,
-        /// Output format; `md`: GitHub Markdown (a PR comment or a CI job summary).
-        #[arg(long, value_parser = ["text", "json", "md"])]
+        /// Output format; `md`: GitHub Markdown (a PR comment or a CI job summary); `html`: one
+        /// self-contained file with inline SVG charts (the page's Export report).
+        #[arg(long, value_parser = ["text", "json", "md", "html"])]
         format: Option<String>,
+        /// With `--format html`: the address that opens this trace in the viewer (e.g.
+        /// `https://host/?url=run1.json.gz`); findings, evidence and steps link to their view.
+        #[arg(long, value_name = "URL")]
+        viewer_url: Option<String>,
     },
     /// Compare two traces: verdict, summary, op and kernel diffs, findings new and gone.
     Diff {
