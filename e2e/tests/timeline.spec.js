@@ -405,3 +405,49 @@ test('the hover tooltip names the slice and gives its duration and self time as 
   expect(Math.abs(tooltipUs(selfText) - self)).toBeLessThanOrEqual(0.005 * self);
   await app.screenshot('tooltip');
 });
+
+test("the details' parent and child links are the slice's enclosing and directly nested events in the trace JSON", async ({ app, page }) => {
+  const file = torchCpuFixture('mlp_train.pt.trace.json');
+  await app.open();
+  await app.upload(file);
+  await app.waitForTimeline();
+  await app.searchInput.fill('aten::linear');
+  await app.idle();
+  await app.searchInput.press('Enter');
+  await app.idle();
+  const sel = (await app.timeline()).selection;
+
+  // Nesting recounted from the JSON: host events on the slice's thread by containment.
+  const events = JSON.parse(fs.readFileSync(file, 'utf8')).traceEvents.filter((e) => e.ph === 'X');
+  const origin = Math.min(...events.map((e) => e.ts));
+  const slice = events.find((e) => e.name === sel.name && Math.abs((e.ts - origin) * 1000 - sel.startNs) < 1);
+  const host = events.filter((e) => e !== slice && ['cpu_op', 'user_annotation'].includes(e.cat)
+    && e.pid === slice.pid && e.tid === slice.tid);
+  const contains = (p, c) => p.ts <= c.ts && c.ts + c.dur <= p.ts + p.dur && (p.dur > c.dur || p.ts < c.ts);
+  const parent = host.filter((p) => contains(p, slice)).sort((a, b) => a.dur - b.dur)[0];
+  const inside = host.filter((c) => contains(slice, c));
+  const children = inside.filter((c) => !inside.some((p) => p !== c && contains(p, c))).sort((a, b) => a.ts - b.ts);
+  expect(parent, 'aten::linear has an enclosing op').toBeTruthy();
+  expect(children.length).toBeGreaterThan(0);
+
+  await expect(page.getByTestId('parent')).toHaveAttribute('title', parent.name);
+  const childTitles = await page.getByTestId('child').evaluateAll((els) => els.map((el) => el.title));
+  expect(childTitles).toEqual(children.slice(0, childTitles.length).map((c) => c.name));
+  expect(childTitles.length).toBeGreaterThan(0);
+
+  // Following the links selects those events.
+  await page.getByTestId('parent').click();
+  await app.idle();
+  let now = (await app.timeline()).selection;
+  expect(now.name).toBe(parent.name);
+  expect(Math.abs(now.startNs - (parent.ts - origin) * 1000)).toBeLessThanOrEqual(1);
+  await page.getByTestId('child').filter({ hasText: slice.name }).first().click();
+  await app.idle();
+  now = (await app.timeline()).selection;
+  expect(now.name).toBe(slice.name);
+  await page.getByTestId('child').first().click();
+  await app.idle();
+  now = (await app.timeline()).selection;
+  expect(now.name).toBe(children[0].name);
+  expect(Math.abs(now.startNs - (children[0].ts - origin) * 1000)).toBeLessThanOrEqual(1);
+});
