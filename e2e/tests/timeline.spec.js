@@ -451,3 +451,25 @@ test("the details' parent and child links are the slice's enclosing and directly
   expect(now.name).toBe(children[0].name);
   expect(Math.abs(now.startNs - (children[0].ts - origin) * 1000)).toBeLessThanOrEqual(1);
 });
+
+test('dragging the canvas pans: the window moves by the dragged pixels and keeps its span', async ({ app, page }) => {
+  await app.open();
+  await app.upload(realFixture('param__dlrm_kineto__worker0_step_12.1694128201545.pt.trace.json'));
+  await app.waitForTimeline();
+  // Zoomed in well inside the trace, so the pan is not stopped at either end.
+  for (let i = 0; i < 4; i++) await page.keyboard.press('w');
+  await app.idle();
+  const t0 = await app.timeline();
+  const box = await app.canvas.boundingBox();
+  const y = box.y + t0.rulerH + 40;
+  await page.mouse.move(box.x + box.width / 2, y);
+  await page.mouse.down();
+  await page.mouse.move(box.x + box.width / 2 - 150, y, { steps: 10 });
+  await page.mouse.up();
+  await app.idle();
+  // Dragged 150 px left: the content follows the pointer, so the window moves 150 px later.
+  const t1 = await app.timeline();
+  expect((t1.startNs - t0.startNs) / t0.nsPerPx).toBeCloseTo(150, 0);
+  expect(t1.endNs - t1.startNs).toBeCloseTo(t0.endNs - t0.startNs, 0);
+  expect(t1.range, 'a plain drag measures nothing').toBeNull();
+});
