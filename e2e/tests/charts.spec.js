@@ -3,8 +3,14 @@
 // Kernels table puts on top), check the canvases hold a picture, switch the kernel, the theme and
 // the window size, and save screenshots. State is read from `window.kinetoscope.charts`; waits are
 // on `idle()` (chart queries included) and on polled pixels, never on sleeps.
+const fs = require('node:fs');
+const path = require('node:path');
+const zlib = require('node:zlib');
 const { test, expect } = require('../pages/app');
 const { realFixture } = require('../support/fixtures');
+
+/** The built-in demo trace the page opens without `?url=`. */
+const DEMO = path.join(__dirname, '../../public/demo.pt.trace.json.gz');
 
 const CANVASES = ['chart-steps', 'chart-gpu', 'chart-memory', 'chart-kernel-hist'];
 
@@ -111,4 +117,65 @@ test('charts of a real GPU trace match its tables', async ({ app }) => {
   await app.upload(realFixture('partx__profiler_trace_single_sample.json'));
   await checkCharts(app);
   await app.screenshot('charts-partx');
+});
+
+/** Series colors of both themes (app/src/charts/mod.rs `Palette`), as "r,g,b". */
+const SERIES = [
+  '2f6fde', 'f08c2e', 'd4b106', '8e4ec6', 'd93f3f', '2e9e5b', '1c9aa8', '98a2b3',
+  '5b8ff0', 'f5a255', 'e8c83a', 'b07ce8', 'f97066', '4cc37e', '3cc2cf', '7a8496',
+].map((h) => [0, 2, 4].map((i) => parseInt(h.slice(i, i + 2), 16)).join(','));
+
+/** Bars of the step chart as drawn: runs of columns holding series-colored pixels, left to
+ * right (the legend column at the right is left out), each with its height in pixels. */
+async function drawnBars(app) {
+  return app.page.getByTestId('chart-steps').evaluate((canvas, series) => {
+    const legend = 170 * window.devicePixelRatio;
+    const { data, width, height } = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height);
+    const colored = new Set(series);
+    const heights = [];
+    for (let x = 0; x < width - legend; x++) {
+      let n = 0;
+      for (let y = 0; y < height; y++) {
+        const i = (y * width + x) * 4;
+        if (data[i + 3] === 255 && colored.has(`${data[i]},${data[i + 1]},${data[i + 2]}`)) n++;
+      }
+      heights.push(n);
+    }
+    const bars = [];
+    for (let x = 0; x < heights.length; x++) {
+      if (heights[x] === 0) continue;
+      const start = x;
+      let top = 0;
+      while (x < heights.length && heights[x] > 0) top = Math.max(top, heights[x++]);
+      bars.push({ x: start, width: x - start, height: top });
+    }
+    return bars;
+  }, SERIES);
+}
+
+test('step bars as drawn: each bar over the tallest equals its step over the longest, from the trace JSON', async ({ app }) => {
+  await app.open();
+  await app.openTab('charts');
+  await app.idle();
+  await expect.poll(async () => (await drawnBars(app)).length, 'the demo\'s 5 step bars drawn').toBe(5);
+  // The demo's host ProfilerStep#N annotations, read from the file itself, in step order.
+  const events = JSON.parse(zlib.gunzipSync(fs.readFileSync(DEMO)).toString('utf8')).traceEvents;
+  const steps = events
+    .filter((e) => e.ph === 'X' && e.cat === 'user_annotation' && /^ProfilerStep#\d+$/.test(e.name))
+    .map((e) => ({ n: Number(e.name.slice(13)), dur: e.dur }))
+    .sort((a, b) => a.n - b.n);
+  expect(steps.length).toBe(5);
+  const bars = await drawnBars(app);
+  const tallest = Math.max(...bars.map((b) => b.height));
+  const longest = Math.max(...steps.map((s) => s.dur));
+  expect(tallest).toBeGreaterThan(100);
+  for (let i = 0; i < steps.length; i++) {
+    // Within 2 px of the bar the step's share of the longest step would have.
+    expect(Math.abs(bars[i].height - (tallest * steps[i].dur) / longest), `step ${steps[i].n}`).toBeLessThanOrEqual(2);
+  }
+  // The histogram's default kernel: its launches, counted in the trace JSON.
+  const c = await charts(app);
+  const launches = events.filter((e) => e.ph === 'X' && e.cat === 'kernel' && e.name === c.histogram.name).length;
+  expect(c.histogram.total).toBe(launches);
+  await app.screenshot('charts-step-bars');
 });

@@ -1,7 +1,10 @@
 // Journey: open a trace large enough to be split (>= 32 MB of JSON: two 16 MB parts) and check
 // that the load worker's parse workers give exactly the single-worker parse (?workers=1):
-// same summary (events, phases, categories, lanes, flows, links, warnings, truncation).
+// same summary (events, phases, categories, lanes, flows, links, warnings, truncation); and that
+// Cancel, pressed while a held download keeps the load from ending, closes the load worker and
+// its parse workers.
 const fs = require('node:fs');
+const http = require('node:http');
 const os = require('node:os');
 const path = require('node:path');
 const { test, expect } = require('../pages/app');
@@ -58,26 +61,56 @@ test('a large trace parsed by several workers equals the single-worker parse', a
   }
 });
 
-test('Cancel while parse workers run ends the load; the next file loads', async ({ app, page }) => {
+test('Cancel while the parse workers wait for a large file ends the load and closes them; the next file loads', async ({ app, page }) => {
   test.setTimeout(180_000);
-  // Large enough that the parse (two workers) lasts well over a second here.
+  // A 40 MB trace (two 16 MB parts) served from another origin that holds its last KiB back:
+  // the load cannot end before Cancel on any machine, however fast. The parse-worker pool is
+  // spawned when the declared size is known, so it is up while the bytes wait.
   const file = path.join(os.tmpdir(), `kinetoscope-e2e-parse-cancel-${process.pid}.json`);
-  writeBigTrace(file, 150e6);
+  writeBigTrace(file, 40e6);
+  const total = fs.statSync(file).size;
+  const held = 1024;
+  let sent = 0;
+  let closed;
+  const disconnected = new Promise((resolve) => { closed = resolve; });
+  const server = http.createServer((req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(total), 'access-control-allow-origin': '*' });
+    const body = fs.createReadStream(file, { end: total - held - 1 });
+    body.on('data', (chunk) => { sent += chunk.length; res.write(chunk); });
+    res.on('close', () => { body.destroy(); closed(sent); });
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const workers = [];
+  page.on('worker', (w) => {
+    const entry = { url: w.url(), closed: false };
+    w.on('close', () => { entry.closed = true; });
+    workers.push(entry);
+  });
   try {
-    await app.open('', 1);
-    await app.fileInput.setInputFiles(file);
-    await expect(page.locator('[data-testid="progress"][data-phase="parsing"]')).toBeVisible({ timeout: 60_000 });
-    await page.getByTestId('cancel-load').click();
-    await app.waitForLoads(2);
+    const url = `http://127.0.0.1:${server.address().port}/held.pt.trace.json`;
+    await page.goto(`/?url=${encodeURIComponent(url)}`);
+    await expect(app.page.getByTestId('progress')).toBeVisible();
+    await expect.poll(() => sent, { message: 'all but the held bytes sent', timeout: 60_000 }).toBe(total - held);
+    const cores = await page.evaluate(() => navigator.hardwareConcurrency);
+    const parts = Math.min(2, Math.max(1, cores));
+    // The load worker plus one parse worker per part, all running.
+    await expect.poll(() => workers.filter((w) => !w.closed).length, { message: 'load and parse workers up' })
+      .toBeGreaterThanOrEqual(1 + (parts > 1 ? parts : 0));
+    const before = workers.filter((w) => !w.closed);
+    await app.page.getByTestId('cancel-load').click();
+    expect(await disconnected, 'the held download was closed').toBe(total - held);
+    await app.waitForLoads(1);
     const s = await app.state();
     expect(s.status).toBe('error');
     expect(s.error.kind).toBe('cancelled');
+    await expect.poll(() => before.filter((w) => !w.closed).length, { message: 'Cancel closed every worker of the load' }).toBe(0);
     const next = realFixture('catapult__async_begin_end.json');
     const after = await app.upload(next);
     expect(after.status).toBe('ready');
     expectSameSummary(after.summary, cliInfo(next));
     expect(app.pageErrors).toEqual([]);
   } finally {
+    await new Promise((resolve) => server.close(resolve));
     fs.rmSync(file, { force: true });
   }
 });

@@ -8,7 +8,7 @@
 // from `window.kinetoscope.timeline`.
 const fs = require('node:fs');
 const { test, expect } = require('../pages/app');
-const { realFixture, cliInfo, cliReport, DEMO_TRACE } = require('../support/fixtures');
+const { realFixture, torchCpuFixture, cliInfo, cliReport, DEMO_TRACE } = require('../support/fixtures');
 
 const PARTX = 'partx__profiler_trace_single_sample.json';
 
@@ -357,4 +357,119 @@ test("a kernel's flow in leads to the launch with its correlation id in the trac
   await out.click();
   await app.idle();
   expect((await app.timeline()).selection.id).toBe(k.id);
+});
+
+/** A tooltip duration (`85.4 µs`, `1.23 ms`, `950 ns`, `2.1 s`) in µs. */
+function tooltipUs(text) {
+  const [, value, unit] = text.match(/([\d.]+) (ns|µs|ms|s)\b/);
+  return Number(value) * { ns: 1e-3, 'µs': 1, ms: 1e3, s: 1e6 }[unit];
+}
+
+test('the hover tooltip names the slice and gives its duration and self time as the trace JSON has them', async ({ app, page }) => {
+  const file = torchCpuFixture('mlp_train.pt.trace.json');
+  await app.open();
+  await app.upload(file);
+  await app.waitForTimeline();
+  await app.searchInput.fill('aten::linear');
+  await app.idle();
+  await app.searchInput.press('Enter');
+  await app.idle();
+  await app.searchInput.press('Escape');
+  const sel = (await app.timeline()).selection;
+  expect(sel.name).toBe('aten::linear');
+  await page.keyboard.press('f');
+  await app.idle();
+  const at = await app.pointOf(sel.lane, sel.row, sel.startNs + sel.durNs / 2);
+  await page.mouse.move(at.x, at.y);
+  const tooltip = page.getByTestId('tooltip');
+  await expect(tooltip.locator('.tt-name')).toHaveText('aten::linear');
+  await expect(tooltip).toContainText('self');
+
+  // The same slice in the JSON: its duration, and its self time = duration - its direct
+  // children's on its thread (ops, annotations, runtime calls nested in it).
+  const events = JSON.parse(fs.readFileSync(file, 'utf8')).traceEvents.filter((e) => e.ph === 'X');
+  const origin = Math.min(...events.map((e) => e.ts));
+  const slice = events.find((e) => e.name === sel.name && Math.abs((e.ts - origin) * 1000 - sel.startNs) < 1);
+  expect(slice, 'the selected slice is in the JSON').toBeTruthy();
+  expect(slice.dur * 1000).toBeCloseTo(sel.durNs, 0);
+  const host = new Set(['cpu_op', 'user_annotation', 'cuda_runtime', 'cuda_driver']);
+  const inside = events.filter((e) => e !== slice && host.has(e.cat) && e.pid === slice.pid && e.tid === slice.tid
+    && e.ts >= slice.ts && e.ts + e.dur <= slice.ts + slice.dur);
+  const direct = inside.filter((c) => !inside.some((p) => p !== c && p.ts <= c.ts && c.ts + c.dur <= p.ts + p.dur
+    && (p.dur > c.dur || p.ts < c.ts)));
+  const self = slice.dur - direct.reduce((sum, c) => sum + c.dur, 0);
+  expect(direct.length).toBeGreaterThan(0);
+  const [dur, selfText] = (await tooltip.locator('div').nth(1).textContent()).split('·');
+  // Three significant figures: within 0.5%.
+  expect(Math.abs(tooltipUs(dur) - slice.dur)).toBeLessThanOrEqual(0.005 * slice.dur);
+  expect(Math.abs(tooltipUs(selfText) - self)).toBeLessThanOrEqual(0.005 * self);
+  await app.screenshot('tooltip');
+});
+
+test("the details' parent and child links are the slice's enclosing and directly nested events in the trace JSON", async ({ app, page }) => {
+  const file = torchCpuFixture('mlp_train.pt.trace.json');
+  await app.open();
+  await app.upload(file);
+  await app.waitForTimeline();
+  await app.searchInput.fill('aten::linear');
+  await app.idle();
+  await app.searchInput.press('Enter');
+  await app.idle();
+  const sel = (await app.timeline()).selection;
+
+  // Nesting recounted from the JSON: host events on the slice's thread by containment.
+  const events = JSON.parse(fs.readFileSync(file, 'utf8')).traceEvents.filter((e) => e.ph === 'X');
+  const origin = Math.min(...events.map((e) => e.ts));
+  const slice = events.find((e) => e.name === sel.name && Math.abs((e.ts - origin) * 1000 - sel.startNs) < 1);
+  const host = events.filter((e) => e !== slice && ['cpu_op', 'user_annotation'].includes(e.cat)
+    && e.pid === slice.pid && e.tid === slice.tid);
+  const contains = (p, c) => p.ts <= c.ts && c.ts + c.dur <= p.ts + p.dur && (p.dur > c.dur || p.ts < c.ts);
+  const parent = host.filter((p) => contains(p, slice)).sort((a, b) => a.dur - b.dur)[0];
+  const inside = host.filter((c) => contains(slice, c));
+  const children = inside.filter((c) => !inside.some((p) => p !== c && contains(p, c))).sort((a, b) => a.ts - b.ts);
+  expect(parent, 'aten::linear has an enclosing op').toBeTruthy();
+  expect(children.length).toBeGreaterThan(0);
+
+  await expect(page.getByTestId('parent')).toHaveAttribute('title', parent.name);
+  const childTitles = await page.getByTestId('child').evaluateAll((els) => els.map((el) => el.title));
+  expect(childTitles).toEqual(children.slice(0, childTitles.length).map((c) => c.name));
+  expect(childTitles.length).toBeGreaterThan(0);
+
+  // Following the links selects those events.
+  await page.getByTestId('parent').click();
+  await app.idle();
+  let now = (await app.timeline()).selection;
+  expect(now.name).toBe(parent.name);
+  expect(Math.abs(now.startNs - (parent.ts - origin) * 1000)).toBeLessThanOrEqual(1);
+  await page.getByTestId('child').filter({ hasText: slice.name }).first().click();
+  await app.idle();
+  now = (await app.timeline()).selection;
+  expect(now.name).toBe(slice.name);
+  await page.getByTestId('child').first().click();
+  await app.idle();
+  now = (await app.timeline()).selection;
+  expect(now.name).toBe(children[0].name);
+  expect(Math.abs(now.startNs - (children[0].ts - origin) * 1000)).toBeLessThanOrEqual(1);
+});
+
+test('dragging the canvas pans: the window moves by the dragged pixels and keeps its span', async ({ app, page }) => {
+  await app.open();
+  await app.upload(realFixture('param__dlrm_kineto__worker0_step_12.1694128201545.pt.trace.json'));
+  await app.waitForTimeline();
+  // Zoomed in well inside the trace, so the pan is not stopped at either end.
+  for (let i = 0; i < 4; i++) await page.keyboard.press('w');
+  await app.idle();
+  const t0 = await app.timeline();
+  const box = await app.canvas.boundingBox();
+  const y = box.y + t0.rulerH + 40;
+  await page.mouse.move(box.x + box.width / 2, y);
+  await page.mouse.down();
+  await page.mouse.move(box.x + box.width / 2 - 150, y, { steps: 10 });
+  await page.mouse.up();
+  await app.idle();
+  // Dragged 150 px left: the content follows the pointer, so the window moves 150 px later.
+  const t1 = await app.timeline();
+  expect((t1.startNs - t0.startNs) / t0.nsPerPx).toBeCloseTo(150, 0);
+  expect(t1.endNs - t1.startNs).toBeCloseTo(t0.endNs - t0.startNs, 0);
+  expect(t1.range, 'a plain drag measures nothing').toBeNull();
 });

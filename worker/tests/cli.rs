@@ -188,3 +188,216 @@ fn info_columns_line_up() {
         assert_eq!(ends.len(), 1, "{block} counts end in one column:\n{}", rows.join("\n"));
     }
 }
+
+/// `raw`'s complete events on the host (`cpu_op`, `user_annotation`) recounted by name from the
+/// JSON itself, as `key_averages()` groups them (`ProfilerStep#N` all count as `ProfilerStep*`):
+/// name -> (calls, summed duration in µs).
+fn host_ops_by_name(raw: &serde_json::Value) -> std::collections::HashMap<String, (u64, f64)> {
+    let mut ops = std::collections::HashMap::new();
+    for e in raw["traceEvents"].as_array().unwrap() {
+        let cat = e["cat"].as_str().unwrap_or("");
+        if e["ph"] != "X" || !(cat == "cpu_op" || cat == "user_annotation") {
+            continue;
+        }
+        let name = e["name"].as_str().unwrap();
+        let name = if name.starts_with("ProfilerStep#") {
+            "ProfilerStep*"
+        } else {
+            name
+        };
+        let entry = ops.entry(name.to_owned()).or_insert((0, 0.0));
+        entry.0 += 1;
+        entry.1 += e["dur"].as_f64().unwrap();
+    }
+    ops
+}
+
+/// The rows of the text report's first op table, in printed order: (name as printed, the
+/// whitespace-separated cells after it).
+fn printed_op_rows(text: &str) -> Vec<(String, Vec<String>)> {
+    let mut rules = 0;
+    let mut rows = Vec::new();
+    for line in text.lines().skip_while(|l| !l.starts_with("==== ops")).skip(1) {
+        if line.starts_with("----") {
+            rules += 1;
+            if rules == 3 {
+                break;
+            }
+        } else if rules == 2 {
+            let name = line.split("  ").next().unwrap().trim().to_owned();
+            let cells = line[name.len()..].split_whitespace().map(str::to_owned).collect();
+            rows.push((name, cells));
+        }
+    }
+    rows
+}
+
+/// A printed time (`7.580ms`, `286.506us`, `1.2s`) in µs.
+fn printed_us(cell: &str) -> f64 {
+    let (number, scale) = if let Some(v) = cell.strip_suffix("ms") {
+        (v, 1e3)
+    } else if let Some(v) = cell.strip_suffix("us") {
+        (v, 1.0)
+    } else {
+        (cell.strip_suffix('s').unwrap(), 1e6)
+    };
+    number.parse::<f64>().unwrap() * scale
+}
+
+/// `report --sort KEY --top K` prints the K ops with the largest KEY, largest first, and
+/// `--json` lists every op in that order; the keys are recounted from the trace JSON (calls and
+/// summed durations per name), not taken from the engine. Names are cut to `prefix...` in the
+/// text, so each printed row must match a recounted name with that prefix and its value.
+#[test]
+fn report_sort_and_top_order_ops_by_a_recount_of_the_json() {
+    let path = common::shared().join("fixtures/torch-cpu/mlp_train.pt.trace.json");
+    let raw: serde_json::Value = serde_json::from_slice(&common::json_bytes(&path)).unwrap();
+    let recount = host_ops_by_name(&raw);
+    let path = path.to_str().unwrap();
+    // (key, its value in the recount, its cell counted from the row's right end, 3-decimal µs).
+    type Key = fn(&(u64, f64)) -> f64;
+    let keys: [(&str, Key, usize); 2] = [("calls", |v| v.0 as f64, 1), ("cpu_total", |v| v.1, 7)];
+    for (key, value, from_right) in keys {
+        let mut all: Vec<f64> = recount.values().map(value).collect();
+        all.sort_by(|a, b| b.total_cmp(a));
+        for top in [1usize, 5, 12] {
+            let (code, out, err) = run(&["report", path, "--sort", key, "--top", &top.to_string()]);
+            assert_eq!(code, 0, "{err}");
+            let rows = printed_op_rows(&out);
+            assert_eq!(rows.len(), top, "--sort {key} --top {top}:\n{out}");
+            for (k, (name, cells)) in rows.iter().enumerate() {
+                let cell = &cells[cells.len() - from_right];
+                let shown = if key == "calls" { cell.parse().unwrap() } else { printed_us(cell) };
+                // The k-th printed value is the k-th largest of the recount.
+                // Half the last printed digit: 3 decimals of µs, ms or s.
+                let half = if all[k] >= 1e6 { 500.0 } else if all[k] >= 1e3 { 0.5 } else { 5e-4 };
+                assert!((shown - all[k]).abs() <= half + 1e-6, "--sort {key} row {k} {name}: {shown} vs {}", all[k]);
+                let prefix = name.strip_suffix("...").unwrap_or(name);
+                let exact = name.ends_with("...");
+                let known = recount.iter().any(|(n, v)| {
+                    (if exact { n.starts_with(prefix) } else { n == prefix }) && (value(v) - all[k]).abs() < 1e-6
+                });
+                assert!(known, "--sort {key}: {name} is an op with value {}", all[k]);
+            }
+        }
+        let (code, out, _) = run(&["report", path, "--json", "--sort", key]);
+        assert_eq!(code, 0);
+        let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let ops = doc["ops"].as_array().unwrap();
+        assert_eq!(ops.len(), recount.len(), "one row per recounted name");
+        let listed: Vec<f64> = ops.iter().map(|o| value(&recount[o["name"].as_str().unwrap()])).collect();
+        assert_eq!(listed, all, "--json --sort {key} is in recount order");
+        for o in ops {
+            let (calls, dur) = recount[o["name"].as_str().unwrap()];
+            assert_eq!(o["calls"].as_u64().unwrap(), calls, "{o}");
+            assert!((o["cpu_total_us"].as_f64().unwrap() - dur).abs() < 1e-3, "{o}");
+        }
+    }
+}
+
+/// `bench` prints one `parse_index` JSON line per run with the file's own event count and size,
+/// then a `first_view` line; `--threads 2` parses the same events.
+#[test]
+fn bench_prints_a_line_per_run_with_the_files_events() {
+    let path = common::shared().join("fixtures/torch-cpu/mlp_train.pt.trace.json");
+    let raw: serde_json::Value = serde_json::from_slice(&common::json_bytes(&path)).unwrap();
+    let events = raw["traceEvents"].as_array().unwrap().len() as u64;
+    let bytes = std::fs::metadata(&path).unwrap().len();
+    for threads in ["1", "2"] {
+        let (code, out, err) = run(&[
+            "bench",
+            path.to_str().unwrap(),
+            "--runs",
+            "2",
+            "--threads",
+            threads,
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let lines: Vec<serde_json::Value> = out
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let runs: Vec<&serde_json::Value> = lines
+            .iter()
+            .filter(|l| l["bench"] == "parse_index")
+            .collect();
+        assert_eq!(runs.len(), 2, "{out}");
+        for (i, r) in runs.iter().enumerate() {
+            assert_eq!(r["run"], i as u64);
+            assert_eq!(r["events"], events, "{r}");
+            assert_eq!(r["file_bytes"], bytes, "{r}");
+            assert_eq!(r["threads"].to_string(), threads);
+            assert!(
+                r["seconds"].as_f64().unwrap() > 0.0 && r["mb_per_s"].as_f64().unwrap() > 0.0,
+                "{r}"
+            );
+        }
+        let first_view = lines
+            .iter()
+            .find(|l| l["bench"] == "first_view")
+            .expect("a first_view line");
+        assert!(first_view["rects"].as_u64().unwrap() > 0, "{first_view}");
+    }
+}
+
+/// `demo OUT` writes exactly the committed demo trace, and `inflate` repeats a trace: every
+/// event but the metadata once per copy, step numbers unique, the report's steps multiplied.
+#[test]
+fn demo_writes_the_committed_trace_and_inflate_repeats_one() {
+    let dir = std::env::temp_dir().join(format!("ks_cli_demo_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let demo = dir.join("demo.pt.trace.json.gz");
+    let (code, _, err) = run(&["demo", demo.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let committed =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../public/demo.pt.trace.json.gz");
+    assert!(
+        std::fs::read(&demo).unwrap() == std::fs::read(committed).unwrap(),
+        "demo writes public/demo.pt.trace.json.gz"
+    );
+
+    let input = common::shared().join("fixtures/torch-cpu/mlp_train.pt.trace.json");
+    let out = dir.join("inflated.json");
+    let (code, _, err) = run(&[
+        "inflate",
+        input.to_str().unwrap(),
+        out.to_str().unwrap(),
+        "--target-mb",
+        "2",
+    ]);
+    let inflated = std::fs::read(&out);
+    let (_, report, _) = run(&["report", out.to_str().unwrap(), "--json"]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(code, 0, "{err}");
+    let inflated = inflated.unwrap();
+    let size = inflated.len() as f64 / 1e6;
+    assert!((1.5..3.0).contains(&size), "about 2 MB, got {size} MB");
+    let events = |doc: &serde_json::Value| doc["traceEvents"].as_array().unwrap().clone();
+    let source: serde_json::Value = serde_json::from_slice(&common::json_bytes(&input)).unwrap();
+    let copy: serde_json::Value = serde_json::from_slice(&inflated).unwrap();
+    let (src, big) = (events(&source), events(&copy));
+    let metadata = src.iter().filter(|e| e["ph"] == "M").count();
+    let copies = (big.len() - metadata) / (src.len() - metadata);
+    assert!(copies >= 2, "{copies} copies");
+    assert_eq!(
+        big.len(),
+        metadata + copies * (src.len() - metadata),
+        "whole copies, metadata once"
+    );
+    let steps: Vec<&str> = big
+        .iter()
+        .filter_map(|e| {
+            e["name"]
+                .as_str()
+                .filter(|n| n.starts_with("ProfilerStep#"))
+        })
+        .collect();
+    let unique: std::collections::HashSet<&&str> = steps.iter().collect();
+    assert_eq!(unique.len(), steps.len(), "step numbers unique");
+    let report: serde_json::Value = serde_json::from_str(&report).unwrap();
+    assert_eq!(
+        report["steps"].as_array().unwrap().len(),
+        copies * 4,
+        "mlp_train's 4 steps per copy"
+    );
+}

@@ -223,26 +223,137 @@ fn real_traces_invariants_and_report() {
     }
 }
 
-#[test]
-fn dlrm_worker0_pinned() {
-    // Pinned from this implementation (no oracle: tb_plugin has no idle view; HTA not run
-    // here). Guards against regressions in linking and classification.
-    let path = common::real("param__dlrm_kineto__worker0_step_12.1694128201545.pt.trace.json");
-    let (engine, _) = common::load(&path);
-    let idle = analyze(engine.trace().unwrap(), None);
-    let s7 = idle
-        .streams
+/// One stream's idle time by the HTA definitions, recounted from the JSON:
+/// (activities, busy ns, [host wait, kernel wait, other] ns).
+type StreamOracle = (u64, i64, [i64; 3]);
+
+/// µs in the JSON to whole ns, as the engine stores them. Integers stay exact (epoch µs near
+/// 1.7e15 times 1000 is past f64's exact integers); fractions are scaled apart from the whole.
+fn ns(v: &serde_json::Value) -> i64 {
+    if let Some(us) = v.as_i64() {
+        return us * 1000;
+    }
+    let us = v.as_f64().unwrap();
+    let whole = us.trunc();
+    whole as i64 * 1000 + ((us - whole) * 1000.0).round() as i64
+}
+
+/// The HTA idle oracle of `../shared/REFERENCE.md` §4 by brute force over the raw events, the
+/// same steps as `scripts/check/idle_oracle.py`: per stream (pid, tid) the device activities
+/// sorted by start, each gap from the latest end so far classed by its launch call (same
+/// `correlation`) and the 30 µs threshold; then the launches (kernels with a launch call):
+/// count, delays over 100 µs (delay clipped at 0), kernels shorter than their launch call.
+fn hta_idle_oracle(raw: &serde_json::Value) -> (Vec<StreamOracle>, (u64, u64, u64)) {
+    let events: Vec<&serde_json::Value> = match raw {
+        serde_json::Value::Array(list) => list.iter(),
+        _ => raw["traceEvents"].as_array().unwrap().iter(),
+    }
+    .filter(|e| e["ph"] == "X" && e["dur"].is_number())
+    .collect();
+    // 2020-era traces name the categories `Kernel`, `Memcpy`, `Memset`, `Runtime`.
+    let cat = |e: &serde_json::Value| e["cat"].as_str().unwrap_or("").to_ascii_lowercase();
+    let correlation = |e: &serde_json::Value| e["args"]["correlation"].as_i64();
+    let launches: std::collections::HashMap<i64, &serde_json::Value> = events
         .iter()
-        .find(|s| s.stream == "stream 7")
-        .unwrap();
-    assert_eq!((s7.activities, s7.busy_ns), (225, 971_000));
-    assert_eq!(s7.idle_ns, [11_448_000, 123_000, 0]);
-    assert_eq!(
-        (
-            idle.launch.kernels,
-            idle.launch.delay_outliers,
-            idle.launch.short_kernels
-        ),
-        (245, 30, 164)
+        .filter(|e| matches!(cat(e).as_str(), "cuda_runtime" | "cuda_driver" | "runtime"))
+        .filter_map(|e| Some((correlation(e)?, *e)))
+        .collect();
+    let mut streams: std::collections::BTreeMap<String, Vec<(i64, i64, Option<i64>)>> =
+        Default::default();
+    for e in &events {
+        if matches!(
+            cat(e).as_str(),
+            "kernel" | "gpu_memcpy" | "gpu_memset" | "memcpy" | "memset"
+        ) {
+            let call = correlation(e)
+                .and_then(|c| launches.get(&c))
+                .map(|l| ns(&l["ts"]));
+            let key = format!("{} {}", e["pid"], e["tid"]);
+            streams.entry(key).or_default().push((
+                ns(&e["ts"]),
+                ns(&e["ts"]) + ns(&e["dur"]),
+                call,
+            ));
+        }
+    }
+    let mut out: Vec<StreamOracle> = streams
+        .into_values()
+        .map(|mut acts| {
+            acts.sort_by_key(|a| a.0);
+            let (mut busy, mut idle) = (0, [0i64; 3]);
+            let (mut first, mut end) = (acts[0].0, acts[0].1);
+            for &(start, stop, call) in &acts[1..] {
+                if start > end {
+                    let gap = start - end;
+                    let class = if call.is_some_and(|c| c > end) {
+                        0
+                    } else if gap < 30_000 {
+                        1
+                    } else {
+                        2
+                    };
+                    idle[class] += gap;
+                    busy += end - first;
+                    first = start;
+                }
+                end = end.max(stop);
+            }
+            (acts.len() as u64, busy + end - first, idle)
+        })
+        .collect();
+    out.sort();
+    let linked: Vec<(i64, i64)> = events
+        .iter()
+        .filter(|e| cat(e) == "kernel")
+        .filter_map(|k| {
+            let call = launches.get(&correlation(k)?)?;
+            let call_end = ns(&call["ts"]) + ns(&call["dur"]);
+            Some((
+                (ns(&k["ts"]) - call_end).max(0),
+                ns(&k["dur"]) - ns(&call["dur"]),
+            ))
+        })
+        .collect();
+    let outliers = linked.iter().filter(|l| l.0 > 100_000).count() as u64;
+    let short = linked.iter().filter(|l| l.1 < 0).count() as u64;
+    (out, (linked.len() as u64, outliers, short))
+}
+
+/// Every real trace's idle time per stream and launch counts equal the HTA-definition oracle
+/// recounted from its JSON (`hta_idle_oracle`, rerun with `scripts/check/idle_oracle.py`).
+/// The traces with GPU activity are counted, so a fixture that stops matching the oracle's
+/// categories cannot drop out silently.
+#[test]
+fn idle_matches_the_hta_definition_recounted_from_the_json() {
+    let mut with_gpu = 0;
+    for path in common::real_fixtures() {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let bytes = common::json_bytes(&path);
+        // speedscope's partial file is not JSON; the engine reads what it can, the oracle cannot.
+        let Ok(raw) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+            continue;
+        };
+        let (engine, result) = common::load_bytes(&name, bytes);
+        result.unwrap_or_else(|e| panic!("{name}: {}", e.message));
+        let idle = analyze(engine.trace().unwrap(), None);
+        let mut ours: Vec<StreamOracle> = idle
+            .streams
+            .iter()
+            .map(|s| (s.activities, s.busy_ns, s.idle_ns))
+            .collect();
+        ours.sort();
+        let (streams, launches) = hta_idle_oracle(&raw);
+        assert_eq!(ours, streams, "{name}: per-stream idle");
+        let l = &idle.launch;
+        assert_eq!(
+            (l.kernels, l.delay_outliers, l.short_kernels),
+            launches,
+            "{name}: launches"
+        );
+        with_gpu += usize::from(!streams.is_empty());
+    }
+    assert!(
+        with_gpu >= 15,
+        "{with_gpu} real traces with GPU streams checked"
     );
 }

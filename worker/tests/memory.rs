@@ -32,7 +32,8 @@ fn table(m: &Memory) -> Vec<Row<String>> {
 #[test]
 fn real_traces_peaks_and_counts() {
     // Expected values: max of `Total Allocated` / `Total Reserved` and counts of positive /
-    // negative `Bytes` per (Device Type, Device Id), read from the JSON with Python.
+    // negative `Bytes` per (Device Type, Device Id), read from the JSON with Python:
+    // `scripts/check/memory_counts.py TRACE` prints these rows.
     let cases: [(&str, Vec<Row<&str>>); 3] = [
         (
             "partx__profiler_trace_single_sample.json",

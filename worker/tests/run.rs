@@ -398,8 +398,8 @@ fn dlrm_ranks_open_as_one_run_with_their_own_numbers() {
                 (t.number, t.start_ns, t.dur_ns())
             );
         }
-        // Counted independently with Python over the JSON: 5 ncclKernel_SendRecv and
-        // 3 ncclKernel_AllReduce kernels per rank, all on stream 84.
+        // Counted independently with Python over the JSON (`scripts/check/nccl_counts.py`):
+        // 5 ncclKernel_SendRecv and 3 ncclKernel_AllReduce kernels per rank, all on stream 84.
         let count = |prefix: &str| {
             r.collectives
                 .iter()
@@ -500,7 +500,8 @@ fn hta_two_ranks_of_128_are_one_run() {
         diag(&run, "run_missing_ranks"),
         ["world size 128 but 2 of 128 ranks loaded: ranks 2-127 missing (126 files)"]
     );
-    // 8 SendRecv on stream 84 and 2 on stream 203 per rank (Python count), matched in order.
+    // 8 SendRecv on stream 84 and 2 on stream 203 per rank (`scripts/check/nccl_counts.py`),
+    // matched in order.
     assert_eq!(
         (run.matching.instances.len(), run.matching.unmatched),
         (10, 0)

@@ -3,7 +3,7 @@
 //! chart has room for, a bar is the slowest of its neighbours.
 
 use super::{mesh, message, with_legend, Area, Drawn, Palette};
-use crate::state::charts::{StepBar, StepChart};
+use crate::state::charts::StepChart;
 use plotters::prelude::*;
 
 /// Draws the step bars (a message while loading or when the trace has no steps).
@@ -53,22 +53,10 @@ pub fn draw(root: &Area, data: &Option<StepChart>, p: &Palette) -> Drawn {
         .x_label_formatter(&label)
         .y_label_formatter(&y_label)
         .draw()?;
-    // More steps than pairs of pixels: each bar stands for `per_bar` consecutive steps and
-    // shows the slowest of them, so outliers stay visible. Drawn one by one, 1,099 steps' parts
-    // made a 60 ms main-thread task for bars a pixel wide.
-    let width = plot.dim_in_pixel().0.max(2);
-    let per_bar = chart.bars.len().div_ceil((width / 2) as usize).max(1);
-    let slowest: Vec<(usize, usize, &StepBar)> = chart
-        .bars
-        .chunks(per_bar)
-        .enumerate()
-        .filter_map(|(c, group)| {
-            let bar = group
-                .iter()
-                .max_by_key(|b| b.parts_ns.iter().sum::<i64>())?;
-            Some((c * per_bar, group.len(), bar))
-        })
-        .collect();
+    // More steps than pairs of pixels: one bar per group of steps, the slowest of them. Drawn
+    // one by one, 1,099 steps' parts made a 60 ms main-thread task for bars a pixel wide.
+    let slowest = chart.slowest_per_group(plot.dim_in_pixel().0);
+    let per_bar = slowest.first().map_or(1, |&(_, len, _)| len);
     // Gaps between bars shrink with many steps, so narrow bars never invert.
     let gap = (plot.dim_in_pixel().0 / n.max(1) * per_bar as u32 / 6).min(p.px(3.0));
     for &j in &shown {

@@ -86,6 +86,29 @@ impl StepChart {
         }
     }
 
+    /// The bars drawn in `width_px` pixels: with more steps than pairs of pixels, each drawn bar
+    /// stands for a group of consecutive steps and shows the slowest of them (largest sum of
+    /// parts, the first on a tie), so an outlier stays visible. Each item is (index of the
+    /// group's first step, steps in the group, the bar shown).
+    pub fn slowest_per_group(&self, width_px: u32) -> Vec<(usize, usize, &StepBar)> {
+        let per_group = self
+            .bars
+            .len()
+            .div_ceil((width_px.max(2) / 2) as usize)
+            .max(1);
+        self.bars
+            .chunks(per_group)
+            .enumerate()
+            .filter_map(|(c, group)| {
+                let total = |b: &StepBar| b.parts_ns.iter().sum::<i64>();
+                let bar = group
+                    .iter()
+                    .reduce(|best, b| if total(b) > total(best) { b } else { best })?;
+                Some((c * per_group, group.len(), bar))
+            })
+            .collect()
+    }
+
     /// The tallest bar, ns (0 without bars).
     pub fn max_ns(&self) -> i64 {
         self.bars
@@ -493,5 +516,78 @@ mod tests {
         );
         c.loaded(5);
         assert_eq!(c.steps, None, "a new load clears the charts");
+    }
+
+    /// A chart of `totals.len()` one-part bars numbered from 1.
+    fn chart_of(totals: &[i64]) -> StepChart {
+        StepChart {
+            parts: vec!["Kernel".into()],
+            bars: totals
+                .iter()
+                .zip(1..)
+                .map(|(&t, number)| StepBar {
+                    number,
+                    parts_ns: vec![t],
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn room_for_every_bar_draws_each_step() {
+        let chart = chart_of(&[5, 9, 1]);
+        let drawn = chart.slowest_per_group(6);
+        let shown: Vec<(usize, usize, i64)> =
+            drawn.iter().map(|&(i, n, b)| (i, n, b.number)).collect();
+        assert_eq!(shown, vec![(0, 1, 1), (1, 1, 2), (2, 1, 3)]);
+        assert_eq!(
+            chart.slowest_per_group(0).len(),
+            1,
+            "a zero width still draws one bar"
+        );
+    }
+
+    #[test]
+    fn each_group_shows_its_slowest_step() {
+        // 10 steps in 8 px: room for 4 bars, so groups of 3 (the last holds 1). Totals sum the
+        // parts, so step 5 (2 + 7 = 9) beats step 4 (8 in one part).
+        let mut chart = chart_of(&[3, 1, 2, 8, 0, 4, 6, 6, 5, 7]);
+        chart.parts.push("Other".into());
+        for b in &mut chart.bars {
+            b.parts_ns.push(0);
+        }
+        chart.bars[4].parts_ns = vec![2, 7];
+        let drawn = chart.slowest_per_group(8);
+        let shown: Vec<(usize, usize, i64)> =
+            drawn.iter().map(|&(i, n, b)| (i, n, b.number)).collect();
+        // Groups [1..3] -> step 1 (3); [4..6] -> step 5 (9); [7..9] -> step 7 (6, first of the
+        // tie with step 8); [10] -> step 10.
+        assert_eq!(shown, vec![(0, 3, 1), (3, 3, 5), (6, 3, 7), (9, 1, 10)]);
+        // Brute force over every width: each group is consecutive, covers every step once, and
+        // no step in it is slower than the one shown.
+        for width in 0..30 {
+            let drawn = chart.slowest_per_group(width);
+            let mut next = 0;
+            for &(first, len, bar) in &drawn {
+                assert_eq!(first, next, "width {width}: groups are consecutive");
+                let group = &chart.bars[first..first + len];
+                let total = |b: &StepBar| b.parts_ns.iter().sum::<i64>();
+                assert!(group.contains(bar));
+                assert!(
+                    group.iter().all(|b| total(b) <= total(bar)),
+                    "width {width}"
+                );
+                next += len;
+            }
+            assert_eq!(
+                next,
+                chart.bars.len(),
+                "width {width}: every step in one group"
+            );
+            assert!(
+                drawn.len() as u32 <= (width.max(2) / 2).max(1),
+                "width {width}: at most one bar per 2 px"
+            );
+        }
     }
 }
