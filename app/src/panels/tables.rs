@@ -11,12 +11,16 @@
 //!
 //! Test ids: `tab-<summary|ops|kernels|steps|charts>`, `table-filter`, `by-shape-toggle`,
 //! `table-scope`, `table-step`, `op-table` / `kernel-table` / `step-table` with rows `op-row` / `kernel-row` / `step-row`,
-//! headers `col-<key>` (`data-sort` = `desc` / `asc` on the sorted one), `table-error`.
+//! headers `col-<key>` (`data-sort` = `desc` / `asc` on the sorted one), `table-error`,
+//! `column-chooser` (op and kernel tables: a `column-toggle` checkbox per column, `data-key`;
+//! which columns show: `state::columns`).
 //! Cells carry the raw number in `data-value`; text is always rendered as text nodes.
-//! Only the rows in view are built ([`scroll_table`]).
+//! Only the rows in view are built ([`scroll_table`]). A C++ template name shows the part that
+//! tells it from its neighbours ([`short_names`]); its `title` holds the whole name.
 
 use super::scroll_table::{row_index, scroll_table, shown_text, width_ch};
 use super::step_pick::StepPicker;
+use crate::state::names::short_names;
 use crate::state::table::{cell_text, cell_value, Scope, Tab, TableState};
 use leptos::prelude::*;
 use protocol::{CellValue, StepMark, TableData};
@@ -56,10 +60,26 @@ pub fn TablePanel(
     on_scope: Callback<Scope>,
     on_row: Callback<String>,
     on_step: Callback<u64>,
+    on_column: Callback<String>,
     explained: Memo<Option<u64>>,
 ) -> impl IntoView {
     let tab = Memo::new(move |_| tables.with(|t| t.tab));
     let rows = RowActions { on_row, on_step, explained };
+    // The chooser is rebuilt when a column is toggled; its open state outlives it.
+    let chooser_open = RwSignal::new(false);
+    let choice = Memo::new(move |_| {
+        tables.with(|t| {
+            let data = t.data.as_ref().filter(|d| d.kind != "steps")?;
+            let hidden = t.columns.hidden(&data.kind);
+            let columns: Vec<(String, String, bool)> = data
+                .columns
+                .iter()
+                .filter(|c| c.key != "name")
+                .map(|c| (c.key.clone(), c.label.clone(), !hidden.contains(&c.key)))
+                .collect();
+            Some(columns)
+        })
+    });
     move || {
         let tab = tab.get();
         (!matches!(tab, Tab::Summary | Tab::Findings | Tab::Charts | Tab::Compare | Tab::Run)).then(|| {
@@ -93,12 +113,14 @@ pub fn TablePanel(
             });
             let scope = matches!(tab, Tab::Ops | Tab::Kernels)
                 .then(|| scope_select(tables, steps, range, on_scope));
+            let chooser = move || choice.get().map(|columns| column_chooser(columns, chooser_open, on_column));
             view! {
                 <section class="card">
                     <div class="table-tools">
                         {filter}
                         {scope}
                         {toggle}
+                        {chooser}
                         <span class="muted">{move || count_text(&tables.read())}</span>
                     </div>
                     {error}
@@ -106,6 +128,35 @@ pub fn TablePanel(
                 </section>
             }
         })
+    }
+}
+
+/// The "Columns" menu: a checkbox per column but Name (`column-toggle` with `data-key`), checked
+/// when shown; `open` keeps the menu open across its rebuilds.
+fn column_chooser(
+    columns: Vec<(String, String, bool)>,
+    open: RwSignal<bool>,
+    on_column: Callback<String>,
+) -> impl IntoView {
+    let items = columns
+        .into_iter()
+        .map(|(key, label, shown)| {
+            let k = key.clone();
+            view! {
+                <label>
+                    <input type="checkbox" data-testid="column-toggle" data-key=key prop:checked=shown
+                        on:change=move |_| on_column.run(k.clone()) />
+                    " "{label}
+                </label>
+            }
+        })
+        .collect_view();
+    view! {
+        <details class="column-chooser" data-testid="column-chooser" prop:open=open.get_untracked()
+            on:toggle=move |ev| open.set(event_target::<web_sys::HtmlDetailsElement>(&ev).open())>
+            <summary title="Choose the columns shown (kept in this browser)">"Columns"</summary>
+            <div class="column-list">{items}</div>
+        </details>
     }
 }
 
@@ -200,9 +251,11 @@ fn table_view(tab: Tab, t: &TableState, on_sort: Callback<String>, actions: RowA
             ("step-table", "step-row")
         }
     };
-    let headers = data
-        .columns
+    let keys: Vec<&str> = data.columns.iter().map(|c| c.key.as_str()).collect();
+    let shown = Arc::new(t.columns.shown(&data.kind, &keys, t.sort.as_ref().map(|s| s.key.as_str())));
+    let headers = shown
         .iter()
+        .map(|&i| &data.columns[i])
         .map(|c| {
             let sort = t.sort.as_ref().filter(|s| s.key == c.key);
             let mark = match sort {
@@ -225,20 +278,28 @@ fn table_view(tab: Tab, t: &TableState, on_sort: Callback<String>, actions: RowA
         })
         .collect_view();
     let order = t.visible_rows();
-    let widths = (0..data.columns.len())
-        .map(|c| (data.columns[c].key != "name").then(|| column_width(&data, &order, c)))
+    let widths = shown
+        .iter()
+        .map(|&c| (data.columns[c].key != "name").then(|| column_width(&data, &order, c)))
         .collect();
     let head = view! { <tr>{headers}</tr> }.into_any();
     let kind = Some(data.kind.clone());
     let name_col = data.columns.iter().position(|c| c.key == "name");
     let step_col = data.columns.iter().position(|c| c.key == "step").filter(|_| tab == Tab::Steps);
+    let shorts = Arc::new(short_names(data.rows.iter().map(|r| match name_col.and_then(|c| r.get(c)) {
+        Some(CellValue::Text(n)) => n.as_str(),
+        _ => "",
+    })));
     Some(scroll_table(
         table_id,
         kind,
         widths,
         head,
         order.len(),
-        move |k| row_view(&data, (name_col, step_col), k, order[k], row_id, actions).into_any(),
+        move |k| {
+            let short = shorts.get(order[k]).map(String::as_str);
+            row_view(&data, (name_col, step_col), (k, order[k]), (short, &shown), row_id, actions).into_any()
+        },
     ))
 }
 
@@ -275,12 +336,13 @@ fn column_width(data: &TableData, order: &[usize], c: usize) -> usize {
 }
 
 /// Row `i` of `data` (whose name and step number are in columns `name_col` and `step_col`),
-/// shown at position `k`, as `<tr data-testid=row_id>`.
+/// shown at position `k`, as `<tr data-testid=row_id>` with the cells of columns `shown`; the
+/// name cell shows `short_name`, its `title` the whole name.
 fn row_view(
     data: &TableData,
     (name_col, step_col): (Option<usize>, Option<usize>),
-    k: usize,
-    i: usize,
+    (k, i): (usize, usize),
+    (short_name, shown): (Option<&str>, &[usize]),
     row_id: &'static str,
     actions: RowActions,
 ) -> impl IntoView {
@@ -292,10 +354,14 @@ fn row_view(
         Some(CellValue::Int(n)) => u64::try_from(*n).ok(),
         _ => None,
     };
-    let cells = data.columns.iter().zip(&data.rows[i]).map(|(c, cell)| {
+    let row = &data.rows[i];
+    let cells = shown.iter().filter_map(|&c| Some((data.columns.get(c)?, row.get(c)?))).map(|(c, cell)| {
         let text = cell_text(cell, &c.unit);
         if c.unit == "text" {
-            let shown = shown_text(&text);
+            let shown = match short_name.filter(|_| c.key == "name") {
+                Some(short) => shown_text(short),
+                None => shown_text(&text),
+            };
             view! { <td class="text" data-key=c.key.clone() title=text>{shown}</td> }.into_any()
         } else {
             view! {
