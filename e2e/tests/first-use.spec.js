@@ -4,8 +4,10 @@
 // whole name in `title`); the table's name filter travels in the share link to a fresh browser
 // context; a file with no events says why the timeline is empty, and a cut-short file says where
 // it stopped; the search box shows its whole placeholder; the GPU chart's legend says what each
-// series measures. Screenshots: e2e/test-results/first-use-*.png.
+// series measures; a folder without a trace file says nothing was opened (several files are a
+// run: run.spec.js). Screenshots: e2e/test-results/first-use-*.png.
 const fs = require('node:fs');
+const os = require('node:os');
 const path = require('node:path');
 const { test, expect, AppPage } = require('../pages/app');
 const { realFixture, cliInfo, RESULTS_DIR } = require('../support/fixtures');
@@ -151,4 +153,21 @@ test('a file without events says why nothing is shown; a cut-short file says whe
   await expect(banner).toContainText(`The ${info.events} complete events before it are loaded`);
   await expect(page.getByTestId('empty-state')).toHaveCount(0);
   await app.screenshot('first-use-truncated');
+});
+
+test('a folder without a trace file says nothing was opened, instead of doing nothing', async ({ app, page }) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kinetoscope-notraces-'));
+  try {
+    fs.writeFileSync(path.join(dir, 'notes.txt'), 'not a trace');
+    fs.writeFileSync(path.join(dir, 'readme.md'), '# nor this');
+    await app.open();
+    const before = (await app.state()).loads;
+    await page.getByTestId('folder-input').setInputFiles(dir);
+    await app.waitForLoads(before + 1);
+    await expect(app.error).toBeVisible();
+    await expect(app.error).toContainText('No trace file in that folder: nothing was opened');
+    await app.screenshot('first-use-empty-folder');
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });
