@@ -65,6 +65,7 @@ pub fn App() -> impl IntoView {
     let on_row = Callback::new(move |name: String| ctl.highlight_name(name));
     let on_step = Callback::new(move |step: u64| ctl.explain_step(Some(step)));
     let on_column = Callback::new(move |key: String| ctl.toggle_column(key));
+    let on_resize = Callback::new(move |(key, ch): (String, usize)| ctl.resize_column(key, ch));
     let explained = Memo::new(move |_| ctl.explain.with(|e| e.step()));
     let state = ctl.state.read_only();
     let tables = ctl.tables.read_only();
@@ -185,6 +186,7 @@ pub fn App() -> impl IntoView {
                         on_row=on_row
                         on_step=on_step
                         on_column=on_column
+                        on_resize=on_resize
                         explained=explained
                     />
                 </Deferred>

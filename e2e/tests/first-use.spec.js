@@ -1,6 +1,6 @@
 // Journey: what a new user trips on, at 1440 and 800 px. The op table's default columns fit
-// the width (Name, the sorted column and Calls in view) and a column choice is kept in
-// localStorage; scrolled sideways, a table keeps its Name column; kernel names that share a long prefix show the part that tells them apart (the
+// the width (Name, the sorted column and Calls in view), a column choice is kept in
+// localStorage and a column is resized by dragging its header's edge; scrolled sideways, a table keeps its Name column; kernel names that share a long prefix show the part that tells them apart (the
 // whole name in `title`); the table's name filter travels in the share link to a fresh browser
 // context; a file with no events says why the timeline is empty, and a cut-short file says where
 // it stopped; the search box shows its whole placeholder; the GPU chart's legend says what each
@@ -103,6 +103,30 @@ for (const width of WIDTHS) {
     await expect(page.getByTestId('col-cuda_total')).toHaveCount(0);
   });
 }
+
+test('a column is resized by dragging its header edge, and keeps its width when the table is rebuilt', async ({ app, page }) => {
+  await app.open();
+  await app.openTab('ops');
+  const head = page.getByTestId('col-calls');
+  const before = (await head.boundingBox()).width;
+  const handle = head.getByTestId('col-resize');
+  const h = await handle.boundingBox();
+  await page.mouse.move(h.x + h.width / 2, h.y + h.height / 2);
+  await page.mouse.down();
+  await page.mouse.move(h.x + h.width / 2 + 120, h.y + h.height / 2, { steps: 6 });
+  await page.mouse.up();
+  await app.idle();
+  const after = (await head.boundingBox()).width;
+  expect(after - before).toBeGreaterThan(100);
+  expect(after - before).toBeLessThan(140);
+  const sort = (await app.table()).sort;
+  expect(sort.key, 'the drag did not sort').not.toBe('calls');
+  // Sorting rebuilds the table: the width stays.
+  await page.getByTestId('col-cuda_total').click();
+  await app.idle();
+  expect(Math.abs((await head.boundingBox()).width - after)).toBeLessThanOrEqual(8);
+  await app.screenshot('first-use-resized-column');
+});
 
 test('the table name filter goes into the share link and comes back in a fresh context', async ({ app, page, browser }) => {
   await app.open();

@@ -66,6 +66,14 @@ impl Controller {
         }
     }
 
+    /// Column `key` of the table shown was dragged to `ch` wide.
+    pub fn resize_column(self, key: String, ch: usize) {
+        let Some(kind) = self.tables.with_untracked(|t| t.data.as_ref().map(|d| d.kind.clone())) else {
+            return;
+        };
+        self.commit_tables(|t| t.columns.resize(&kind, &key, ch));
+    }
+
     /// Takes the tables' column defaults from the page's width and the choices kept in
     /// localStorage (at start-up).
     pub(super) fn restore_columns(self) {

@@ -13,18 +13,23 @@
 //! `table-scope`, `table-step`, `op-table` / `kernel-table` / `step-table` with rows `op-row` / `kernel-row` / `step-row`,
 //! headers `col-<key>` (`data-sort` = `desc` / `asc` on the sorted one), `table-error`,
 //! `column-chooser` (op and kernel tables: a `column-toggle` checkbox per column, `data-key`;
-//! which columns show: `state::columns`).
+//! which columns show: `state::columns`), `col-resize` (the drag handle in each header but
+//! Name's).
 //! Cells carry the raw number in `data-value`; text is always rendered as text nodes.
 //! Only the rows in view are built ([`scroll_table`]). A C++ template name shows the part that
 //! tells it from its neighbours ([`short_names`]); its `title` holds the whole name.
 
 use super::scroll_table::{row_index, scroll_table, shown_text, width_ch};
 use super::step_pick::StepPicker;
+use crate::state::columns::MIN_WIDTH_CH;
 use crate::state::names::short_names;
 use crate::state::table::{cell_text, cell_value, Scope, Tab, TableState};
 use leptos::prelude::*;
 use protocol::{CellValue, StepMark, TableData};
+use std::cell::RefCell;
+use std::rc::Rc;
 use std::sync::Arc;
+use wasm_bindgen::JsCast;
 
 /// The tab buttons; `on_select` switches tabs.
 #[component]
@@ -61,10 +66,11 @@ pub fn TablePanel(
     on_row: Callback<String>,
     on_step: Callback<u64>,
     on_column: Callback<String>,
+    on_resize: Callback<(String, usize)>,
     explained: Memo<Option<u64>>,
 ) -> impl IntoView {
     let tab = Memo::new(move |_| tables.with(|t| t.tab));
-    let rows = RowActions { on_row, on_step, explained };
+    let rows = RowActions { on_row, on_step, explained, on_resize };
     // The chooser is rebuilt when a column is toggled; its open state outlives it.
     let chooser_open = RwSignal::new(false);
     let choice = Memo::new(move |_| {
@@ -234,15 +240,18 @@ fn scope_select(
 }
 
 /// What a row click does: a named row highlights its name, a step row explains its step
-/// (`explained`: the step explained, whose row is marked).
+/// (`explained`: the step explained, whose row is marked); and what a header drag does.
 #[derive(Clone, Copy)]
 struct RowActions {
     on_row: Callback<String>,
     on_step: Callback<u64>,
     explained: Memo<Option<u64>>,
+    /// A column was dragged to a width: (key, ch).
+    on_resize: Callback<(String, usize)>,
 }
 
 fn table_view(tab: Tab, t: &TableState, on_sort: Callback<String>, actions: RowActions) -> Option<impl IntoView> {
+    let on_resize = actions.on_resize;
     let data: Arc<TableData> = t.data.clone()?;
     let (table_id, row_id) = match tab {
         Tab::Ops => ("op-table", "op-row"),
@@ -253,10 +262,22 @@ fn table_view(tab: Tab, t: &TableState, on_sort: Callback<String>, actions: RowA
     };
     let keys: Vec<&str> = data.columns.iter().map(|c| c.key.as_str()).collect();
     let shown = Arc::new(t.columns.shown(&data.kind, &keys, t.sort.as_ref().map(|s| s.key.as_str())));
+    let order = t.visible_rows();
+    let widths: Vec<Option<usize>> = shown
+        .iter()
+        .map(|&c| {
+            let key = &data.columns[c].key;
+            (key != "name").then(|| {
+                t.columns.width(&data.kind, key).unwrap_or_else(|| column_width(&data, &order, c))
+            })
+        })
+        .collect();
     let headers = shown
         .iter()
-        .map(|&i| &data.columns[i])
-        .map(|c| {
+        .zip(&widths)
+        .enumerate()
+        .map(|(at, (&i, &width))| (at, &data.columns[i], width))
+        .map(|(at, c, width)| {
             let sort = t.sort.as_ref().filter(|s| s.key == c.key);
             let mark = match sort {
                 Some(s) if s.desc => " ▼",
@@ -264,6 +285,7 @@ fn table_view(tab: Tab, t: &TableState, on_sort: Callback<String>, actions: RowA
                 None => "",
             };
             let key = c.key.clone();
+            let handle = width.map(|ch| resize_handle(at, ch, c.key.clone(), on_resize));
             view! {
                 <th
                     data-testid=format!("col-{}", c.key)
@@ -273,15 +295,11 @@ fn table_view(tab: Tab, t: &TableState, on_sort: Callback<String>, actions: RowA
                     on:click=move |_| on_sort.run(key.clone())
                 >
                     {format!("{}{mark}", c.label)}
+                    {handle}
                 </th>
             }
         })
         .collect_view();
-    let order = t.visible_rows();
-    let widths = shown
-        .iter()
-        .map(|&c| (data.columns[c].key != "name").then(|| column_width(&data, &order, c)))
-        .collect();
     let head = view! { <tr>{headers}</tr> }.into_any();
     let kind = Some(data.kind.clone());
     let name_col = data.columns.iter().position(|c| c.key == "name");
@@ -301,6 +319,51 @@ fn table_view(tab: Tab, t: &TableState, on_sort: Callback<String>, actions: RowA
             row_view(&data, (name_col, step_col), (k, order[k]), (short, &shown), row_id, actions).into_any()
         },
     ))
+}
+
+/// The drag handle at the right edge of header cell `at` (a column `ch` wide): while dragged,
+/// its `<col>` follows the pointer (the table is not rebuilt); on release the width goes to
+/// `on_resize` in `ch`. Its click does not sort.
+fn resize_handle(at: usize, ch: usize, key: String, on_resize: Callback<(String, usize)>) -> impl IntoView {
+    // (pointer x at the start, px per ch, the col element) while a drag runs.
+    let drag: Rc<RefCell<Option<(f64, f64, web_sys::HtmlElement)>>> = Rc::default();
+    let new_ch = move |start_x: f64, px_per_ch: f64, x: f64| {
+        let px = ch as f64 * px_per_ch + (x - start_x);
+        (px / px_per_ch).round().max(MIN_WIDTH_CH as f64) as usize
+    };
+    let (down, moved, up) = (drag.clone(), drag.clone(), drag);
+    let on_down = move |e: web_sys::PointerEvent| {
+        e.stop_propagation();
+        e.prevent_default();
+        let Some(handle) = e.target().and_then(|t| t.dyn_into::<web_sys::Element>().ok()) else { return };
+        let Some(th) = handle.parent_element().and_then(|p| p.dyn_into::<web_sys::HtmlElement>().ok()) else { return };
+        let col = th
+            .closest("table")
+            .ok()
+            .flatten()
+            .and_then(|table| table.query_selector(&format!("col:nth-child({})", at + 1)).ok().flatten())
+            .and_then(|col| col.dyn_into::<web_sys::HtmlElement>().ok());
+        let Some(col) = col else { return };
+        let _ = handle.set_pointer_capture(e.pointer_id());
+        let px_per_ch = f64::from(th.offset_width()) / ch.max(1) as f64;
+        *down.borrow_mut() = Some((f64::from(e.client_x()), px_per_ch.max(1.0), col));
+    };
+    let on_move = move |e: web_sys::PointerEvent| {
+        if let Some((start_x, px_per_ch, col)) = moved.borrow().as_ref() {
+            let width = new_ch(*start_x, *px_per_ch, f64::from(e.client_x()));
+            let _ = col.style().set_property("width", &format!("{width}ch"));
+        }
+    };
+    let on_up = move |e: web_sys::PointerEvent| {
+        if let Some((start_x, px_per_ch, _)) = up.borrow_mut().take() {
+            on_resize.run((key.clone(), new_ch(start_x, px_per_ch, f64::from(e.client_x()))));
+        }
+    };
+    view! {
+        <span class="col-resize" data-testid="col-resize" title="Drag to resize this column"
+            on:click=|e| e.stop_propagation() on:pointerdown=on_down on:pointermove=on_move
+            on:pointerup=on_up></span>
+    }
 }
 
 /// Column `c`'s width in `ch`: a text column's longest text, a number column's widest extreme

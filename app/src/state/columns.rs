@@ -6,9 +6,13 @@
 //! narrower, the ops keep Self CUDA, CUDA total and Calls, the kernels Calls, Total, Mean and
 //! GPU %. Name and the sorted column are always shown; the steps table shows every
 //! column. Why a default by width: at 800 px only four of twelve columns fit, and the
-//! sorted column could be one of those off screen.
+//! sorted column could be one of those off screen. A column dragged wider or narrower keeps its
+//! width (in `ch`) until the page is reloaded.
 
 use std::collections::{BTreeMap, BTreeSet};
+
+/// The narrowest a column can be dragged to, in `ch`.
+pub const MIN_WIDTH_CH: usize = 4;
 
 /// Below this page width (CSS px), tables start with their narrow default.
 pub const NARROW_PX: f64 = 1200.0;
@@ -20,6 +24,8 @@ pub struct ColumnChoice {
     pub chosen: BTreeMap<String, BTreeSet<String>>,
     /// The page was narrower than [`NARROW_PX`] when it started.
     pub narrow: bool,
+    /// Widths the user dragged a column to, in `ch`, per `kind.key` (this page only).
+    pub widths: BTreeMap<String, usize>,
 }
 
 impl ColumnChoice {
@@ -51,6 +57,16 @@ impl ColumnChoice {
             hidden.insert(key.to_owned());
         }
         self.chosen.insert(kind.to_owned(), hidden);
+    }
+
+    /// The width column `key` of `kind` was dragged to, in `ch`.
+    pub fn width(&self, kind: &str, key: &str) -> Option<usize> {
+        self.widths.get(&format!("{kind}.{key}")).copied()
+    }
+
+    /// Column `key` of `kind` was dragged to `ch` wide (at least [`MIN_WIDTH_CH`]).
+    pub fn resize(&mut self, kind: &str, key: &str, ch: usize) {
+        self.widths.insert(format!("{kind}.{key}"), ch.max(MIN_WIDTH_CH));
     }
 
     /// The stored form of `kind`'s choice (hidden keys joined by `,`), `None` while it is the
@@ -154,5 +170,15 @@ mod tests {
         back.restore("ops", "calls,cpu_total_pct,self_cuda_pct,name");
         assert_eq!(keys(&back, None), keys(&c, None));
         assert!(!keys(&back, None).contains(&"calls"));
+    }
+
+    #[test]
+    fn a_dragged_width_is_kept_per_table_kind() {
+        let mut c = ColumnChoice::default();
+        assert_eq!(c.width("ops", "calls"), None);
+        c.resize("ops", "calls", 20);
+        c.resize("kernels", "calls", 1);
+        assert_eq!(c.width("ops", "calls"), Some(20));
+        assert_eq!(c.width("kernels", "calls"), Some(MIN_WIDTH_CH));
     }
 }
