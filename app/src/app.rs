@@ -17,9 +17,9 @@ use crate::charts::ChartsPanel;
 use crate::control::Controller;
 use crate::deferred::Deferred;
 use crate::panels::{
-    CompareButton, ComparePanel, DetailsPanel, DropZone, ErrorPanel, FindingsPanel, OpenButton,
-    OpenFolderButton, ProgressPanel, RunBack, RunPanel, StepExplain, SummaryPanel, TablePanel, Tabs,
-    TraceHeader,
+    CompareButton, ComparePanel, DetailsPanel, DropZone, ErrorPanel, FindingsPanel, LoadNotices,
+    OpenButton, OpenFolderButton, ProgressPanel, RunBack, RunPanel, StepExplain, SummaryPanel,
+    TablePanel, Tabs, TraceHeader,
 };
 use crate::state::format;
 use crate::state::link::ViewLink;
@@ -64,6 +64,8 @@ pub fn App() -> impl IntoView {
     let on_scope = Callback::new(move |scope: Scope| ctl.set_scope(scope));
     let on_row = Callback::new(move |name: String| ctl.highlight_name(name));
     let on_step = Callback::new(move |step: u64| ctl.explain_step(Some(step)));
+    let on_column = Callback::new(move |key: String| ctl.toggle_column(key));
+    let on_resize = Callback::new(move |(key, ch): (String, usize)| ctl.resize_column(key, ch));
     let explained = Memo::new(move |_| ctl.explain.with(|e| e.step()));
     let state = ctl.state.read_only();
     let tables = ctl.tables.read_only();
@@ -132,6 +134,7 @@ pub fn App() -> impl IntoView {
                 <Show when=move || loaded.get()>
                     <Deferred>
                         <TraceHeader state=state />
+                        <LoadNotices state=state />
                     </Deferred>
                 </Show>
                 <ErrorPanel state=state />
@@ -188,6 +191,8 @@ pub fn App() -> impl IntoView {
                         on_scope=on_scope
                         on_row=on_row
                         on_step=on_step
+                        on_column=on_column
+                        on_resize=on_resize
                         explained=explained
                     />
                 </Deferred>

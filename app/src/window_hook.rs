@@ -33,12 +33,14 @@
 //! longTasks       {count, maxMs, list: [[startMs, durationMs]] (first 100)}: main-thread tasks
 //!                 over 50 ms since the page started
 //! charts          on the charts tab: {steps: step bars, gpu: utilization and SM efficiency
-//!                 series, memory: memory series, histogram: {name, total} of the kernel shown
-//!                 or null, pending}; null on the other tabs
+//!                 series, gpuLegend: their legend entries ("label: what it measures"), memory:
+//!                 memory series, histogram: {name, total} of the kernel shown or null,
+//!                 pending}; null on the other tabs
 //! compare         null while no baseline is kept, else {base: baseline file name, cand:
 //!                 candidate file name or null before the comparison arrived, ops / kernels:
-//!                 diff rows shown, sort / kernelSort: {key, desc} of the op / kernel diff or
-//!                 null, byShape, verdict: text or null, pending, stack}; stack is null before
+//!                 diff rows shown, sort / kernelSort: {key, desc, abs} the order of the op /
+//!                 kernel diff (abs: by |Δ|, the default order; null before a comparison
+//!                 arrived), byShape, verdict: text or null, pending, stack}; stack is null before
 //!                 the stacked timelines ask for their layouts, then {step: the step number they
 //!                 align at (the baseline's), steps: step numbers in both traces, baseStep /
 //!                 candStep: each panel's aligned step, baseStartNs / candStartNs: their starts
@@ -85,7 +87,7 @@
 //! when it changes.
 
 use crate::state::charts::ChartState;
-use crate::state::compare::CompareState;
+use crate::state::compare::{CompareState, DiffTable};
 use crate::state::explain::{rows, ExplainState};
 use crate::state::findings::FindingsState;
 use crate::state::ranks::RanksState;
@@ -440,16 +442,17 @@ fn compare_js(c: &CompareState, stack: &StackState) -> JsValue {
     let Some(base) = &c.base else {
         return JsValue::NULL;
     };
-    let sort = |s: Option<&crate::state::table::Sort>| {
-        s.map(|s| serde_json::json!({"key": s.key, "desc": s.desc}))
+    let sort = |table| {
+        c.order(table)
+            .map(|o| serde_json::json!({"key": o.sort.key, "desc": o.sort.desc, "abs": o.abs}))
     };
     to_js(&serde_json::json!({
         "base": base,
         "cand": c.data.as_ref().map(|d| d.cand.clone()),
         "ops": c.op_rows().len(),
         "kernels": c.kernel_rows().len(),
-        "sort": sort(c.op_sort.as_ref()),
-        "kernelSort": sort(c.kernel_sort.as_ref()),
+        "sort": sort(DiffTable::Ops),
+        "kernelSort": sort(DiffTable::Kernels),
         "byShape": c.by_shape,
         "verdict": c.data.as_ref().map(|d| d.verdict.clone()),
         "pending": c.pending.is_some(),
@@ -534,9 +537,20 @@ fn charts_js(tables: &TableState, c: &ChartState) -> JsValue {
         .histogram
         .as_ref()
         .map(|h| serde_json::json!({ "name": h.name, "total": h.total }));
+    let gpu_legend: Vec<String> = c.counters.as_ref().map_or_else(Vec::new, |set| {
+        set.series
+            .iter()
+            .filter(|s| s.metric != "memory")
+            .map(|s| {
+                let (label, note) = crate::state::charts::gpu_legend(s);
+                format!("{label}: {note}")
+            })
+            .collect()
+    });
     to_js(&serde_json::json!({
         "steps": c.steps.as_ref().map_or(0, |s| s.bars.len()),
         "gpu": series(true),
+        "gpuLegend": gpu_legend,
         "memory": series(false),
         "histogram": histogram,
         "pending": c.busy(),

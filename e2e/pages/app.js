@@ -87,6 +87,19 @@ class AppPage {
     return this.state();
   }
 
+  /** Shows the table's columns `keys` through its "Columns" menu (`column-toggle` checkboxes). */
+  async showColumns(...keys) {
+    const chooser = this.page.getByTestId('column-chooser');
+    if (!(await chooser.evaluate((d) => d.open))) await chooser.locator('summary').click();
+    for (const key of keys) {
+      const box = chooser.locator(`[data-testid="column-toggle"][data-key="${key}"]`);
+      if (!(await box.isChecked())) await box.click();
+      await expect(this.page.getByTestId(`col-${key}`)).toBeVisible();
+    }
+    await chooser.locator('summary').click();
+    await this.idle();
+  }
+
   /** Clicks tab `name` (summary, ops, kernels, steps) and waits until its table (if any) arrived. */
   async openTab(name) {
     await this.page.getByTestId(`tab-${name}`).click();

@@ -34,7 +34,12 @@ test('compare two dlrm ranks: verdict, summary, op and kernel diffs as the CLI, 
   await expect(panel).toBeVisible();
   await expect(app.page.getByTestId('tab-compare')).toHaveClass(/active/);
   let c = await app.compare();
-  expect(c).toMatchObject({ base: path.basename(base), cand: path.basename(cand), pending: false, sort: null });
+  // The order is named before any click: the CLI's default, largest |Δ| first.
+  expect(c).toMatchObject({
+    base: path.basename(base), cand: path.basename(cand), pending: false,
+    sort: { key: 'self_cuda_delta', desc: true, abs: true },
+    kernelSort: { key: 'total_delta', desc: true, abs: true },
+  });
   expect(c.verdict).toBe(cli.verdict.text);
   await expect(app.page.getByTestId('compare-verdict')).toHaveText(cli.verdict.text);
   expect(c.ops).toBe(cli.ops.length);
@@ -60,6 +65,10 @@ test('compare two dlrm ranks: verdict, summary, op and kernel diffs as the CLI, 
   expect(ops.map((r) => `${r.status} ${r.name}`)).toEqual(cli.ops.map((r) => `${r.status} ${r.name}`));
   const kernels = await app.rows('compare-kernel-row');
   expect(kernels.map((r) => r.name)).toEqual(cli.kernels.map((r) => r.name));
+  const absCuda = (await app.column('compare-op-row', 'self_cuda_delta')).map(Math.abs);
+  expect(absCuda).toEqual([...absCuda].sort((a, b) => b - a));
+  expect(ops[0].status, 'an unchanged row does not lead').not.toBe('same');
+  await expect(app.page.getByTestId('compare-ops').getByTestId('col-self_cuda_delta')).toHaveAttribute('data-sort', 'abs');
   await expect(app.page.getByTestId('compare-findings')).toBeVisible();
   await panel.evaluate((el) => el.scrollIntoView({ block: 'start' }));
   await app.page.screenshot({ path: path.join(RESULTS_DIR, 'compare-dlrm.png') });
@@ -70,7 +79,7 @@ test('compare two dlrm ranks: verdict, summary, op and kernel diffs as the CLI, 
   await expect(header).toHaveAttribute('data-sort', 'desc');
   await app.idle();
   c = await app.compare();
-  expect(c.sort).toEqual({ key: 'self_cuda_delta', desc: true });
+  expect(c.sort).toEqual({ key: 'self_cuda_delta', desc: true, abs: false });
   const desc = await app.column('compare-op-row', 'self_cuda_delta');
   expect(desc.length).toBe(cli.ops.length);
   expect(desc).toEqual([...desc].sort((a, b) => b - a));
@@ -86,7 +95,7 @@ test('compare two dlrm ranks: verdict, summary, op and kernel diffs as the CLI, 
   await kHeader.click();
   await app.idle();
   c = await app.compare();
-  expect(c.kernelSort).toEqual({ key: 'total_delta', desc: true });
+  expect(c.kernelSort).toEqual({ key: 'total_delta', desc: true, abs: false });
   const kd = await app.column('compare-kernel-row', 'total_delta');
   expect(kd).toEqual([...kd].sort((a, b) => b - a));
   await app.page.screenshot({ path: path.join(RESULTS_DIR, 'compare-dlrm-sorted.png') });

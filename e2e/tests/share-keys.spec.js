@@ -73,8 +73,8 @@ test('?url=&base= #tab=compare&cstep=10&csort=self_cpu_delta,asc&cksort=total_de
     await app.waitForStack();
     await expect(page.getByTestId('tab-compare')).toHaveClass(/active/);
     const c = await app.compare();
-    expect(c.sort).toEqual({ key: 'self_cpu_delta', desc: false });
-    expect(c.kernelSort).toEqual({ key: 'total_delta', desc: true });
+    expect(c.sort).toEqual({ key: 'self_cpu_delta', desc: false, abs: false });
+    expect(c.kernelSort).toEqual({ key: 'total_delta', desc: true, abs: false });
     await expect(page.getByTestId('compare-ops').getByTestId('col-self_cpu_delta')).toHaveAttribute('data-sort', 'asc');
     await expect(page.getByTestId('compare-kernels').getByTestId('col-total_delta')).toHaveAttribute('data-sort', 'desc');
 

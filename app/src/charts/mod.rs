@@ -292,22 +292,36 @@ fn with_legend(
     p: &Palette,
     entries: &[(String, RGBColor)],
 ) -> Result<Area, Box<dyn std::error::Error>> {
+    let noted: Vec<(String, &str, RGBColor)> =
+        entries.iter().map(|(l, c)| (l.clone(), "", *c)).collect();
+    with_noted_legend(area, p, &noted)
+}
+
+/// [`with_legend`] whose entries may carry a note, a muted second line saying what the series
+/// measures (empty: none).
+fn with_noted_legend(
+    area: &Area,
+    p: &Palette,
+    entries: &[(String, &str, RGBColor)],
+) -> Result<Area, Box<dyn std::error::Error>> {
     let (w, _) = area.dim_in_pixel();
     let legend_w = p.px(LEGEND_W_PX).min(w / 3);
     let (plot, legend) = area.split_horizontally(w.saturating_sub(legend_w));
     let row = p.px(18.0) as i32;
     let swatch = p.px(10.0) as i32;
-    for (i, (label, color)) in entries.iter().enumerate() {
-        let y = p.px(14.0) as i32 + i as i32 * row;
+    let text_x = swatch + p.px(6.0) as i32;
+    let mut y = p.px(14.0) as i32;
+    for (label, note, color) in entries {
         legend.draw(&Rectangle::new(
             [(0, y), (swatch, y + swatch)],
             color.filled(),
         ))?;
-        legend.draw(&Text::new(
-            label.clone(),
-            (swatch + p.px(6.0) as i32, y - 1),
-            p.font(12.0, p.ink),
-        ))?;
+        legend.draw(&Text::new(label.clone(), (text_x, y - 1), p.font(12.0, p.ink)))?;
+        if !note.is_empty() {
+            y += p.px(15.0) as i32;
+            legend.draw(&Text::new(note.to_string(), (text_x, y - 1), p.font(11.0, p.muted)))?;
+        }
+        y += row;
     }
     Ok(plot)
 }

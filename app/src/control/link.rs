@@ -51,6 +51,7 @@ impl Controller {
             };
             link.sort = t.sort.as_ref().map(|s| (s.key.clone(), s.desc));
             link.by_shape = t.by_shape;
+            link.filter = Some(t.filter.trim().to_owned()).filter(|f| !f.is_empty());
         });
         link.finding = self.findings.with_untracked(|f| f.active.clone());
         link.compare = self.compare_link();
@@ -162,9 +163,12 @@ impl Controller {
         if let Some(tab) = link.tab.as_deref().and_then(|n| Tab::ALL.into_iter().find(|t| t.as_str() == n)) {
             self.select_tab(tab);
         }
-        // After the tab: selecting another tab clears the sort. The answer keeps a sort whose
-        // column it has.
-        self.tables.update(|t| t.sort = link.sort.clone().map(|(key, desc)| Sort { key, desc }));
+        // After the tab: selecting another tab clears the sort and the filter. The answer keeps
+        // a sort whose column it has.
+        self.tables.update(|t| {
+            t.sort = link.sort.clone().map(|(key, desc)| Sort { key, desc });
+            t.filter = link.filter.clone().unwrap_or_default();
+        });
         if let Some(q) = link.search {
             self.search(q);
         }

@@ -97,6 +97,7 @@ impl Controller {
             link: StoredValue::new_local(link::LinkState::default()),
         };
         ctl.bridge.set_value(Some(Bridge::new(move |msg, channel, words| ctl.receive(msg, channel, words))));
+        ctl.restore_columns();
         // In a task of its own: starting a worker costs the page 5-20 ms, which made the task
         // that mounts the page a long one.
         set_timeout(

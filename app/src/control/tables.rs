@@ -1,10 +1,21 @@
 //! Table tabs: switching tabs, the by-shape toggle, the scope (whole trace, a step, the selected
-//! range), sorting and filtering; each change that needs new data sends the tab's query (the
+//! range), sorting, filtering and the columns shown; each change that needs new data sends the tab's query (the
 //! charts tab asks for its own, see `charts`).
 
 use super::Controller;
+use crate::state::columns::NARROW_PX;
 use crate::state::table::{Scope, Tab};
 use leptos::prelude::*;
+
+/// The localStorage key of the column choice of tables of `kind`.
+fn storage_key(kind: &str) -> String {
+    format!("kinetoscope.columns.{kind}")
+}
+
+/// The page's localStorage, when the browser allows it.
+fn local_storage() -> Option<web_sys::Storage> {
+    window().local_storage().ok().flatten()
+}
 
 impl Controller {
     /// Switches tabs and asks for the new tab's table.
@@ -39,6 +50,44 @@ impl Controller {
     /// Sets the name filter.
     pub fn set_filter(self, text: String) {
         self.commit_tables(|t| t.filter = text);
+    }
+
+    /// Shows or hides column `key` of the table shown, and keeps the choice in localStorage
+    /// (`kinetoscope.columns.<kind>`), so the next visit shows the same columns.
+    pub fn toggle_column(self, key: String) {
+        let Some(kind) = self.tables.with_untracked(|t| t.data.as_ref().map(|d| d.kind.clone())) else {
+            return;
+        };
+        self.commit_tables(|t| t.columns.toggle(&kind, &key));
+        let stored = self.tables.with_untracked(|t| t.columns.stored(&kind));
+        if let (Some(stored), Some(storage)) = (stored, local_storage()) {
+            // A full or refused storage only loses the choice for the next visit.
+            let _ = storage.set_item(&storage_key(&kind), &stored);
+        }
+    }
+
+    /// Column `key` of the table shown was dragged to `ch` wide.
+    pub fn resize_column(self, key: String, ch: usize) {
+        let Some(kind) = self.tables.with_untracked(|t| t.data.as_ref().map(|d| d.kind.clone())) else {
+            return;
+        };
+        self.commit_tables(|t| t.columns.resize(&kind, &key, ch));
+    }
+
+    /// Takes the tables' column defaults from the page's width and the choices kept in
+    /// localStorage (at start-up).
+    pub(super) fn restore_columns(self) {
+        let width = window().inner_width().ok().and_then(|w| w.as_f64());
+        let storage = local_storage();
+        self.tables.update(|t| {
+            t.columns.narrow = width.is_some_and(|w| w < NARROW_PX);
+            for kind in ["ops", "kernels"] {
+                let stored = storage.as_ref().and_then(|s| s.get_item(&storage_key(kind)).ok().flatten());
+                if let Some(stored) = stored {
+                    t.columns.restore(kind, &stored);
+                }
+            }
+        });
     }
 
     /// Sorts by column `key` (again: flips the direction).

@@ -8,7 +8,8 @@
 //! pick the candidate), `compare` (panel), `compare-files`, `compare-clear`, `compare-error`,
 //! `compare-verdict`, `compare-summary` (rows `compare-summary-row` with `data-key`),
 //! `compare-by-shape`, `compare-ops` / `compare-kernels` (rows `compare-op-row` /
-//! `compare-kernel-row` with `data-status`; headers `col-<key>` with `data-sort`, keys in
+//! `compare-kernel-row` with `data-status`; headers `col-<key>` with `data-sort`: `desc`, `asc`, or
+//! `abs` on the column of the default order, largest |Δ| first; keys in
 //! `state::compare`), `compare-findings` with lists `compare-findings-new|gone|kept` of
 //! `compare-finding` items (`data-rule`). Numeric cells carry the raw number in `data-value`.
 
@@ -19,6 +20,7 @@ use crate::state::compare::{
     kernel_pair, op_pair, rel_text, CompareState, DiffTable, KERNEL_COLUMNS, OP_COLUMNS,
 };
 use crate::state::format;
+use crate::state::names::short_names;
 use crate::timeline::stack::StackedTimelines;
 use crate::timeline::theme::Theme;
 use leptos::prelude::*;
@@ -225,16 +227,22 @@ fn header(
     label: String,
     num: bool,
 ) -> impl IntoView {
-    let sort = c.sort(table).filter(|s| s.key == key);
-    let mark = match sort {
-        Some(s) if s.desc => " ▼",
+    let order = c.order(table).filter(|o| o.sort.key == key);
+    let mark = match &order {
+        Some(o) if o.abs => " ▼ |Δ|",
+        Some(o) if o.sort.desc => " ▼",
         Some(_) => " ▲",
         None => "",
     };
+    let sort = order.as_ref().map(|o| match (o.abs, o.sort.desc) {
+        (true, _) => "abs",
+        (false, true) => "desc",
+        (false, false) => "asc",
+    });
     view! {
         <th
             data-testid=format!("col-{key}")
-            data-sort=sort.map(|s| if s.desc { "desc" } else { "asc" })
+            data-sort=sort
             class:num=num
             class:sorted=sort.is_some()
             on:click=move |_| ctl.sort_compare(table, key.clone())
@@ -333,36 +341,47 @@ fn diff_table(
         }
     }
     let head = view! { <tr>{heads}</tr> }.into_any();
+    let shorts = match table {
+        DiffTable::Ops => short_names(d.ops.iter().map(|r| r.name.as_str())),
+        DiffTable::Kernels => short_names(d.kernels.iter().map(|r| r.name.as_str())),
+    };
     Some(scroll_table(
         table_id,
         None,
         widths,
         head,
         order.len(),
-        move |k| diff_row(&d, table, k, order[k], columns, row_id),
+        move |k| {
+            let short = shorts.get(order[k]).map_or("", String::as_str);
+            diff_row(&d, table, (k, order[k]), short, columns, row_id)
+        },
     ))
 }
 
-/// Row `i` of `table` in `d`'s diff, shown at position `k`.
+/// Row `i` of `table` in `d`'s diff, shown at position `k`; its name cell shows `short` (the
+/// name's short form) and carries the whole name in `title`.
 fn diff_row(
     d: &ComparisonData,
     table: DiffTable,
-    k: usize,
-    i: usize,
+    (k, i): (usize, usize),
+    short: &str,
     columns: &[(&str, &str, &'static str)],
     row_id: &'static str,
 ) -> AnyView {
+    let with_shapes = |name: &str, shapes: &str| {
+        if shapes.is_empty() {
+            name.to_owned()
+        } else {
+            format!("{name} {shapes}")
+        }
+    };
     let name = match table {
         DiffTable::Ops => d.ops.get(i).map(|r| {
-            if r.input_shapes.is_empty() {
-                r.name.clone()
-            } else {
-                format!("{} {}", r.name, r.input_shapes)
-            }
+            (with_shapes(&r.name, &r.input_shapes), with_shapes(short, &r.input_shapes))
         }),
-        DiffTable::Kernels => d.kernels.get(i).map(|r| r.name.clone()),
+        DiffTable::Kernels => d.kernels.get(i).map(|r| (r.name.clone(), short.to_owned())),
     };
-    let (Some(name), Some(status)) = (name, status(d, table, i)) else {
+    let (Some((name, short)), Some(status)) = (name, status(d, table, i)) else {
         return ().into_any();
     };
     let cells = columns
@@ -370,7 +389,7 @@ fn diff_row(
         .filter_map(|&(key, _, unit)| pair(d, table, i, key).map(|p| pair_cells(key, unit, p)))
         .collect_view();
     let class = format!("status-{status}");
-    let shown = shown_text(&name);
+    let shown = shown_text(&short);
     let data_status = status.to_owned();
     view! {
         <tr data-testid=row_id aria-rowindex=row_index(k) data-status=data_status class=class>

@@ -50,7 +50,8 @@ fn picked_files(on_files: Callback<Vec<File>>, folder: bool) -> impl Fn(ev::Even
             files.retain(|f| is_trace_name(&f.name()));
             files.sort_by_key(relative_path);
         }
-        if !files.is_empty() {
+        // A folder without a trace file goes on too: the page says so.
+        if folder || !files.is_empty() {
             on_files.run(files);
         }
         input.set_value("");
@@ -112,10 +113,8 @@ pub fn DropZone(on_files: Callback<Vec<File>>) -> impl IntoView {
             let entries = dropped_entries(&dt);
             if entries.iter().any(|entry| is_truthy(entry, "isDirectory")) {
                 leptos::task::spawn_local(async move {
-                    let files = entry_files(entries).await;
-                    if !files.is_empty() {
-                        on_files.run(files);
-                    }
+                    // Empty too: the page then says the folder holds no trace file.
+                    on_files.run(entry_files(entries).await);
                 });
                 return;
             }

@@ -21,5 +21,5 @@ pub use findings::FindingsPanel;
 pub use loader::{DropZone, OpenButton, OpenFolderButton, ProgressPanel};
 pub use run::{RunBack, RunPanel};
 pub use step_pick::StepPicker;
-pub use summary::{SummaryPanel, TraceHeader};
+pub use summary::{LoadNotices, SummaryPanel, TraceHeader};
 pub use tables::{TablePanel, Tabs};

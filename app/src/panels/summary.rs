@@ -4,10 +4,11 @@
 //! Test ids: `summary` (the panel), `summary-file` (file name), `summary-events` and
 //! `summary-span` (formatted text, raw number in `data-value`: events, span in µs),
 //! `phase-counts` and `category-counts` (tables: key, count; largest first), `lane-list`.
-//! Rebuilt only when the summary changes (a memo), not on progress updates.
+//! Rebuilt only when the summary changes (a memo), not on progress updates. [`LoadNotices`]:
+//! `empty-state` and `truncation-banner` (texts from `state::notice`).
 
 use crate::deferred::Deferred;
-use crate::state::{format, LoadState};
+use crate::state::{format, notice, LoadState};
 use leptos::prelude::*;
 use protocol::{ProcessSummary, TraceSummary};
 use std::collections::BTreeMap;
@@ -43,6 +44,25 @@ pub fn TraceHeader(state: ReadSignal<LoadState>) -> impl IntoView {
                     )}
                 </div>
             }
+        })
+    }
+}
+
+/// Under the header, where the eye is: why the timeline is empty (`empty-state`), or where a
+/// cut-short file stopped (`truncation-banner`); nothing for a whole trace with slices.
+#[component]
+pub fn LoadNotices(state: ReadSignal<LoadState>) -> impl IntoView {
+    let summary = Memo::new(move |_| state.with(|s| s.summary.clone()));
+    move || {
+        summary.get().map(|s| {
+            let empty = notice::empty_state(&s).map(|text| {
+                let why = s.warnings.first().map(|w| view! { <p class="muted">"The parse says: "<code>{w.clone()}</code></p> });
+                view! { <section class="card notice" role="status" data-testid="empty-state"><b>{text}</b>{why}</section> }
+            });
+            let truncated = notice::truncation(&s).map(|text| {
+                view! { <section class="card notice warn" role="alert" data-testid="truncation-banner">{text}</section> }
+            });
+            view! { {empty}{truncated} }
         })
     }
 }

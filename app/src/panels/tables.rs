@@ -11,16 +11,25 @@
 //!
 //! Test ids: `tab-<summary|ops|kernels|steps|charts>`, `table-filter`, `by-shape-toggle`,
 //! `table-scope`, `table-step`, `op-table` / `kernel-table` / `step-table` with rows `op-row` / `kernel-row` / `step-row`,
-//! headers `col-<key>` (`data-sort` = `desc` / `asc` on the sorted one), `table-error`.
+//! headers `col-<key>` (`data-sort` = `desc` / `asc` on the sorted one), `table-error`,
+//! `column-chooser` (op and kernel tables: a `column-toggle` checkbox per column, `data-key`;
+//! which columns show: `state::columns`), `col-resize` (the drag handle in each header but
+//! Name's).
 //! Cells carry the raw number in `data-value`; text is always rendered as text nodes.
-//! Only the rows in view are built ([`scroll_table`]).
+//! Only the rows in view are built ([`scroll_table`]). A C++ template name shows the part that
+//! tells it from its neighbours ([`short_names`]); its `title` holds the whole name.
 
 use super::scroll_table::{row_index, scroll_table, shown_text, width_ch};
 use super::step_pick::StepPicker;
+use crate::state::columns::MIN_WIDTH_CH;
+use crate::state::names::short_names;
 use crate::state::table::{cell_text, cell_value, Scope, Tab, TableState};
 use leptos::prelude::*;
 use protocol::{CellValue, StepMark, TableData};
+use std::cell::RefCell;
+use std::rc::Rc;
 use std::sync::Arc;
+use wasm_bindgen::JsCast;
 
 /// The tab buttons; `on_select` switches tabs.
 #[component]
@@ -56,10 +65,27 @@ pub fn TablePanel(
     on_scope: Callback<Scope>,
     on_row: Callback<String>,
     on_step: Callback<u64>,
+    on_column: Callback<String>,
+    on_resize: Callback<(String, usize)>,
     explained: Memo<Option<u64>>,
 ) -> impl IntoView {
     let tab = Memo::new(move |_| tables.with(|t| t.tab));
-    let rows = RowActions { on_row, on_step, explained };
+    let rows = RowActions { on_row, on_step, explained, on_resize };
+    // The chooser is rebuilt when a column is toggled; its open state outlives it.
+    let chooser_open = RwSignal::new(false);
+    let choice = Memo::new(move |_| {
+        tables.with(|t| {
+            let data = t.data.as_ref().filter(|d| d.kind != "steps")?;
+            let hidden = t.columns.hidden(&data.kind);
+            let columns: Vec<(String, String, bool)> = data
+                .columns
+                .iter()
+                .filter(|c| c.key != "name")
+                .map(|c| (c.key.clone(), c.label.clone(), !hidden.contains(&c.key)))
+                .collect();
+            Some(columns)
+        })
+    });
     move || {
         let tab = tab.get();
         (!matches!(tab, Tab::Summary | Tab::Findings | Tab::Charts | Tab::Compare | Tab::Run)).then(|| {
@@ -93,12 +119,14 @@ pub fn TablePanel(
             });
             let scope = matches!(tab, Tab::Ops | Tab::Kernels)
                 .then(|| scope_select(tables, steps, range, on_scope));
+            let chooser = move || choice.get().map(|columns| column_chooser(columns, chooser_open, on_column));
             view! {
                 <section class="card">
                     <div class="table-tools">
                         {filter}
                         {scope}
                         {toggle}
+                        {chooser}
                         <span class="muted">{move || count_text(&tables.read())}</span>
                     </div>
                     {error}
@@ -106,6 +134,35 @@ pub fn TablePanel(
                 </section>
             }
         })
+    }
+}
+
+/// The "Columns" menu: a checkbox per column but Name (`column-toggle` with `data-key`), checked
+/// when shown; `open` keeps the menu open across its rebuilds.
+fn column_chooser(
+    columns: Vec<(String, String, bool)>,
+    open: RwSignal<bool>,
+    on_column: Callback<String>,
+) -> impl IntoView {
+    let items = columns
+        .into_iter()
+        .map(|(key, label, shown)| {
+            let k = key.clone();
+            view! {
+                <label>
+                    <input type="checkbox" data-testid="column-toggle" data-key=key prop:checked=shown
+                        on:change=move |_| on_column.run(k.clone()) />
+                    " "{label}
+                </label>
+            }
+        })
+        .collect_view();
+    view! {
+        <details class="column-chooser" data-testid="column-chooser" prop:open=open.get_untracked()
+            on:toggle=move |ev| open.set(event_target::<web_sys::HtmlDetailsElement>(&ev).open())>
+            <summary title="Choose the columns shown (kept in this browser)">"Columns"</summary>
+            <div class="column-list">{items}</div>
+        </details>
     }
 }
 
@@ -183,15 +240,18 @@ fn scope_select(
 }
 
 /// What a row click does: a named row highlights its name, a step row explains its step
-/// (`explained`: the step explained, whose row is marked).
+/// (`explained`: the step explained, whose row is marked); and what a header drag does.
 #[derive(Clone, Copy)]
 struct RowActions {
     on_row: Callback<String>,
     on_step: Callback<u64>,
     explained: Memo<Option<u64>>,
+    /// A column was dragged to a width: (key, ch).
+    on_resize: Callback<(String, usize)>,
 }
 
 fn table_view(tab: Tab, t: &TableState, on_sort: Callback<String>, actions: RowActions) -> Option<impl IntoView> {
+    let on_resize = actions.on_resize;
     let data: Arc<TableData> = t.data.clone()?;
     let (table_id, row_id) = match tab {
         Tab::Ops => ("op-table", "op-row"),
@@ -200,10 +260,24 @@ fn table_view(tab: Tab, t: &TableState, on_sort: Callback<String>, actions: RowA
             ("step-table", "step-row")
         }
     };
-    let headers = data
-        .columns
+    let keys: Vec<&str> = data.columns.iter().map(|c| c.key.as_str()).collect();
+    let shown = Arc::new(t.columns.shown(&data.kind, &keys, t.sort.as_ref().map(|s| s.key.as_str())));
+    let order = t.visible_rows();
+    let widths: Vec<Option<usize>> = shown
         .iter()
-        .map(|c| {
+        .map(|&c| {
+            let key = &data.columns[c].key;
+            (key != "name").then(|| {
+                t.columns.width(&data.kind, key).unwrap_or_else(|| column_width(&data, &order, c))
+            })
+        })
+        .collect();
+    let headers = shown
+        .iter()
+        .zip(&widths)
+        .enumerate()
+        .map(|(at, (&i, &width))| (at, &data.columns[i], width))
+        .map(|(at, c, width)| {
             let sort = t.sort.as_ref().filter(|s| s.key == c.key);
             let mark = match sort {
                 Some(s) if s.desc => " ▼",
@@ -211,6 +285,7 @@ fn table_view(tab: Tab, t: &TableState, on_sort: Callback<String>, actions: RowA
                 None => "",
             };
             let key = c.key.clone();
+            let handle = width.map(|ch| resize_handle(at, ch, c.key.clone(), on_resize));
             view! {
                 <th
                     data-testid=format!("col-{}", c.key)
@@ -220,26 +295,75 @@ fn table_view(tab: Tab, t: &TableState, on_sort: Callback<String>, actions: RowA
                     on:click=move |_| on_sort.run(key.clone())
                 >
                     {format!("{}{mark}", c.label)}
+                    {handle}
                 </th>
             }
         })
         .collect_view();
-    let order = t.visible_rows();
-    let widths = (0..data.columns.len())
-        .map(|c| (data.columns[c].key != "name").then(|| column_width(&data, &order, c)))
-        .collect();
     let head = view! { <tr>{headers}</tr> }.into_any();
     let kind = Some(data.kind.clone());
     let name_col = data.columns.iter().position(|c| c.key == "name");
     let step_col = data.columns.iter().position(|c| c.key == "step").filter(|_| tab == Tab::Steps);
+    let shorts = Arc::new(short_names(data.rows.iter().map(|r| match name_col.and_then(|c| r.get(c)) {
+        Some(CellValue::Text(n)) => n.as_str(),
+        _ => "",
+    })));
     Some(scroll_table(
         table_id,
         kind,
         widths,
         head,
         order.len(),
-        move |k| row_view(&data, (name_col, step_col), k, order[k], row_id, actions).into_any(),
+        move |k| {
+            let short = shorts.get(order[k]).map(String::as_str);
+            row_view(&data, (name_col, step_col), (k, order[k]), (short, &shown), row_id, actions).into_any()
+        },
     ))
+}
+
+/// The drag handle at the right edge of header cell `at` (a column `ch` wide): while dragged,
+/// its `<col>` follows the pointer (the table is not rebuilt); on release the width goes to
+/// `on_resize` in `ch`. Its click does not sort.
+fn resize_handle(at: usize, ch: usize, key: String, on_resize: Callback<(String, usize)>) -> impl IntoView {
+    // (pointer x at the start, px per ch, the col element) while a drag runs.
+    let drag: Rc<RefCell<Option<(f64, f64, web_sys::HtmlElement)>>> = Rc::default();
+    let new_ch = move |start_x: f64, px_per_ch: f64, x: f64| {
+        let px = ch as f64 * px_per_ch + (x - start_x);
+        (px / px_per_ch).round().max(MIN_WIDTH_CH as f64) as usize
+    };
+    let (down, moved, up) = (drag.clone(), drag.clone(), drag);
+    let on_down = move |e: web_sys::PointerEvent| {
+        e.stop_propagation();
+        e.prevent_default();
+        let Some(handle) = e.target().and_then(|t| t.dyn_into::<web_sys::Element>().ok()) else { return };
+        let Some(th) = handle.parent_element().and_then(|p| p.dyn_into::<web_sys::HtmlElement>().ok()) else { return };
+        let col = th
+            .closest("table")
+            .ok()
+            .flatten()
+            .and_then(|table| table.query_selector(&format!("col:nth-child({})", at + 1)).ok().flatten())
+            .and_then(|col| col.dyn_into::<web_sys::HtmlElement>().ok());
+        let Some(col) = col else { return };
+        let _ = handle.set_pointer_capture(e.pointer_id());
+        let px_per_ch = f64::from(th.offset_width()) / ch.max(1) as f64;
+        *down.borrow_mut() = Some((f64::from(e.client_x()), px_per_ch.max(1.0), col));
+    };
+    let on_move = move |e: web_sys::PointerEvent| {
+        if let Some((start_x, px_per_ch, col)) = moved.borrow().as_ref() {
+            let width = new_ch(*start_x, *px_per_ch, f64::from(e.client_x()));
+            let _ = col.style().set_property("width", &format!("{width}ch"));
+        }
+    };
+    let on_up = move |e: web_sys::PointerEvent| {
+        if let Some((start_x, px_per_ch, _)) = up.borrow_mut().take() {
+            on_resize.run((key.clone(), new_ch(start_x, px_per_ch, f64::from(e.client_x()))));
+        }
+    };
+    view! {
+        <span class="col-resize" data-testid="col-resize" title="Drag to resize this column"
+            on:click=|e| e.stop_propagation() on:pointerdown=on_down on:pointermove=on_move
+            on:pointerup=on_up></span>
+    }
 }
 
 /// Column `c`'s width in `ch`: a text column's longest text, a number column's widest extreme
@@ -275,12 +399,13 @@ fn column_width(data: &TableData, order: &[usize], c: usize) -> usize {
 }
 
 /// Row `i` of `data` (whose name and step number are in columns `name_col` and `step_col`),
-/// shown at position `k`, as `<tr data-testid=row_id>`.
+/// shown at position `k`, as `<tr data-testid=row_id>` with the cells of columns `shown`; the
+/// name cell shows `short_name`, its `title` the whole name.
 fn row_view(
     data: &TableData,
     (name_col, step_col): (Option<usize>, Option<usize>),
-    k: usize,
-    i: usize,
+    (k, i): (usize, usize),
+    (short_name, shown): (Option<&str>, &[usize]),
     row_id: &'static str,
     actions: RowActions,
 ) -> impl IntoView {
@@ -292,10 +417,14 @@ fn row_view(
         Some(CellValue::Int(n)) => u64::try_from(*n).ok(),
         _ => None,
     };
-    let cells = data.columns.iter().zip(&data.rows[i]).map(|(c, cell)| {
+    let row = &data.rows[i];
+    let cells = shown.iter().filter_map(|&c| Some((data.columns.get(c)?, row.get(c)?))).map(|(c, cell)| {
         let text = cell_text(cell, &c.unit);
         if c.unit == "text" {
-            let shown = shown_text(&text);
+            let shown = match short_name.filter(|_| c.key == "name") {
+                Some(short) => shown_text(short),
+                None => shown_text(&text),
+            };
             view! { <td class="text" data-key=c.key.clone() title=text>{shown}</td> }.into_any()
         } else {
             view! {

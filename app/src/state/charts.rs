@@ -15,7 +15,7 @@
 //! histogram bins); this struct only picks columns and remembers what is missing, so the rules
 //! are tested natively (docs/contributing.md). The charts: docs/viewer.md#charts.
 
-use protocol::{Answer, CellValue, CounterSet, Histogram, Query, TableData};
+use protocol::{Answer, CellValue, CounterSeries, CounterSet, Histogram, Query, TableData};
 
 /// Buckets of the whole-trace GPU and memory curves (about one per 3 px of a wide chart).
 pub const COUNTER_BUCKETS: u32 = 300;
@@ -320,6 +320,18 @@ impl ChartState {
     }
 }
 
+/// The GPU chart's legend entry of `s`: its label and what it measures (docs/definitions.md:
+/// utilization is the share of time a kernel runs, SM efficiency an estimate weighted by the
+/// kernels' blocks per SM).
+pub fn gpu_legend(s: &CounterSeries) -> (String, &'static str) {
+    let note = match s.metric.as_str() {
+        "utilization" => "% of time a kernel runs",
+        "sm_efficiency" => "est. % of SMs busy",
+        _ => "",
+    };
+    (s.label.clone(), note)
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -589,5 +601,19 @@ mod tests {
                 "width {width}: at most one bar per 2 px"
             );
         }
+    }
+
+    #[test]
+    fn gpu_legend_says_what_each_series_measures() {
+        let series = |metric: &str| CounterSeries {
+            metric: metric.into(),
+            label: format!("GPU 0 {metric}"),
+            ..CounterSeries::default()
+        };
+        assert_eq!(
+            gpu_legend(&series("utilization")),
+            ("GPU 0 utilization".into(), "% of time a kernel runs")
+        );
+        assert_eq!(gpu_legend(&series("sm_efficiency")).1, "est. % of SMs busy");
     }
 }

@@ -8,7 +8,9 @@
 //!
 //! Column keys (`col-<key>` test ids): `name`, `status`, then per compared column `<c>_base`,
 //! `<c>_cand`, `<c>_delta` with ops' `c` in [`OP_COLUMNS`] and kernels' in [`KERNEL_COLUMNS`].
-//! Default order: the worker's (base table order, then rows only the candidate has).
+//! Default order: the worker's, `kinetoscope diff`'s (largest |Δ| first, unchanged rows last):
+//! ops by |Δ Self CUDA| (Self CPU when neither trace has device time), kernels by |Δ Total|;
+//! [`CompareState::order`] names it.
 //!
 //! Invariants: `pending` is the id of the only reply wanted; the previous comparison stays shown
 //! while a new one is in flight; a comparison is only asked for while `base` is set.
@@ -133,6 +135,39 @@ impl CompareState {
         }
     }
 
+    /// The order `table`'s rows are shown in: the sort clicked, or the worker's default (see the
+    /// module docs); `None` before a comparison arrived.
+    pub fn order(&self, table: DiffTable) -> Option<Order> {
+        if let Some(s) = self.sort(table) {
+            return Some(Order {
+                sort: s.clone(),
+                abs: false,
+            });
+        }
+        let d = self.data.as_ref()?;
+        let key = match table {
+            DiffTable::Ops => {
+                let device = d
+                    .ops
+                    .iter()
+                    .any(|r| r.self_device_ns.base != 0.0 || r.self_device_ns.cand != 0.0);
+                if device {
+                    "self_cuda_delta"
+                } else {
+                    "self_cpu_delta"
+                }
+            }
+            DiffTable::Kernels => "total_delta",
+        };
+        Some(Order {
+            sort: Sort {
+                key: key.to_owned(),
+                desc: true,
+            },
+            abs: true,
+        })
+    }
+
     /// Header click: the same column flips direction, another starts descending (text ascending).
     pub fn toggle_sort(&mut self, table: DiffTable, key: &str) {
         let sort = match table {
@@ -171,6 +206,15 @@ impl CompareState {
             |r| &r.name,
         )
     }
+}
+
+/// The order a diff table shows its rows in.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Order {
+    /// The column and direction.
+    pub sort: Sort,
+    /// By the absolute value of the delta (the worker's default order), not the signed one.
+    pub abs: bool,
 }
 
 /// A sortable value: a number or text.
@@ -351,6 +395,35 @@ mod tests {
         );
         assert_eq!(s.op_rows(), vec![1, 0, 2, 3, 4]);
         assert_eq!(s.kernel_sort, None, "tables sort independently");
+    }
+
+    #[test]
+    fn default_order_is_the_workers_abs_delta() {
+        let mut s = CompareState::default();
+        assert_eq!(s.order(DiffTable::Ops), None, "no comparison yet");
+        s = with_ops(vec![op("a", "same", (1.0, 1.0))]);
+        let order = |key: &str, desc, abs| Order {
+            sort: Sort {
+                key: key.into(),
+                desc,
+            },
+            abs,
+        };
+        assert_eq!(
+            s.order(DiffTable::Ops),
+            Some(order("self_cpu_delta", true, true)),
+            "no device time: Self CPU"
+        );
+        assert_eq!(s.order(DiffTable::Kernels), Some(order("total_delta", true, true)));
+        let mut gpu = op("g", "changed", (0.0, 0.0));
+        gpu.self_device_ns.cand = 5.0;
+        s = with_ops(vec![gpu]);
+        assert_eq!(
+            s.order(DiffTable::Ops),
+            Some(order("self_cuda_delta", true, true))
+        );
+        s.toggle_sort(DiffTable::Ops, "calls_delta");
+        assert_eq!(s.order(DiffTable::Ops), Some(order("calls_delta", true, false)));
     }
 
     #[test]

@@ -12,6 +12,7 @@
 //! scope=step:N | range     op / kernel table scope (range = the selected range)
 //! sort=KEY,desc|asc  table sort; shape=1 groups ops by input shape
 //! q=TEXT             search text
+//! filter=TEXT        the op / kernel table's name filter
 //! finding=RULE       active cheatsheet finding
 //! file=NAME,SIZE     a locally opened file (the link carries its name and size, never its bytes)
 //! cstep=N            Compare tab: the step the stacked timelines align at
@@ -44,6 +45,8 @@ pub struct ViewLink {
     pub by_shape: bool,
     /// Search text.
     pub search: Option<String>,
+    /// The table's name filter.
+    pub filter: Option<String>,
     /// Active finding's rule.
     pub finding: Option<String>,
     /// A locally opened file's name and size.
@@ -101,6 +104,9 @@ impl ViewLink {
         if let Some(q) = &self.search {
             put("q", q.clone());
         }
+        if let Some(f) = &self.filter {
+            put("filter", f.clone());
+        }
         if let Some(f) = &self.finding {
             put("finding", f.clone());
         }
@@ -143,6 +149,7 @@ impl ViewLink {
                 "cshape" => link.compare.by_shape = value == "1",
                 "shape" => link.by_shape = value == "1",
                 "q" => link.search = Some(value).filter(|v| !v.is_empty()),
+                "filter" => link.filter = Some(value).filter(|v| !v.is_empty()),
                 "finding" => link.finding = Some(value).filter(|v| !v.is_empty()),
                 "file" => {
                     link.file = value
@@ -234,6 +241,7 @@ mod tests {
             sort: Some(("self_cuda".into(), false)),
             by_shape: true,
             search: Some("aten::mm #1".into()),
+            filter: Some("vectorized_elementwise<&>".into()),
             finding: Some("dtod-before-gemm".into()),
             file: Some(("my trace,v2.json.gz".into(), 123_456_789)),
             compare: CompareLink {
@@ -251,7 +259,7 @@ mod tests {
 
     #[test]
     fn bad_values_are_dropped_and_unknown_keys_ignored() {
-        let link = ViewLink::parse("t=5,1&sel=x,1,0,a&range=1,2&zz=9&q=&sort=,desc&file=a,big&cstep=x&cwin=3,-3");
+        let link = ViewLink::parse("t=5,1&sel=x,1,0,a&range=1,2&zz=9&q=&filter=&sort=,desc&file=a,big&cstep=x&cwin=3,-3");
         assert_eq!(link, ViewLink { range: Some((1.0, 2.0)), ..ViewLink::default() });
         assert_eq!(decode("%zz%41%"), "%zzA%");
         assert_eq!(ViewLink::default().to_fragment(), "");

@@ -12,12 +12,15 @@
 //! are tested natively (docs/contributing.md). Number formatting lives in [`format`].
 
 pub mod charts;
+pub mod columns;
 pub mod compare;
 pub mod explain;
 pub mod export;
 pub mod findings;
 pub mod format;
 pub mod link;
+pub mod names;
+pub mod notice;
 pub mod ranks;
 pub mod run;
 pub mod stack;

@@ -11,6 +11,7 @@
 //! Default sort: ops by Self CUDA desc when any device time, else Self CPU desc; kernels by Total
 //! desc; steps in step order (no sort key).
 
+use super::columns::ColumnChoice;
 use super::format;
 use protocol::{Answer, CellValue, FromWorker, Query, TableData};
 use std::cmp::Ordering;
@@ -140,6 +141,8 @@ pub struct TableState {
     pub filter: String,
     /// Id of the query whose reply is awaited.
     pub pending: Option<u32>,
+    /// The columns shown per table kind.
+    pub columns: ColumnChoice,
 }
 
 impl TableState {
