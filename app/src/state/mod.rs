@@ -16,6 +16,7 @@ pub mod compare;
 pub mod explain;
 pub mod findings;
 pub mod format;
+pub mod gallery;
 pub mod link;
 pub mod ranks;
 pub mod run;
