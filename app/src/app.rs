@@ -213,7 +213,8 @@ pub fn App() -> impl IntoView {
 fn start(ctl: Controller, wanted: RwSignal<Option<(String, u64)>>, gallery: RwSignal<GalleryState>) {
     let link = ViewLink::parse(&window().location().hash().unwrap_or_default());
     if let Some(run) = url_param("run") {
-        return ctl.load_run_url(&run);
+        ctl.load_run_url(&run);
+        return ctl.restore_later(link);
     }
     match (url_param("url"), &link.file, url_param("base")) {
         (Some(cand), _, Some(base)) => ctl.load_pair(&base, &cand),

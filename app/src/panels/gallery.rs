@@ -42,6 +42,7 @@ pub fn GalleryPanel(gallery: RwSignal<GalleryState>) -> impl IntoView {
 #[component]
 fn RunCard(run: RunEntry) -> impl IntoView {
     let ranks = run.traces.len() as u64;
+    let name = run.name.clone();
     let rows = run
         .traces
         .into_iter()
@@ -58,7 +59,7 @@ fn RunCard(run: RunEntry) -> impl IntoView {
         })
         .collect_view();
     view! {
-        <div class="gallery-run" data-testid="gallery-run" data-name=run.name.clone()>
+        <div class="gallery-run" data-testid="gallery-run" data-name=name>
             <h3>
                 <span data-testid="run-name">{run.name}</span>
                 <span class="muted">{format!(" · {} · {} ", format::plural(ranks, "trace", "traces"), date(run.mtime_ms))}</span>

@@ -15,8 +15,7 @@ pub struct Index {
     /// The log directory's name.
     #[serde(default)]
     pub root: String,
-    /// Its runs.
-    #[serde(default)]
+    /// Its runs (required: a JSON file without them is not a listing).
     pub runs: Vec<RunEntry>,
     /// Files that look like traces but could not be read.
     #[serde(default)]
@@ -170,6 +169,7 @@ mod tests {
         assert_eq!(trace_href("logs/new%20job/a.json"), "?url=logs%2Fnew%2520job%2Fa.json");
         assert_eq!(run_href("logs/run.json"), "?run=logs%2Frun.json");
         assert!(GalleryState::parse("[]").is_err());
+        assert!(GalleryState::parse(r#"{"name": "some other index.json"}"#).is_err());
     }
 
     #[test]
