@@ -2,7 +2,8 @@
 //! by `kinetoscope publish`). A page without one (plain `dist/`, a 404) opens the demo instead.
 
 use crate::state::gallery::{GalleryState, Index};
-use wasm_bindgen::JsCast;
+use js_sys::{Function, Promise, Reflect};
+use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
 /// The listing's URL, relative to the page.
@@ -16,11 +17,14 @@ pub fn fetch_index(done: impl FnOnce(Result<Index, String>) + 'static) {
 async fn read_index() -> Result<Index, String> {
     let window = web_sys::window().ok_or("no window")?;
     let response = JsFuture::from(window.fetch_with_str(INDEX_URL)).await.map_err(|_| "index.json: fetch failed")?;
-    let response: web_sys::Response = response.dyn_into().map_err(|_| "index.json: not a response")?;
-    if !response.ok() {
-        return Err(format!("index.json: HTTP {}", response.status()));
+    // Read through the Response's properties: web-sys's `Response` feature would rebuild every
+    // web-sys dependent of the app for three accessors.
+    let field = |name: &str| Reflect::get(&response, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED);
+    if !field("ok").is_truthy() {
+        return Err(format!("index.json: HTTP {}", field("status").as_f64().unwrap_or(0.0)));
     }
-    let text = response.text().map_err(|_| "index.json: no body")?;
-    let text = JsFuture::from(text).await.map_err(|_| "index.json: body unreadable")?;
-    GalleryState::parse(&text.as_string().unwrap_or_default())
+    let text: Function = field("text").dyn_into().map_err(|_| "index.json: not a response")?;
+    let body: Promise = text.call0(&response).and_then(|p| p.dyn_into()).map_err(|_| "index.json: no body")?;
+    let body = JsFuture::from(body).await.map_err(|_| "index.json: body unreadable")?;
+    GalleryState::parse(&body.as_string().unwrap_or_default())
 }
