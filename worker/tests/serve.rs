@@ -123,7 +123,8 @@ fn scan_of_10000_files_is_fast() {
 fn start(log: &Path) -> SocketAddr {
     let site = temp_dir("site");
     std::fs::write(site.join("index.html"), "<!doctype html><title>site</title>").unwrap();
-    let served = http::Served { logdir: log.canonicalize().unwrap(), root_name: "log".into(), site };
+    let steps = kinetoscope::serve::steps::StepCounts::start();
+    let served = http::Served { logdir: log.canonicalize().unwrap(), root_name: "log".into(), site, steps };
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || http::run(served, "127.0.0.1:0".parse().unwrap(), |addr| tx.send(addr).unwrap()));
     rx.recv_timeout(std::time::Duration::from_secs(10)).unwrap()
@@ -227,6 +228,21 @@ fn listing_and_run_manifests_follow_the_directory() {
     std::fs::write(log.join("job-c/rank-0.json"), r#"{"traceEvents": []}"#).unwrap();
     let index: serde_json::Value = serde_json::from_slice(&get(addr, "/index.json").2).unwrap();
     assert_eq!(index["runs"][0]["name"], "job-c", "newest first");
+    // Step counts arrive from the background: the synthetic run has 2 steps per rank.
+    let steps_of_job_a = || {
+        let index: serde_json::Value = serde_json::from_slice(&get(addr, "/index.json").2).unwrap();
+        let run = index["runs"].as_array().unwrap().iter().find(|r| r["name"] == "job-a").unwrap().clone();
+        run["traces"][0]["steps"].as_u64()
+    };
+    let mut steps = steps_of_job_a();
+    for _ in 0..100 {
+        if steps.is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        steps = steps_of_job_a();
+    }
+    assert_eq!(steps, Some(2));
     assert_eq!(get(addr, "/").0, 200, "the site");
 }
 
@@ -250,6 +266,8 @@ fn publish_writes_the_same_layout() {
         }
     }
     assert!(!out.join("logs/job-b/config.json").exists(), "non-trace files are not published");
+    let job_a = index["runs"].as_array().unwrap().iter().find(|r| r["name"] == "job-a").unwrap();
+    assert_eq!(job_a["traces"][1]["steps"], 2, "publish counts steps");
     let inside = publish::publish(&log, &site, &log.join("site")).unwrap_err();
     assert!(inside.contains("inside"), "{inside}");
 }

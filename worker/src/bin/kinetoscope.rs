@@ -245,7 +245,8 @@ fn serve(logdir: &Path, addr: std::net::SocketAddr, site: Option<&Path>) -> Resu
             logdir.display()
         );
     }
-    let served = http::Served { root_name: root_name(&logdir), logdir, site };
+    let steps = kinetoscope::serve::steps::StepCounts::start();
+    let served = http::Served { root_name: root_name(&logdir), logdir, site, steps };
     http::run(served, addr, |bound| {
         let host = if bound.ip().is_unspecified() { "127.0.0.1".to_owned() } else { bound.ip().to_string() };
         let host = if bound.is_ipv6() && !bound.ip().is_unspecified() { format!("[{host}]") } else { host };

@@ -2,7 +2,8 @@
 //!
 //! Routes (GET and HEAD only; anything else is 405, nothing writes):
 //! - `/index.json`: a fresh scan of the log directory on every request, so traces written
-//!   while the server runs appear on reload (`Cache-Control: no-store`).
+//!   while the server runs appear on reload (`Cache-Control: no-store`); step counts are
+//!   those known so far (counted in the background, `super::steps`).
 //! - `/logs/DIR/run.json`: the run manifest of a directory, from a fresh scan of it.
 //! - `/logs/PATH`: a trace file, if [`super::guard`] lets it through, streamed by tower-http's
 //!   `ServeFile` (HTTP Range, `ETag`-less conditional requests on `Last-Modified`); `.gz` files
@@ -15,6 +16,7 @@
 use super::guard::{self, Refusal};
 use super::index::{self, LOGS, RUN_MANIFEST};
 use super::scan;
+use super::steps::StepCounts;
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{header, StatusCode};
@@ -36,6 +38,8 @@ pub struct Served {
     pub root_name: String,
     /// The built site (`index.html` and its assets).
     pub site: PathBuf,
+    /// Step counts, filled in the background ([`StepCounts::start`]).
+    pub steps: StepCounts,
 }
 
 /// Binds `addr`, calls `ready` with the bound address (port 0 picks a free one), then serves
@@ -71,7 +75,11 @@ pub fn router(served: Served) -> Router {
 /// `/index.json`.
 async fn listing(State(served): State<Arc<Served>>) -> Response {
     let scanned = tokio::task::spawn_blocking(move || {
-        scan::scan(&served.logdir).map(|listing| index::index(&listing, &served.root_name))
+        let mut listing = scan::scan(&served.logdir)?;
+        for trace in listing.runs.iter_mut().flat_map(|r| r.traces.iter_mut()) {
+            trace.steps = served.steps.get(served.logdir.join(&trace.path), trace.size, trace.mtime_ms);
+        }
+        Ok::<_, String>(index::index(&listing, &served.root_name))
     })
     .await;
     match scanned {

@@ -11,6 +11,7 @@
 //! - [`guard`]: which request paths may be read (only trace files under LOGDIR).
 //! - [`index`]: the manifest format both share, so a published folder and a live server
 //!   answer the same URLs.
+//! - [`steps`]: step counts, read after the scan (the whole file is read for them).
 //! - [`http`]: the server; [`publish`]: the static folder.
 //!
 //! Native only: this is the one part of the library that reads files and binds sockets, for the
@@ -24,6 +25,7 @@ pub mod http;
 pub mod index;
 pub mod publish;
 pub mod scan;
+pub mod steps;
 
 use std::path::{Path, PathBuf};
 

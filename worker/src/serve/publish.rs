@@ -1,6 +1,6 @@
 //! `kinetoscope publish LOGDIR OUT`: a static folder any static host serves as is, at any
 //! sub-path: the site, a copy of every trace under `logs/` at its path in LOGDIR, `index.json`
-//! and one `run.json` per run ([`super::index`]). Every URL in it is relative, so the page,
+//! and one `run.json` per run ([`super::index`]), with step counts. Every URL in it is relative, so the page,
 //! `?url=logs/...` and `?run=logs/.../run.json` work wherever the folder is put.
 //!
 //! Traces are copied as stored (`.gz` stays gzip). Unreadable files are named in `index.json`
@@ -36,16 +36,17 @@ pub fn publish(logdir: &Path, site: &Path, out: &Path) -> Result<Published, Stri
     if target.starts_with(&root) {
         return Err(format!("{} is inside {}: publish to a folder outside it", out.display(), logdir.display()));
     }
-    let listing = scan::scan(&root)?;
+    let mut listing = scan::scan(&root)?;
     copy_dir(site, &target)?;
     let mut published = Published { runs: listing.runs.len(), unreadable: listing.unreadable.len(), ..Published::default() };
     let logs = target.join(LOGS);
-    for run in &listing.runs {
+    for run in &mut listing.runs {
         let dir = logs.join(&run.dir);
         std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-        for trace in &run.traces {
+        for trace in &mut run.traces {
             let to = logs.join(&trace.path);
             let from = root.join(&trace.path);
+            trace.steps = super::steps::count(&from).ok();
             published.bytes += std::fs::copy(&from, &to).map_err(|e| format!("cannot copy {} to {}: {e}", from.display(), to.display()))?;
             published.traces += 1;
         }

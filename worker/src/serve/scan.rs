@@ -33,6 +33,8 @@ pub struct TraceFile {
     pub size: u64,
     /// Modification time, ms since the Unix epoch (0 when the platform does not say).
     pub mtime_ms: u64,
+    /// Distinct `ProfilerStep#N`, once counted ([`super::steps`]; the scan leaves it `None`).
+    pub steps: Option<u32>,
 }
 
 impl TraceFile {
@@ -168,7 +170,7 @@ impl Scanner {
             Ok(Some(sniff)) => {
                 let name = rel.rsplit('/').next().unwrap_or(&rel);
                 let rank = sniff.rank.or_else(|| rank_from_name(name));
-                Some(TraceFile { path: rel, rank, size: sniff.size, mtime_ms: sniff.mtime_ms })
+                Some(TraceFile { path: rel, rank, size: sniff.size, mtime_ms: sniff.mtime_ms, steps: None })
             }
             Ok(None) => None,
             Err(reason) => {
