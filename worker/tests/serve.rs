@@ -58,7 +58,9 @@ fn fixture() -> (PathBuf, PathBuf) {
 fn scan_lists_runs_ranks_and_unreadable_files_and_skips_other_json() {
     let (log, _) = fixture();
     let listing = scan::scan(&log).unwrap();
-    let runs: Vec<(&str, Vec<(&str, Option<u32>)>)> = listing
+    /// A run's directory and its traces' paths and ranks.
+    type RunRanks<'a> = (&'a str, Vec<(&'a str, Option<u32>)>);
+    let runs: Vec<RunRanks> = listing
         .runs
         .iter()
         .map(|r| (r.dir.as_str(), r.traces.iter().map(|t| (t.path.as_str(), t.rank)).collect()))
