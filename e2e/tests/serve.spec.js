@@ -1,6 +1,7 @@
 // Journey: a team's log directory. `kinetoscope serve LOGDIR` on a temp directory with two runs
 // made of real fixtures (the 4 DLRM workers, the 2 sampled HTA ranks): the page lists them newest
-// first with their ranks, filters by name, opens a trace (`?url=`) and a run (`?run=`). Then
+// first with their ranks (and step counts once known), filters by name, opens a trace (`?url=`)
+// and a run (`?run=`). Then
 // `kinetoscope publish LOGDIR OUT` served by a plain static server (python3 -m http.server) from
 // a sub-path opens the same views.
 const fs = require('node:fs');
@@ -76,6 +77,12 @@ async function gallery(page) {
   })));
 }
 
+/** The steps column of run `name`, in display order. */
+async function stepsOf(page, name) {
+  return page.locator(`[data-testid="gallery-run"][data-name="${name}"] [data-testid="gallery-trace"]`)
+    .evaluateAll((rows) => rows.map((t) => t.cells[4].textContent));
+}
+
 /** At the gallery `url`: lists both runs, filters, opens a trace and (from the list again) a run. */
 async function galleryJourney(app, page, url) {
   await page.goto(url);
@@ -122,6 +129,12 @@ test('kinetoscope serve: two runs listed, a trace opens, a run opens', async ({ 
     fs.copyFileSync(realFixture(HTA[0]), path.join(dir, 'new-job', HTA[0]));
     await page.goto(server.url);
     expect((await gallery(page))[0].name).toBe('new-job');
+    // Step counts arrive from the server's background count: "—" at first, then on a reload.
+    await expect.poll(async () => {
+      await page.reload();
+      await expect(page.getByTestId('gallery')).toBeVisible();
+      return [await stepsOf(page, 'dlrm'), await stepsOf(page, 'hta')];
+    }, { timeout: 20_000 }).toEqual([['1', '1', '1', '1'], ['2', '2']]);
     await app.screenshot('serve-gallery');
   } finally {
     server.stop();
@@ -138,6 +151,11 @@ test('kinetoscope publish: the folder on a plain static server under a sub-path 
   try {
     const r = await galleryJourney(app, page, `${server.origin}/team/kinetoscope/`);
     expect(r.ranks.length).toBe(4);
+    // publish counted the steps (distinct ProfilerStep#N: #10 in each DLRM worker, 2 in each HTA rank).
+    await page.goto(`${server.origin}/team/kinetoscope/`);
+    await expect(page.getByTestId('gallery-run')).toHaveCount(2);
+    expect(await stepsOf(page, 'dlrm')).toEqual(['1', '1', '1', '1']);
+    expect(await stepsOf(page, 'hta')).toEqual(['2', '2']);
   } finally {
     server.stop();
     fs.rmSync(dir, { recursive: true, force: true });
