@@ -4,8 +4,9 @@
 //!
 //! With `?run=MANIFEST` it opens the ranks of a distributed run listed by that JSON manifest
 //! (several picked or dropped files, or a folder, do the same) and lands on the Run tab.
-//! With no `?url=` the page loads [`DEMO_URL`], unless its fragment is a share link to a local
-//! file, which the page then asks for. A share link's view is restored after the load.
+//! With no `?url=` the page shows the run gallery when an `index.json` sits beside it
+//! (`kinetoscope serve` / `publish`), else loads [`DEMO_URL`], unless its fragment is a share
+//! link to a local file, which the page then asks for. A share link's view is restored after the load.
 //! With `?url=CAND&base=BASE` it loads BASE, keeps it as the comparison baseline, then loads CAND
 //! and shows the Compare tab.
 //!
@@ -17,11 +18,12 @@ use crate::charts::ChartsPanel;
 use crate::control::Controller;
 use crate::deferred::Deferred;
 use crate::panels::{
-    CompareButton, ComparePanel, DetailsPanel, DropZone, ErrorPanel, FindingsPanel, LoadNotices,
-    OpenButton, OpenFolderButton, ProgressPanel, RunBack, RunPanel, StepExplain, SummaryPanel,
-    TablePanel, Tabs, TraceHeader,
+    CompareButton, ComparePanel, DetailsPanel, DropZone, ErrorPanel, FindingsPanel, GalleryPanel,
+    LoadNotices, OpenButton, OpenFolderButton, ProgressPanel, RunBack, RunPanel, StepExplain,
+    SummaryPanel, TablePanel, Tabs, TraceHeader,
 };
 use crate::state::format;
+use crate::state::gallery::GalleryState;
 use crate::state::link::ViewLink;
 use crate::state::table::{Scope, Tab};
 use crate::timeline::theme::Theme;
@@ -37,13 +39,14 @@ const DEMO_URL: &str = "./public/demo.pt.trace.json.gz";
 pub fn App() -> impl IntoView {
     let ctl = Controller::new();
     let wanted = RwSignal::new(None::<(String, u64)>);
+    let gallery = RwSignal::new(GalleryState::default());
     // Once the page is built: its tasks then never wait for a core while the worker parses
     // (a 2-core machine made tasks of 20 ms two to four times longer), and the worker never
     // waits for them. A file opened by then is not replaced. A test first sees
     // `window.kinetoscope` with this load running.
     crate::deferred::when_built(move || {
         if ctl.state.with_untracked(|s| s.status == crate::state::Status::Idle) {
-            start(ctl, wanted);
+            start(ctl, wanted, gallery);
         }
         ctl.install_test_hook();
     });
@@ -130,6 +133,9 @@ pub fn App() -> impl IntoView {
                         <OpenButton on_files=on_files />
                     </section>
                 })}
+                <Show when=move || gallery.with(|g| g.index.is_some()) && !loaded.get()>
+                    <GalleryPanel gallery=gallery />
+                </Show>
                 <ProgressPanel state=state on_cancel=Callback::new(move |()| ctl.cancel_load()) />
                 <Show when=move || loaded.get()>
                     <Deferred>
@@ -212,17 +218,29 @@ pub fn App() -> impl IntoView {
 }
 
 /// Starts what the page URL asks for. A link to a local file waits for the user to open that
-/// file; otherwise the URL (or the demo, or a baseline / candidate pair) loads at once. Either
-/// way the link's view is restored after the load.
-fn start(ctl: Controller, wanted: RwSignal<Option<(String, u64)>>) {
+/// file; a page without a trace shows the gallery if it has one; otherwise the URL (or the
+/// demo, or a baseline / candidate pair) loads at once. Either way the link's view is restored
+/// after the load.
+fn start(ctl: Controller, wanted: RwSignal<Option<(String, u64)>>, gallery: RwSignal<GalleryState>) {
     let link = ViewLink::parse(&window().location().hash().unwrap_or_default());
     if let Some(run) = url_param("run") {
-        return ctl.load_run_url(&run);
+        ctl.load_run_url(&run);
+        return ctl.restore_later(link);
     }
     match (url_param("url"), &link.file, url_param("base")) {
         (Some(cand), _, Some(base)) => ctl.load_pair(&base, &cand),
         (None, Some(file), _) => wanted.set(Some(file.clone())),
-        (url, _, _) => ctl.load_url(url.as_deref().unwrap_or(DEMO_URL)),
+        (Some(url), _, _) => ctl.load_url(&url),
+        (None, None, _) => {
+            // No trace named: the gallery if one is beside the page, else the demo.
+            return crate::control::gallery::fetch_index(move |index| match index {
+                Ok(index) => gallery.update(|g| g.index = Some(index)),
+                Err(_) => {
+                    ctl.load_url(DEMO_URL);
+                    ctl.restore_later(link);
+                }
+            });
+        }
     }
     ctl.restore_later(link);
 }

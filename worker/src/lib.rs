@@ -22,6 +22,8 @@
 //! `compare` diffs the analyses of two traces (baseline / candidate, `kinetoscope diff`).
 //! `run` analyses a distributed run (one trace per rank): per-rank summaries, collectives
 //! matched across ranks, clock offsets, stragglers and why (docs/runs.md).
+//! `serve` (native only) lists a log directory of traces and serves it to the page, or
+//! publishes it as a static folder (`kinetoscope serve` / `publish`, docs/deploy.md).
 //!
 //! On top of the model, `analysis` computes the tables (ops, kernels, steps, GPU metrics,
 //! memory, idle time) and `finding` reads them as a cheatsheet: rules that name a pattern,
@@ -44,5 +46,7 @@ pub mod ranks;
 pub mod report;
 pub mod run;
 pub mod session;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod serve;
 pub mod synth;
 pub mod text;

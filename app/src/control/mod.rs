@@ -11,13 +11,15 @@
 //! restores shared links; [`charts`] feeds the charts tab; [`compare`] keeps a baseline and
 //! drives the Compare tab; [`stack`] drives the stacked timelines (the Compare tab's and the Run
 //! tab's); [`run`] drives the Run tab and [`ranks`] its ranks timeline; [`explain`] explains a
-//! step on the Steps tab; [`export`] saves the worker's HTML report.
+//! step on the Steps tab; [`export`] saves the worker's HTML report; [`gallery`] fetches the run
+//! gallery's listing.
 
 mod charts;
 mod compare;
 mod explain;
 mod export;
 mod findings;
+pub mod gallery;
 mod link;
 mod load;
 mod ranks;

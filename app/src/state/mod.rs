@@ -18,6 +18,7 @@ pub mod explain;
 pub mod export;
 pub mod findings;
 pub mod format;
+pub mod gallery;
 pub mod link;
 pub mod names;
 pub mod notice;

@@ -45,6 +45,8 @@ fn main() -> ExitCode {
             return diff(&base, &cand, options, Format::of(json, format.as_deref()), &fail_if);
         }
         Command::Run { paths, json, format, threads } => run(&paths, json, format.as_deref(), threads),
+        Command::Serve { logdir, port, host, site } => serve(&logdir, std::net::SocketAddr::new(host, port), site.as_deref()),
+        Command::Publish { logdir, out, site } => publish(&logdir, &out, site.as_deref()),
         Command::Bench { trace, runs, threads } => read(&trace).and_then(|raw| bench::run(&trace, &raw, runs, threads.into())),
         Command::Demo { out } => demo(&out),
         Command::DemoRun { out, ranks, mb_per_rank, straggler } => demo_run(&out, ranks, mb_per_rank, straggler),
@@ -248,6 +250,43 @@ fn run(paths: &[PathBuf], json: bool, format: Option<&str>, threads: Option<u16>
     if !out.ends_with('\n') {
         println!();
     }
+    Ok(())
+}
+
+/// `serve`: finds the site, binds, prints the URL (stdout, first line) and serves until killed.
+fn serve(logdir: &Path, addr: std::net::SocketAddr, site: Option<&Path>) -> Result<(), Failure> {
+    use kinetoscope::serve::{find_site, http, root_name};
+    let site = find_site(site, std::env::current_exe().ok().as_deref())?;
+    let logdir = logdir.canonicalize().map_err(|e| format!("cannot read {}: {e}", logdir.display()))?;
+    if !addr.ip().is_loopback() {
+        eprintln!(
+            "kinetoscope: warning: listening on {}: the traces under {} are readable by anyone who can reach this port",
+            addr.ip(),
+            logdir.display()
+        );
+    }
+    let steps = kinetoscope::serve::steps::StepCounts::start();
+    let served = http::Served { root_name: root_name(&logdir), logdir, site, steps };
+    http::run(served, addr, |bound| {
+        let host = if bound.ip().is_unspecified() { "127.0.0.1".to_owned() } else { bound.ip().to_string() };
+        let host = if bound.is_ipv6() && !bound.ip().is_unspecified() { format!("[{host}]") } else { host };
+        println!("Kinetoscope at http://{host}:{}/  (Ctrl-C to stop)", bound.port());
+        let _ = std::io::Write::flush(&mut std::io::stdout());
+    })
+}
+
+/// `publish`: the static folder, and a one-line summary on stderr.
+fn publish(logdir: &Path, out: &Path, site: Option<&Path>) -> Result<(), Failure> {
+    let site = kinetoscope::serve::find_site(site, std::env::current_exe().ok().as_deref())?;
+    let done = kinetoscope::serve::publish::publish(logdir, &site, out)?;
+    eprintln!(
+        "wrote {}: {} runs, {} traces ({:.1} MB){}; open index.html there on any static host",
+        out.display(),
+        done.runs,
+        done.traces,
+        done.bytes as f64 / 1e6,
+        if done.unreadable > 0 { format!(", {} unreadable files named in index.json", done.unreadable) } else { String::new() }
+    );
     Ok(())
 }
 

@@ -114,6 +114,33 @@ pub enum Command {
         #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
         threads: Option<u16>,
     },
+    /// Serve the page and every trace under LOGDIR (runs = directories), read-only, on
+    /// 127.0.0.1; the page lists them (docs/deploy.md).
+    Serve {
+        /// The log directory (scanned again on every listing, so new traces appear on reload).
+        logdir: PathBuf,
+        /// Port (0 picks a free one).
+        #[arg(long, default_value_t = 8080)]
+        port: u16,
+        /// Address to bind; anything but loopback makes the traces readable by anyone who
+        /// can reach the port.
+        #[arg(long, default_value = "127.0.0.1")]
+        host: std::net::IpAddr,
+        /// The built site (default: dist/ of the repository, see README).
+        #[arg(long)]
+        site: Option<PathBuf>,
+    },
+    /// Write a static folder for any static host, at any sub-path: the site, every trace under
+    /// LOGDIR, `index.json` and one `run.json` per run.
+    Publish {
+        /// The log directory.
+        logdir: PathBuf,
+        /// Output folder (created; must not be inside LOGDIR).
+        out: PathBuf,
+        /// The built site (default: dist/ of the repository, see README).
+        #[arg(long)]
+        site: Option<PathBuf>,
+    },
     /// Parse + index throughput, one JSON line per run (then first-view and op-table timings).
     Bench {
         /// Trace file.

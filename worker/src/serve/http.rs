@@ -1,0 +1,141 @@
+//! The HTTP side of `kinetoscope serve`: axum on a current-thread tokio runtime.
+//!
+//! Routes (GET and HEAD only; anything else is 405, nothing writes):
+//! - `/index.json`: a fresh scan of the log directory on every request, so traces written
+//!   while the server runs appear on reload (`Cache-Control: no-store`); step counts are
+//!   those known so far (counted in the background, `super::steps`).
+//! - `/logs/DIR/run.json`: the run manifest of a directory, from a fresh scan of it.
+//! - `/logs/PATH`: a trace file, if [`super::guard`] lets it through, streamed by tower-http's
+//!   `ServeFile` (HTTP Range, `ETag`-less conditional requests on `Last-Modified`); `.gz` files
+//!   go out as stored (`application/gzip`, no `Content-Encoding`): the page inflates them.
+//! - anything else: the built site (tower-http's `ServeDir`, which refuses traversal itself).
+//!
+//! File-system work (scan, guard) runs on tokio's blocking pool so a slow disk never stalls
+//! the accept loop.
+
+use super::guard::{self, Refusal};
+use super::index::{self, LOGS, RUN_MANIFEST};
+use super::scan;
+use super::steps::StepCounts;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use tower::ServiceExt;
+use tower_http::services::{ServeDir, ServeFile};
+
+/// What the server serves.
+#[derive(Clone, Debug)]
+pub struct Served {
+    /// The log directory, canonical.
+    pub logdir: PathBuf,
+    /// Its name, shown for traces at its top level.
+    pub root_name: String,
+    /// The built site (`index.html` and its assets).
+    pub site: PathBuf,
+    /// Step counts, filled in the background ([`StepCounts::start`]).
+    pub steps: StepCounts,
+}
+
+/// Binds `addr`, calls `ready` with the bound address (port 0 picks a free one), then serves
+/// until the process ends.
+///
+/// # Errors
+/// The runtime cannot start or the address cannot be bound.
+pub fn run(served: Served, addr: SocketAddr, ready: impl FnOnce(SocketAddr)) -> Result<(), String> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .build()
+        .map_err(|e| format!("cannot start the server runtime: {e}"))?;
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+        let bound = listener.local_addr().map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+        ready(bound);
+        axum::serve(listener, router(served)).await.map_err(|e| format!("the server stopped: {e}"))
+    })
+}
+
+/// The routes over `served`.
+pub fn router(served: Served) -> Router {
+    let site = ServeDir::new(&served.site);
+    Router::new()
+        .route("/index.json", get(listing))
+        .route(&format!("/{LOGS}/{{*path}}"), get(logs))
+        .fallback_service(site)
+        .with_state(Arc::new(served))
+}
+
+/// `/index.json`.
+async fn listing(State(served): State<Arc<Served>>) -> Response {
+    let scanned = tokio::task::spawn_blocking(move || {
+        let mut listing = scan::scan(&served.logdir)?;
+        for trace in listing.runs.iter_mut().flat_map(|r| r.traces.iter_mut()) {
+            trace.steps = served.steps.get(served.logdir.join(&trace.path), trace.size, trace.mtime_ms);
+        }
+        Ok::<_, String>(index::index(&listing, &served.root_name))
+    })
+    .await;
+    match scanned {
+        Ok(Ok(value)) => json(&value),
+        Ok(Err(reason)) => text(StatusCode::INTERNAL_SERVER_ERROR, reason),
+        Err(e) => text(StatusCode::INTERNAL_SERVER_ERROR, format!("the scan failed: {e}")),
+    }
+}
+
+/// `/logs/...`: a run manifest or a trace file.
+async fn logs(State(served): State<Arc<Served>>, request: Request) -> Response {
+    let prefix = format!("/{LOGS}/");
+    let raw = request.uri().path().strip_prefix(prefix.as_str()).unwrap_or_default().to_owned();
+    let looked_up = tokio::task::spawn_blocking(move || lookup(&served.logdir, &raw)).await;
+    match looked_up {
+        Ok(Ok(Found::Manifest(value))) => json(&value),
+        Ok(Ok(Found::Trace(path))) => match ServeFile::new(path).oneshot(request).await {
+            Ok(response) => response.into_response(),
+            Err(never) => match never {},
+        },
+        Ok(Err(refusal)) => {
+            let status = StatusCode::from_u16(refusal.status).unwrap_or(StatusCode::FORBIDDEN);
+            text(status, refusal.reason)
+        }
+        Err(e) => text(StatusCode::INTERNAL_SERVER_ERROR, format!("the lookup failed: {e}")),
+    }
+}
+
+/// What a `/logs/` path names.
+enum Found {
+    Manifest(serde_json::Value),
+    Trace(PathBuf),
+}
+
+/// Resolves a raw `/logs/` path: `DIR/run.json` (or `run.json`) is the directory's manifest,
+/// anything else must be a trace file under `logdir`.
+fn lookup(logdir: &std::path::Path, raw: &str) -> Result<Found, Refusal> {
+    let segments = guard::segments(raw)?;
+    if segments.last().is_some_and(|s| s == RUN_MANIFEST) {
+        let dir_segments = segments.get(..segments.len() - 1).unwrap_or_default();
+        let dir = guard::directory(logdir, dir_segments)?;
+        let rel = dir_segments.join("/");
+        let listing = scan::scan_dir(logdir, &dir, &rel);
+        return match listing.runs.first() {
+            Some(run) => Ok(Found::Manifest(index::run_manifest(run))),
+            None => Err(Refusal { status: 404, reason: "no trace in this directory".into() }),
+        };
+    }
+    guard::trace_file(logdir, &segments).map(Found::Trace)
+}
+
+fn json(value: &serde_json::Value) -> Response {
+    let headers = [(header::CONTENT_TYPE, "application/json"), (header::CACHE_CONTROL, "no-store")];
+    (headers, Body::from(value.to_string())).into_response()
+}
+
+fn text(status: StatusCode, message: String) -> Response {
+    (status, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], message).into_response()
+}

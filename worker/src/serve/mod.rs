@@ -1,0 +1,61 @@
+//! `kinetoscope serve LOGDIR` and `kinetoscope publish LOGDIR OUT`: a log directory of traces
+//! for the page, served live for yourself or written out as a static folder for a team.
+//!
+//! ```text
+//! LOGDIR ─scan─▶ Listing ─index─▶ index.json + one run.json per run
+//!   serve:   http (axum): /index.json, /logs/PATH (guard ─▶ ServeFile), the site (ServeDir)
+//!   publish: the site + logs/PATH copies + the same manifests, relative URLs only
+//! ```
+//!
+//! - [`scan`]: which files are traces (sniffed, never parsed whole), their runs and ranks.
+//! - [`guard`]: which request paths may be read (only trace files under LOGDIR).
+//! - [`index`]: the manifest format both share, so a published folder and a live server
+//!   answer the same URLs.
+//! - [`steps`]: step counts, read after the scan (the whole file is read for them).
+//! - [`http`]: the server; [`publish`]: the static folder.
+//!
+//! Native only: this is the one part of the library that reads files and binds sockets, for the
+//! CLI (the engine itself stays free of both, `worker/clippy.toml`).
+
+// Reading a directory of files and serving them is this module's job.
+#![allow(clippy::disallowed_methods, clippy::disallowed_types)]
+
+pub mod guard;
+pub mod http;
+pub mod index;
+pub mod publish;
+pub mod scan;
+pub mod steps;
+
+use std::path::{Path, PathBuf};
+
+/// The built site's folder: `explicit` (`--site`) if given, else `dist/` of the repository the
+/// binary sits in (`target/release/kinetoscope` -> `dist/`), else `dist/` of the repository it
+/// was built from. It must hold `index.html`.
+///
+/// # Errors
+/// No candidate holds `index.html` (the message says how to build the site).
+pub fn find_site(explicit: Option<&Path>, exe: Option<&Path>) -> Result<PathBuf, String> {
+    if let Some(dir) = explicit {
+        if !dir.join("index.html").is_file() {
+            return Err(format!("--site {}: no index.html there (build it with `trunk build --release`)", dir.display()));
+        }
+        return Ok(dir.to_path_buf());
+    }
+    let beside_binary = exe.and_then(|e| e.ancestors().nth(3)).map(|repo| repo.join("dist"));
+    let built_from = Path::new(env!("CARGO_MANIFEST_DIR")).join("../dist");
+    beside_binary
+        .into_iter()
+        .chain([built_from])
+        .find(|dir| dir.join("index.html").is_file())
+        .ok_or_else(|| {
+            "no built site found: run `scripts/serve` or `trunk build --release` in the repository \
+             (it writes dist/), or pass --site DIR"
+                .to_owned()
+        })
+}
+
+/// The name shown for a log directory's top level: its last component.
+pub fn root_name(logdir: &Path) -> String {
+    logdir.file_name().map_or_else(|| logdir.display().to_string(), |n| n.to_string_lossy().into_owned())
+}
