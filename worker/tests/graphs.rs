@@ -7,6 +7,7 @@
 mod common;
 
 use kinetoscope::analysis::{graphs, idle};
+use kinetoscope::answer::details::slice_details;
 use kinetoscope::finding::detect;
 use kinetoscope::model::link::enclosing_op;
 use kinetoscope::model::{CatClass, Trace};
@@ -55,6 +56,16 @@ fn synthetic_graph_trace_links_every_node_to_its_launch_and_op() {
     assert_eq!(launch.graph_launches, REPLAYS as u64);
     assert_eq!(launch.graph_kernels as usize, NODES * replays);
     assert_eq!(launch.kernels_per_graph_launch(), Some(NODES as f64));
+
+    // The details panel: graph place, graph launch and node arrows (flows to the next node).
+    let node = g.launches[0].kernels[0];
+    let d = slice_details(t, session.index(), node).unwrap();
+    let place = d.graph.unwrap();
+    assert_eq!((place.graph_id, place.node_id), (Some(GRAPH_ID), Some((GRAPH_ID << 32) | 1)));
+    assert_eq!((place.launch.unwrap().name.as_str(), place.launch_kernels as usize), ("cudaGraphLaunch", NODES));
+    assert!(d.flows_out.iter().any(|r| r.id == g.launches[0].kernels[1]), "node 1 -> node 2");
+    let eager = (0..t.slices.len() as u32).find(|&i| t.class(t.slices.cat[i as usize]) == CatClass::Kernel).unwrap();
+    assert!(slice_details(t, session.index(), eager).unwrap().graph.is_none(), "the warm-up kernel is not a node");
 
     let found = detect(session);
     let f = found.iter().find(|f| f.rule == "cuda-graph").unwrap();

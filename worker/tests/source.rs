@@ -10,6 +10,7 @@ mod common;
 
 use kinetoscope::analysis::kernels::kernel_table;
 use kinetoscope::analysis::source::SourceKeys;
+use kinetoscope::answer::details::slice_details;
 use kinetoscope::model::{CatClass, Trace};
 use kinetoscope::report::kernels::kernels_json;
 
@@ -37,6 +38,13 @@ fn hta_triton_example() {
     assert_eq!((src.line, src.function.as_deref()), (None, None), "a bare path");
     assert_eq!(src.kernel_hash.as_deref(), Some("cqaokwf2bph4egogzevc22vluasiyuui4i54zpemp6knbsggfbuu"));
     assert_eq!((src.num_warps, src.num_stages), (None, None), "this trace writes neither");
+    // The details panel of the kernel and of its op show the same source.
+    let session = engine.session().unwrap();
+    let kernel = (0..t.slices.len() as u32).find(|&i| t.class(t.slices.cat[i as usize]) == CatClass::Kernel && t.strings.get(t.slices.name[i as usize]) == with[0].name).unwrap();
+    let shown = slice_details(t, session.index(), kernel).unwrap().source.unwrap();
+    assert_eq!(shown.file, src.file);
+    assert_eq!(shown.op.as_ref().map(|r| r.id), Some(src.op));
+    assert_eq!(slice_details(t, session.index(), src.op).unwrap().source.unwrap().file, src.file);
     let json = kernels_json(&table.rows);
     let row = json.as_array().unwrap().iter().find(|r| r["name"] == "triton_poi_fused_add_cos_sin_0").unwrap();
     assert_eq!(row["source"]["file"], src.file.as_str());

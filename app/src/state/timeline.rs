@@ -116,6 +116,9 @@ pub struct TimelineState {
     pub counters: Option<CounterSet>,
     /// The selected slice's details.
     pub selected: Option<SliceDetails>,
+    /// Bring the next selected slice into view when its details arrive (a selection by id,
+    /// whose place is not known before).
+    pub reveal_selected: bool,
     /// Pointer hover.
     pub hover: Option<Hover>,
     /// Selected time range, ns.
@@ -194,7 +197,14 @@ impl TimelineState {
                 self.counters = Some(set);
                 self.rebuild_tracks();
             }
-            (Channel::Details, Answer::Details(d)) => self.selected = d,
+            (Channel::Details, Answer::Details(d)) => {
+                if std::mem::take(&mut self.reveal_selected) {
+                    if let Some(r) = d.as_ref().map(|d| &d.slice) {
+                        self.reveal(r.lane, r.row, r.start_ns as f64, r.dur_ns as f64);
+                    }
+                }
+                self.selected = d;
+            }
             (Channel::Hover, Answer::Details(d)) => {
                 if let Some(h) = self.hover.as_mut() {
                     if d.as_ref().is_some_and(|d| d.slice.id == h.slice) {

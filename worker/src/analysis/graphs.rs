@@ -88,11 +88,11 @@ pub fn analyze(trace: &Trace) -> Graphs {
     let mut out = Graphs::default();
     // Launch call slice -> index into `out.launches`.
     let mut call_index = vec![u32::MAX; s.len()];
-    for i in 0..s.len() {
+    for (i, slot) in call_index.iter_mut().enumerate() {
         let flags = name_flags.get(s.name[i].0 as usize).copied().unwrap_or(0);
         match trace.class(s.cat[i]) {
             CatClass::Launch if flags & GRAPH_LAUNCH != 0 => {
-                call_index[i] = out.launches.len() as u32;
+                *slot = out.launches.len() as u32;
                 out.launches.push(GraphLaunch { call: i as u32, ..GraphLaunch::default() });
             }
             CatClass::Launch if flags & CAPTURE != 0 => out.captures += 1,
