@@ -1,9 +1,11 @@
 // Journey: read a trace's health in the Summary tab. Every check's count, denominator and
 // examples equal `kinetoscope info --json`'s `health`; clicking an example selects that slice and
 // brings it into view on the timeline. SGLang on MI300: 456 of 558 kernels start after the last
-// host slice (the one hipGraphLaunch's replay runs on), the check that fires there.
+// host slice (the one hipGraphLaunch's replay runs on), the check that fires there. The same
+// trace has no ProfilerStep#N: the Steps tab and the Findings tab say so (the demo, with steps,
+// is the near miss).
 const { test, expect } = require('../pages/app');
-const { realFixture, cliInfo } = require('../support/fixtures');
+const { realFixture, cliInfo, cliReport, DEMO_TRACE } = require('../support/fixtures');
 
 const SGLANG = 'tracelens__sglang_Qwen3-8B_decode.json.gz';
 const CHECKS = ['launches_without_activity', 'activities_without_launch', 'outside_window', 'stream_overlaps', 'before_launch'];
@@ -37,4 +39,27 @@ test('health block equals info --json and its examples select their slice', asyn
   const t = await app.timeline();
   expect(t.selection.id).toBe(first);
   expect(t.startNs <= t.selection.startNs && t.selection.startNs <= t.endNs).toBe(true);
+});
+
+test('a trace without steps says why the Steps tab is empty and which rules did not run', async ({ app, page }) => {
+  await app.open();
+  const file = realFixture(SGLANG);
+  await app.upload(file);
+  await app.waitForTimeline();
+  const report = cliReport(file);
+  expect(report.steps).toEqual([]);
+  expect(report.unavailable.steps).toContain('no ProfilerStep#N');
+  await app.openTab('steps');
+  await expect(page.getByTestId('steps-unavailable')).toContainText('No ProfilerStep#N in this trace');
+  await app.openTab('findings');
+  const note = page.getByTestId('findings-no-steps');
+  for (const rule of ['cold-start-step', 'kernel-time-variance', 'recompilation', 'slow-step']) {
+    await expect(note).toContainText(rule);
+  }
+  // Near miss: the demo has steps, and neither note shows.
+  await app.upload(DEMO_TRACE);
+  await app.waitForTimeline();
+  await expect(page.getByTestId('findings-no-steps')).toHaveCount(0);
+  await app.openTab('steps');
+  await expect(page.getByTestId('steps-unavailable')).toHaveCount(0);
 });

@@ -11,7 +11,8 @@
 //!
 //! Test ids: `tab-<summary|ops|kernels|steps|charts>`, `table-filter`, `by-shape-toggle`,
 //! `table-scope`, `table-step`, `op-table` / `kernel-table` / `step-table` with rows `op-row` / `kernel-row` / `step-row`,
-//! headers `col-<key>` (`data-sort` = `desc` / `asc` on the sorted one), `table-error`.
+//! headers `col-<key>` (`data-sort` = `desc` / `asc` on the sorted one), `table-error`,
+//! `steps-unavailable` (the Steps tab of a trace without steps: why it is empty).
 //! Cells carry the raw number in `data-value`; text is always rendered as text nodes.
 //! Only the rows in view are built ([`scroll_table`]).
 
@@ -102,10 +103,20 @@ pub fn TablePanel(
                         <span class="muted">{move || count_text(&tables.read())}</span>
                     </div>
                     {error}
+                    {move || (tab == Tab::Steps && steps.with(Vec::is_empty)).then(no_steps_note)}
                     {move || table_view(tab, &tables.read(), on_sort, rows)}
                 </section>
             }
         })
+    }
+}
+
+/// Why the Steps tab is empty (docs/definitions.md, "Traces without steps").
+fn no_steps_note() -> impl IntoView {
+    view! {
+        <p class="muted" data-testid="steps-unavailable">
+            {format!("{}: no step table, step breakdown or step chart; {}.", super::NO_STEPS, super::NO_STEP_RULES)}
+        </p>
     }
 }
 
