@@ -494,6 +494,24 @@ mod tests {
     }
 
     #[test]
+    fn a_selection_by_id_is_revealed_when_its_details_arrive() {
+        let mut t = loaded();
+        // Lane 39 of 40 sits below the 400 px the lanes have.
+        let at = SliceRef { id: 3, lane: 39, row: 0, start_ns: 500_000, dur_ns: 10, ..SliceRef::default() };
+        let details = |slice: &SliceRef| Answer::Details(Some(SliceDetails { slice: slice.clone(), ..SliceDetails::default() }));
+        let in_view = |t: &TimelineState| t.lane_track(39).is_some_and(|tr| tr.y >= t.scroll_y && tr.y <= t.scroll_y + t.height);
+        // Near miss: a plain selection leaves the view where it is.
+        t.sent(Channel::Details, 7);
+        assert!(t.apply(7, details(&at), None));
+        assert!(!in_view(&t));
+        t.reveal_selected = true;
+        t.sent(Channel::Details, 8);
+        assert!(t.apply(8, details(&at), None));
+        assert!(in_view(&t));
+        assert!(!t.reveal_selected, "once");
+    }
+
+    #[test]
     fn frame_quantiles() {
         let mut f = Frames::default();
         for i in 1..=100 {
