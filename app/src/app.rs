@@ -19,8 +19,8 @@ use crate::control::Controller;
 use crate::deferred::Deferred;
 use crate::panels::{
     CompareButton, ComparePanel, DetailsPanel, DropZone, ErrorPanel, FindingsPanel, GalleryPanel,
-    LoadNotices, OpenButton, OpenFolderButton, ProgressPanel, RunBack, RunPanel, StepExplain,
-    SummaryPanel, TablePanel, Tabs, TraceHeader,
+    HealthPanel, LoadNotices, OpenButton, OpenFolderButton, ProgressPanel, RunBack, RunPanel,
+    StepExplain, SummaryPanel, TablePanel, Tabs, TraceHeader,
 };
 use crate::state::format;
 use crate::state::gallery::GalleryState;
@@ -173,6 +173,7 @@ pub fn App() -> impl IntoView {
             <Show when=move || on_summary.get()>
                 <Deferred>
                     <SummaryPanel state=state />
+                    <HealthPanel ctl=ctl state=state />
                 </Deferred>
             </Show>
             <Show when=move || settled.get() && on_findings.get()>
@@ -247,7 +248,7 @@ fn start(ctl: Controller, wanted: RwSignal<Option<(String, u64)>>, gallery: RwSi
 
 /// A non-empty query parameter of the page URL (`?url=` the trace, `?base=` the comparison
 /// baseline).
-fn url_param(name: &str) -> Option<String> {
+pub(crate) fn url_param(name: &str) -> Option<String> {
     let search = window().location().search().unwrap_or_default();
     web_sys::UrlSearchParams::new_with_str(&search)
         .ok()

@@ -103,6 +103,22 @@ fn a_run_of_the_four_dlrm_ranks_matches_its_schema() {
     assert_eq!(doc["ranks"].as_array().unwrap().len(), 4);
 }
 
+/// The Triton fixture's kernel row carries its source, and the source object is part of the
+/// contract (a renamed key inside it is rejected).
+#[test]
+fn report_kernel_rows_carry_their_triton_source() {
+    let v = validator("report.schema.json");
+    let (engine, _) = common::load(&common::real("hta__triton_example.json.gz"));
+    let body = TraceReport::build(engine.session().unwrap(), report_options()).json();
+    let mut doc = check(&v, Schema::Report, "triton", &to_json(Schema::Report, &body).unwrap());
+    let row = doc["kernels"].as_array_mut().unwrap().iter_mut().find(|r| r["name"] == "triton_poi_fused_add_cos_sin_0").unwrap();
+    assert!(row["source"]["file"].as_str().unwrap().ends_with("cqaokwf2bph4egogzevc22vluasiyuui4i54zpemp6knbsggfbuu.py"));
+    let source = row["source"].as_object_mut().unwrap();
+    let file = source.remove("file").unwrap();
+    source.insert("path".into(), file);
+    assert!(!v.is_valid(&doc));
+}
+
 #[test]
 fn schemas_reject_a_renamed_key() {
     let v = validator("diff.schema.json");

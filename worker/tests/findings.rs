@@ -785,7 +785,7 @@ fn rules_list_is_sorted_unique_and_complete() {
     sorted.sort_unstable();
     sorted.dedup();
     assert_eq!(ids, sorted);
-    assert_eq!(ids.len(), 38);
+    assert_eq!(ids.len(), 39);
     assert!(RULES.iter().all(|r| !r.1.is_empty()));
     assert_eq!(
         [Severity::Info, Severity::Warn, Severity::Alert].map(Severity::as_str),
@@ -1062,6 +1062,7 @@ const FIXTURE_RULES: &[(&str, Firings)] = &[
     (
         "tracelens__sglang_Qwen3-8B_decode.json.gz",
         &[
+            ("cuda-graph", "one hipGraphLaunch launches 544 of the 555 kernels (correlation 92178), 9656.404 of 9765.437 µs of kernel time (98.9%), python count over the raw JSON"),
             ("gpu-idle", "kernels 9.8 ms over 474 ms (2.1%)"),
             ("health-outside-window", "456 of 558 kernels (81.7%) start after the last host slice ends (465.7 ms); the GPU runs the one hipGraphLaunch's replayed kernels until 474.1 ms"),
             ("launch-overhead", "553 of 555 kernels shorter than their launch"),
@@ -1074,6 +1075,7 @@ const FIXTURE_RULES: &[(&str, Firings)] = &[
             ("addmm-fusion", "72 `aten::addmm` (captured into a CUDA graph: no GPU time)"),
             ("compile-cpu-tax", "25 `## Call CompiledFxGraph ##` take 44 ms CPU and launch nothing that runs (capture)"),
             ("compiled-region", "25 CompiledFxGraph calls"),
+            ("cuda-graph", "1 hipStreamBeginCapture, no hipGraphLaunch: graphs captured, never launched"),
             ("gpu-idle", "7 activities (28.8 µs) in 59.1 ms"),
             ("health-unlinked", "421 of 428 hip*LaunchKernel calls (98.4%) ran nothing: made after hipStreamBeginCapture (graph capture records, does not run)"),
             ("hotspot-op", "`aten::fill_` 15.6 of 28.8 µs Self CUDA"),

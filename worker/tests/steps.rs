@@ -471,7 +471,7 @@ fn incomplete_tail_is_flagged_not_dropped() {
     let steps = analyze(three_steps([5, 4, 0], None).trace().unwrap(), None);
     let flags: Vec<bool> = steps.steps.iter().map(|s| s.incomplete).collect();
     assert_eq!(flags, [false, false, true]);
-    let text = steps_text(&steps);
+    let text = steps_text(&steps, None);
     assert!(
         text.contains("#9*") && text.contains("* incomplete"),
         "{text}"
@@ -509,7 +509,7 @@ fn statistics_and_cold_start() {
 }
 
 fn check_report(trace: &kinetoscope::model::Trace, steps: &Steps, what: &str) {
-    let text = steps_text(steps);
+    let text = steps_text(steps, None);
     for line in text.lines() {
         assert!(line.chars().count() <= 120, "{what}: {line:?}");
     }

@@ -94,7 +94,7 @@ fn kernels_and_steps_on_a_gpu_trace() {
     let mut e = engine(&common::real("partx__profiler_trace_single_sample.json"));
     let k = table(&mut e, &Query::Kernels { range_ns: None });
     assert!(!k.rows.is_empty());
-    assert_eq!(k.columns.len(), 14);
+    assert_eq!(k.columns.len(), 15);
     let total = column(&k, "total");
     assert!(k
         .rows

@@ -12,7 +12,7 @@ pub fn draw(root: &Area, data: &Option<StepChart>, p: &Palette) -> Drawn {
         return message(root, p, "loading…");
     };
     if chart.bars.is_empty() {
-        return message(root, p, "No ProfilerStep spans in this trace");
+        return message(root, p, "No ProfilerStep#N in this trace: no step chart (see the Steps tab)");
     }
     // Parts that never occur would only clutter the legend.
     let shown: Vec<usize> = (0..chart.parts.len())

@@ -129,6 +129,13 @@ impl Controller {
         self.select(r.id);
     }
 
+    /// Selects slice `id` known only by id (a health example) and brings it into view once
+    /// its details arrive.
+    pub fn select_and_reveal(self, id: u32) {
+        self.view(|t| t.reveal_selected = true);
+        self.select(id);
+    }
+
     /// Clears the selection.
     pub fn clear_selection(self) {
         self.view(|t| t.selected = None);

@@ -6,12 +6,15 @@
 //!
 //! Test ids: `details-panel` (`data-slice` = selected id), `detail-name`, `detail-arg` rows
 //! (`data-key`), `launched-by`, `launched`, `flow-in`, `flow-out`, `parent`, `child`, `enclosing-op`
-//! (each a `slice-link` button with `data-slice`). Trace text is always text, never HTML.
+//! (each a `slice-link` button with `data-slice`), `detail-source` (`data-file`; a Triton kernel
+//! or op: its `kernel_file`) with `detail-source-link` (`href` = `?src=` base + path) and
+//! `source-op`, `detail-graph` (`data-graph`, `data-node`; a CUDA graph node) with
+//! `graph-launch`. Trace text is always text, never HTML.
 
 use crate::control::Controller;
 use crate::state::format;
 use leptos::prelude::*;
-use protocol::{SliceDetails, SliceRef};
+use protocol::{GraphNode, KernelSource, SliceDetails, SliceRef};
 
 /// Shows the selected slice, or a hint when nothing is selected.
 #[component]
@@ -67,9 +70,13 @@ fn details_view(ctl: Controller, d: SliceDetails) -> impl IntoView {
     let launched_n = d.launched.len();
     let children_n = d.children_total as usize;
     let (flows_in_n, flows_out_n) = (d.flows_in.len(), d.flows_out.len());
+    let graph = d.graph.clone().map(|g| graph_view(ctl, g));
+    let source = d.source.clone().map(|src| source_view(ctl, src));
     view! {
         <h2 data-testid="detail-name" class="mono">{s.name.clone()}</h2>
         <table class="facts">{facts}</table>
+        {source}
+        {graph}
         {one("Launched by", "launched-by", d.launched_by.clone())}
         {many("Launched", "launched", d.launched.clone(), launched_n)}
         {one("Enclosing op", "enclosing-op", d.op.clone())}
@@ -79,6 +86,53 @@ fn details_view(ctl: Controller, d: SliceDetails) -> impl IntoView {
         {many("Flows out", "flow-out", d.flows_out.clone(), flows_out_n)}
         <h3>"Args"</h3>
         <table class="args">{args}</table>
+    }
+}
+
+/// A kernel's CUDA graph: graph and node ids, and the graph launch with its kernel count. The
+/// node's dependency arrows are its flows in and out, drawn on the timeline while it is selected.
+fn graph_view(ctl: Controller, g: GraphNode) -> impl IntoView {
+    let ids = match (g.graph_id, g.node_id) {
+        (Some(graph), Some(node)) => format!("graph {graph}, node {node}"),
+        (Some(graph), None) => format!("graph {graph}"),
+        _ => "graph launch (no graph id in the trace)".to_owned(),
+    };
+    let launch = g.launch.map(|r| {
+        let n = g.launch_kernels;
+        view! { {link(ctl, "graph-launch", r)}<span class="muted">{format!(" launched {n} kernels")}</span> }
+    });
+    view! {
+        <div class="rel" data-testid="detail-graph" data-graph=g.graph_id data-node=g.node_id>
+            <h3>"CUDA graph"</h3>
+            <p>{ids}</p>
+            {launch}
+        </div>
+    }
+}
+
+/// A compiled kernel's source: `file:line (function)`, a link when the page was opened with
+/// `?src=BASE` (BASE + path), and the op that carries it.
+fn source_view(ctl: Controller, src: KernelSource) -> impl IntoView {
+    let text = match (src.line, &src.function) {
+        (Some(line), Some(f)) => format!("{}:{line} ({f})", src.file),
+        (Some(line), None) => format!("{}:{line}", src.file),
+        _ => src.file.clone(),
+    };
+    let file = src.file.clone();
+    let shown = match crate::app::url_param("src") {
+        Some(base) => {
+            let href = format!("{base}{file}");
+            view! { <a data-testid="detail-source-link" class="mono" href=href target="_blank" rel="noopener">{text}</a> }.into_any()
+        }
+        None => view! { <span class="mono">{text}</span> }.into_any(),
+    };
+    let op = src.op.map(|r| link(ctl, "source-op", r));
+    view! {
+        <div class="rel" data-testid="detail-source" data-file=file>
+            <h3>"Source"</h3>
+            {shown}
+            {op}
+        </div>
     }
 }
 

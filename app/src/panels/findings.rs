@@ -4,8 +4,9 @@
 //! the evidence and selects it; hovering outlines the evidence.
 //!
 //! Test ids: `findings` (panel), `finding` items (`data-rule`, `data-severity`, `data-active`),
-//! `finding-count`, `finding-why`, `finding-link` (the share link of the view with that finding active). Trace
-//! text is always text, never HTML.
+//! `finding-count`, `finding-why`, `finding-link` (the share link of the view with that finding active),
+//! `findings-no-steps` (a trace without steps: the step rules did not run). Trace text is always
+//! text, never HTML.
 
 use crate::control::Controller;
 use leptos::prelude::*;
@@ -17,6 +18,7 @@ pub fn FindingsPanel(ctl: Controller) -> impl IntoView {
     let list = Memo::new(move |_| ctl.findings.with(|f| f.list.clone()));
     let active = Memo::new(move |_| ctl.findings.with(|f| f.active.clone()));
     let counts = Memo::new(move |_| ctl.findings.with(|f| f.counts()));
+    let no_steps = Memo::new(move |_| ctl.timeline.with(|t| t.layout.as_ref().is_some_and(|l| l.steps.is_empty())));
     view! {
         <section class="card findings" data-testid="findings">
             <p class="muted" data-testid="finding-count">
@@ -29,6 +31,9 @@ pub fn FindingsPanel(ctl: Controller) -> impl IntoView {
                     }
                 }}
             </p>
+            {move || no_steps.get().then(|| view! {
+                <p class="muted" data-testid="findings-no-steps">{format!("{}: {}.", super::NO_STEPS, super::NO_STEP_RULES)}</p>
+            })}
             <ul>
                 {move || list.get().unwrap_or_default().into_iter().map(|f| item(ctl, f, active)).collect_view()}
             </ul>

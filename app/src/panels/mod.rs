@@ -7,6 +7,7 @@ mod error;
 mod explain;
 mod findings;
 mod gallery;
+mod health;
 mod loader;
 mod run;
 mod scroll_table;
@@ -14,12 +15,19 @@ mod step_pick;
 mod summary;
 mod tables;
 
+/// Why step analyses are empty on a trace without steps (the CLI's `unavailable.steps`).
+const NO_STEPS: &str = "No ProfilerStep#N in this trace (inference servers and scripts have none)";
+/// The findings a trace without steps cannot have (`analysis::unavailable::STEP_RULES`).
+const NO_STEP_RULES: &str =
+    "the rules that compare steps (cold-start-step, kernel-time-variance, recompilation, slow-step) did not run";
+
 pub use compare::{CompareButton, ComparePanel};
 pub use details::DetailsPanel;
 pub use error::ErrorPanel;
 pub use explain::StepExplain;
 pub use findings::FindingsPanel;
 pub use gallery::GalleryPanel;
+pub use health::HealthPanel;
 pub use loader::{DropZone, OpenButton, OpenFolderButton, ProgressPanel};
 pub use run::{RunBack, RunPanel};
 pub use step_pick::StepPicker;

@@ -14,7 +14,7 @@
 //! headers `col-<key>` (`data-sort` = `desc` / `asc` on the sorted one), `table-error`,
 //! `column-chooser` (op and kernel tables: a `column-toggle` checkbox per column, `data-key`;
 //! which columns show: `state::columns`), `col-resize` (the drag handle in each header but
-//! Name's).
+//! Name's), `steps-unavailable` (the Steps tab of a trace without steps: why it is empty).
 //! Cells carry the raw number in `data-value`; text is always rendered as text nodes.
 //! Only the rows in view are built ([`scroll_table`]). A C++ template name shows the part that
 //! tells it from its neighbours ([`short_names`]); its `title` holds the whole name.
@@ -130,6 +130,7 @@ pub fn TablePanel(
                         <span class="muted">{move || count_text(&tables.read())}</span>
                     </div>
                     {error}
+                    {move || (tab == Tab::Steps && steps.with(Vec::is_empty)).then(no_steps_note)}
                     {move || table_view(tab, &tables.read(), on_sort, rows)}
                 </section>
             }
@@ -163,6 +164,15 @@ fn column_chooser(
             <summary title="Choose the columns shown (kept in this browser)">"Columns"</summary>
             <div class="column-list">{items}</div>
         </details>
+    }
+}
+
+/// Why the Steps tab is empty (docs/definitions.md, "Traces without steps").
+fn no_steps_note() -> impl IntoView {
+    view! {
+        <p class="muted" data-testid="steps-unavailable">
+            {format!("{}: no step table, step breakdown or step chart; {}.", super::NO_STEPS, super::NO_STEP_RULES)}
+        </p>
     }
 }
 

@@ -116,6 +116,9 @@ pub struct TimelineState {
     pub counters: Option<CounterSet>,
     /// The selected slice's details.
     pub selected: Option<SliceDetails>,
+    /// Bring the next selected slice into view when its details arrive (a selection by id,
+    /// whose place is not known before).
+    pub reveal_selected: bool,
     /// Pointer hover.
     pub hover: Option<Hover>,
     /// Selected time range, ns.
@@ -194,7 +197,14 @@ impl TimelineState {
                 self.counters = Some(set);
                 self.rebuild_tracks();
             }
-            (Channel::Details, Answer::Details(d)) => self.selected = d,
+            (Channel::Details, Answer::Details(d)) => {
+                if std::mem::take(&mut self.reveal_selected) {
+                    if let Some(r) = d.as_ref().map(|d| &d.slice) {
+                        self.reveal(r.lane, r.row, r.start_ns as f64, r.dur_ns as f64);
+                    }
+                }
+                self.selected = d;
+            }
             (Channel::Hover, Answer::Details(d)) => {
                 if let Some(h) = self.hover.as_mut() {
                     if d.as_ref().is_some_and(|d| d.slice.id == h.slice) {
@@ -481,6 +491,24 @@ mod tests {
         let track = t.lane_track(39).unwrap().clone();
         assert!(track.y >= t.scroll_y && track.y <= t.scroll_y + t.height);
         assert!(t.view.start <= 500_000.0 && t.view.end >= 500_010.0);
+    }
+
+    #[test]
+    fn a_selection_by_id_is_revealed_when_its_details_arrive() {
+        let mut t = loaded();
+        // Lane 39 of 40 sits below the 400 px the lanes have.
+        let at = SliceRef { id: 3, lane: 39, row: 0, start_ns: 500_000, dur_ns: 10, ..SliceRef::default() };
+        let details = |slice: &SliceRef| Answer::Details(Some(SliceDetails { slice: slice.clone(), ..SliceDetails::default() }));
+        let in_view = |t: &TimelineState| t.lane_track(39).is_some_and(|tr| tr.y >= t.scroll_y && tr.y <= t.scroll_y + t.height);
+        // Near miss: a plain selection leaves the view where it is.
+        t.sent(Channel::Details, 7);
+        assert!(t.apply(7, details(&at), None));
+        assert!(!in_view(&t));
+        t.reveal_selected = true;
+        t.sent(Channel::Details, 8);
+        assert!(t.apply(8, details(&at), None));
+        assert!(in_view(&t));
+        assert!(!t.reveal_selected, "once");
     }
 
     #[test]

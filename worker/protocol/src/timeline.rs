@@ -170,6 +170,36 @@ pub struct SliceDetails {
     pub flows_out: Vec<SliceRef>,
     /// Innermost CPU op enclosing the slice (for a device activity: its launch call's).
     pub op: Option<SliceRef>,
+    /// A kernel inside a CUDA graph: its graph, node and graph launch.
+    pub graph: Option<GraphNode>,
+    /// A Triton / compiled kernel, or the op launching one: its source (`kernel_file`).
+    pub source: Option<KernelSource>,
+}
+
+/// A kernel's place in a CUDA graph (docs/definitions.md, "CUDA graphs").
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct GraphNode {
+    /// `graph id`, when the kernel carries one (ROCm kernels do not).
+    pub graph_id: Option<i64>,
+    /// `graph node id`, when the kernel carries one.
+    pub node_id: Option<i64>,
+    /// The graph launch call (`cudaGraphLaunch` ...), when linked.
+    pub launch: Option<SliceRef>,
+    /// Kernels that launch ran.
+    pub launch_kernels: u32,
+}
+
+/// Where a compiled kernel comes from (docs/definitions.md, "Kernel sources").
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct KernelSource {
+    /// Source file path.
+    pub file: String,
+    /// Line, when `kernel_file` says `path:line:fn`.
+    pub line: Option<u32>,
+    /// Function, when `kernel_file` says `path:line:fn`.
+    pub function: Option<String>,
+    /// The op carrying `kernel_file`.
+    pub op: Option<SliceRef>,
 }
 
 /// One search step.

@@ -17,7 +17,8 @@
 //! launch delay = kernel start - launch call end, clipped at 0; delay outliers > 100 µs;
 //! runtime outliers: launch calls longer than 50 µs (each call counted once even when it
 //! launched several kernels, e.g. `cudaGraphLaunch`); short kernels: kernel shorter than its
-//! launch call.
+//! launch call; graph launches: the distinct graph launch calls (`cudaGraphLaunch` ...) and the
+//! kernels they launched (kernels per graph launch = their ratio).
 //!
 //! **Range.** `[t0, t1)`: the activities (and their gaps) whose start lies in the range; the
 //! gap before the first one still reaches back to the previous activity on the stream.
@@ -25,6 +26,7 @@
 //! **Cost.** O(n) over the GPU lanes' slices plus O(k log k) to summarize k launch delays.
 //! References: docs/definitions.md §4; HTA `idle_time_breakdown`, `get_cuda_kernel_launch_stats`.
 
+use super::graphs::is_graph_launch;
 use super::stats::Summary;
 use crate::model::{CatClass, LaneId, ProcessKind, Trace, NONE};
 
@@ -115,6 +117,17 @@ pub struct LaunchStats {
     pub top_runtimes: Vec<(u32, i64)>,
     /// Kernels shorter than their launch call.
     pub short_kernels: u64,
+    /// Distinct graph launch calls (`cudaGraphLaunch` ...) among the launch calls.
+    pub graph_launches: u64,
+    /// Kernels launched by graph launch calls.
+    pub graph_kernels: u64,
+}
+
+impl LaunchStats {
+    /// Kernels per graph launch call (none without graph launches).
+    pub fn kernels_per_graph_launch(&self) -> Option<f64> {
+        (self.graph_launches > 0).then(|| self.graph_kernels as f64 / self.graph_launches as f64)
+    }
 }
 
 /// Idle time per stream and launch statistics.
@@ -234,6 +247,9 @@ fn launch_stats(trace: &Trace, kernels: &[u32]) -> LaunchStats {
     }
     calls.sort_unstable();
     calls.dedup_by_key(|c| c.0);
+    let is_graph = |call: u32| is_graph_launch(&trace.strings.get(s.name[call as usize]));
+    out.graph_launches = calls.iter().filter(|c| is_graph(c.0)).count() as u64;
+    out.graph_kernels = kernels.iter().filter(|&&k| is_graph(s.launch[k as usize])).count() as u64;
     let values: Vec<i64> = delays.iter().map(|d| d.1).collect();
     out.delay = Summary::of(&values);
     out.delay_outliers = values

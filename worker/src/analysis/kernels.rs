@@ -24,6 +24,8 @@
 //!   name with the most kernel time wins (then most calls, then first seen). Kernels without a
 //!   launch link or outside every op are counted in [`KernelRow::unattributed_calls`].
 //!   External ids are not used (docs/definitions.md §1).
+//! - Source: the `kernel_file` of the op that launched the row's first call with one
+//!   ([`super::source`]; Triton kernels), else none.
 //! - Rows: total time descending, then name.
 //!
 //! **Cost.** Two binary searches per lane, O(k) over the k kernels in range with two args
@@ -39,6 +41,7 @@
 use super::args::ArgKey;
 use super::stats::Summary;
 use super::kernel_class::{classify, KernelClass, Precision, TensorCores};
+use super::source::{KernelSource, SourceKeys};
 use crate::model::link::enclosing_op;
 use crate::model::strings::FxHashMap;
 use crate::model::{CatClass, StrId, Trace, NONE};
@@ -81,6 +84,8 @@ pub struct KernelRow {
     pub top_op: Option<TopOp>,
     /// Calls with no launch link or whose launch call runs in no op.
     pub unattributed_calls: u64,
+    /// Source of the first call launched by an op with a `kernel_file` (Triton), if any.
+    pub source: Option<KernelSource>,
 }
 
 impl KernelRow {
@@ -110,6 +115,7 @@ struct Acc {
     /// (op name, calls, total ns), in first-seen order.
     ops: Vec<(StrId, u64, i64)>,
     unattributed: u64,
+    source: Option<KernelSource>,
 }
 
 /// Duration-weighted mean of an optional per-call value.
@@ -198,6 +204,7 @@ pub fn kernels_in(trace: &Trace, range: Option<(i64, i64)>) -> Vec<u32> {
 pub fn kernel_table(trace: &Trace, range: Option<(i64, i64)>) -> KernelTable {
     let s = &trace.slices;
     let args = LaunchArgs::new();
+    let sources = SourceKeys::any(trace).then(SourceKeys::default);
     let mut index: FxHashMap<StrId, usize> = FxHashMap::default();
     let mut accs: Vec<Acc> = Vec::new();
     for k in kernels_in(trace, range) {
@@ -210,6 +217,7 @@ pub fn kernel_table(trace: &Trace, range: Option<(i64, i64)>) -> KernelTable {
                 occ: Weighted::default(),
                 ops: Vec::new(),
                 unattributed: 0,
+                source: None,
             });
             accs.len() - 1
         });
@@ -219,6 +227,9 @@ pub fn kernel_table(trace: &Trace, range: Option<(i64, i64)>) -> KernelTable {
         let (bps, occ) = args.of(trace, i);
         acc.bps.add(bps, dur);
         acc.occ.add(occ, dur);
+        if acc.source.is_none() {
+            acc.source = sources.as_ref().and_then(|keys| keys.of_kernel(trace, k));
+        }
         match launching_op(trace, k) {
             Some(op) => match acc.ops.iter_mut().find(|o| o.0 == op) {
                 Some(o) => {
@@ -282,6 +293,7 @@ fn row(trace: &Trace, mut a: Acc, total_ns: i64) -> Option<KernelRow> {
             total_ns: total,
         }),
         unattributed_calls: a.unattributed,
+        source: a.source,
         stats,
         total_ns: row_total,
         share: if total_ns > 0 {

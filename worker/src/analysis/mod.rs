@@ -14,6 +14,9 @@
 //! - [`idle`]: idle time per GPU stream (host wait / kernel wait / other), launch statistics.
 //! - [`health`]: trace health: unlinked launches and activities, activities outside the
 //!   capture window, overlapping on a stream or before their launch; what the parse lost.
+//! - [`graphs`]: CUDA graphs: graphed kernels, their `cudaGraphLaunch`, node dependency edges.
+//! - [`source`]: Triton / compiled kernels to their source (`kernel_file` on the launching op).
+//! - [`unavailable`]: why an analysis has nothing to show (traces without steps, GPU-only traces).
 //! - [`stats`]: mean / std / median / percentiles of integer samples (shared definitions).
 //! - [`kernels`]: the kernel table (per name: distribution, blocks per SM, occupancy, top op).
 //! - [`gpu`]: per-device GPU Utilization, Est. SM Efficiency, occupancy, tensor-core share.
@@ -33,3 +36,6 @@ pub mod kernel_class;
 pub mod memory;
 pub mod idle;
 pub mod health;
+pub mod graphs;
+pub mod source;
+pub mod unavailable;

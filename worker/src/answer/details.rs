@@ -1,12 +1,16 @@
 //! The details panel's content on the wire: the index's [`Details`](crate::index::Details)
 //! with names resolved, args split into (key, value text) pairs, and related slices as
-//! [`SliceRef`]s.
+//! [`SliceRef`]s; for a kernel in a CUDA graph its graph place, for a Triton kernel or op its
+//! source.
 
 use super::slice_ref;
 use crate::index::{details, Index};
 use crate::json::{unescape, Cursor};
-use crate::model::Trace;
-use protocol::{SliceDetails, SliceKey, SliceRef};
+use crate::analysis::args::ArgKey;
+use crate::analysis::graphs;
+use crate::analysis::source::SourceKeys;
+use crate::model::{CatClass, Trace};
+use protocol::{GraphNode, KernelSource, SliceDetails, SliceKey, SliceRef};
 
 /// Details of slice `id`, or `None` for an unknown id.
 pub fn slice_details(trace: &Trace, index: &Index, id: u32) -> Option<SliceDetails> {
@@ -49,7 +53,38 @@ pub fn slice_details(trace: &Trace, index: &Index, id: u32) -> Option<SliceDetai
         flows_in: d.flows_in.iter().filter_map(|f| slice_ref(trace, f.from)).collect(),
         flows_out: d.flows_out.iter().filter_map(|f| slice_ref(trace, f.to)).collect(),
         op: one(d.op),
+        graph: graph_node(trace, id, d.launch, index),
+        source: source(trace, id),
     })
+}
+
+/// The graph place of kernel `id` launched by `launch`: a non-zero `graph id`, or a graph
+/// launch call (`analysis::graphs`).
+fn graph_node(trace: &Trace, id: u32, launch: Option<u32>, index: &Index) -> Option<GraphNode> {
+    let s = &trace.slices;
+    if trace.class(*s.cat.get(id as usize)?) != CatClass::Kernel {
+        return None;
+    }
+    let args = trace.args_text(s.args[id as usize]).as_bytes();
+    let graph_id = ArgKey::new("graph id").i64(args).filter(|&g| g != 0);
+    let launch = launch.filter(|&l| graphs::is_graph_launch(&trace.strings.get(s.name[l as usize])));
+    if graph_id.is_none() && launch.is_none() {
+        return None;
+    }
+    Some(GraphNode {
+        graph_id,
+        node_id: graph_id.and_then(|_| ArgKey::new("graph node id").i64(args)),
+        launch: launch.and_then(|l| slice_ref(trace, l)),
+        launch_kernels: launch.and_then(|l| index.details(trace, l)).map_or(0, |d| d.launched_total),
+    })
+}
+
+/// The source of a compiled kernel (from its launching op) or of the op itself.
+fn source(trace: &Trace, id: u32) -> Option<KernelSource> {
+    let keys = SourceKeys::default();
+    let class = trace.class(*trace.slices.cat.get(id as usize)?);
+    let src = if class.is_device_activity() { keys.of_kernel(trace, id) } else { keys.of_op(trace, id) }?;
+    Some(KernelSource { op: slice_ref(trace, src.op), file: src.file, line: src.line, function: src.function })
 }
 
 /// The slice a stable key names in this trace.
@@ -66,7 +101,6 @@ pub fn resolve(trace: &Trace, key: &SliceKey) -> Option<u32> {
 }
 
 fn is_runtime(trace: &Trace, id: u32) -> bool {
-    use crate::model::CatClass;
     trace
         .slices
         .cat

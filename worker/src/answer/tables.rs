@@ -119,6 +119,7 @@ pub fn kernels(table: &KernelTable) -> TableData {
         col("tensor_cores", "Tensor cores", "text"),
         col("precision", "Precision", "text"),
         col("top_op", "Top op", "text"),
+        col("source", "Source", "text"),
     ];
     let rows = table
         .rows
@@ -141,6 +142,11 @@ pub fn kernels(table: &KernelTable) -> TableData {
                 r.top_op
                     .as_ref()
                     .map_or(CellValue::Empty, |t| CellValue::Text(t.name.clone())),
+                // Triton kernels: the launching op's `kernel_file` (docs/definitions.md).
+                r.source.as_ref().map_or(CellValue::Empty, |src| match src.line {
+                    Some(line) => CellValue::Text(format!("{}:{line}", src.file)),
+                    None => CellValue::Text(src.file.clone()),
+                }),
             ]
         })
         .collect();

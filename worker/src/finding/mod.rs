@@ -37,6 +37,7 @@ mod compile;
 mod cpu;
 mod data;
 mod dispatch;
+mod graphs;
 mod gpu;
 mod health;
 mod table;
@@ -126,6 +127,7 @@ pub const RULES: &[(&str, &str)] = &[
     ("compile-cpu-tax", "torch.compile wrapper CPU time >= the GPU time it launches"),
     ("compiled-region", "torch.compile regions present"),
     ("compute-bound", "GPU busy for most of the step time"),
+    ("cuda-graph", "share of kernel time inside CUDA graphs, graph launches; or graphs captured, never launched"),
     ("dataloader-bound", "DataLoader takes more than 5% of step time"),
     ("device-query-loop", "thousands of device property / attribute queries (a query in a loop)"),
     ("dtod-before-gemm", "addmm/baddbmm bias copy (DtoD) right before its GEMM"),
@@ -331,6 +333,7 @@ pub fn detect(session: &Session) -> Vec<Finding> {
     compile::rules(&ctx, &mut out);
     data::rules(&ctx, &mut out);
     health::rules(&ctx, &mut out);
+    graphs::rules(&ctx, &mut out);
     debug_assert!(
         out.iter().enumerate().all(|(k, f)| out[..k].iter().all(|g| g.rule != f.rule)),
         "one finding per rule"

@@ -6,7 +6,8 @@
 //! launch is found later by walking `parent` (time containment on its thread), see
 //! [`enclosing_op`].
 //!
-//! Flows: endpoints are grouped by (category, id) and chained in time order `s -> t* -> f`.
+//! Flows: endpoints are grouped by (category, id) and chained in time order `s -> t* -> f+`
+//! (more than one `f` fan out from the same source: a graph launch's kernels).
 //! `s`/`t` and `f` with `bp: "e"` bind to the innermost slice enclosing their time on their
 //! lane; other `f`s bind to the next slice starting at or after it (Trace Event format).
 //!
@@ -136,6 +137,9 @@ fn link_flows(trace: &mut Trace, points: &[FlowPoint]) {
 fn chain(group: &[u32], points: &[FlowPoint], bound: &[u32], flows: &mut Vec<Flow>) -> u64 {
     let mut unlinked = 0;
     let mut from: Option<u32> = None;
+    // Source of the last `f`: Kineto writes one `ac2g` `f` per kernel of a `cudaGraphLaunch`,
+    // all with the call's id after its one `s`, so an `f` right after an `f` fans out from it.
+    let mut fan: Option<u32> = None;
     for &i in group {
         let p = &points[i as usize];
         let slice = bound[i as usize];
@@ -145,11 +149,13 @@ fn chain(group: &[u32], points: &[FlowPoint], bound: &[u32], flows: &mut Vec<Flo
                     unlinked += 1;
                 }
                 from = (slice != NONE).then_some(slice);
+                fan = None;
                 unlinked += u64::from(slice == NONE);
             }
-            _ => match from {
+            _ => match from.or(if p.kind == b'f' { fan } else { None }) {
                 Some(f) if slice != NONE => {
                     flows.push(Flow { from: f, to: slice, cat: p.cat });
+                    fan = (p.kind == b'f').then_some(f);
                     from = (p.kind == b't').then_some(slice);
                 }
                 _ => unlinked += 1,

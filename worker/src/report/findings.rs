@@ -62,7 +62,7 @@ pub fn findings_text(findings: &[Finding]) -> String {
 
 /// Appends `text` word-wrapped to [`WIDTH`] columns: the first line starts with `first`, the
 /// others with `rest`. A word longer than a line is cut (kernel names can be).
-fn wrap(out: &mut String, first: &str, rest: &str, text: &str) {
+pub(super) fn wrap(out: &mut String, first: &str, rest: &str, text: &str) {
     let mut line = first.to_string();
     let mut empty = true;
     for word in text.split_whitespace() {

@@ -115,6 +115,13 @@ fn launch_text(out: &mut String, trace: &Trace, l: &LaunchStats) {
         "  Short kernels (shorter than their launch call): {} ({pct:.1}%)",
         l.short_kernels
     );
+    if let Some(per) = l.kernels_per_graph_launch() {
+        let _ = writeln!(
+            out,
+            "  Graph launches: {} launching {} kernels ({per:.1} kernels per graph launch)",
+            l.graph_launches, l.graph_kernels
+        );
+    }
 }
 
 /// The `idle[]` array of `report --json`, one object per stream: `device`, `stream`,
@@ -154,7 +161,8 @@ fn summary_json(s: Option<&Summary>) -> Value {
 /// The `launch{}` object of `report --json`: `kernels`, `delay{mean_us, std_us, median_us,
 /// p95_us, p99_us, min_us, max_us}`, `delay_outliers`, `top_delays[]` {`name`, `start_us`,
 /// `delay_us`}, `runtime{...}` (launch call durations), `runtime_outliers`, `top_runtimes[]`
-/// {`name`, `start_us`, `dur_us`}, `short_kernels`.
+/// {`name`, `start_us`, `dur_us`}, `short_kernels`, `graph_launches`, `graph_kernels`,
+/// `kernels_per_graph_launch` (null without graph launches).
 pub fn launch_json(trace: &Trace, idle: &Idle) -> Value {
     let l = &idle.launch;
     let item = |&(id, v): &(u32, i64), key: &str| {
@@ -179,5 +187,8 @@ pub fn launch_json(trace: &Trace, idle: &Idle) -> Value {
         "runtime_outliers": l.runtime_outliers,
         "top_runtimes": l.top_runtimes.iter().map(|d| item(d, "dur_us")).collect::<Vec<_>>(),
         "short_kernels": l.short_kernels,
+        "graph_launches": l.graph_launches,
+        "graph_kernels": l.graph_kernels,
+        "kernels_per_graph_launch": l.kernels_per_graph_launch(),
     })
 }

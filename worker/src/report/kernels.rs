@@ -111,8 +111,9 @@ pub fn kernel_table_text(title: &str, table: &KernelTable, top: usize, name_widt
 /// The `kernels[]` array of `report --json`. Stable keys: `name`, `calls`, `total_us`,
 /// `mean_us`, `median_us`, `min_us`, `max_us`, `std_us` (sample, ddof 1), `p95_us`,
 /// `blocks_per_sm`, `achieved_occupancy_pct` (null without the arg), `tensor_cores`; also
-/// `gpu_time_pct`, `gemm`, `class`, `precision` and `top_op` {`name`, `calls`, `total_us`}
-/// (null when unattributed).
+/// `gpu_time_pct`, `gemm`, `class`, `precision`, `top_op` {`name`, `calls`, `total_us`}
+/// (null when unattributed) and `source` {`file`, `line`, `function`, `kernel_name`,
+/// `kernel_hash`, `num_warps`, `num_stages`} (null unless launched by an op with `kernel_file`).
 pub fn kernels_json(rows: &[KernelRow]) -> Value {
     Value::Array(
         rows.iter()
@@ -138,6 +139,15 @@ pub fn kernels_json(rows: &[KernelRow]) -> Value {
                         "name": op.name,
                         "calls": op.calls,
                         "total_us": us(op.total_ns),
+                    })),
+                    "source": r.source.as_ref().map(|src| json!({
+                        "file": src.file,
+                        "line": src.line,
+                        "function": src.function,
+                        "kernel_name": src.kernel_name,
+                        "kernel_hash": src.kernel_hash,
+                        "num_warps": src.num_warps,
+                        "num_stages": src.num_stages,
                     })),
                 })
             })

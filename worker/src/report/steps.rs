@@ -31,8 +31,9 @@ pub fn candidates_text(candidates: &[(String, u64)]) -> String {
     out
 }
 
-/// The steps table as text (fits [`WIDTH`] columns); a one-line note when there are no steps.
-pub fn steps_text(steps: &Steps) -> String {
+/// The steps table as text (fits [`WIDTH`] columns); without steps, `why` they are missing
+/// (`analysis::unavailable::steps`).
+pub fn steps_text(steps: &Steps, why: Option<&str>) -> String {
     let mut out = String::new();
     let title = "Steps (ProfilerStep#N; breakdown in tb_plugin's priority order)";
     let _ = writeln!(
@@ -42,11 +43,11 @@ pub fn steps_text(steps: &Steps) -> String {
     );
     if steps.steps.is_empty() {
         // Say what is missing and how to get it: step tables, charts and rules all need steps.
-        let _ = writeln!(
-            out,
-            "No ProfilerStep#N in this trace, so no step table, step breakdown or step rules.\n\
-             A repeating annotation can stand for the step: --step-marker NAME (docs/cli.md).\n"
-        );
+        let why = why.unwrap_or("no steps");
+        let mut first = why.chars();
+        let why: String = first.next().map(|c| c.to_ascii_uppercase()).into_iter().chain(first).collect();
+        super::findings::wrap(&mut out, "", "", &format!("{why}."));
+        out.push('\n');
         return out;
     }
     let rule = "-".repeat(WIDTH);

@@ -14,6 +14,7 @@ use crate::analysis::memory::Memory;
 use crate::analysis::breakdown::Category;
 use crate::analysis::ops::{OpOptions, OpTable};
 use crate::analysis::steps::step_name;
+use crate::analysis::unavailable;
 use crate::analysis::steps::Steps;
 use crate::session::Session;
 use super::markdown::{text as md, Align, Table, NAME_CHARS};
@@ -91,7 +92,29 @@ impl<'s> TraceReport<'s> {
             "idle": idle::idle_json(&self.idle),
             "launch": idle::launch_json(trace, &self.idle),
             "findings": findings::findings_json(self.session.findings()),
+            "unavailable": self.unavailable(),
         })
+    }
+
+    /// `unavailable{}`: for each empty section, why (`analysis::unavailable`); `{}` when none is.
+    fn unavailable(&self) -> serde_json::Value {
+        let trace = self.session.trace();
+        let mut out = serde_json::Map::new();
+        let mut put = |key: &str, why: Option<String>| {
+            if let Some(why) = why {
+                out.insert(key.to_owned(), why.into());
+            }
+        };
+        let steps = unavailable::steps(trace, &self.steps, self.options.range);
+        put("step_stats", self.steps.stats.is_none().then(|| steps.clone().unwrap_or_else(|| "no complete step".to_owned())));
+        put("step_findings", steps.clone());
+        put("steps", steps);
+        put("ops", self.ops.rows.is_empty().then(|| unavailable::ops(trace)));
+        put("kernels", self.kernels.rows.is_empty().then(|| unavailable::NO_KERNELS.to_owned()));
+        put("gpus", self.gpus.is_empty().then(|| unavailable::NO_KERNELS.to_owned()));
+        put("memory", self.memory.devices.is_empty().then(|| unavailable::NO_MEMORY.to_owned()));
+        put("idle", self.idle.streams.is_empty().then(|| unavailable::NO_DEVICE_ACTIVITY.to_owned()));
+        serde_json::Value::Object(out)
     }
 
     /// Text tables shaped like `torch.profiler`'s, then the other sections that have data.
@@ -115,7 +138,7 @@ impl<'s> TraceReport<'s> {
             out.push_str(&kernels::kernel_table_text("TOP kernels (by total time)", &self.kernels, top, self.options.name_width));
         }
         // Without steps the section says so and how to get them, instead of vanishing.
-        out.push_str(&steps::steps_text(&self.steps));
+        out.push_str(&steps::steps_text(&self.steps, unavailable::steps(trace, &self.steps, self.options.range).as_deref()));
         if self.steps.steps.is_empty() {
             let candidates = crate::analysis::steps::marker_candidates(trace, 5);
             out.push_str(&steps::candidates_text(&candidates));

@@ -187,25 +187,69 @@ impl Sim {
         let start = (self.stream_free + gap).max(ts + call * 3 / 4);
         let dur = self.spread(k.dur_ns, 3);
         self.stream_free = start + dur;
-        let blocks = k.grid.iter().product::<i64>() as f64 / NUM_SMS as f64;
-        let warps = blocks * (k.block.iter().product::<i64>() as f64 / 32.0);
-        let args = vec![
-            ("queued", Arg::Int(0)),
-            ("device", Arg::Int(GPU_PID)),
-            ("context", Arg::Int(1)),
-            ("stream", Arg::Int(STREAM)),
-            ("correlation", Arg::Int(corr)),
-            ("registers per thread", Arg::Int(k.regs)),
-            ("shared memory", Arg::Int(k.smem)),
-            ("blocks per SM", Arg::Fixed6(blocks)),
-            ("warps per SM", Arg::Fixed6(warps)),
-            ("grid", Arg::Raw(format!("{:?}", k.grid))),
-            ("block", Arg::Raw(format!("{:?}", k.block))),
-            ("est. achieved occupancy %", Arg::Int(k.occupancy_pct)),
-        ];
+        let args = kernel_args(k, corr);
         self.push_activity("kernel", k.name, STREAM, start, dur, corr, args);
         self.push_runtime("cudaLaunchKernel", 211, ts, call, corr, flow_start(corr));
         self.now = ts + call + self.spread(700, 50);
+    }
+
+    /// `cudaGraphLaunch` of a captured graph: one runtime call whose correlation every node
+    /// kernel shares, the kernels back to back on the stream with `graph id` / `graph node id`
+    /// (node ids carry the graph id in their upper 32 bits, as CUPTI's do), and one dependency
+    /// flow (`cat` [`GRAPH_DEP_CAT`]) from each node to the next. Node ids count from 1.
+    pub(crate) fn graph_launch(&mut self, graph_id: i64, nodes: &[Kernel]) {
+        let (ts, corr) = (self.now, self.correlation());
+        let call = self.cost(9500);
+        let mut start = (self.stream_free + self.spread(KERNEL_GAP_NS, 40)).max(ts + call / 2);
+        let mut prev: Option<(i64, i64)> = None;
+        for (n, k) in (1i64..).zip(nodes) {
+            let dur = self.spread(k.dur_ns, 3);
+            let mut args = kernel_args(k, corr);
+            args.push(("graph id", Arg::Int(graph_id)));
+            args.push(("graph node id", Arg::Int((graph_id << 32) | n)));
+            self.push_activity("kernel", k.name, STREAM, start, dur, corr, args);
+            if let Some((from_ts, from_node)) = prev {
+                let id = ((graph_id << 32) | from_node) as u64;
+                self.push_dep(Kind::FlowStart { cat: GRAPH_DEP_CAT, id }, from_ts);
+                self.push_dep(Kind::FlowEnd { cat: GRAPH_DEP_CAT, id }, start);
+            }
+            prev = Some((start, n));
+            // Graph nodes run back to back: the launch latency is paid once per graph.
+            start += dur + self.spread(KERNEL_GAP_NS / 3, 40);
+        }
+        self.stream_free = start;
+        self.push_runtime("cudaGraphLaunch", 311, ts, call, corr, flow_start(corr));
+        self.now = ts + call + self.spread(700, 50);
+    }
+
+    /// A `cudaGraphLaunch` whose kernels the profiler did not record: the call alone.
+    pub(crate) fn graph_launch_unrecorded(&mut self) {
+        self.runtime("cudaGraphLaunch", 311, 9500);
+    }
+
+    /// A kernel that says it belongs to graph `graph_id` but whose launch call is not in the
+    /// trace (its correlation id matches no runtime call): the kernel alone.
+    pub(crate) fn graph_kernel_without_launch(&mut self, graph_id: i64, node: i64, k: &Kernel) {
+        let corr = self.correlation();
+        let start = self.stream_free + self.spread(KERNEL_GAP_NS, 40);
+        let dur = self.spread(k.dur_ns, 3);
+        let mut args = kernel_args(k, corr);
+        args.push(("graph id", Arg::Int(graph_id)));
+        args.push(("graph node id", Arg::Int((graph_id << 32) | node)));
+        self.push_activity("kernel", k.name, STREAM, start, dur, corr, args);
+        self.stream_free = start + dur;
+    }
+
+    /// One endpoint of a graph dependency flow on the stream at `ts`.
+    fn push_dep(&mut self, kind: Kind, ts: i64) {
+        self.activities.push(Event {
+            kind,
+            name: Cow::Borrowed("graph_dep"),
+            pid: Id::Num(GPU_PID),
+            tid: Id::Num(STREAM),
+            ts_ns: ts,
+            args: Vec::new(),
+        });
     }
 
     /// `cudaMemcpyAsync` of `bytes` and the copy on the stream.
@@ -281,6 +325,29 @@ impl Sim {
         self.push_runtime(call_name, cbid, ts, call, corr, flow_start(corr));
         self.now = ts + call + self.spread(700, 50);
     }
+}
+
+/// Category of the synthetic graph dependency flows (see `super::graphs`).
+pub(crate) const GRAPH_DEP_CAT: &str = "graph_dep";
+
+/// Kineto's kernel args for `k` launched under correlation `corr`.
+fn kernel_args(k: &Kernel, corr: i64) -> Vec<(&'static str, Arg)> {
+    let blocks = k.grid.iter().product::<i64>() as f64 / NUM_SMS as f64;
+    let warps = blocks * (k.block.iter().product::<i64>() as f64 / 32.0);
+    vec![
+        ("queued", Arg::Int(0)),
+        ("device", Arg::Int(GPU_PID)),
+        ("context", Arg::Int(1)),
+        ("stream", Arg::Int(STREAM)),
+        ("correlation", Arg::Int(corr)),
+        ("registers per thread", Arg::Int(k.regs)),
+        ("shared memory", Arg::Int(k.smem)),
+        ("blocks per SM", Arg::Fixed6(blocks)),
+        ("warps per SM", Arg::Fixed6(warps)),
+        ("grid", Arg::Raw(format!("{:?}", k.grid))),
+        ("block", Arg::Raw(format!("{:?}", k.block))),
+        ("est. achieved occupancy %", Arg::Int(k.occupancy_pct)),
+    ]
 }
 
 /// The `ac2g` flow start that binds a runtime call to its device activity.

@@ -11,6 +11,8 @@
 //!   and clock skew (ground truth for `crate::run`).
 //! - [`serve`] writes a small B200 inference trace (vLLM-style decode, FP4 MoE) carrying the
 //!   kernel names Blackwell serving runs record, for the kernel-class tests.
+//! - [`graphs`] writes a small H100 decode trace replaying a CUDA graph in Kineto's graph format
+//!   (`graph id` / `graph node id`, one `cudaGraphLaunch` per replay), for the graph analysis.
 //! - [`inflate`] repeats the events of a real trace along time, renumbering every linking id, to
 //!   make inputs of any size (hundreds of MB to GB) for benchmarks and stress tests.
 //!
@@ -28,6 +30,7 @@
 mod decimal;
 pub mod demo;
 mod device;
+pub mod graphs;
 pub mod inflate;
 mod kernels;
 mod kineto;
