@@ -18,6 +18,9 @@
 //!                   startNs, endNs, nsPerPx, width, height, scrollY, rulerH: the view;
 //!                   lanes: [{lane, name, group, y, height, rows}] (y: content px, screen y =
 //!                          rulerH + y - scrollY, relative to the canvas top), counters: labels;
+//!                   counterSeries: the counter tracks' latest set, {startNs, bucketNs, series:
+//!                          [{device, metric, label, max, values}]} (values: utilization and SM
+//!                          efficiency 0..1, memory bytes; one per bucket, null without data), or null;
 //!                   selection: {id, name, lane, row, startNs, durNs, key, args: {k: text},
 //!                               launchedBy: name|null, launched: count} or null;
 //!                   range: [startNs, endNs] or null;
@@ -34,8 +37,10 @@
 //!                 over 50 ms since the page started
 //! charts          on the charts tab: {steps: step bars, gpu: utilization and SM efficiency
 //!                 series, gpuLegend: their legend entries ("label: what it measures"), memory:
-//!                 memory series, histogram: {name, total} of the kernel shown or null,
-//!                 pending}; null on the other tabs
+//!                 memory series, histogram: {name, total, minNs, maxNs, widthNs, counts,
+//!                 medianNs} of the kernel shown or null, stepBars: [{step, parts: {key: ns}}]
+//!                 (the steps table's breakdown keys) or null, counters: the whole-trace
+//!                 counter set (below) or null, pending}; null on the other tabs
 //! compare         null while no baseline is kept, else {base: baseline file name, cand:
 //!                 candidate file name or null before the comparison arrived, ops / kernels:
 //!                 diff rows shown, sort / kernelSort: {key, desc, abs} the order of the op /
@@ -533,10 +538,23 @@ fn charts_js(tables: &TableState, c: &ChartState) -> JsValue {
             set.series.iter().filter(|s| (s.metric != "memory") == gpu).count()
         })
     };
-    let histogram = c
-        .histogram
-        .as_ref()
-        .map(|h| serde_json::json!({ "name": h.name, "total": h.total }));
+    let histogram = c.histogram.as_ref().map(|h| {
+        serde_json::json!({
+            "name": h.name, "total": h.total, "minNs": h.min_ns, "maxNs": h.max_ns,
+            "widthNs": h.width_ns, "counts": h.counts, "medianNs": h.median_ns,
+        })
+    });
+    let step_bars = c.steps.as_ref().map(|chart| {
+        chart
+            .bars
+            .iter()
+            .map(|b| {
+                let parts: serde_json::Map<String, serde_json::Value> =
+                    chart.keys.iter().cloned().zip(b.parts_ns.iter().map(|&ns| ns.into())).collect();
+                serde_json::json!({ "step": b.number, "parts": parts })
+            })
+            .collect::<Vec<_>>()
+    });
     let gpu_legend: Vec<String> = c.counters.as_ref().map_or_else(Vec::new, |set| {
         set.series
             .iter()
@@ -553,8 +571,26 @@ fn charts_js(tables: &TableState, c: &ChartState) -> JsValue {
         "gpuLegend": gpu_legend,
         "memory": series(false),
         "histogram": histogram,
+        "stepBars": step_bars,
+        "counters": c.counters.as_ref().map(counters_json),
         "pending": c.busy(),
     }))
+}
+
+/// A counter set as the charts and the timeline hold it: `{startNs, bucketNs, series: [{device,
+/// metric, label, max, values}]}` (values: one per bucket, null without data).
+fn counters_json(set: &protocol::CounterSet) -> serde_json::Value {
+    let series: Vec<serde_json::Value> = set
+        .series
+        .iter()
+        .map(|s| {
+            serde_json::json!({
+                "device": s.device, "metric": s.metric, "label": s.label, "max": s.max,
+                "values": s.values,
+            })
+        })
+        .collect();
+    serde_json::json!({ "startNs": set.start_ns, "bucketNs": set.bucket_ns, "series": series })
 }
 
 /// The lanes laid out: `[{lane, name, group, y, height, rows}]`, y in content px.
@@ -601,7 +637,8 @@ fn timeline_js(t: &TimelineState) -> JsValue {
     to_js(&json!({
         "startNs": v.start, "endNs": v.end, "nsPerPx": v.ns_per_px(), "width": v.width,
         "height": t.height, "scrollY": t.scroll_y, "rulerH": crate::timeline::draw_list::RULER_H,
-        "lanes": lanes, "counters": counters, "selection": selection,
+        "lanes": lanes, "counters": counters,
+        "counterSeries": t.counters.as_ref().map(counters_json), "selection": selection,
         "range": t.range.map(|(a, b)| [a, b]), "search": search,
         "rects": t.tiles.len(), "resolutionNs": t.tiles.set.resolution_ns,
         "frames": {

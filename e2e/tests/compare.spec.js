@@ -244,6 +244,37 @@ test('stacked timelines: the step picker aligns both panels at the chosen step',
   expect([s.baseStartNs, s.candStartNs]).toEqual([pick.startNs, pick.startNs]);
   expectAligned(s);
   await app.screenshot('compare-stacked-step');
+
+  // Next and previous walk the steps both traces have, from the CLI's list.
+  await page.getByTestId('compare-step-next').click();
+  await app.waitForStack();
+  s = await app.stack();
+  expect([s.step, s.baseStartNs, s.candStartNs]).toEqual([steps[3].number, steps[3].startNs, steps[3].startNs]);
+  await expect(page.getByTestId('compare-step')).toHaveValue(String(steps[3].number));
+  await page.getByTestId('compare-step-prev').click();
+  await app.waitForStack();
+  s = await app.stack();
+  expect([s.step, s.baseStartNs]).toEqual([pick.number, pick.startNs]);
+
+  // Zoomed in with W, Reset zoom shows the aligned step whole again, as when it was picked.
+  const whole = s.windowNs;
+  // Keys typed into the step picker stay there: leave it first.
+  await page.evaluate(() => document.activeElement?.blur());
+  const canvas = page.getByTestId('compare-canvas-base');
+  await canvas.scrollIntoViewIfNeeded();
+  const box = await canvas.boundingBox();
+  await canvas.hover({ position: { x: box.width * 0.3, y: 60 } });
+  await page.keyboard.press('w');
+  await page.keyboard.press('w');
+  await app.waitForStack();
+  s = await app.stack();
+  expect(s.windowNs[1] - s.windowNs[0], 'W zoomed in').toBeLessThan((whole[1] - whole[0]) * 0.9);
+  await page.getByTestId('compare-stack-reset').click();
+  await app.waitForStack();
+  s = await app.stack();
+  expect(s.windowNs[0]).toBeCloseTo(whole[0], 0);
+  expect(s.windowNs[1]).toBeCloseTo(whole[1], 0);
+  expectAligned(s);
 });
 
 test('share link: the compare view (step, window, sorts, by shape) reopens in a new page', async ({ app, page, context }) => {

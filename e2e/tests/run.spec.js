@@ -292,7 +292,17 @@ test('ranks timeline: one panel per rank, the clock switch moves origins by the 
   const order = (list, rank, arrival) => list.map((m) => [rank(m), arrival(m)]).sort((a, b) => a[0] - b[0]);
   expect(order(s.collective.members, (m) => m.rank, (m) => m.arrival)).toEqual(order(rows, (r) => r.rank, (r) => r.arrival_order));
   expect(s.collective.lastRank).toBe(rows.find((r) => r.last).rank);
+  // The collective's panel: its heading names it, its rows are the members in arrival order
+  // with their rank and wait as the hook holds them.
+  const box = app.page.getByTestId('run-stack-collective');
+  await expect(box).toContainText(s.collective.key);
+  await expect(box).toContainText(`step ${s.collective.step}`);
   await expect(app.page.getByTestId('run-stack-member')).toHaveCount(4);
+  const shown = await box.getByTestId('run-stack-member').evaluateAll((els) => els.map((e) => [Number(e.dataset.rank), Number(e.dataset.arrival), Number(e.dataset.wait)]));
+  const byArrival = [...s.collective.members].sort((a, b) => a.arrival - b.arrival);
+  expect(shown).toEqual(byArrival.map((m) => [m.rank, m.arrival, m.waitUs]));
+  expect(shown.map((m) => m[1])).toEqual([0, 1, 2, 3]);
+  expect(shown[3][0], 'the last to arrive is the last row').toBe(s.collective.lastRank);
   await app.screenshot('run-ranks-collective');
 
   // Enter selects the next match across ranks, brought into view.

@@ -40,6 +40,8 @@ pub const STEP_PARTS: [&str; 8] = [
 pub struct StepChart {
     /// Labels of the parts present in the table, in [`STEP_PARTS`] order.
     pub parts: Vec<String>,
+    /// Their steps-table keys (`kernel`, `memcpy`, ...), parallel to `parts`.
+    pub keys: Vec<String>,
     /// One bar per step, in step order.
     pub bars: Vec<StepBar>,
 }
@@ -57,11 +59,11 @@ impl StepChart {
     /// Picks the step number and the breakdown columns of a `steps` table; missing cells are 0.
     pub fn from_table(table: &TableData) -> Self {
         let column = |key: &str| table.columns.iter().position(|c| c.key == key);
-        let present: Vec<(usize, String)> = STEP_PARTS
+        let present: Vec<(usize, &str, String)> = STEP_PARTS
             .iter()
-            .filter_map(|key| {
+            .filter_map(|&key| {
                 let i = column(key)?;
-                Some((i, table.columns[i].label.clone()))
+                Some((i, key, table.columns[i].label.clone()))
             })
             .collect();
         let step = column("step");
@@ -76,12 +78,13 @@ impl StepChart {
                     .unwrap_or(k as i64),
                 parts_ns: present
                     .iter()
-                    .map(|&(i, _)| row.get(i).and_then(int).unwrap_or(0))
+                    .map(|&(i, _, _)| row.get(i).and_then(int).unwrap_or(0))
                     .collect(),
             })
             .collect();
         StepChart {
-            parts: present.into_iter().map(|(_, label)| label).collect(),
+            keys: present.iter().map(|&(_, key, _)| key.to_owned()).collect(),
+            parts: present.into_iter().map(|(_, _, label)| label).collect(),
             bars,
         }
     }
@@ -407,6 +410,7 @@ mod tests {
     fn step_chart_picks_breakdown_columns_in_stack_order() {
         let chart = StepChart::from_table(&steps_table());
         assert_eq!(chart.parts, ["Kernel", "Other"]);
+        assert_eq!(chart.keys, ["kernel", "other"]);
         assert_eq!(
             chart.bars[0],
             StepBar {
@@ -534,6 +538,7 @@ mod tests {
     fn chart_of(totals: &[i64]) -> StepChart {
         StepChart {
             parts: vec!["Kernel".into()],
+            keys: vec!["kernel".into()],
             bars: totals
                 .iter()
                 .zip(1..)
