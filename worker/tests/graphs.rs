@@ -64,6 +64,13 @@ fn synthetic_graph_trace_links_every_node_to_its_launch_and_op() {
     assert_eq!((place.graph_id, place.node_id), (Some(GRAPH_ID), Some((GRAPH_ID << 32) | 1)));
     assert_eq!((place.launch.unwrap().name.as_str(), place.launch_kernels as usize), ("cudaGraphLaunch", NODES));
     assert!(d.flows_out.iter().any(|r| r.id == g.launches[0].kernels[1]), "node 1 -> node 2");
+    // The whole graph's arrows, for drawing on request: the launch's NODES - 1 edges, no other.
+    let ids: Vec<(u32, u32)> = place.edges.iter().map(|(a, b)| (a.id, b.id)).collect();
+    let first: Vec<(u32, u32)> = g.edges.iter().copied().filter(|&(a, _)| t.slices.launch[a as usize] == g.launches[0].call).collect();
+    assert_eq!((ids.clone(), place.edges_total as usize), (first, NODES - 1));
+    assert!(ids.contains(&(g.launches[0].kernels[0], g.launches[0].kernels[1])));
+    let lone = slice_details(t, session.index(), g.unlaunched[0]).unwrap().graph.unwrap();
+    assert_eq!((lone.edges.len(), lone.edges_total), (0, 0), "no launch, no graph to draw");
     let eager = (0..t.slices.len() as u32).find(|&i| t.class(t.slices.cat[i as usize]) == CatClass::Kernel).unwrap();
     assert!(slice_details(t, session.index(), eager).unwrap().graph.is_none(), "the warm-up kernel is not a node");
 

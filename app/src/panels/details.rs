@@ -9,7 +9,8 @@
 //! (each a `slice-link` button with `data-slice`), `detail-source` (`data-file`; a Triton kernel
 //! or op: its `kernel_file`) with `detail-source-link` (`href` = `?src=` base + path) and
 //! `source-op`, `detail-graph` (`data-graph`, `data-node`; a CUDA graph node) with
-//! `graph-launch`. Trace text is always text, never HTML.
+//! `graph-launch` and `graph-arrows` (a checkbox: draw every dependency arrow of the node's graph
+//! launch, `data-edges` = how many). Trace text is always text, never HTML.
 
 use crate::control::Controller;
 use crate::state::format;
@@ -90,7 +91,8 @@ fn details_view(ctl: Controller, d: SliceDetails) -> impl IntoView {
 }
 
 /// A kernel's CUDA graph: graph and node ids, and the graph launch with its kernel count. The
-/// node's dependency arrows are its flows in and out, drawn on the timeline while it is selected.
+/// node's dependency arrows are its flows in and out, drawn on the timeline while it is selected;
+/// on request, every arrow of its graph launch is drawn (`TimelineState::graph_arrows`).
 fn graph_view(ctl: Controller, g: GraphNode) -> impl IntoView {
     let ids = match (g.graph_id, g.node_id) {
         (Some(graph), Some(node)) => format!("graph {graph}, node {node}"),
@@ -101,11 +103,29 @@ fn graph_view(ctl: Controller, g: GraphNode) -> impl IntoView {
         let n = g.launch_kernels;
         view! { {link(ctl, "graph-launch", r)}<span class="muted">{format!(" launched {n} kernels")}</span> }
     });
+    let total = g.edges_total;
+    let arrows = (total > 0).then(|| {
+        let drawn = g.edges.len();
+        let label = if drawn < total as usize {
+            format!(" Draw this launch's dependency arrows ({drawn} of {total})")
+        } else {
+            format!(" Draw this launch's {total} dependency arrows")
+        };
+        view! {
+            <label class="toggle">
+                <input type="checkbox" data-testid="graph-arrows" data-edges=total
+                    prop:checked=move || ctl.timeline.with(|t| t.graph_arrows)
+                    on:change=move |_| ctl.view(|t| t.graph_arrows = !t.graph_arrows) />
+                {label}
+            </label>
+        }
+    });
     view! {
         <div class="rel" data-testid="detail-graph" data-graph=g.graph_id data-node=g.node_id>
             <h3>"CUDA graph"</h3>
             <p>{ids}</p>
             {launch}
+            {arrows}
         </div>
     }
 }

@@ -119,6 +119,9 @@ pub struct TimelineState {
     /// Bring the next selected slice into view when its details arrive (a selection by id,
     /// whose place is not known before).
     pub reveal_selected: bool,
+    /// Draw every dependency arrow of the selected CUDA graph node's launch, not only the
+    /// node's own (the details panel's `graph-arrows`; kept across selections).
+    pub graph_arrows: bool,
     /// Pointer hover.
     pub hover: Option<Hover>,
     /// Selected time range, ns.

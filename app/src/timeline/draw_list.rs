@@ -399,7 +399,8 @@ fn highlight(out: &mut Vec<Cmd>, t: &TimelineState, theme: Theme) {
     }
 }
 
-/// The selection's outline and its flow arrows: launched by / launched, flows in / out.
+/// The selection's outline and its flow arrows: launched by / launched, flows in / out, and
+/// on request every dependency arrow of its CUDA graph launch.
 fn selection(out: &mut Vec<Cmd>, t: &TimelineState, theme: Theme) {
     let Some(d) = &t.selected else { return };
     let Some((x0, x1, y)) = place(t, &d.slice) else { return };
@@ -415,6 +416,12 @@ fn selection(out: &mut Vec<Cmd>, t: &TimelineState, theme: Theme) {
     for r in d.launched.iter().chain(&d.flows_out) {
         if let Some((tx, _, ty)) = place(t, r) {
             arrow(out, c.flow, me, (tx, ty));
+        }
+    }
+    let graph_edges = d.graph.as_ref().filter(|_| t.graph_arrows).map_or(&[][..], |g| &g.edges[..]);
+    for (from, to) in graph_edges {
+        if let (Some((fx, _, fy)), Some((tx, _, ty))) = (place(t, from), place(t, to)) {
+            arrow(out, c.flow, (fx, fy), (tx, ty));
         }
     }
 }

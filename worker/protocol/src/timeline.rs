@@ -187,7 +187,15 @@ pub struct GraphNode {
     pub launch: Option<SliceRef>,
     /// Kernels that launch ran.
     pub launch_kernels: u32,
+    /// Dependency edges between the nodes that launch ran, (from, to) (capped at
+    /// `GRAPH_EDGES_MAX`); the page draws them all on request.
+    pub edges: Vec<(SliceRef, SliceRef)>,
+    /// All such edges.
+    pub edges_total: u32,
 }
+
+/// Most graph edges one details answer carries.
+pub const GRAPH_EDGES_MAX: usize = 512;
 
 /// Where a compiled kernel comes from (docs/definitions.md, "Kernel sources").
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]

@@ -136,6 +136,14 @@ pub fn analyze(trace: &Trace) -> Graphs {
     out
 }
 
+/// The dependency edges between the kernels graph launch call `call` ran: flows whose two ends
+/// it launched, in flow order. One pass over the flows, for one details answer.
+pub fn launch_edges(trace: &Trace, call: u32) -> Vec<(u32, u32)> {
+    let launch = &trace.slices.launch;
+    let by_call = |k: u32| launch.get(k as usize) == Some(&call);
+    trace.flows.iter().filter(|f| by_call(f.from) && by_call(f.to)).map(|f| (f.from, f.to)).collect()
+}
+
 const GRAPH_LAUNCH: u8 = 1;
 const CAPTURE: u8 = 2;
 

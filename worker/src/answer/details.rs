@@ -10,7 +10,7 @@ use crate::analysis::args::ArgKey;
 use crate::analysis::graphs;
 use crate::analysis::source::SourceKeys;
 use crate::model::{CatClass, Trace};
-use protocol::{GraphNode, KernelSource, SliceDetails, SliceKey, SliceRef};
+use protocol::{GraphNode, KernelSource, SliceDetails, SliceKey, SliceRef, GRAPH_EDGES_MAX};
 
 /// Details of slice `id`, or `None` for an unknown id.
 pub fn slice_details(trace: &Trace, index: &Index, id: u32) -> Option<SliceDetails> {
@@ -71,11 +71,18 @@ fn graph_node(trace: &Trace, id: u32, launch: Option<u32>, index: &Index) -> Opt
     if graph_id.is_none() && launch.is_none() {
         return None;
     }
+    let edges: Vec<(u32, u32)> = launch.map_or_else(Vec::new, |l| graphs::launch_edges(trace, l));
     Some(GraphNode {
         graph_id,
         node_id: graph_id.and_then(|_| ArgKey::new("graph node id").i64(args)),
         launch: launch.and_then(|l| slice_ref(trace, l)),
         launch_kernels: launch.and_then(|l| index.details(trace, l)).map_or(0, |d| d.launched_total),
+        edges_total: edges.len() as u32,
+        edges: edges
+            .into_iter()
+            .filter_map(|(a, b)| Some((slice_ref(trace, a)?, slice_ref(trace, b)?)))
+            .take(GRAPH_EDGES_MAX)
+            .collect(),
     })
 }
 

@@ -253,6 +253,22 @@ fn the_selection_is_outlined_with_its_flow_arrows() {
 }
 
 #[test]
+fn a_graph_nodes_launch_arrows_are_drawn_on_request() {
+    let mut t = state(&[], &[]);
+    let at = |row, start_ns| protocol::SliceRef { lane: 0, row, start_ns, dur_ns: 10_000, ..Default::default() };
+    let edges = vec![(at(0, 100_000), at(1, 300_000)), (at(1, 300_000), at(0, 600_000))];
+    t.selected = Some(SliceDetails {
+        slice: at(0, 100_000),
+        graph: Some(protocol::GraphNode { edges_total: 2, edges, ..Default::default() }),
+        ..Default::default()
+    });
+    let curves = |t: &TimelineState| draw_list(t, Theme::Light, SURFACE).cmds.iter().filter(|c| matches!(c, Cmd::Curve { .. })).count();
+    assert_eq!(curves(&t), 0, "off by default: the node has no flows of its own here");
+    t.graph_arrows = true;
+    assert_eq!(curves(&t), 2, "every edge of the launch");
+}
+
+#[test]
 fn a_finding_outline_is_at_least_three_pixels_wide() {
     let mut t = state(&[], &[]);
     t.highlight = vec![protocol::SliceRef { lane: 0, row: 0, start_ns: 500_000, dur_ns: 100, ..Default::default() }];
