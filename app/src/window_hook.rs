@@ -557,14 +557,14 @@ fn charts_js(tables: &TableState, c: &ChartState) -> JsValue {
     }))
 }
 
-/// The lanes laid out: `[{lane, name, group, y, height, rows}]`, y in content px.
+/// The lanes laid out: `[{lane, name, group, y, height, rows, first_row}]`, y in content px.
 fn lanes_json(t: &TimelineState) -> Vec<serde_json::Value> {
     t.tracks
         .iter()
         .filter_map(|tr| match tr.kind {
-            TrackKind::Lane { lane, rows } => Some(serde_json::json!({
+            TrackKind::Lane { lane, rows, first_row } => Some(serde_json::json!({
                 "lane": lane, "name": tr.label, "group": tr.group,
-                "y": tr.y, "height": tr.height, "rows": rows,
+                "y": tr.y, "height": tr.height, "rows": rows, "first_row": first_row,
             })),
             _ => None,
         })

@@ -83,6 +83,8 @@ pub struct Lane {
     pub slices: std::ops::Range<u32>,
     /// Display rows used: nesting depth of all layers, overflow sub-lanes included.
     pub rows: u16,
+    /// The last `python_rows` of `rows` hold the thread's Python frames (`python_function`).
+    pub python_rows: u16,
 }
 
 /// Raw `args` of an event: a span into [`Trace::args`]; empty when the event had none.
