@@ -17,7 +17,8 @@ use protocol::{Align, LaneGroup, LaneInfo, Layout, StepMark};
 
 /// The layout of `trace`. Processes without lanes are left out; the Python frames of a
 /// process's threads (`with_stack=True`) follow it as a group of their own that starts folded,
-/// so its ops, ranges and the GPU streams below fit the first screen.
+/// so its ops, ranges and the GPU streams below fit the first screen. Each lane is listed once,
+/// but for a thread with both: its ops and ranges, then its Python rows.
 pub fn layout(trace: &Trace) -> Layout {
     let mut groups = Vec::with_capacity(trace.processes.len());
     for p in trace.processes.iter().filter(|p| !p.lanes.is_empty()) {
@@ -34,13 +35,17 @@ pub fn layout(trace: &Trace) -> Layout {
             let name = trace.strings.get(lane.name).into_owned();
             let slices = u64::from(lane.slices.end - lane.slices.start);
             let own = lane.rows - lane.python_rows;
-            // A thread with nothing but Python frames keeps them: no ops to keep apart.
-            if lane.python_rows > 0 && own > 0 {
+            if lane.python_rows > 0 {
                 python.lanes.push(LaneInfo { lane: id, name: name.clone(), rows: lane.python_rows, first_row: own, slices });
             }
-            group.lanes.push(LaneInfo { lane: id, name, rows: own.max(1), first_row: 0, slices });
+            // A thread of nothing but Python frames (a tqdm monitor) is all in the folded group.
+            if own > 0 || lane.python_rows == 0 {
+                group.lanes.push(LaneInfo { lane: id, name, rows: own.max(1), first_row: 0, slices });
+            }
         }
-        groups.push(group);
+        if !group.lanes.is_empty() {
+            groups.push(group);
+        }
         if !python.lanes.is_empty() {
             groups.push(python);
         }

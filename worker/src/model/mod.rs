@@ -17,7 +17,8 @@
 //! Invariants (established in `builder::finish`, checked by tests): all slice columns have equal
 //! length; slices of a lane are contiguous and sorted by start ascending, then duration
 //! descending, then input order, so a parent precedes its children; `parent` points to an
-//! earlier slice of the same lane; `row` < lane's `rows`.
+//! earlier slice of the same lane (a `python_function` slice's parent is one too, any other
+//! slice's parent is not); `row` < lane's `rows`, the last `python_rows` of them Python frames.
 
 pub mod builder;
 pub mod category;
