@@ -208,6 +208,21 @@ mod tests {
     }
 
     #[test]
+    fn a_python_stack_track_shows_the_rows_below_the_ops() {
+        let mut l = layout();
+        let mut python = l.groups[0].clone();
+        python.lanes = vec![LaneInfo { first_row: 3, rows: 5, ..python.lanes[0].clone() }];
+        l.groups.insert(1, python);
+        let t = build(&l, &[], None);
+        let stack = t.iter().find(|t| matches!(t.kind, TrackKind::Lane { first_row: 3, .. })).unwrap();
+        assert_eq!(stack.height, 5.0 * ROW_H + 2.0 * LANE_PAD);
+        assert_eq!(row_at(stack, stack.y + LANE_PAD + ROW_H * 0.5), Some(3));
+        assert_eq!(row_y(stack, 4), stack.y + LANE_PAD + ROW_H);
+        assert!(shows(stack, 0, 7) && !shows(stack, 0, 2) && !shows(stack, 0, 8));
+        assert!(shows(&t[1], 0, 2) && !shows(&t[1], 0, 3));
+    }
+
+    #[test]
     fn counters_go_under_their_device() {
         let l = layout();
         let series = |device, metric: &str, label: &str| CounterSeries {
