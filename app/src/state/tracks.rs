@@ -214,7 +214,8 @@ mod tests {
         python.lanes = vec![LaneInfo { first_row: 3, rows: 5, ..python.lanes[0].clone() }];
         l.groups.insert(1, python);
         let t = build(&l, &[], None);
-        let stack = t.iter().find(|t| matches!(t.kind, TrackKind::Lane { first_row: 3, .. })).unwrap();
+        let stack = &t[4];
+        assert_eq!(stack.kind, TrackKind::Lane { lane: 0, rows: 5, first_row: 3 });
         assert_eq!(stack.height, 5.0 * ROW_H + 2.0 * LANE_PAD);
         assert_eq!(row_at(stack, stack.y + LANE_PAD + ROW_H * 0.5), Some(3));
         assert_eq!(row_y(stack, 4), stack.y + LANE_PAD + ROW_H);
