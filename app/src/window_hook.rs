@@ -593,14 +593,14 @@ fn counters_json(set: &protocol::CounterSet) -> serde_json::Value {
     serde_json::json!({ "startNs": set.start_ns, "bucketNs": set.bucket_ns, "series": series })
 }
 
-/// The lanes laid out: `[{lane, name, group, y, height, rows}]`, y in content px.
+/// The lanes laid out: `[{lane, name, group, y, height, rows, first_row}]`, y in content px.
 fn lanes_json(t: &TimelineState) -> Vec<serde_json::Value> {
     t.tracks
         .iter()
         .filter_map(|tr| match tr.kind {
-            TrackKind::Lane { lane, rows } => Some(serde_json::json!({
+            TrackKind::Lane { lane, rows, first_row } => Some(serde_json::json!({
                 "lane": lane, "name": tr.label, "group": tr.group,
-                "y": tr.y, "height": tr.height, "rows": rows,
+                "y": tr.y, "height": tr.height, "rows": rows, "first_row": first_row,
             })),
             _ => None,
         })

@@ -221,11 +221,11 @@ class AppPage {
   async pointOf(lane, row, ns) {
     const t = await this.timeline();
     const box = await this.canvas.boundingBox();
-    const l = t.lanes.find((x) => x.lane === lane);
-    if (!l) throw new Error(`lane ${lane} is not laid out`);
+    const l = t.lanes.find((x) => x.lane === lane && row >= x.first_row && row < x.first_row + x.rows);
+    if (!l) throw new Error(`row ${row} of lane ${lane} is not laid out`);
     return {
       x: box.x + (ns - t.startNs) / t.nsPerPx,
-      y: box.y + t.rulerH + l.y - t.scrollY + 3 + row * 18 + 9,
+      y: box.y + t.rulerH + l.y - t.scrollY + 3 + (row - l.first_row) * 18 + 9,
     };
   }
 

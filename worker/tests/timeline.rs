@@ -1,7 +1,7 @@
 //! Timeline answers through `Engine::query` on real fixtures: the layout lists every lane the
-//! summary lists, tile words equal the index's tiles, a kernel's details name its launching
-//! `cudaLaunchKernel`, stable keys resolve back, search steps cycle through every match, and
-//! counter tracks cover the GPUs.
+//! summary lists (Python stacks aside: tests/python_stack.rs), tile words equal the index's
+//! tiles, a kernel's details name its launching `cudaLaunchKernel`, stable keys resolve back,
+//! search steps cycle through every match, and counter tracks cover the GPUs.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
 mod common;
@@ -27,20 +27,47 @@ fn layout_lists_every_lane_of_every_fixture() {
     for path in common::real_fixtures() {
         let (e, summary) = common::load(&path);
         let layout = e.layout().expect("a layout once loaded");
-        let names: Vec<(String, Vec<String>)> = layout
-            .groups
+        // A thread's Python stack is listed again, in the group after its process's.
+        let trace = e.trace().unwrap();
+        let mut listed: Vec<(u32, Vec<(u32, String)>)> = Vec::new();
+        for g in &layout.groups {
+            for l in &g.lanes {
+                let process = trace.lanes[l.lane as usize].process;
+                let owner = trace.strings.get(trace.processes[process as usize].name);
+                assert!(g.name == owner || g.name == format!("{owner} · Python stack"), "{}", g.name);
+                let at = match listed.iter().position(|(p, _)| *p == process) {
+                    Some(at) => at,
+                    None => {
+                        listed.push((process, Vec::new()));
+                        listed.len() - 1
+                    }
+                };
+                if !listed[at].1.iter().any(|(id, _)| *id == l.lane) {
+                    listed[at].1.push((l.lane, l.name.clone()));
+                }
+            }
+        }
+        listed.sort_by_key(|(p, _)| *p);
+        let names: Vec<(String, Vec<String>)> = listed
             .iter()
-            .map(|g| (g.name.clone(), g.lanes.iter().map(|l| l.name.clone()).collect()))
+            .map(|(p, lanes)| {
+                let mut names: Vec<String> = lanes.iter().map(|(_, n)| n.clone()).collect();
+                names.sort();
+                (trace.strings.get(trace.processes[*p as usize].name).into_owned(), names)
+            })
             .collect();
         let expected: Vec<(String, Vec<String>)> = summary
             .processes
             .iter()
             .filter(|p| !p.lanes.is_empty())
-            .map(|p| (p.name.clone(), p.lanes.iter().map(|l| l.name.clone()).collect()))
+            .map(|p| {
+                let mut lanes: Vec<String> = p.lanes.iter().map(|l| l.name.clone()).collect();
+                lanes.sort();
+                (p.name.clone(), lanes)
+            })
             .collect();
         assert_eq!(names, expected, "{}", path.display());
-        let slices: u64 = layout.groups.iter().flat_map(|g| &g.lanes).map(|l| l.slices).sum();
-        let trace = e.trace().unwrap();
+        let slices: u64 = listed.iter().flat_map(|(_, lanes)| lanes).map(|&(l, _)| trace.lanes[l as usize].slices.len() as u64).sum();
         assert_eq!(slices, trace.slices.len() as u64, "{}", path.display());
         assert!(layout.steps.windows(2).all(|w| w[0].start_ns <= w[1].start_ns));
     }

@@ -375,7 +375,7 @@ mod tests {
                 name: "gpu".into(),
                 kind: "gpu".into(),
                 device: Some(0),
-                lanes: vec![LaneInfo { lane: 3, name: "s".into(), rows: 2, slices: 9 }],
+                lanes: vec![LaneInfo { lane: 3, name: "s".into(), rows: 2, first_row: 0, slices: 9 }],
                 folded: false,
             }],
             steps: focus.iter().cloned().collect(),

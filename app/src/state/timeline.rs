@@ -390,11 +390,9 @@ impl TimelineState {
         }
     }
 
-    /// The lane track of `lane`.
-    pub fn lane_track(&self, lane: u32) -> Option<&Track> {
-        self.tracks
-            .iter()
-            .find(|t| matches!(t.kind, TrackKind::Lane { lane: l, .. } if l == lane))
+    /// The lane track showing row `row` of `lane` (a thread's Python stack is a track of its own).
+    pub fn lane_track(&self, lane: u32, row: u16) -> Option<&Track> {
+        self.tracks.iter().find(|t| tracks::shows(t, lane, row))
     }
 
     /// Brings slice (`lane`, `row`, `[start, start + dur]`) into view: zooms out or centers it
@@ -407,12 +405,12 @@ impl TimelineState {
             self.view.center((s + e) / 2.0);
         }
         let group = self.layout.as_ref().and_then(|l| {
-            l.groups.iter().position(|g| g.lanes.iter().any(|x| x.lane == lane))
+            l.groups.iter().position(|g| g.lanes.iter().any(|x| x.lane == lane && x.shows(row)))
         });
         if let Some(g) = group.filter(|&g| self.collapsed.get(g) == Some(&true)) {
             self.toggle_group(g);
         }
-        if let Some(t) = self.lane_track(lane) {
+        if let Some(t) = self.lane_track(lane, row) {
             let y = tracks::row_y(t, row);
             if y < self.scroll_y || y + tracks::ROW_H > self.scroll_y + self.height {
                 self.scroll_by(y - self.scroll_y - self.height / 3.0);
@@ -443,6 +441,7 @@ mod tests {
                         lane,
                         name: format!("s{lane}"),
                         rows: 1,
+                        first_row: 0,
                         slices: 1,
                     })
                     .collect(),
@@ -491,7 +490,7 @@ mod tests {
         assert!(!t.apply(5, Answer::Details(None), None));
         assert!(t.apply(6, Answer::Details(None), None));
         t.reveal(39, 0, 500_000.0, 10.0);
-        let track = t.lane_track(39).unwrap().clone();
+        let track = t.lane_track(39, 0).unwrap().clone();
         assert!(track.y >= t.scroll_y && track.y <= t.scroll_y + t.height);
         assert!(t.view.start <= 500_000.0 && t.view.end >= 500_010.0);
     }
@@ -502,7 +501,7 @@ mod tests {
         // Lane 39 of 40 sits below the 400 px the lanes have.
         let at = SliceRef { id: 3, lane: 39, row: 0, start_ns: 500_000, dur_ns: 10, ..SliceRef::default() };
         let details = |slice: &SliceRef| Answer::Details(Some(SliceDetails { slice: slice.clone(), ..SliceDetails::default() }));
-        let in_view = |t: &TimelineState| t.lane_track(39).is_some_and(|tr| tr.y >= t.scroll_y && tr.y <= t.scroll_y + t.height);
+        let in_view = |t: &TimelineState| t.lane_track(39, 0).is_some_and(|tr| tr.y >= t.scroll_y && tr.y <= t.scroll_y + t.height);
         // Near miss: a plain selection leaves the view where it is.
         t.sent(Channel::Details, 7);
         assert!(t.apply(7, details(&at), None));

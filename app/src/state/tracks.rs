@@ -22,8 +22,8 @@ pub const COUNTER_H: f64 = 30.0;
 pub enum TrackKind {
     /// A process / device header; `collapsed` hides its lanes.
     Group { group: usize, collapsed: bool },
-    /// A thread or stream with `rows` slice rows.
-    Lane { lane: u32, rows: u16 },
+    /// A thread or stream: its slice rows `first_row..first_row + rows`.
+    Lane { lane: u32, rows: u16, first_row: u16 },
     /// Series `series` of the counter set.
     Counter { series: usize },
 }
@@ -86,6 +86,7 @@ pub fn build(layout: &Layout, collapsed: &[bool], counters: Option<&CounterSet>)
                 TrackKind::Lane {
                     lane: lane.lane,
                     rows,
+                    first_row: lane.first_row,
                 },
                 lane.name.clone(),
                 height,
@@ -127,16 +128,25 @@ pub fn content_height(tracks: &[Track]) -> f64 {
 
 /// The slice row at content height `y` inside a lane track, if `y` falls on one.
 pub fn row_at(track: &Track, y: f64) -> Option<u16> {
-    let TrackKind::Lane { rows, .. } = track.kind else {
+    let TrackKind::Lane { rows, first_row, .. } = track.kind else {
         return None;
     };
     let r = ((y - track.y - LANE_PAD) / ROW_H).floor();
-    (r >= 0.0 && r < f64::from(rows)).then_some(r as u16)
+    (r >= 0.0 && r < f64::from(rows)).then(|| first_row.saturating_add(r as u16))
 }
 
 /// Top of slice row `row` of a lane track, content px.
 pub fn row_y(track: &Track, row: u16) -> f64 {
-    track.y + LANE_PAD + f64::from(row) * ROW_H
+    let first = match track.kind {
+        TrackKind::Lane { first_row, .. } => first_row,
+        _ => 0,
+    };
+    track.y + LANE_PAD + f64::from(row.saturating_sub(first)) * ROW_H
+}
+
+/// True when `track` shows slice row `row` of lane `lane`.
+pub fn shows(track: &Track, lane: u32, row: u16) -> bool {
+    matches!(track.kind, TrackKind::Lane { lane: l, rows, first_row } if l == lane && row >= first_row && row - first_row < rows)
 }
 
 /// The track at content height `y`.
@@ -155,6 +165,7 @@ mod tests {
             lane,
             name: format!("l{lane}"),
             rows,
+            first_row: 0,
             slices: 1,
         };
         Layout {
@@ -194,6 +205,22 @@ mod tests {
         let folded = build(&l, &[true], None);
         assert_eq!(folded.len(), 3);
         assert_eq!(content_height(&folded), 2.0 * GROUP_H + 2.0 * ROW_H + 2.0 * LANE_PAD);
+    }
+
+    #[test]
+    fn a_python_stack_track_shows_the_rows_below_the_ops() {
+        let mut l = layout();
+        let mut python = l.groups[0].clone();
+        python.lanes = vec![LaneInfo { first_row: 3, rows: 5, ..python.lanes[0].clone() }];
+        l.groups.insert(1, python);
+        let t = build(&l, &[], None);
+        let stack = &t[4];
+        assert_eq!(stack.kind, TrackKind::Lane { lane: 0, rows: 5, first_row: 3 });
+        assert_eq!(stack.height, 5.0 * ROW_H + 2.0 * LANE_PAD);
+        assert_eq!(row_at(stack, stack.y + LANE_PAD + ROW_H * 0.5), Some(3));
+        assert_eq!(row_y(stack, 4), stack.y + LANE_PAD + ROW_H);
+        assert!(shows(stack, 0, 7) && !shows(stack, 0, 2) && !shows(stack, 0, 8));
+        assert!(shows(&t[1], 0, 2) && !shows(&t[1], 0, 3));
     }
 
     #[test]

@@ -23,6 +23,8 @@
 //! Why a list: egui separates shapes from painting and Perfetto's renderer takes whole typed
 //! buffers; what the timeline draws is then testable without a browser.
 
+use std::ops::Range;
+
 use super::theme::{self, Theme};
 use crate::state::timeline::TimelineState;
 use crate::state::tracks::{self, TrackKind, ROW_H};
@@ -126,12 +128,12 @@ pub fn draw_list(t: &TimelineState, theme: Theme, surface: Surface) -> DrawList 
         let band = Rect::new(0.0, y, width, track.height);
         match track.kind {
             TrackKind::Group { .. } => out.push(Cmd::Fill { color: c.header, rect: band }),
-            TrackKind::Lane { lane, .. } => {
+            TrackKind::Lane { lane, rows, first_row } => {
                 if i % 2 == 0 {
                     out.push(Cmd::Fill { color: c.stripe, rect: band });
                 }
                 if !t.tiles.is_empty() {
-                    slices.lane(t, lane, y, surface);
+                    slices.lane(t, (lane, first_row..first_row.saturating_add(rows)), y, surface);
                 }
             }
             TrackKind::Counter { series } => out.extend(counter(t, theme, series, y, track.height, width)),
@@ -178,14 +180,14 @@ impl Slices {
         Self { rects, outlines: Vec::new(), labels: Vec::new() }
     }
 
-    /// Adds the rects of `lane`, whose track is drawn at `y`: sub-pixel rects of a row that
+    /// Adds the rects of `lane`'s rows `shown`, whose track is drawn at `y`: sub-pixel rects of a row that
     /// touch are merged into one (colored as the first), wide ones get a label, search matches
     /// an outline.
     ///
     /// Rect edges are snapped to device pixels: a path of thousands of rects with fractional
     /// edges is rasterized with anti-aliasing after our frame's script ends, which in software
     /// raster cost several times the script's own time and made the page's long tasks.
-    fn lane(&mut self, t: &TimelineState, lane: u32, y: f64, surface: Surface) {
+    fn lane(&mut self, t: &TimelineState, (lane, shown): (u32, Range<u16>), y: f64, surface: Surface) {
         let (v, width, dpr) = (&t.view, surface.width, surface.dpr);
         let snap = |x: f64| (x * dpr).round() / dpr;
         let y = snap(y);
@@ -201,7 +203,8 @@ impl Slices {
                 }
             }
         };
-        for r in t.tiles.lane(lane) {
+        for r in t.tiles.lane(lane).filter(|r| shown.contains(&r.row)) {
+            let row = r.row - shown.start;
             let x0 = v.x_of(r.start_ns as f64).max(-2.0);
             let x1 = v.x_of(r.end_ns as f64).min(width + 2.0);
             if x1 < 0.0 || x0 > width {
@@ -213,18 +216,18 @@ impl Slices {
             let w = x1 - x0;
             if w < 1.0 {
                 match &mut run {
-                    Some((row, _, end, _)) if *row == r.row && x0 <= *end + 0.5 => *end = x1.max(*end),
+                    Some((at, _, end, _)) if *at == row && x0 <= *end + 0.5 => *end = x1.max(*end),
                     _ => {
                         flush(&mut self.rects, &mut run);
-                        run = Some((r.row, x0, x1.max(x0 + 1.0), slot));
+                        run = Some((row, x0, x1.max(x0 + 1.0), slot));
                     }
                 }
                 continue;
             }
             flush(&mut self.rects, &mut run);
-            run = Some((r.row, x0, x1, slot));
+            run = Some((row, x0, x1, slot));
             flush(&mut self.rects, &mut run);
-            let ry = y + tracks::LANE_PAD + f64::from(r.row) * ROW_H;
+            let ry = y + tracks::LANE_PAD + f64::from(row) * ROW_H;
             if r.matched && searching {
                 self.outlines.push(Rect::new(x0 + 1.0, ry + 1.5, (w - 2.0).max(1.0), ROW_H - 3.0));
             }
@@ -381,7 +384,7 @@ fn range(out: &mut Vec<Cmd>, t: &TimelineState, theme: Theme, height: f64) {
 /// Screen x0, x1 (at least 1 px apart) and row top of a slice reference, if its lane is laid
 /// out.
 fn place(t: &TimelineState, r: &SliceRef) -> Option<(f64, f64, f64)> {
-    let track = t.lane_track(r.lane)?;
+    let track = t.lane_track(r.lane, r.row)?;
     let y = RULER_H + tracks::row_y(track, r.row) - t.scroll_y;
     let x0 = t.view.x_of(r.start_ns as f64);
     let x1 = t.view.x_of((r.start_ns + r.dur_ns) as f64);

@@ -69,8 +69,19 @@ pub struct LaneInfo {
     pub name: String,
     /// Display rows (nesting depth, overflow sub-lanes included).
     pub rows: u16,
+    /// First of the lane's rows shown here: a thread's Python stack is a second entry of the
+    /// same lane showing the rows below its ops.
+    #[serde(default)]
+    pub first_row: u16,
     /// Slices on the lane.
     pub slices: u64,
+}
+
+impl LaneInfo {
+    /// True when slice row `row` of the lane is shown by this entry.
+    pub fn shows(&self, row: u16) -> bool {
+        row >= self.first_row && row - self.first_row < self.rows
+    }
 }
 
 /// One profiler step.

@@ -15,35 +15,41 @@ use crate::ranks::stack::Clock;
 use crate::ranks::RunState;
 use protocol::{Align, LaneGroup, LaneInfo, Layout, StepMark};
 
-/// The layout of `trace`. Processes without lanes are left out.
+/// The layout of `trace`. Processes without lanes are left out; the Python frames of a
+/// process's threads (`with_stack=True`) follow it as a group of their own that starts folded,
+/// so its ops, ranges and the GPU streams below fit the first screen. Each lane is listed once,
+/// but for a thread with both: its ops and ranges, then its Python rows.
 pub fn layout(trace: &Trace) -> Layout {
-    let groups = trace
-        .processes
-        .iter()
-        .filter(|p| !p.lanes.is_empty())
-        .map(|p| {
-            let gpu = p.kind == ProcessKind::Gpu;
-            LaneGroup {
-                name: trace.strings.get(p.name).into_owned(),
-                kind: if gpu { "gpu" } else { "cpu" }.into(),
-                device: gpu.then(|| parse_i64(trace.strings.bytes_of(p.pid))).flatten(),
-                lanes: p
-                    .lanes
-                    .iter()
-                    .filter_map(|&l| {
-                        let lane = trace.lanes.get(l.0 as usize)?;
-                        Some(LaneInfo {
-                            lane: l.0,
-                            name: trace.strings.get(lane.name).into_owned(),
-                            rows: lane.rows.max(1),
-                            slices: u64::from(lane.slices.end - lane.slices.start),
-                        })
-                    })
-                    .collect(),
-                folded: false,
+    let mut groups = Vec::with_capacity(trace.processes.len());
+    for p in trace.processes.iter().filter(|p| !p.lanes.is_empty()) {
+        let gpu = p.kind == ProcessKind::Gpu;
+        let mut group = LaneGroup {
+            name: trace.strings.get(p.name).into_owned(),
+            kind: if gpu { "gpu" } else { "cpu" }.into(),
+            device: gpu.then(|| parse_i64(trace.strings.bytes_of(p.pid))).flatten(),
+            lanes: Vec::with_capacity(p.lanes.len()),
+            folded: false,
+        };
+        let mut python = LaneGroup { name: format!("{} · Python stack", group.name), folded: true, ..group.clone() };
+        for (id, lane) in p.lanes.iter().filter_map(|&l| Some((l.0, trace.lanes.get(l.0 as usize)?))) {
+            let name = trace.strings.get(lane.name).into_owned();
+            let slices = u64::from(lane.slices.end - lane.slices.start);
+            let own = lane.rows - lane.python_rows;
+            if lane.python_rows > 0 {
+                python.lanes.push(LaneInfo { lane: id, name: name.clone(), rows: lane.python_rows, first_row: own, slices });
             }
-        })
-        .collect();
+            // A thread of nothing but Python frames (a tqdm monitor) is all in the folded group.
+            if own > 0 || lane.python_rows == 0 {
+                group.lanes.push(LaneInfo { lane: id, name, rows: own.max(1), first_row: 0, slices });
+            }
+        }
+        if !group.lanes.is_empty() {
+            groups.push(group);
+        }
+        if !python.lanes.is_empty() {
+            groups.push(python);
+        }
+    }
     let steps = profiler_steps(trace)
         .into_iter()
         .map(|s| StepMark {

@@ -17,7 +17,8 @@
 //! Invariants (established in `builder::finish`, checked by tests): all slice columns have equal
 //! length; slices of a lane are contiguous and sorted by start ascending, then duration
 //! descending, then input order, so a parent precedes its children; `parent` points to an
-//! earlier slice of the same lane; `row` < lane's `rows`.
+//! earlier slice of the same lane (a `python_function` slice's parent is one too, any other
+//! slice's parent is not); `row` < lane's `rows`, the last `python_rows` of them Python frames.
 
 pub mod builder;
 pub mod category;
@@ -83,6 +84,8 @@ pub struct Lane {
     pub slices: std::ops::Range<u32>,
     /// Display rows used: nesting depth of all layers, overflow sub-lanes included.
     pub rows: u16,
+    /// The last `python_rows` of `rows` hold the thread's Python frames (`python_function`).
+    pub python_rows: u16,
 }
 
 /// Raw `args` of an event: a span into [`Trace::args`]; empty when the event had none.

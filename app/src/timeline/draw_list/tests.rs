@@ -27,7 +27,7 @@ fn state(names: &[&str], lane0: &[Slice]) -> TimelineState {
     let mut t = TimelineState::default();
     t.view.resize(SURFACE.width);
     t.height = SURFACE.height - RULER_H;
-    let lane = |lane, rows| LaneInfo { lane, name: format!("stream {lane}"), rows, slices: 1 };
+    let lane = |lane, rows| LaneInfo { lane, name: format!("stream {lane}"), rows, first_row: 0, slices: 1 };
     t.set_layout(Layout {
         end_ns: 1_000_000,
         groups: vec![LaneGroup {

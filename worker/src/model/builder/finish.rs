@@ -91,7 +91,7 @@ impl Builder {
         let mut lanes: Vec<Lane> = self
             .lanes
             .iter()
-            .map(|&(process, tid)| Lane { process, tid, name: tid, sort_index: None, slices: 0..0, rows: 0 })
+            .map(|&(process, tid)| Lane { process, tid, name: tid, sort_index: None, slices: 0..0, rows: 0, python_rows: 0 })
             .collect();
         let mut i = 0;
         while i < slices.len() {
