@@ -404,6 +404,8 @@ mod tests {
             ToWorker::ReadRun { id: 1, workers: Some(1) },
             ToWorker::OpenRank { id: 1, rank: 3, workers: None },
             ToWorker::HoldRanks { id: 1, ranks: vec![0, 5], workers: None },
+            ToWorker::SetStepMarker { id: 1, marker: Some("## Call fx ##".into()) },
+            ToWorker::SetStepMarker { id: 1, marker: None },
         ] {
             let json = serde_json::to_string(&msg).unwrap();
             assert_eq!(serde_json::from_str::<ToWorker>(&json).unwrap(), msg, "{json}");
