@@ -38,6 +38,8 @@ test('the step marker picker marks the steps as --step-marker does, and the link
     await expect(page.getByTestId('steps-unavailable')).toHaveCount(0);
     await expect(picker).toHaveValue(name);
     expect(await shownSteps(app)).toEqual(want);
+    // The explanation works on the marked steps and names them as the CLI does.
+    await expect(page.getByTestId('step-explain').locator('h3')).toHaveText(/^Why step \d+ took /);
     await app.screenshot('step-marker-picked');
 
     await page.waitForFunction(() => window.kinetoscope.link.includes('marker='));
