@@ -68,6 +68,8 @@ pub fn App() -> impl IntoView {
     let on_row = Callback::new(move |name: String| ctl.highlight_name(name));
     let on_step = Callback::new(move |step: u64| ctl.explain_step(Some(step)));
     let on_column = Callback::new(move |key: String| ctl.toggle_column(key));
+    let on_marker = Callback::new(move |marker: Option<String>| ctl.set_step_marker(marker));
+    let marking = Memo::new(move |_| ctl.state.with(|s| s.steps.clone()));
     let on_resize = Callback::new(move |(key, ch): (String, usize)| ctl.resize_column(key, ch));
     let explained = Memo::new(move |_| ctl.explain.with(|e| e.step()));
     let state = ctl.state.read_only();
@@ -201,6 +203,8 @@ pub fn App() -> impl IntoView {
                         on_column=on_column
                         on_resize=on_resize
                         explained=explained
+                        marking=marking
+                        on_marker=on_marker
                     />
                 </Deferred>
             </Show>

@@ -21,11 +21,17 @@ use crate::ranks::{Hold, Opened, RunState};
 use crate::session::Session;
 use crate::answer::summary::summarize;
 use crate::answer;
-use protocol::{Answer, ComparisonData, Layout, LoadError, Phase, Query, TraceRef, TraceSummary};
+use crate::analysis::steps;
+use protocol::{
+    Answer, ComparisonData, Layout, LoadError, MarkerCandidate, Phase, Query, StepMarking, TraceRef, TraceSummary,
+};
 use std::sync::{Arc, Weak};
 
 /// Buckets of [`Engine::warm_tiles`]: enough work for the JIT to optimize the tile code.
 const WARM_BUCKETS: i64 = 256;
+
+/// Step marker candidates offered at most (the page's picker).
+const MARKER_CANDIDATES: usize = 20;
 
 /// Holds the loaded trace, the comparison baseline and the last search, between requests.
 #[derive(Default)]
@@ -211,6 +217,39 @@ impl Engine {
     /// next (`None`: `ProfilerStep#N`).
     pub fn set_step_marker(&mut self, marker: Option<String>) {
         self.step_marker = marker;
+    }
+
+    /// Marks steps on the loaded trace by the annotation `marker` (`None`: `ProfilerStep#N`),
+    /// replacing its session so every step-dependent answer is recomputed. A session shared
+    /// with the baseline or a run is copied, so those keep their steps.
+    ///
+    /// # Errors
+    /// No trace is loaded.
+    pub fn mark_steps(&mut self, marker: Option<String>) -> Result<(), String> {
+        let current = self.current.take().ok_or("no trace is loaded")?;
+        let session = Arc::try_unwrap(current)
+            .unwrap_or_else(|shared| Session::new(shared.name(), shared.trace().clone()));
+        self.current = Some(Arc::new(session.with_step_marker(marker)));
+        self.comparison = None;
+        Ok(())
+    }
+
+    /// How the loaded trace's steps are marked, with the marker candidates when it has no
+    /// `ProfilerStep#N` (sent with `Loaded`).
+    pub fn step_marking(&self) -> StepMarking {
+        let Some(trace) = self.trace() else {
+            return StepMarking::default();
+        };
+        let marker = trace.step_marker.clone();
+        let candidates = if marker.is_none() && !steps::profiler_steps(trace).is_empty() {
+            Vec::new()
+        } else {
+            steps::marker_candidates(trace, MARKER_CANDIDATES)
+                .into_iter()
+                .map(|(name, count)| MarkerCandidate { name, count })
+                .collect()
+        };
+        StepMarking { marker, candidates }
     }
 
     /// The timeline's layout of the loaded trace (sent with `Loaded`).

@@ -6,7 +6,8 @@
 //! the page and in the CLI come from one place, and an analysis is built once per trace
 //! whoever asks first.
 //!
-//! Invariants: a session never changes its trace; every lazily built analysis covers the whole
+//! Invariants: a session never changes its trace (a new step marker makes a new session,
+//! [`Session::with_step_marker`]); every lazily built analysis covers the whole
 //! trace (range-limited tables are computed per query from the whole-trace indexes).
 
 use crate::analysis::explain;
@@ -44,6 +45,16 @@ impl Session {
             memory: OnceLock::new(),
             findings: OnceLock::new(),
         }
+    }
+
+    /// This session's trace with steps marked by `marker` (`None`: `ProfilerStep#N`): the
+    /// timeline index is kept (it knows nothing of steps), every lazily built analysis is
+    /// dropped, since findings and GPU metrics read the steps.
+    #[must_use]
+    pub fn with_step_marker(self, marker: Option<String>) -> Self {
+        let Self { name, mut trace, index, .. } = self;
+        trace.step_marker = marker;
+        Self { name, trace, index, ops: OnceLock::new(), gpu: OnceLock::new(), memory: OnceLock::new(), findings: OnceLock::new() }
     }
 
     /// The file name the trace was loaded from.

@@ -234,3 +234,41 @@ fn a_trace_without_steps_names_its_repeating_annotations_as_step_marker_candidat
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("Repeating annotations (--step-marker candidates):"), "{text}");
 }
+
+#[test]
+fn marking_the_loaded_trace_equals_loading_it_with_the_marker() {
+    // The page's picker (`SetStepMarker`) re-marks the loaded model; the CLI loads with the
+    // marker. Every step-dependent answer must be the same either way.
+    let name = "tracelens__vllm_decode_full__graph_capture_rank_0.pt.trace.json.gz";
+    let mut e = common::load_real(name);
+    let marking = e.step_marking();
+    assert_eq!(marking.marker, None);
+    let first = marking.candidates.first().expect("vLLM's graph capture has a candidate").clone();
+    assert_eq!(first.count, 23);
+    e.query(&Query::KeepAsBaseline).unwrap();
+
+    let started = std::time::Instant::now();
+    e.mark_steps(Some(first.name.clone())).unwrap();
+    let layout = e.layout().unwrap();
+    let marked_ms = started.elapsed().as_secs_f64() * 1e3;
+    eprintln!("mark_steps + layout on {name}: {marked_ms:.1} ms");
+
+    let mut want = Engine::new();
+    want.set_step_marker(Some(first.name.clone()));
+    want.load(name, common::json_bytes(&common::real(name)), &mut |_, _, _| {}).unwrap();
+    for q in [Query::Steps, Query::Findings, Query::ExplainStep { step: None }] {
+        assert_eq!(e.query(&q).unwrap().0, want.query(&q).unwrap().0, "{q:?}");
+    }
+    assert_eq!(layout.steps.len(), 23);
+    assert_eq!(layout, want.layout().unwrap());
+    let marking = e.step_marking();
+    assert_eq!(marking.marker.as_deref(), Some(first.name.as_str()));
+    assert_eq!(marking.candidates.first(), Some(&first), "the picker still lists the candidates");
+
+    // The baseline shared the session: it keeps its (absent) steps.
+    let Answer::Comparison(c) = e.query(&Query::Compare { by_shape: false }).unwrap().0 else { panic!() };
+    assert_eq!((c.base_steps, c.cand_steps), (0, 23));
+    e.mark_steps(None).unwrap();
+    assert!(e.layout().unwrap().steps.is_empty());
+    assert_eq!(e.step_marking().marker, None);
+}

@@ -229,6 +229,11 @@ impl Bridge {
         self.send(id, msg, None);
     }
 
+    /// Has the worker re-mark the loaded trace's steps by `marker` as load `id`.
+    pub fn set_step_marker(&self, id: u32, marker: Option<String>) {
+        self.send(id, ToWorker::SetStepMarker { id, marker }, None);
+    }
+
     /// Has the worker read `file` as load `id`.
     pub fn read(&self, id: u32, file: File) {
         let msg = ToWorker::Read {

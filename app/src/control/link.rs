@@ -54,6 +54,7 @@ impl Controller {
             link.filter = Some(t.filter.trim().to_owned()).filter(|f| !f.is_empty());
         });
         link.finding = self.findings.with_untracked(|f| f.active.clone());
+        link.marker = self.state.with_untracked(|s| s.steps.marker.clone());
         link.compare = self.compare_link();
         let local = self.link.with_value(|l| l.local_file);
         link.file = self

@@ -37,6 +37,40 @@ impl Controller {
         bridge.read(id, file);
     }
 
+    /// Marks the loaded trace's steps by the annotation `marker` (`None`: `ProfilerStep#N`):
+    /// the worker answers like a load, and the current view (tab, window, selection) is
+    /// restored on it as a share link would be.
+    pub fn set_step_marker(self, marker: Option<String>) {
+        let mut link = self.current_link();
+        link.marker.clone_from(&marker);
+        self.restore_later(link);
+        self.remark_steps(marker);
+    }
+
+    /// A load arrived while a share link waits with another step marker: has the worker
+    /// re-mark the steps (the link is restored on that answer); true when it did.
+    pub(super) fn mark_steps_for_link(self, loaded: &protocol::StepMarking) -> bool {
+        let wanted = self.link.with_value(|l| l.pending.as_ref().map(|p| p.marker.clone()));
+        match wanted.filter(|m| *m != loaded.marker) {
+            Some(marker) => {
+                self.remark_steps(marker);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Sends `SetStepMarker` as a new load of the same trace, clearing what depends on it.
+    fn remark_steps(self, marker: Option<String>) {
+        let Some(bridge) = self.get_bridge() else {
+            return;
+        };
+        let name = self.state.with_untracked(|s| s.name.clone()).unwrap_or_default();
+        let id = bridge.begin();
+        self.begin(&name);
+        bridge.set_step_marker(id, marker);
+    }
+
     /// Cancels the running load (the worker is restarted if it was parsing).
     pub fn cancel_load(self) {
         if let Some(bridge) = self.get_bridge() {

@@ -144,9 +144,15 @@ impl Controller {
             FromWorker::RunStarted { .. } | FromWorker::RankProgress { .. } | FromWorker::RankLoaded { .. } => {
                 self.run_progress(msg);
             }
-            FromWorker::Loaded { summary, layout, .. } => {
+            FromWorker::Loaded { summary, layout, steps, .. } => {
+                if self.mark_steps_for_link(&steps) {
+                    return;
+                }
                 // Published once the queries are pending, so `idle()` never resolves in between.
-                self.state.update(|s| s.loaded(summary));
+                self.state.update(|s| {
+                    s.loaded(summary);
+                    s.steps = steps;
+                });
                 let span_ns = self.state.with_untracked(|s| {
                     s.summary.as_ref().map_or(0, |s| (s.span_us * 1000.0).ceil() as i64)
                 });

@@ -27,7 +27,7 @@ pub fn StepExplain(ctl: Controller) -> impl IntoView {
         <section class="card step-explain" data-testid="step-explain"
             data-step=move || data.get().map(|d| d.step.to_string())>
             <h3>{move || match data.get() {
-                Some(d) => format!("Why ProfilerStep#{} took {}", d.step, format::span_us(d.dur_ns as f64 / 1e3)),
+                Some(d) => format!("Why {} took {}", d.name, format::span_us(d.dur_ns as f64 / 1e3)),
                 None => "Why is this step slow?".to_owned(),
             }}</h3>
             <p class="muted">{move || status.get()}</p>

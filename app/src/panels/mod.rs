@@ -11,6 +11,7 @@ mod health;
 mod loader;
 mod run;
 mod scroll_table;
+mod step_marker;
 mod step_pick;
 mod summary;
 mod tables;

@@ -14,18 +14,20 @@
 //! headers `col-<key>` (`data-sort` = `desc` / `asc` on the sorted one), `table-error`,
 //! `column-chooser` (op and kernel tables: a `column-toggle` checkbox per column, `data-key`;
 //! which columns show: `state::columns`), `col-resize` (the drag handle in each header but
-//! Name's), `steps-unavailable` (the Steps tab of a trace without steps: why it is empty).
+//! Name's), `steps-unavailable` (the Steps tab of a trace without steps: why it is empty), `step-marker`
+//! (the Steps tab's step marker picker, [`MarkerPicker`]).
 //! Cells carry the raw number in `data-value`; text is always rendered as text nodes.
 //! Only the rows in view are built ([`scroll_table`]). A C++ template name shows the part that
 //! tells it from its neighbours ([`short_names`]); its `title` holds the whole name.
 
 use super::scroll_table::{row_index, scroll_table, shown_text, width_ch};
+use super::step_marker::MarkerPicker;
 use super::step_pick::StepPicker;
 use crate::state::columns::MIN_WIDTH_CH;
 use crate::state::names::short_names;
 use crate::state::table::{cell_text, cell_value, Scope, Tab, TableState};
 use leptos::prelude::*;
-use protocol::{CellValue, StepMark, TableData};
+use protocol::{CellValue, StepMark, StepMarking, TableData};
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -68,6 +70,8 @@ pub fn TablePanel(
     on_column: Callback<String>,
     on_resize: Callback<(String, usize)>,
     explained: Memo<Option<u64>>,
+    marking: Memo<StepMarking>,
+    on_marker: Callback<Option<String>>,
 ) -> impl IntoView {
     let tab = Memo::new(move |_| tables.with(|t| t.tab));
     let rows = RowActions { on_row, on_step, explained, on_resize };
@@ -120,10 +124,12 @@ pub fn TablePanel(
             let scope = matches!(tab, Tab::Ops | Tab::Kernels)
                 .then(|| scope_select(tables, steps, range, on_scope));
             let chooser = move || choice.get().map(|columns| column_chooser(columns, chooser_open, on_column));
+            let marker = (tab == Tab::Steps).then(|| view! { <MarkerPicker marking=marking on_marker=on_marker /> });
             view! {
                 <section class="card">
                     <div class="table-tools">
                         {filter}
+                        {marker}
                         {scope}
                         {toggle}
                         {chooser}

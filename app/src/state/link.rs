@@ -14,6 +14,7 @@
 //! q=TEXT             search text
 //! filter=TEXT        the op / kernel table's name filter
 //! finding=RULE       active cheatsheet finding
+//! marker=NAME        the annotation marking steps in a trace without ProfilerStep#N
 //! file=NAME,SIZE     a locally opened file (the link carries its name and size, never its bytes)
 //! cstep=N            Compare tab: the step the stacked timelines align at
 //! cwin=START,END     Compare tab: the stacked timelines' window, ns from that step's start
@@ -49,6 +50,8 @@ pub struct ViewLink {
     pub filter: Option<String>,
     /// Active finding's rule.
     pub finding: Option<String>,
+    /// The step marker (`None`: `ProfilerStep#N`).
+    pub marker: Option<String>,
     /// A locally opened file's name and size.
     pub file: Option<(String, u64)>,
     /// The Compare tab's view.
@@ -110,6 +113,9 @@ impl ViewLink {
         if let Some(f) = &self.finding {
             put("finding", f.clone());
         }
+        if let Some(m) = &self.marker {
+            put("marker", m.clone());
+        }
         let c = &self.compare;
         if let Some(n) = c.step {
             put("cstep", n.to_string());
@@ -151,6 +157,7 @@ impl ViewLink {
                 "q" => link.search = Some(value).filter(|v| !v.is_empty()),
                 "filter" => link.filter = Some(value).filter(|v| !v.is_empty()),
                 "finding" => link.finding = Some(value).filter(|v| !v.is_empty()),
+                "marker" => link.marker = Some(value).filter(|v| !v.is_empty()),
                 "file" => {
                     link.file = value
                         .rsplit_once(',')
@@ -243,6 +250,7 @@ mod tests {
             search: Some("aten::mm #1".into()),
             filter: Some("vectorized_elementwise<&>".into()),
             finding: Some("dtod-before-gemm".into()),
+            marker: Some("## Call CompiledFxGraph fx_0 ##".into()),
             file: Some(("my trace,v2.json.gz".into(), 123_456_789)),
             compare: CompareLink {
                 step: Some(10),
@@ -259,7 +267,7 @@ mod tests {
 
     #[test]
     fn bad_values_are_dropped_and_unknown_keys_ignored() {
-        let link = ViewLink::parse("t=5,1&sel=x,1,0,a&range=1,2&zz=9&q=&filter=&sort=,desc&file=a,big&cstep=x&cwin=3,-3");
+        let link = ViewLink::parse("t=5,1&sel=x,1,0,a&range=1,2&zz=9&q=&filter=&marker=&sort=,desc&file=a,big&cstep=x&cwin=3,-3");
         assert_eq!(link, ViewLink { range: Some((1.0, 2.0)), ..ViewLink::default() });
         assert_eq!(decode("%zz%41%"), "%zzA%");
         assert_eq!(ViewLink::default().to_fragment(), "");

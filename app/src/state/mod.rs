@@ -31,7 +31,7 @@ pub mod timeline;
 pub mod tracks;
 pub mod viewport;
 
-use protocol::{FromWorker, LoadError, Phase, TraceSummary};
+use protocol::{FromWorker, LoadError, Phase, StepMarking, TraceSummary};
 use std::sync::Arc;
 
 /// Where the app is in its load cycle; the strings are the `window.kinetoscope.status` contract.
@@ -100,6 +100,8 @@ pub struct LoadState {
     /// The first timeline frame after the load is drawn: the panels below the timeline are
     /// built from then on, so building them never delays that frame.
     pub settled: bool,
+    /// How the loaded trace's steps are marked, and the Steps tab picker's candidates.
+    pub steps: StepMarking,
 }
 
 impl LoadState {
@@ -115,6 +117,7 @@ impl LoadState {
         self.summary = None;
         self.error = None;
         self.settled = false;
+        self.steps = StepMarking::default();
     }
 
     /// Applies one worker reply that belongs to the current load (or to no load: `Ready`).
@@ -137,7 +140,10 @@ impl LoadState {
                     });
                 }
             }
-            FromWorker::Loaded { summary, .. } => self.loaded(summary),
+            FromWorker::Loaded { summary, steps, .. } => {
+                self.loaded(summary);
+                self.steps = steps;
+            }
             FromWorker::Failed { error, .. } => {
                 self.end();
                 self.status = Status::Error;
@@ -195,6 +201,7 @@ mod tests {
             id: 1,
             summary: Box::new(summary),
             layout: Box::default(),
+            steps: StepMarking::default(),
         }
     }
 

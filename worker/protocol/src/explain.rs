@@ -10,6 +10,9 @@ use serde::{Deserialize, Serialize};
 pub struct ExplanationData {
     /// `ProfilerStep#N`.
     pub step: u64,
+    /// How the step is named: `ProfilerStep#N`, or `step N` under a step marker.
+    #[serde(default)]
+    pub name: String,
     /// The step's host annotation slice.
     pub slice: Option<SliceRef>,
     /// Step span, ns.

@@ -85,6 +85,10 @@ pub enum ToWorker {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         workers: Option<u32>,
     },
+    /// Marks steps on the loaded trace by the annotation `marker` (`None`: `ProfilerStep#N`
+    /// again): every step-dependent answer is recomputed. Answered like a load, by `Loaded`
+    /// (the same summary, the new layout and [`StepMarking`]) or `Failed`.
+    SetStepMarker { id: u32, marker: Option<String> },
     /// Drops a load in progress.
     Cancel { id: u32 },
     /// Asks for a table over the loaded trace; answered by `Table` or `QueryFailed` with `id`.
@@ -139,7 +143,13 @@ pub enum FromWorker {
     Progress { id: u32, phase: Phase, done_bytes: u64, total_bytes: Option<u64> },
     /// Load `id` finished; the trace is indexed. Its summary and the timeline's layout come
     /// attached, so the page can ask for the first tiles without another round trip.
-    Loaded { id: u32, summary: Box<TraceSummary>, layout: Box<Layout> },
+    Loaded {
+        id: u32,
+        summary: Box<TraceSummary>,
+        layout: Box<Layout>,
+        #[serde(default)]
+        steps: StepMarking,
+    },
     /// Run load `id` will load these files, in this order (`index` below is the position).
     RunStarted { id: u32, names: Vec<String> },
     /// Work in progress on file `index` of run load `id` (its phase as in `Progress`).
@@ -155,6 +165,26 @@ pub enum FromWorker {
     Answer { id: u32, answer: Box<Answer> },
     /// Query `id` could not be answered (e.g. no trace loaded).
     QueryFailed { id: u32, message: String },
+}
+
+/// How the loaded trace's steps are marked, and what could mark them when it has no
+/// `ProfilerStep#N` (the Steps tab's marker picker).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct StepMarking {
+    /// The annotation marking steps ([`ToWorker::SetStepMarker`]); `None`: `ProfilerStep#N`.
+    pub marker: Option<String>,
+    /// Host annotations occurring at least twice, most frequent first; empty when the trace
+    /// has `ProfilerStep#N`.
+    pub candidates: Vec<MarkerCandidate>,
+}
+
+/// A step marker candidate: an annotation name and how often it occurs.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct MarkerCandidate {
+    /// The annotation's name.
+    pub name: String,
+    /// Its occurrences.
+    pub count: u64,
 }
 
 /// Stage of a load, for the progress bar.
@@ -224,7 +254,7 @@ mod tests {
             focus: None,
             origin_ns: -3,
         };
-        let msg = FromWorker::Loaded { id: 2, summary: Box::default(), layout: Box::new(layout) };
+        let msg = FromWorker::Loaded { id: 2, summary: Box::default(), layout: Box::new(layout), steps: StepMarking::default() };
         let json = serde_json::to_string(&msg).unwrap();
         assert_eq!(serde_json::from_str::<FromWorker>(&json).unwrap(), msg);
     }
@@ -374,6 +404,8 @@ mod tests {
             ToWorker::ReadRun { id: 1, workers: Some(1) },
             ToWorker::OpenRank { id: 1, rank: 3, workers: None },
             ToWorker::HoldRanks { id: 1, ranks: vec![0, 5], workers: None },
+            ToWorker::SetStepMarker { id: 1, marker: Some("## Call fx ##".into()) },
+            ToWorker::SetStepMarker { id: 1, marker: None },
         ] {
             let json = serde_json::to_string(&msg).unwrap();
             assert_eq!(serde_json::from_str::<ToWorker>(&json).unwrap(), msg, "{json}");

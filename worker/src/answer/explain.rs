@@ -24,6 +24,7 @@ pub fn wire(trace: &Trace, e: &Explanation) -> ExplanationData {
     };
     ExplanationData {
         step: e.step,
+        name: e.name.clone(),
         slice: slice_ref(trace, e.slice),
         dur_ns: e.dur_ns,
         median_ns: e.median_ns,

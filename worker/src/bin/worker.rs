@@ -102,6 +102,8 @@ mod wasm {
         pool_sink: pool::Sink,
         /// The open run's loads, if a run is open.
         run: Option<RunLoads<Source>>,
+        /// The summary last posted with `Loaded`, posted again by `SetStepMarker`.
+        summary: Option<protocol::TraceSummary>,
     }
 
     /// Installs the message handler and posts `Ready`; in a sub-worker, runs its loop instead.
@@ -128,6 +130,7 @@ mod wasm {
                 pool: Pool::default(),
                 pool_sink,
                 run: None,
+                summary: None,
             })
         });
         let on_message = Closure::<dyn Fn(MessageEvent)>::new(move |ev: MessageEvent| {
@@ -191,6 +194,7 @@ mod wasm {
                 }
                 Ok(ToWorker::OpenRank { id, rank, workers }) => self.open_rank(id, rank, workers),
                 Ok(ToWorker::HoldRanks { id, ranks, workers }) => self.hold_ranks(id, &ranks, workers),
+                Ok(ToWorker::SetStepMarker { id, marker }) => self.mark_steps(id, marker),
                 Ok(ToWorker::Cancel { id }) => {
                     if let Some(run) = self.run.as_mut() {
                         run.cancel(id);
@@ -466,10 +470,22 @@ mod wasm {
         }
 
         /// Posts `Loaded` for the current trace, with its layout (tiles warmed first).
-        fn post_loaded(&self, id: u32, summary: protocol::TraceSummary) {
+        fn post_loaded(&mut self, id: u32, summary: protocol::TraceSummary) {
             let layout = self.engine.layout().unwrap_or_default();
             self.engine.warm_tiles();
-            post(&self.scope, &FromWorker::Loaded { id, summary: Box::new(summary), layout: Box::new(layout) });
+            let steps = self.engine.step_marking();
+            let msg = FromWorker::Loaded { id, summary: Box::new(summary.clone()), layout: Box::new(layout), steps };
+            self.summary = Some(summary);
+            post(&self.scope, &msg);
+        }
+
+        /// `SetStepMarker`: re-marks the loaded trace's steps and posts `Loaded` again.
+        fn mark_steps(&mut self, id: u32, marker: Option<String>) {
+            let summary = self.summary.clone().filter(|_| self.engine.session().is_some());
+            match (summary, self.engine.mark_steps(marker)) {
+                (Some(summary), Ok(())) => self.post_loaded(id, summary),
+                _ => post(&self.scope, &FromWorker::Failed { id, error: load_error("io", "no trace is loaded".into()) }),
+            }
         }
 
         fn progress(&self, id: u32, phase: Phase, done_bytes: u64, total_bytes: Option<u64>) {
