@@ -851,6 +851,7 @@ fn order_json_and_text() {
 /// mi210 (`igemm_*_gtcx2_*_bf16` are MIOpen xdlops kernels on matrix cores) and on partx (its
 /// one SIMT GEMM, `ampere_fp16_sgemm_fp16_64x64_tn`, 233 µs of 1.16 ms, reads fp16 beside fp16
 /// tensor-core GEMMs: a misaligned shape under autocast, not an FP32 model; checked by hand).
+/// Rerun the recounts of the quoted numbers with `python3 scripts/check/findings_table.py`.
 type Firings = &'static [(&'static str, &'static str)];
 const FIXTURE_RULES: &[(&str, Firings)] = &[
     ("catapult__async_begin_end.json", &[("health-data-loss", "the parse reports model_unmatched_end 3: async finishes (`F`) with no start of their id in their process (D `bf1` at 150 µs, byte 464; E `1` and E `2` on pid 3, whose `S` are on pid 2); the B/E slices are whole")]),
