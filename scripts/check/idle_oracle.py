@@ -13,9 +13,10 @@ Usage: scripts/check/idle_oracle.py TRACE.json[.gz]   (one JSON line per stream,
 Backs worker/tests/idle.rs (`idle_matches_the_hta_definition_recounted_from_the_json`).
 """
 import collections
-import gzip
 import json
 import sys
+
+from trace_json import load
 
 # Categories compared lowercased: 2020 traces say `Kernel`, `Memcpy`, `Memset`, `Runtime`.
 DEVICE = ("kernel", "gpu_memcpy", "gpu_memset", "memcpy", "memset")
@@ -24,15 +25,6 @@ LAUNCH = ("cuda_runtime", "cuda_driver", "runtime")
 
 def ns(us):
     return round(us * 1000)
-
-
-def load(path):
-    with open(path, "rb") as f:
-        raw = f.read()
-    if raw[:2] == b"\x1f\x8b":
-        raw = gzip.decompress(raw)
-    doc = json.loads(raw)
-    return doc["traceEvents"] if isinstance(doc, dict) else doc
 
 
 def main(path):

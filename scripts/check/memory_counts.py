@@ -9,18 +9,9 @@ Usage: scripts/check/memory_counts.py TRACE.json[.gz]   (one line per device)
 Backs the expected rows of worker/tests/memory.rs (`real_traces_peaks_and_counts`).
 """
 import collections
-import gzip
-import json
 import sys
 
-
-def load(path):
-    with open(path, "rb") as f:
-        raw = f.read()
-    if raw[:2] == b"\x1f\x8b":
-        raw = gzip.decompress(raw)
-    doc = json.loads(raw)
-    return doc["traceEvents"] if isinstance(doc, dict) else doc
+from trace_json import load
 
 
 def main(path):

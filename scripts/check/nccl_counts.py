@@ -8,19 +8,10 @@ Backs the collective counts in worker/tests/run.rs (`dlrm_ranks_open_as_one_run_
 on stream 84 and 2 on stream 203 per rank).
 """
 import collections
-import gzip
-import json
 import re
 import sys
 
-
-def load(path):
-    with open(path, "rb") as f:
-        raw = f.read()
-    if raw[:2] == b"\x1f\x8b":
-        raw = gzip.decompress(raw)
-    doc = json.loads(raw)
-    return doc["traceEvents"] if isinstance(doc, dict) else doc
+from trace_json import load
 
 
 def main(paths):
