@@ -16,6 +16,8 @@ use crate::analysis::kernels::{self, KernelTable};
 use crate::analysis::memory::{self, Memory};
 use crate::analysis::ops::{OpIndex, OpOptions, OpTable};
 use crate::analysis::steps::{self, Steps};
+use crate::analysis::work::peaks::Peaks;
+use crate::analysis::work::WorkIndex;
 use crate::finding::{self, Finding};
 use crate::index::Index;
 use crate::model::Trace;
@@ -30,21 +32,16 @@ pub struct Session {
     gpu: OnceLock<GpuIndex>,
     memory: OnceLock<Memory>,
     findings: OnceLock<Vec<Finding>>,
+    /// Peaks given by hand, over the table's for the trace's GPU.
+    peaks: Option<Peaks>,
+    work: OnceLock<WorkIndex>,
 }
 
 impl Session {
     /// A session over `trace` (named `name`, the file name), with its timeline index built.
     pub fn new(name: impl Into<String>, trace: Trace) -> Self {
         let index = Index::build(&trace);
-        Self {
-            name: name.into(),
-            trace,
-            index,
-            ops: OnceLock::new(),
-            gpu: OnceLock::new(),
-            memory: OnceLock::new(),
-            findings: OnceLock::new(),
-        }
+        Self::from_parts(name.into(), trace, index)
     }
 
     /// This session's trace with steps marked by `marker` (`None`: `ProfilerStep#N`): the
@@ -52,9 +49,32 @@ impl Session {
     /// dropped, since findings and GPU metrics read the steps.
     #[must_use]
     pub fn with_step_marker(self, marker: Option<String>) -> Self {
-        let Self { name, mut trace, index, .. } = self;
+        let Self { name, mut trace, index, peaks, .. } = self;
         trace.step_marker = marker;
-        Self { name, trace, index, ops: OnceLock::new(), gpu: OnceLock::new(), memory: OnceLock::new(), findings: OnceLock::new() }
+        Self { peaks, ..Self::from_parts(name, trace, index) }
+    }
+
+    /// This session with the GPU's peaks given by hand (`None`: the table's): the work index
+    /// and the findings (`low-mfu` reads the peaks) are rebuilt on next use.
+    #[must_use]
+    pub fn with_peaks(self, peaks: Option<Peaks>) -> Self {
+        let Self { name, trace, index, .. } = self;
+        Self { peaks, ..Self::from_parts(name, trace, index) }
+    }
+
+    /// A session over an already indexed trace, nothing else built yet.
+    fn from_parts(name: String, trace: Trace, index: Index) -> Self {
+        Self {
+            name,
+            trace,
+            index,
+            ops: OnceLock::new(),
+            gpu: OnceLock::new(),
+            memory: OnceLock::new(),
+            findings: OnceLock::new(),
+            peaks: None,
+            work: OnceLock::new(),
+        }
     }
 
     /// The file name the trace was loaded from.
@@ -98,9 +118,20 @@ impl Session {
         self.memory.get_or_init(|| memory::analyze(&self.trace, None, 0))
     }
 
-    /// The kernel table over `range` (ns from the trace origin), or the whole trace.
+    /// The kernel table over `range` (ns from the trace origin), or the whole trace, with
+    /// each row's achieved rates.
     pub fn kernels(&self, range: Option<(i64, i64)>) -> KernelTable {
-        kernels::kernel_table(&self.trace, range)
+        kernels::kernel_table_with(&self.trace, range, Some(self.work()))
+    }
+
+    /// FLOPs and bytes per kernel, the GPU's peaks (built on first use).
+    pub fn work(&self) -> &WorkIndex {
+        self.work.get_or_init(|| WorkIndex::new(&self.trace, self.peaks.clone()))
+    }
+
+    /// MFU in % of each step of `steps` (a step analysis of this session's trace).
+    pub fn step_mfu(&self, steps: &Steps) -> Vec<Option<f64>> {
+        self.work().step_mfu(&self.trace, steps)
     }
 
     /// The steps over `range`, or the whole trace.

@@ -42,6 +42,7 @@ use super::args::ArgKey;
 use super::stats::Summary;
 use super::kernel_class::{classify, KernelClass, Precision, TensorCores};
 use super::source::{KernelSource, SourceKeys};
+use super::work::{Achieved, WorkIndex};
 use crate::model::link::enclosing_op;
 use crate::model::strings::FxHashMap;
 use crate::model::{CatClass, StrId, Trace, NONE};
@@ -86,6 +87,9 @@ pub struct KernelRow {
     pub unattributed_calls: u64,
     /// Source of the first call launched by an op with a `kernel_file` (Triton), if any.
     pub source: Option<KernelSource>,
+    /// FLOPs, bytes and achieved rates of the calls with known work (`super::work`); `None`
+    /// when no call has any.
+    pub achieved: Option<Achieved>,
 }
 
 impl KernelRow {
@@ -116,6 +120,8 @@ struct Acc {
     ops: Vec<(StrId, u64, i64)>,
     unattributed: u64,
     source: Option<KernelSource>,
+    /// Slice ids of the calls, in the order of `durs`.
+    ids: Vec<u32>,
 }
 
 /// Duration-weighted mean of an optional per-call value.
@@ -200,8 +206,14 @@ pub fn kernels_in(trace: &Trace, range: Option<(i64, i64)>) -> Vec<u32> {
     out
 }
 
-/// The kernel table over kernels starting in `range` (`None`: the whole trace).
+/// The kernel table over kernels starting in `range` (`None`: the whole trace), without
+/// achieved rates ([`kernel_table_with`] adds them).
 pub fn kernel_table(trace: &Trace, range: Option<(i64, i64)>) -> KernelTable {
+    kernel_table_with(trace, range, None)
+}
+
+/// The kernel table over `range`, with achieved rates from `work` when given.
+pub fn kernel_table_with(trace: &Trace, range: Option<(i64, i64)>, work: Option<&WorkIndex>) -> KernelTable {
     let s = &trace.slices;
     let args = LaunchArgs::new();
     let sources = SourceKeys::any(trace).then(SourceKeys::default);
@@ -218,12 +230,14 @@ pub fn kernel_table(trace: &Trace, range: Option<(i64, i64)>) -> KernelTable {
                 ops: Vec::new(),
                 unattributed: 0,
                 source: None,
+                ids: Vec::new(),
             });
             accs.len() - 1
         });
         let acc = &mut accs[slot];
         let dur = s.dur_ns[i];
         acc.durs.push(dur);
+        acc.ids.push(k);
         let (bps, occ) = args.of(trace, i);
         acc.bps.add(bps, dur);
         acc.occ.add(occ, dur);
@@ -245,7 +259,7 @@ pub fn kernel_table(trace: &Trace, range: Option<(i64, i64)>) -> KernelTable {
     let calls = accs.iter().map(|a| a.durs.len() as u64).sum();
     let mut rows: Vec<KernelRow> = accs
         .into_iter()
-        .filter_map(|a| row(trace, a, total_ns))
+        .filter_map(|a| row(trace, a, total_ns, work))
         .collect();
     rows.sort_by(|a, b| {
         b.total_ns
@@ -269,7 +283,10 @@ fn launching_op(trace: &Trace, k: u32) -> Option<StrId> {
     trace.slices.name.get(op as usize).copied()
 }
 
-fn row(trace: &Trace, mut a: Acc, total_ns: i64) -> Option<KernelRow> {
+fn row(trace: &Trace, mut a: Acc, total_ns: i64, work: Option<&WorkIndex>) -> Option<KernelRow> {
+    let achieved = work
+        .map(|w| w.achieved(a.ids.iter().copied().zip(a.durs.iter().copied())))
+        .filter(|x| x.measured_ns > 0 || x.has_flops || x.bytes.is_some());
     a.durs.sort_unstable();
     let stats = Summary::of_sorted(&a.durs)?;
     let name = trace.strings.get(a.name).into_owned();
@@ -294,6 +311,7 @@ fn row(trace: &Trace, mut a: Acc, total_ns: i64) -> Option<KernelRow> {
         }),
         unattributed_calls: a.unattributed,
         source: a.source,
+        achieved,
         stats,
         total_ns: row_total,
         share: if total_ns > 0 {

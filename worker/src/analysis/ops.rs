@@ -55,6 +55,8 @@ mod build;
 
 use crate::analysis::args::ArgKey;
 use crate::analysis::shapes::python_shapes;
+use crate::analysis::work::dtype::PeakClass;
+use crate::analysis::work::estimate::{self, OpWork, WorkKeys};
 use crate::model::strings::FxHashMap;
 use crate::model::{CatClass, StrId, Trace};
 use std::ops::Range;
@@ -111,6 +113,13 @@ pub struct OpRow {
     pub self_device_mem: i64,
     /// CUDA Mem, bytes.
     pub device_mem: i64,
+    /// FLOPs summed over the calls with an estimate (`super::work::estimate`); `None` when no
+    /// call has one. Inclusive like CPU total: `aten::linear` and its `aten::addmm` both show it.
+    pub flops: Option<u64>,
+    /// Bytes read and written, summed like `flops`.
+    pub bytes: Option<u64>,
+    /// The peak class of the first call with an estimate (its input dtype).
+    pub peak: Option<PeakClass>,
 }
 
 impl OpRow {
@@ -129,6 +138,13 @@ impl OpRow {
     /// CUDA total in µs.
     pub fn device_total_us(&self) -> f64 {
         us(self.device_total_ns)
+    }
+}
+
+/// Adds a call's known value to a row's sum (unknown calls add nothing).
+fn add_known(sum: &mut Option<u64>, value: Option<u64>) {
+    if let Some(v) = value {
+        *sum = Some(sum.unwrap_or(0).saturating_add(v));
     }
 }
 
@@ -189,6 +205,8 @@ pub struct OpIndex {
     loose_memory: Vec<LooseMemory>,
     unattributed_device_ns: i64,
     shapes: OnceLock<ShapeGroups>,
+    /// Per op: its estimated work (built on the first table).
+    work: OnceLock<Vec<Option<OpWork>>>,
 }
 
 #[derive(Clone, Copy)]
@@ -201,6 +219,9 @@ struct Acc {
     mem: [i64; 4],
     /// (start, -end, input offset) of the first event.
     first: (i64, i64, u64),
+    flops: Option<u64>,
+    bytes: Option<u64>,
+    peak: Option<PeakClass>,
 }
 
 const EMPTY_ACC: Acc = Acc {
@@ -211,6 +232,9 @@ const EMPTY_ACC: Acc = Acc {
     device_total: 0,
     mem: [0; 4],
     first: (i64::MAX, 0, 0),
+    flops: None,
+    bytes: None,
+    peak: None,
 };
 
 /// The op table of `trace` (builds an [`OpIndex`]; keep one for repeated queries).
@@ -233,6 +257,7 @@ impl OpIndex {
             loose_memory: b.loose_memory,
             unattributed_device_ns: b.unattributed_device_ns,
             shapes: OnceLock::new(),
+            work: OnceLock::new(),
         }
     }
 
@@ -255,6 +280,7 @@ impl OpIndex {
             (&self.group, self.groups.len())
         };
         let (t0, t1) = opts.range.unwrap_or((i64::MIN, i64::MAX));
+        let work = self.work.get_or_init(|| self.op_work(trace));
         let mut acc = vec![EMPTY_ACC; count];
         let s = &trace.slices;
         for lane in &self.lanes {
@@ -276,6 +302,11 @@ impl OpIndex {
                     for (sum, v) in a.mem.iter_mut().zip(m) {
                         *sum += v;
                     }
+                }
+                if let Some(w) = work.get(op).copied().flatten() {
+                    add_known(&mut a.flops, w.flops);
+                    add_known(&mut a.bytes, w.bytes);
+                    a.peak = a.peak.or(w.peak);
                 }
                 // Within a lane starts only grow: most ops cannot be a group's first.
                 if start <= a.first.0 {
@@ -330,7 +361,33 @@ impl OpIndex {
             self_cpu_mem: a.mem[1],
             device_mem: a.mem[2],
             self_device_mem: a.mem[3],
+            flops: a.flops,
+            bytes: a.bytes,
+            peak: a.peak,
         }
+    }
+
+    /// The estimated work of every op: args are read only for names with an estimate rule
+    /// or args holding a recorded `flops`.
+    fn op_work(&self, trace: &Trace) -> Vec<Option<OpWork>> {
+        let keys = WorkKeys::default();
+        let s = &trace.slices;
+        let mut rule_of: FxHashMap<StrId, bool> = FxHashMap::default();
+        self.slice
+            .iter()
+            .map(|&i| {
+                let i = i as usize;
+                if trace.class(s.cat[i]) != CatClass::CpuOp {
+                    return None;
+                }
+                let name = trace.strings.get(s.name[i]);
+                let known = *rule_of
+                    .entry(s.name[i])
+                    .or_insert_with(|| estimate::may_estimate(name.strip_prefix("aten::").unwrap_or(&name)));
+                let args = trace.args_text(s.args[i]);
+                (known || args.contains("\"flops\":")).then(|| estimate::estimate(&keys, &name, args.as_bytes())).flatten()
+            })
+            .collect()
     }
 
     /// The `[memory]` row of loose instants in `[t0, t1)`, with its first-occurrence key.
@@ -359,6 +416,9 @@ impl OpIndex {
             cpu_mem: cpu,
             self_device_mem: device,
             device_mem: device,
+            flops: None,
+            bytes: None,
+            peak: None,
         };
         Some((first, row))
     }

@@ -1,0 +1,185 @@
+//! Work and the roofline (`analysis::work`): FLOP estimates against PyTorch's own counts on
+//! `fixtures/torch-cpu/flops.*`, kernel FLOPs and achieved rates on the real H100 trace
+//! recomputed from the raw JSON, and step MFU from the same sums.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use kinetoscope::analysis::ops::OpOptions;
+use kinetoscope::analysis::work::dtype::PeakClass;
+use kinetoscope::analysis::work::Bound;
+use serde_json::Value;
+use std::collections::HashMap;
+
+fn torch_cpu(name: &str) -> std::path::PathBuf {
+    common::shared().join("fixtures/torch-cpu").join(name)
+}
+
+/// Every op PyTorch counts FLOPs for, by name and input shapes, equals our estimate summed
+/// over its calls, exactly.
+#[test]
+fn flops_equal_pytorch_for_every_op_it_counts() {
+    let (engine, _) = common::load(&torch_cpu("flops.pt.trace.json"));
+    let truth: Value = serde_json::from_slice(&std::fs::read(torch_cpu("flops.truth.json")).unwrap()).unwrap();
+    let session = engine.session().unwrap();
+    let table = session.op_table(&OpOptions { by_shape: true, range: None });
+    let ours: HashMap<(&str, &str), (Option<u64>, u64)> =
+        table.rows.iter().map(|r| ((r.name.as_str(), r.input_shapes.as_str()), (r.flops, r.calls))).collect();
+    let rows = truth["ops"].as_array().unwrap();
+    assert_eq!(rows.len(), 29, "PyTorch counted 29 (op, shape) rows");
+    for row in rows {
+        let key = (row["name"].as_str().unwrap(), row["input_shapes"].as_str().unwrap());
+        let (flops, calls) = ours.get(&key).unwrap_or_else(|| panic!("no row {key:?}"));
+        assert_eq!(*calls, row["calls"].as_u64().unwrap(), "{key:?} calls");
+        assert_eq!(*flops, row["flops"].as_u64(), "{key:?} flops");
+    }
+    // By name, a row sums its calls: aten::mm is the sum of its seven shapes.
+    let by_name = session.op_table(&OpOptions::default());
+    let mm: u64 = rows.iter().filter(|r| r["name"] == "aten::mm").map(|r| r["flops"].as_u64().unwrap()).sum();
+    assert_eq!(by_name.rows.iter().find(|r| r.name == "aten::mm").unwrap().flops, Some(mm));
+    // Ops PyTorch does not count and we cannot estimate stay unknown, not 0.
+    for name in ["aten::empty", "aten::randn", "aten::t", "aten::view"] {
+        assert_eq!(by_name.rows.iter().find(|r| r.name == name).unwrap().flops, None, "{name}");
+    }
+    // Ops above the GEMM carry the same work (inclusive): matmul over bmm or mm, linear over addmm.
+    for (outer, inner) in [("aten::linear", "aten::addmm")] {
+        let f = |n: &str| by_name.rows.iter().find(|r| r.name == n).unwrap().flops.unwrap();
+        assert!(f(outer) <= f(inner), "{outer} {} vs {inner} {}", f(outer), f(inner));
+    }
+}
+
+/// Kernel rows of the H100 bert trace: FLOPs and bytes equal a recount from the raw JSON
+/// (kernel -> correlation -> launch -> innermost op with an estimate, split by duration), and
+/// achieved TFLOP/s is FLOPs / time, as a reader recomputes it from the columns.
+#[test]
+fn h100_kernel_rates_recompute_from_the_columns() {
+    let name = "tracelens__h100__gaunernst_bert-small-uncased__1016001.json.gz";
+    let engine = common::load_real(name);
+    let session = engine.session().unwrap();
+    let work = session.work();
+    let peaks = work.peaks().expect("H100 is in the table");
+    assert_eq!(peaks.model, "NVIDIA H100 SXM");
+    let table = session.kernels(None);
+    let gemms: Vec<_> = table.rows.iter().filter(|r| r.gemm).collect();
+    assert!(!gemms.is_empty());
+    for row in &gemms {
+        let a = row.achieved.expect("every GEMM of this trace is launched by aten::addmm or aten::mm");
+        assert!(a.has_flops, "{}", row.name);
+        assert_eq!(a.measured_ns, row.total_ns, "{}: every call has work", row.name);
+        let tflops = a.flops / (row.total_ns as f64 / 1e9) / 1e12;
+        assert!((a.tflops.unwrap() - tflops).abs() < 1e-9, "{}", row.name);
+        let pct = 100.0 * tflops / peaks.tflops(PeakClass::Bf16).unwrap();
+        assert!((a.peak_pct.unwrap() - pct).abs() < 1e-6, "{}: bf16 GEMM against 989.4 TFLOP/s", row.name);
+        let gbps = a.bytes.unwrap() / (row.total_ns as f64 / 1e9) / 1e9;
+        assert!((a.gbps.unwrap() - gbps).abs() < 1e-6);
+        let ridge = 989.4e12 / 3350e9;
+        let expect = if a.flops / a.bytes.unwrap() >= ridge { Bound::Compute } else { Bound::Memory };
+        assert_eq!(a.bound, Some(expect), "{}", row.name);
+    }
+    // Independent recount of the GEMM FLOPs from the raw JSON.
+    let recount = recount_gemm_flops(&common::json_bytes(&common::real(name)));
+    let ours: f64 = gemms.iter().map(|r| r.achieved.unwrap().flops).sum();
+    assert!((ours - recount).abs() / recount < 1e-9, "ours {ours} recount {recount}");
+    // Elementwise kernels are memory-bound by kind.
+    let elementwise = table.rows.iter().filter(|r| r.name.contains("elementwise") && r.achieved.is_some());
+    for row in elementwise {
+        assert_eq!(row.achieved.unwrap().bound, Some(Bound::Memory), "{}", row.name);
+    }
+}
+
+/// Sums 2·M·K·N of every `aten::addmm` / `aten::mm` call that launched a GEMM kernel, found
+/// through `correlation` and the call's enclosing op by time, straight from the JSON.
+fn recount_gemm_flops(bytes: &[u8]) -> f64 {
+    let doc: Value = serde_json::from_slice(bytes).unwrap();
+    let events = doc["traceEvents"].as_array().unwrap();
+    let x = |e: &Value| e["ph"] == "X";
+    let span = |e: &Value| {
+        let ts = e["ts"].as_f64().unwrap();
+        (ts, ts + e["dur"].as_f64().unwrap_or(0.0))
+    };
+    let gemm_ops: Vec<(&Value, (f64, f64))> = events
+        .iter()
+        .filter(|e| x(e) && e["cat"] == "cpu_op" && (e["name"] == "aten::addmm" || e["name"] == "aten::mm"))
+        .map(|e| (e, span(e)))
+        .collect();
+    let launches: HashMap<u64, &Value> = events
+        .iter()
+        .filter(|e| x(e) && (e["cat"] == "cuda_runtime" || e["cat"] == "cuda_driver"))
+        .filter_map(|e| Some((e["args"]["correlation"].as_u64()?, e)))
+        .collect();
+    let mut per_op: HashMap<usize, u64> = HashMap::new();
+    for k in events.iter().filter(|e| x(e) && e["cat"] == "kernel") {
+        let name = k["name"].as_str().unwrap();
+        let gemm = name.contains("gemm") || name.contains("nvjet") || name.contains("cutlass");
+        if !gemm {
+            continue;
+        }
+        let Some(launch) = k["args"]["correlation"].as_u64().and_then(|c| launches.get(&c)) else { continue };
+        let (t0, t1) = span(launch);
+        let op = gemm_ops
+            .iter()
+            .enumerate()
+            .filter(|(_, (o, (a, b)))| o["tid"] == launch["tid"] && *a <= t0 && t1 <= *b)
+            .min_by(|x, y| (x.1 .1 .1 - x.1 .1 .0).total_cmp(&(y.1 .1 .1 - y.1 .1 .0)));
+        if let Some((i, _)) = op {
+            *per_op.entry(i).or_default() += 1;
+        }
+    }
+    per_op
+        .keys()
+        .map(|&i| {
+            let dims = &gemm_ops[i].0["args"]["Input Dims"];
+            let (a, b) = if gemm_ops[i].0["name"] == "aten::addmm" { (&dims[1], &dims[2]) } else { (&dims[0], &dims[1]) };
+            let (m, k, n) = (a[0].as_f64().unwrap(), a[1].as_f64().unwrap(), b[1].as_f64().unwrap());
+            2.0 * m * k * n
+        })
+        .sum()
+}
+
+/// A synthetic H100 step, ground truth by construction: one bf16 `aten::mm` of
+/// 4096 x 4096 x 4096 (2·4096³ = 137.44 GFLOP) runs as one 500 µs kernel inside a 1000 µs
+/// `ProfilerStep#1`. At 989.4 TFLOP/s the work needs 138.91 µs: MFU 13.891%, the kernel
+/// achieves 274.88 TFLOP/s (27.78% of peak).
+const SYNTH_STEP: &str = r#"{"deviceProperties":[{"id":0,"name":"NVIDIA H100 80GB HBM3"}],"traceEvents":[
+{"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":1000},
+{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":10,"dur":20,"args":{"Input Dims":[[4096,4096],[4096,4096]],"Input type":["c10::BFloat16","c10::BFloat16"]}},
+{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":12,"dur":5,"args":{"correlation":7}},
+{"ph":"X","cat":"kernel","name":"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64","pid":0,"tid":7,"ts":100,"dur":500,"args":{"correlation":7,"device":0,"stream":7}}
+]}"#;
+
+#[test]
+fn step_mfu_by_construction() {
+    let (engine, _) = common::load_str(SYNTH_STEP);
+    let session = engine.session().unwrap();
+    let steps = session.steps(None);
+    assert_eq!(steps.steps.len(), 1);
+    let flops = 2.0 * 4096f64.powi(3);
+    let mfu = session.step_mfu(&steps)[0].unwrap();
+    let expect = 100.0 * (flops / 989.4e12) / 1000e-6;
+    assert!((mfu - expect).abs() < 1e-9, "{mfu} vs {expect}");
+    assert!((mfu - 13.891).abs() < 1e-3);
+    let row = &session.kernels(None).rows[0];
+    let a = row.achieved.unwrap();
+    assert!((a.tflops.unwrap() - flops / 500e-6 / 1e12).abs() < 1e-9);
+    assert!((a.peak_pct.unwrap() - 27.782).abs() < 1e-3);
+    // Intensity 137.44e9 / (3 · 4096² · 2 B) = 1365 FLOP/B, above H100's ridge of 295: compute-bound.
+    assert_eq!(a.bound, Some(Bound::Compute));
+    // The same trace with peaks given by hand: half the bf16 peak doubles the MFU.
+    let given = kinetoscope::analysis::work::peaks::Peaks::with_overrides(None, "bf16=494.7,gbps=3350").unwrap();
+    let work = kinetoscope::analysis::work::WorkIndex::new(session.trace(), Some(given));
+    assert!((work.step_mfu(session.trace(), &steps)[0].unwrap() - 2.0 * expect).abs() < 1e-9);
+}
+
+/// Without a known GPU there are no peaks: no MFU, no percentages, rates still shown.
+#[test]
+fn no_peaks_without_a_known_gpu() {
+    let (engine, _) = common::load(&torch_cpu("flops.pt.trace.json"));
+    let session = engine.session().unwrap();
+    assert!(session.work().peaks().is_none());
+    let (engine, _) = common::load_str(&SYNTH_STEP.replace("NVIDIA H100 80GB HBM3", "Mystery GPU"));
+    let session = engine.session().unwrap();
+    assert_eq!(session.work().device(), "Mystery GPU");
+    assert!(session.step_mfu(&session.steps(None)).iter().all(Option::is_none));
+    let a = session.kernels(None).rows[0].achieved.unwrap();
+    assert!(a.tflops.is_some() && a.peak_pct.is_none() && a.bound.is_none());
+}
