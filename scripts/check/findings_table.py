@@ -22,12 +22,12 @@ Backs the notes of worker/tests/findings.rs (`FIXTURE_RULES`, `real_fixtures_fir
 """
 import argparse
 import collections
-import gzip
-import json
 import os
 import re
 import statistics
 import sys
+
+from trace_json import load_doc, ns
 
 DEVICE = ("kernel", "gpu_memcpy", "gpu_memset", "memcpy", "memset")
 RUNTIME = ("cuda_runtime", "cuda_driver", "runtime", "hip_runtime")
@@ -36,17 +36,9 @@ LAUNCH_RE = re.compile(r"^(cudaLaunchKernel|cudaLaunchCooperativeKernel|cuLaunch
                        r"cuGraphLaunch|hipGraphLaunch)")
 
 
-def ns(us):
-    return round(float(us) * 1000)
-
-
 class Trace:
     def __init__(self, path):
-        with open(path, "rb") as f:
-            raw = f.read()
-        if raw[:2] == b"\x1f\x8b":
-            raw = gzip.decompress(raw)
-        doc = json.loads(raw)
+        doc = load_doc(path)
         self.doc = doc if isinstance(doc, dict) else {}
         events = doc["traceEvents"] if isinstance(doc, dict) else doc
         self.all = events
@@ -671,9 +663,6 @@ KNOWN = {
     ("dlrm", "fp32-gemm"): "8 is the rule's count of GEMM kernel names (5 volta_sgemm_* + gemmSN_TN, gemmSN_NN, "
                            "gemmk1: 21 launches, 171.0 µs), not of volta_sgemm_* launches (13, 116 µs); the note's "
                            "wording is off, the rule is right",
-    ("dlrm_kineto__worker0", "overhead-bound"): "host wait recounts to 22.27 ms (22.3), the note says 22.2",
-    ("occupancy-query", None): "queries followed by a launch in the same op within 8 calls count more than the "
-                               "note; the rule's 8-call / 64-slice lookahead is not reproduced exactly",
 }
 
 SKIP_WHY = "no recount written (a presence / name note, or a definition this script does not rebuild)"
@@ -739,7 +728,7 @@ def main():
             ok = abs(got - quoted) <= 0.6 * 10 ** -p
             bad |= not ok
             shown.append(f"{quoted:g}->{got:.{p + 1}f}{'' if ok else ' (!)'}")
-        why = next((w for (fx, r), w in KNOWN.items() if (r == rule and fx in fixture) or (fx == rule and r is None)), None) if bad else None
+        why = next((w for (fx, r), w in KNOWN.items() if r == rule and fx in fixture), None) if bad else None
         status = "OK" if not bad else ("KNOWN" if why else "DIFF")
         counts[status] += 1
         print(f"{status:7} {head}\n        recomputed: {', '.join(shown)}")
