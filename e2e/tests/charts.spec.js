@@ -3,8 +3,10 @@
 // Kernels table puts on top), check the canvases hold a picture, switch the kernel, the theme and
 // the window size, and save screenshots. The values behind the charts (step parts, GPU and memory
 // series, histogram bins and median) and the timeline's counter tracks equal `report --json` on the
-// demo and recounts from its JSON. State is read from `window.kinetoscope.charts` / `.timeline`;
-// waits are on `idle()` (chart queries included) and on polled pixels, never on sleeps.
+// demo and recounts from its JSON, read through the hook and from the canvas pixels where they are
+// drawn (step bar heights, counter track areas column by column, histogram bars and median
+// marker). State is read from `window.kinetoscope.charts` / `.timeline`; waits are on `idle()`
+// (chart queries included) and on polled pixels, never on sleeps.
 const fs = require('node:fs');
 const path = require('node:path');
 const zlib = require('node:zlib');
