@@ -183,3 +183,27 @@ fn no_peaks_without_a_known_gpu() {
     let a = session.kernels(None).rows[0].achieved.unwrap();
     assert!(a.tflops.is_some() && a.peak_pct.is_none() && a.bound.is_none());
 }
+
+fn fires(trace: &str, rule: &str) -> bool {
+    let (engine, _) = common::load_str(trace);
+    engine.session().unwrap().findings().iter().any(|f| f.rule == rule)
+}
+
+/// `low-mfu` and `memory-bound-gemm` on the synthetic step, each with its near miss: MFU
+/// 13.9% (>= 10%) is quiet, the same work in a 10x longer step (1.39%) fires; the square
+/// 4096³ GEMM (1365 FLOP/B) is compute-bound, a 16-row one (15.9 FLOP/B < 295) is not.
+#[test]
+fn roofline_rules_and_their_near_misses() {
+    assert!(!fires(SYNTH_STEP, "low-mfu"));
+    let long_step = SYNTH_STEP.replace(r#""ts":0,"dur":1000"#, r#""ts":0,"dur":10000"#);
+    assert!(fires(&long_step, "low-mfu"));
+    assert!(!fires(SYNTH_STEP, "memory-bound-gemm"));
+    let skinny = SYNTH_STEP.replace("[[4096,4096],[4096,4096]]", "[[16,4096],[4096,4096]]");
+    let (engine, _) = common::load_str(&skinny);
+    let f = engine.session().unwrap().findings().iter().find(|f| f.rule == "memory-bound-gemm").cloned().unwrap();
+    assert!(f.title.contains("M=16 N=4096 K=4096, 16 FLOP/B < ridge 295"), "{}", f.title);
+    // Without peaks neither rule guesses.
+    let unknown = long_step.replace("NVIDIA H100 80GB HBM3", "Mystery GPU");
+    assert!(!fires(&unknown, "low-mfu"));
+    assert!(!fires(&unknown.replace("[[4096,4096],[4096,4096]]", "[[16,4096],[4096,4096]]"), "memory-bound-gemm"));
+}

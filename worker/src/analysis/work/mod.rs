@@ -51,6 +51,8 @@ pub struct KernelWork {
     pub kind: WorkKind,
     /// The work op's slice.
     pub op: u32,
+    /// `[batch, M, N, K]` when the work op is a GEMM.
+    pub gemm: Option<[u64; 4]>,
 }
 
 /// Compute- or memory-bound.
@@ -143,6 +145,7 @@ impl WorkIndex {
                         peak,
                         kind: work.kind,
                         op: w,
+                        gemm: work.gemm,
                     },
                 ))
             })
