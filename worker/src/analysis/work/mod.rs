@@ -107,7 +107,7 @@ impl WorkIndex {
                     let name = trace.strings.get(s.name[op as usize]);
                     estimate::may_estimate(name.strip_prefix("aten::").unwrap_or(&name))
                 });
-                let has_flops_arg = || trace.args_text(s.args[op as usize]).contains("\"flops\":");
+                let has_flops_arg = || keys.inputs_key(trace.args_text(s.args[op as usize]).as_bytes())[3].is_some();
                 if known || has_flops_arg() {
                     let work = ops.entry(op).or_insert_with(|| {
                         let name = trace.strings.get(s.name[op as usize]);
