@@ -212,3 +212,41 @@ fn roofline_rules_and_their_near_misses() {
     assert!(!fires(&unknown, "low-mfu"));
     assert!(!fires(&unknown.replace("[[4096,4096],[4096,4096]]", "[[16,4096],[4096,4096]]"), "memory-bound-gemm"));
 }
+
+/// What the roofline adds to a big trace's op table and kernel table: a real fixture (`FIXTURE`,
+/// default the vLLM one: 3,793 ops with shapes per copy) inflated to `MB` (default 200) MB.
+/// Prints figures; run with
+/// `cargo test --release -p kinetoscope --test roofline -- --ignored --nocapture`.
+#[test]
+#[ignore = "benchmark: prints figures"]
+fn bench_work_index() {
+    use std::time::Instant;
+    let mb: u64 = std::env::var("MB").ok().and_then(|v| v.parse().ok()).unwrap_or(200);
+    let fixture = std::env::var("FIXTURE").unwrap_or_else(|_| "tracelens__vllm_decode_full__graph_capture_rank_0.pt.trace.json.gz".into());
+    let input = common::json_bytes(&common::real(&fixture));
+    let mut big = Vec::new();
+    kinetoscope::synth::inflate::inflate(&input, mb * 1_000_000, &mut big).unwrap();
+    let (engine, _) = common::load_bytes("big.json", big);
+    let session = engine.session().unwrap().clone();
+    let trace = session.trace();
+    let t = Instant::now();
+    let index = kinetoscope::analysis::ops::OpIndex::new(trace);
+    let build = t.elapsed();
+    let t = Instant::now();
+    let table = index.table(trace, &OpOptions::default());
+    let first = t.elapsed();
+    let t = Instant::now();
+    let _ = index.table(trace, &OpOptions::default());
+    let again = t.elapsed();
+    let with_flops = table.rows.iter().filter(|r| r.flops.is_some() || r.bytes.is_some()).count();
+    let t = Instant::now();
+    let work = kinetoscope::analysis::work::WorkIndex::new(trace, None);
+    let work_ms = t.elapsed();
+    println!(
+        "{fixture} to {mb} MB, {} ops: op index {build:.2?}; first table (with the work estimates) {first:.2?}, next {again:.2?} \
+         (the estimates' cost is the difference); rows with work {with_flops}/{}; work index over {} kernels {work_ms:.2?}",
+        index.len(),
+        table.rows.len(),
+        work.len()
+    );
+}

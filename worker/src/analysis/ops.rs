@@ -386,10 +386,10 @@ impl OpIndex {
                     estimate::may_estimate(name.strip_prefix("aten::").unwrap_or(&name))
                 });
                 let args = trace.args_text(s.args[i]).as_bytes();
-                let key = keys.inputs_key(args);
-                if !known && key[3].is_none() {
+                if !known && !keys.recorded(args) {
                     return None;
                 }
+                let key = keys.inputs_key(args);
                 *cache
                     .entry((s.name[i], key))
                     .or_insert_with(|| estimate::estimate(&keys, &trace.strings.get(s.name[i]), args))

@@ -83,6 +83,11 @@ impl Default for WorkKeys {
 pub type InputsKey<'a> = [Option<&'a [u8]>; 4];
 
 impl WorkKeys {
+    /// Whether `args` holds a recorded `flops` (traces recorded `with_flops=True`).
+    pub fn recorded(&self, args: &[u8]) -> bool {
+        self.flops.raw(args).is_some()
+    }
+
     /// The raw texts of `args` an estimate depends on.
     pub fn inputs_key<'a>(&self, args: &'a [u8]) -> InputsKey<'a> {
         [self.dims.raw(args), self.types.raw(args), self.concrete.raw(args), self.flops.raw(args)]
