@@ -1,7 +1,7 @@
 //! Work and the roofline (`analysis::work`): FLOP estimates against PyTorch's own counts on
 //! `fixtures/torch-cpu/flops.*`, kernel FLOPs and achieved rates on the real H100 trace
 //! recomputed from the raw JSON, and step MFU from the same sums.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
 mod common;
 
