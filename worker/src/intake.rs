@@ -2,8 +2,10 @@
 //! arriving in pieces ([`Incoming`]) and a load whose parts are parsed elsewhere and come back
 //! in any order ([`PartsJob`]). The wasm worker (`src/bin/worker.rs`) owns the transports and
 //! the clock; it passes the time in, and these decide when progress is due and when a load is
-//! complete.
+//! complete. A file's size is checked against the load's [`Budget`] before its bytes are held
+//! (`crate::budget`).
 
+use crate::budget::{Budget, TooBig};
 use crate::engine::Prepared;
 use crate::load::Part;
 
@@ -34,8 +36,8 @@ impl Throttle {
     }
 }
 
-/// A file's bytes arriving in pieces: reserved once from the declared size, appended, with
-/// progress reports throttled.
+/// A file's bytes arriving in pieces: checked against the budget, reserved once from the
+/// declared size, appended, with progress reports throttled.
 #[derive(Debug)]
 pub struct Incoming {
     /// The load's id.
@@ -46,6 +48,7 @@ pub struct Incoming {
     pub name: String,
     /// The declared size, if the source knows it.
     pub size: Option<u64>,
+    budget: Budget,
     bytes: Vec<u8>,
     throttle: Throttle,
 }
@@ -55,31 +58,33 @@ impl Incoming {
     /// by doubling, which needs 1.5x its size at the step).
     ///
     /// # Errors
-    /// The allocation failed: a message with the size and the file name.
-    pub fn open(id: u32, name: &str, size: Option<u64>, cores: usize) -> Result<Self, String> {
+    /// [`TooBig`] when the declared size is over `budget` (checked before anything is
+    /// allocated) or cannot be allocated.
+    pub fn open(id: u32, name: &str, size: Option<u64>, cores: usize, budget: Budget) -> Result<Self, TooBig> {
+        if let Some(size) = size {
+            budget.check_file(size, false)?;
+        }
         let mut bytes = Vec::new();
         let want = size.and_then(|s| usize::try_from(s).ok()).unwrap_or(0);
-        bytes
-            .try_reserve_exact(want)
-            .map_err(|_| format!("cannot allocate {want} bytes for {name:?}"))?;
-        Ok(Self { id, cores, name: name.to_owned(), size, bytes, throttle: Throttle::default() })
+        bytes.try_reserve_exact(want).map_err(|_| TooBig::out_of_memory(want as u64, budget))?;
+        Ok(Self { id, cores, name: name.to_owned(), size, budget, bytes, throttle: Throttle::default() })
     }
 
     /// Appends a piece of `len` bytes, which `fill` writes (the caller copies them from where
     /// they arrived); returns `(done, declared size)` when a progress report is due at `now_ms`.
     ///
     /// # Errors
-    /// Out of memory: a message with the bytes received so far.
+    /// [`TooBig`] when the bytes received pass the budget (a source that declared no size, or
+    /// less than it sends), or out of memory.
     pub fn append(
         &mut self,
         len: usize,
         now_ms: f64,
         fill: impl FnOnce(&mut [u8]),
-    ) -> Result<Option<(u64, Option<u64>)>, String> {
+    ) -> Result<Option<(u64, Option<u64>)>, TooBig> {
         let start = self.bytes.len();
-        self.bytes
-            .try_reserve(len)
-            .map_err(|_| format!("out of memory after {start} bytes"))?;
+        self.budget.check_file((start + len) as u64, true)?;
+        self.budget.grow(&mut self.bytes, len)?;
         self.bytes.resize(start + len, 0);
         fill(&mut self.bytes[start..]);
         let done = self.bytes.len() as u64;

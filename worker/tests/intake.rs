@@ -4,6 +4,7 @@
 
 mod common;
 
+use kinetoscope::budget::Budget;
 use kinetoscope::engine::Engine;
 use kinetoscope::intake::{Incoming, PartsJob, Throttle, PROGRESS_EVERY_MS};
 use kinetoscope::load::parse_part;
@@ -18,7 +19,7 @@ fn throttle_reports_at_most_every_interval() {
 
 #[test]
 fn incoming_appends_pieces_and_throttles_progress() {
-    let mut incoming = Incoming::open(7, "t.json", Some(10), 2).unwrap();
+    let mut incoming = Incoming::open(7, "t.json", Some(10), 2, Budget::TAB).unwrap();
     let mut reports = Vec::new();
     for (k, piece) in [&b"abcd"[..], b"ef", b"ghij"].iter().enumerate() {
         let now = k as f64 * 20.0; // 0, 20, 40 ms: only the first is due
@@ -33,8 +34,8 @@ fn incoming_appends_pieces_and_throttles_progress() {
 
 #[test]
 fn incoming_that_cannot_be_reserved_says_how_big() {
-    let err = Incoming::open(1, "huge.json", Some(u64::MAX / 2), 1).unwrap_err();
-    assert!(err.starts_with("cannot allocate ") && err.contains("huge.json"), "{err}");
+    let err = Incoming::open(1, "huge.json", Some(u64::MAX / 2), 1, Budget::UNLIMITED).unwrap_err().sentence("huge.json");
+    assert!(err.starts_with("This tab ran out of memory at ") && err.ends_with("\"huge.json\""), "{err}");
 }
 
 /// A trace split in parts that come back out of order completes only with the last part, and
