@@ -64,6 +64,7 @@ mod wasm {
     use crate::pool::{self, Pool};
     use crate::post::{console_error, cores, load_error, now_ms, post, post_with, progress_msg, throttled, wasm_memory_bytes};
     use crate::source::{self, Receiver};
+    use kinetoscope::budget::Budget;
     use kinetoscope::engine::{Engine, Prepared, RankOpen, Target};
     use kinetoscope::ranks::loads::{Next, Purpose, RunLoads};
     use kinetoscope::intake::{Incoming, PartsJob};
@@ -75,6 +76,16 @@ mod wasm {
     use wasm_bindgen::JsCast;
     use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 
+
+    /// Logs a panic with its stack, then throws it as a JS error: the `error` event the
+    /// worker's parent receives then carries the panic's message and place, not a bare
+    /// "RuntimeError: unreachable" (the trap `panic = "abort"` ends in). The worker is dead
+    /// either way (its state may be mid-borrow); its parent terminates it.
+    fn panic_hook(info: &std::panic::PanicHookInfo) {
+        console_error_panic_hook::hook(info);
+        let text = info.to_string().replace('\n', " ");
+        wasm_bindgen::throw_str(&text);
+    }
 
     /// Where a file of a run comes from.
     #[derive(Clone)]
@@ -108,7 +119,7 @@ mod wasm {
 
     /// Installs the message handler and posts `Ready`; in a sub-worker, runs its loop instead.
     pub fn run() {
-        console_error_panic_hook::set_once();
+        std::panic::set_hook(Box::new(panic_hook));
         let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
         if scope.name() == pool::PARSER_NAME {
             return pool::serve(scope);
@@ -123,7 +134,7 @@ mod wasm {
             RefCell::new(Worker {
                 scope: scope.clone(),
                 me: me.clone(),
-                engine: Engine::new(),
+                engine: Engine::with_budget(Budget::TAB),
                 reading: None,
                 pending: None,
                 job: None,
@@ -393,6 +404,12 @@ mod wasm {
                 pool::Event::Crashed(message) if current.is_some() => {
                     self.job_failed(format!("parse worker {slot} stopped: {message}"));
                 }
+                // Died while booting, before its part: the job would wait for it forever, so
+                // the pool goes and the job spawns a fresh one.
+                pool::Event::Crashed(message) => {
+                    console_error(&format!("worker: parse worker {slot} stopped before its part: {message}"));
+                    self.pool.terminate();
+                }
                 _ => {}
             }
         }
@@ -505,20 +522,21 @@ mod wasm {
             };
             let cap = workers.map_or(usize::MAX, |w| (w as usize).max(1));
             let cores = cores(&self.scope).min(cap);
+            // The size is checked (and the bytes reserved) before any parse worker starts.
+            match Incoming::open(id, name, size, cores, self.engine.budget()) {
+                Ok(incoming) => self.pending = Some(incoming),
+                Err(too_big) => {
+                    self.reading = None;
+                    self.loaded(id, Err(too_big.to_load_error(name)), 0.0);
+                    return false;
+                }
+            }
             // Start the sub-workers now, so they boot while the bytes arrive.
             let parts = size.map_or(1, |s| load::parts_for(usize::try_from(s).unwrap_or(usize::MAX), cores));
             if parts > 1 {
                 self.pool = Pool::default();
                 if let Err(e) = self.pool.grow(parts, &self.pool_sink) {
                     console_error(&format!("worker: cannot start parse workers: {e}"));
-                }
-            }
-            match Incoming::open(id, name, size, cores) {
-                Ok(incoming) => self.pending = Some(incoming),
-                Err(message) => {
-                    self.reading = None;
-                    self.fail(id, "io", message);
-                    return false;
                 }
             }
             self.progress(id, Phase::Reading, 0, size);
@@ -533,10 +551,11 @@ mod wasm {
             match pending.append(view.length() as usize, now, |into| view.copy_to(into)) {
                 Ok(Some((done, total))) => self.progress(id, Phase::Reading, done, total),
                 Ok(None) => {}
-                Err(message) => {
-                    self.pending = None;
+                Err(too_big) => {
+                    let name = self.pending.take().map(|p| p.name).unwrap_or_default();
                     self.reading = None;
-                    self.fail(id, "io", message);
+                    self.stop_parsers();
+                    self.loaded(id, Err(too_big.to_load_error(&name)), 0.0);
                     return false;
                 }
             }

@@ -9,8 +9,9 @@
 //! (both ends are the same build, so no version handshake). [`ToParser::Parse`] carries one
 //! part's bytes (transferred); the sub-worker answers `Progress` (bytes of its part done, every
 //! few MB), then `Parsed` with the part encoded by `load::Part::encode` (transferred), or
-//! `Failed`. A trap in a sub-worker reaches the load worker as an `error` event
-//! ([`Event::Crashed`]), so no failure is silent.
+//! `Failed`. A trap or a panic in a sub-worker reaches the load worker as an `error` event
+//! ([`Event::Crashed`], cancelled there so it does not go on to the page as the load worker's),
+//! and a part lost on the way as a `messageerror`, so no failure is silent.
 //!
 //! Why nested workers owned by the load worker, not workers owned by the app's bridge: the
 //! bytes already sit in the load worker, so parts go straight to the parsers and parts come
@@ -81,6 +82,7 @@ struct Sub {
     queued: Vec<(String, js_sys::ArrayBuffer)>,
     _on_message: Closure<dyn Fn(MessageEvent)>,
     _on_error: Closure<dyn Fn(web_sys::Event)>,
+    _on_message_error: Closure<dyn Fn(MessageEvent)>,
 }
 
 /// The load worker's sub-workers for one load.
@@ -152,6 +154,7 @@ impl Pool {
         for sub in &self.subs {
             sub.worker.set_onmessage(None);
             sub.worker.set_onerror(None);
+            sub.worker.set_onmessageerror(None);
             sub.worker.terminate();
         }
     }
@@ -182,14 +185,42 @@ fn spawn(slot: usize, sink: Sink) -> Result<Sub, String> {
     let on_message = Closure::<dyn Fn(MessageEvent)>::new(move |ev: MessageEvent| {
         on_message_sink(slot, decode(&ev.data()));
     });
-    // An `ErrorEvent` for a trap, a plain `Event` when the script could not load.
+    // A message that could not be received (its part lost on the way) leaves the load waiting
+    // for that part forever: it ends the load like a crash.
+    let lost_sink = sink.clone();
+    let on_message_error = Closure::<dyn Fn(MessageEvent)>::new(move |_: MessageEvent| {
+        lost_sink(slot, Event::Crashed("its message could not be received (messageerror)".into()));
+    });
+    // An `ErrorEvent` for a trap or a panic (thrown with its message by the panic hook), a plain
+    // `Event` when the script could not load.
+    // Handled here: not cancelled, the error would go on to the load worker's own scope as if
+    // uncaught there, and the page would take the load worker for dead.
     let on_error = Closure::<dyn Fn(web_sys::Event)>::new(move |ev: web_sys::Event| {
+        ev.prevent_default();
         let message = js_sys::Reflect::get(&ev, &"message".into()).ok().and_then(|m| m.as_string());
-        sink(slot, Event::Crashed(message.unwrap_or_else(|| "its script could not be loaded".into())));
+        sink(slot, Event::Crashed(message.map_or_else(|| "its script could not be loaded".into(), |m| explain_trap(&m))));
     });
     worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
     worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
-    Ok(Sub { worker, ready: false, queued: Vec::new(), _on_message: on_message, _on_error: on_error })
+    worker.set_onmessageerror(Some(on_message_error.as_ref().unchecked_ref()));
+    Ok(Sub {
+        worker,
+        ready: false,
+        queued: Vec::new(),
+        _on_message: on_message,
+        _on_error: on_error,
+        _on_message_error: on_message_error,
+    })
+}
+
+/// `message` with what a bare wasm trap means: the engine aborted, which (panics being thrown
+/// with their message) is almost always an allocation that failed.
+fn explain_trap(message: &str) -> String {
+    if message.contains("RuntimeError: unreachable") {
+        format!("{message} (the engine aborted: most often its 4 GiB of memory ran out)")
+    } else {
+        message.to_owned()
+    }
 }
 
 /// A sub-worker's message as an [`Event`]; anything unreadable is a crash.
