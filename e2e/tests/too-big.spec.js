@@ -1,8 +1,10 @@
 // Journey: open a trace too big for a browser tab: a gzip bomb (6.5 MB of gzip inflating to
-// 6.7 GB of JSON, generated here). The worker stops inflating at the tab's budget and the page
-// says, in one sentence, how big the trace is, what the tab holds and what to do (the engine's
+// 6.7 GB of JSON, generated here), and a URL that declares 2.5 GB. The worker stops inflating at
+// the tab's budget, or refuses the declared size before downloading, and the page says, in one
+// sentence, how big the trace is, what the tab holds and what to do (the engine's
 // `budget::TooBig`, tested natively in worker/tests/too_big.rs); then the next file loads.
 const fs = require('node:fs');
+const http = require('node:http');
 const os = require('node:os');
 const path = require('node:path');
 const zlib = require('node:zlib');
@@ -57,5 +59,36 @@ test('a gzip bomb is stopped at the tab budget with a sentence; the next file lo
     expect(app.pageErrors).toEqual([]);
   } finally {
     fs.rmSync(file, { force: true });
+  }
+});
+
+test('a URL declaring 2.5 GB is refused by its size before it downloads', async ({ app, page }) => {
+  // Declares 2,512,219,251 bytes (the issue's trace), then sends 64 KiB every 50 ms: the refusal
+  // must come from the declared size and close the download.
+  let sent = 0;
+  let closed;
+  const disconnected = new Promise((resolve) => { closed = resolve; });
+  const server = http.createServer((req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': '2512219251', 'access-control-allow-origin': '*' });
+    const piece = Buffer.alloc(64 << 10, 0x20);
+    const timer = setInterval(() => { sent += piece.length; res.write(piece); }, 50);
+    res.on('close', () => { clearInterval(timer); closed(sent); });
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    const url = `http://127.0.0.1:${server.address().port}/big.pt.trace.json`;
+    await app.open(`?url=${encodeURIComponent(url)}`);
+    const s = await app.state();
+    expect(s.status).toBe('error');
+    expect(s.error.kind).toBe('too-big');
+    expect(s.error.message).toMatch(/^This trace is 2\.51 GB, more than the 1\.25 GB of JSON a browser tab can hold \(.*\): capture fewer steps .* kinetoscope report "big\.pt\.trace\.json"$/);
+    expect(await disconnected, 'the download was closed').toBeLessThan(16 << 20);
+    await app.screenshot('too-big-declared');
+    const next = realFixture('catapult__async_begin_end.json');
+    const after = await app.upload(next);
+    expect(after.status).toBe('ready');
+    expectSameSummary(after.summary, cliInfo(next));
+  } finally {
+    await new Promise((resolve) => server.close(resolve));
   }
 });

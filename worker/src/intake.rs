@@ -2,7 +2,7 @@
 //! arriving in pieces ([`Incoming`]) and a load whose parts are parsed elsewhere and come back
 //! in any order ([`PartsJob`]). The wasm worker (`src/bin/worker.rs`) owns the transports and
 //! the clock; it passes the time in, and these decide when progress is due and when a load is
-//! complete. A file's size is checked against the load's [`Budget`] before its bytes are held
+//! complete, and which parse worker stopped answering. A file's size is checked against the load's [`Budget`] before its bytes are held
 //! (`crate::budget`).
 
 use crate::budget::{Budget, TooBig};
@@ -97,6 +97,12 @@ impl Incoming {
     }
 }
 
+/// Longest a parse worker may stay silent while its part is out, ms: one that says nothing for
+/// this long (a worker that died without an `error` event, or hangs) ends the load. Parse
+/// workers report progress every 8 MB, so even a loaded machine stays far below it; the
+/// longest honest silences are a worker's boot and the encoding of a large part, a few seconds.
+pub const SILENT_MS: f64 = 30_000.0;
+
 /// A load whose parts are parsed elsewhere (parse workers) and come back in any order.
 pub struct PartsJob {
     /// The load's id.
@@ -106,6 +112,8 @@ pub struct PartsJob {
     prepared: Prepared,
     parts: Vec<Option<Part>>,
     done: Vec<u64>,
+    /// When each part's worker was last heard from, ms.
+    heard_ms: Vec<f64>,
     throttle: Throttle,
 }
 
@@ -119,6 +127,7 @@ impl PartsJob {
             prepared,
             parts: (0..n).map(|_| None).collect(),
             done: vec![0; n],
+            heard_ms: vec![started_ms; n],
             throttle: Throttle { last_ms: started_ms },
         }
     }
@@ -134,6 +143,7 @@ impl PartsJob {
         if let Some(d) = self.done.get_mut(index) {
             *d = done;
         }
+        self.heard(index, now_ms);
         let total = self.prepared.json.len() as u64;
         self.throttle.due(now_ms).then(|| (self.done.iter().sum(), total))
     }
@@ -144,6 +154,19 @@ impl PartsJob {
             *slot = Some(part);
         }
         self.parts.iter().all(Option::is_some)
+    }
+
+    /// Part `index`'s worker said something (booted, progress) at `now_ms`.
+    pub fn heard(&mut self, index: usize, now_ms: f64) {
+        if let Some(h) = self.heard_ms.get_mut(index) {
+            *h = h.max(now_ms);
+        }
+    }
+
+    /// The first part still out whose worker has been silent for more than [`SILENT_MS`] at
+    /// `now_ms`: that worker stopped answering.
+    pub fn silent(&self, now_ms: f64) -> Option<usize> {
+        self.parts.iter().zip(&self.heard_ms).position(|(part, &heard)| part.is_none() && now_ms - heard > SILENT_MS)
     }
 
     /// What `Engine::complete` takes: the load and its parts in plan order.

@@ -6,7 +6,7 @@ mod common;
 
 use kinetoscope::budget::Budget;
 use kinetoscope::engine::Engine;
-use kinetoscope::intake::{Incoming, PartsJob, Throttle, PROGRESS_EVERY_MS};
+use kinetoscope::intake::{Incoming, PartsJob, Throttle, PROGRESS_EVERY_MS, SILENT_MS};
 use kinetoscope::load::parse_part;
 
 #[test]
@@ -65,4 +65,24 @@ fn parts_back_in_any_order_complete_the_load() {
     let merged = engine.complete(prepared, parts).unwrap();
     let (_, whole) = common::load_bytes("dlrm.json", bytes);
     assert_eq!(merged.events, whole.unwrap().events);
+}
+
+/// A parse worker that says nothing for `SILENT_MS` while its part is out stopped answering;
+/// progress or a boot message keeps it alive, and a part back is never waited for.
+#[test]
+fn a_parse_worker_silent_too_long_is_named() {
+    let dlrm = common::json_bytes(&common::real("param__dlrm_kineto__worker0_step_12.1694128201545.pt.trace.json"));
+    let mut bytes = Vec::new();
+    kinetoscope::synth::inflate::inflate(&dlrm, 2 * kinetoscope::load::MIN_SPLIT_BYTES as u64, &mut bytes).unwrap();
+    let prepared = Engine::new().prepare("dlrm.json", bytes, 2, &mut |_, _, _| {}).unwrap();
+    assert_eq!(prepared.plan.parts.len(), 2);
+    let part0 = parse_part(&prepared.json, &prepared.plan, 0, &mut |_| {});
+    let mut job = PartsJob::new(1, prepared, 1000.0);
+    assert_eq!(job.silent(1000.0 + SILENT_MS), None, "silent for exactly the limit is fine");
+    job.heard(1, 20_000.0);
+    assert_eq!(job.silent(1000.0 + SILENT_MS + 1.0), Some(0), "part 0's worker was never heard");
+    assert!(!job.part(0, part0));
+    assert_eq!(job.silent(20_000.0 + SILENT_MS), None);
+    let _ = job.progress(1, 100, 40_000.0);
+    assert_eq!(job.silent(60_000.0 + SILENT_MS), Some(1), "progress at 40 s, silent since");
 }

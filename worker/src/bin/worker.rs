@@ -11,8 +11,10 @@
 //!
 //! Invariants: at most one load is being read or parsed; `Fetch` / `Read` replace it (latest
 //! wins, the app never interleaves loads), and bytes of a dropped load are refused, which stops
-//! its source. Nothing here panics on input: allocation failures and malformed messages become
-//! `Failed` replies or console errors.
+//! its source. Nothing here panics on input: a file over the tab's budget
+//! (`kinetoscope::budget`) is refused with its sentence before its bytes are held, allocation
+//! failures and malformed messages become `Failed` replies or console errors, and a panic is
+//! thrown as a JS error with its message (the page names the worker that died).
 //!
 //! Cost: one copy per piece, from the fetched or read buffer into the load's `Vec<u8>` (reserved
 //! once from the size). `Progress` is posted at most every `intake::PROGRESS_EVERY_MS` so a 1 GB
@@ -25,7 +27,8 @@
 //! this worker decompresses and plans, each part's bytes go to one sub-worker, the encoded parts
 //! come back and are merged here in order (`Engine::prepare` / `Engine::complete`). Meanwhile this worker keeps answering messages:
 //! `Progress` sums the parts' bytes, `Cancel` or a new load terminates the sub-workers, and a
-//! sub-worker that fails or dies ends the load with a `Failed` reply naming it.
+//! sub-worker that fails, dies, or says nothing for `intake::SILENT_MS` (checked every second)
+//! ends the load with a `Failed` reply naming it.
 //!
 //! Runs (docs/architecture.md#runs-in-the-browser): `ReadRun` (the `File`s beside the message)
 //! or `FetchRun` (a manifest URL, fetched and resolved here) post `RunStarted`, then load each
@@ -67,7 +70,7 @@ mod wasm {
     use kinetoscope::budget::Budget;
     use kinetoscope::engine::{Engine, Prepared, RankOpen, Target};
     use kinetoscope::ranks::loads::{Next, Purpose, RunLoads};
-    use kinetoscope::intake::{Incoming, PartsJob};
+    use kinetoscope::intake::{Incoming, PartsJob, SILENT_MS};
     use kinetoscope::load::{self, Part};
     use protocol::{FromWorker, LoadError, Phase, ToWorker, PROTOCOL_VERSION};
     use std::cell::RefCell;
@@ -76,6 +79,9 @@ mod wasm {
     use wasm_bindgen::JsCast;
     use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 
+
+    /// How often the load worker looks for a parse worker that stopped answering, ms.
+    const WATCH_EVERY_MS: i32 = 1_000;
 
     /// Logs a panic with its stack, then throws it as a JS error: the `error` event the
     /// worker's parent receives then carries the panic's message and place, not a bare
@@ -144,12 +150,28 @@ mod wasm {
                 summary: None,
             })
         });
+        let watched = Rc::downgrade(&state);
         let on_message = Closure::<dyn Fn(MessageEvent)>::new(move |ev: MessageEvent| {
             state.borrow_mut().handle(&ev.data());
         });
         scope.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
         // The handler lives as long as the worker.
         on_message.forget();
+        // A parse worker that died without an `error` event (or hangs) sends nothing: only a
+        // clock notices. Skipped if the state is borrowed (never, unless a trap left it so).
+        let watch = Closure::<dyn Fn()>::new(move || {
+            if let Some(state) = watched.upgrade() {
+                if let Ok(mut state) = state.try_borrow_mut() {
+                    state.check_parsers();
+                }
+            }
+        });
+        let every = scope.set_interval_with_callback_and_timeout_and_arguments_0(watch.as_ref().unchecked_ref(), WATCH_EVERY_MS);
+        if let Err(e) = every {
+            console_error(&format!("worker: no watch on parse workers: {e:?}"));
+        }
+        // The watch lives as long as the worker.
+        watch.forget();
         post(
             &scope,
             &FromWorker::Ready {
@@ -389,6 +411,10 @@ mod wasm {
             let current = self.job.as_ref().map(|j| j.id);
             match event {
                 pool::Event::Ready => {
+                    let now = now_ms(&self.scope);
+                    if let Some(job) = self.job.as_mut() {
+                        job.heard(slot, now);
+                    }
                     if let Err(e) = self.pool.ready(slot) {
                         self.job_failed(format!("parse worker {slot} could not be sent its part: {e}"));
                     }
@@ -411,6 +437,15 @@ mod wasm {
                     self.pool.terminate();
                 }
                 _ => {}
+            }
+        }
+
+        /// Ends the load if one of its parse workers has been silent too long.
+        fn check_parsers(&mut self) {
+            let now = now_ms(&self.scope);
+            if let Some(index) = self.job.as_ref().and_then(|j| j.silent(now)) {
+                let secs = SILENT_MS / 1000.0;
+                self.job_failed(format!("parse worker {index} stopped answering: nothing from it for {secs} s"));
             }
         }
 

@@ -28,6 +28,7 @@
 use kinetoscope::load::{parse_piece, Piece};
 use kinetoscope::json::Form;
 use serde::{Deserialize, Serialize};
+use std::cell::Cell;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -89,12 +90,16 @@ struct Sub {
 #[derive(Default)]
 pub struct Pool {
     subs: Vec<Sub>,
-    terminated: bool,
+    /// Set by [`Pool::terminate`]: the sub-workers' handlers stop reporting (shared with them).
+    ended: Rc<Cell<bool>>,
 }
 
 impl Drop for Pool {
     fn drop(&mut self) {
         self.terminate();
+        for sub in &self.subs {
+            sub.worker.set_onerror(None);
+        }
     }
 }
 
@@ -106,7 +111,7 @@ impl Pool {
     pub fn grow(&mut self, n: usize, sink: &Sink) -> Result<(), String> {
         while self.subs.len() < n {
             let slot = self.subs.len();
-            self.subs.push(spawn(slot, sink.clone())?);
+            self.subs.push(spawn(slot, sink.clone(), self.ended.clone())?);
         }
         Ok(())
     }
@@ -144,16 +149,17 @@ impl Pool {
         }
     }
 
-    /// Terminates every sub-worker (their handlers stay allocated until the pool is dropped, so
-    /// this may run inside one of them).
+    /// Terminates every sub-worker. Their `error` handlers stay until the pool is dropped,
+    /// silent but still cancelling: a sub-worker's error already queued when it is terminated
+    /// (the second of two that crashed together) would otherwise go on to this worker's scope
+    /// and reach the page as the load worker's own. The handlers stay allocated too, so this may
+    /// run inside one of them.
     pub fn terminate(&mut self) {
-        if self.terminated {
+        if self.ended.replace(true) {
             return;
         }
-        self.terminated = true;
         for sub in &self.subs {
             sub.worker.set_onmessage(None);
-            sub.worker.set_onerror(None);
             sub.worker.set_onmessageerror(None);
             sub.worker.terminate();
         }
@@ -161,7 +167,7 @@ impl Pool {
 
     /// True once [`Pool::terminate`] ran: the pool cannot parse any more.
     pub fn is_terminated(&self) -> bool {
-        self.terminated
+        self.ended.get()
     }
 }
 
@@ -177,7 +183,7 @@ fn js_message(e: &JsValue) -> String {
     e.as_string().unwrap_or_else(|| format!("{e:?}"))
 }
 
-fn spawn(slot: usize, sink: Sink) -> Result<Sub, String> {
+fn spawn(slot: usize, sink: Sink, ended: Rc<Cell<bool>>) -> Result<Sub, String> {
     let options = WorkerOptions::new();
     options.set_name(PARSER_NAME);
     let worker = Worker::new_with_options(LOADER_URL, &options).map_err(|e| js_message(&e))?;
@@ -197,6 +203,9 @@ fn spawn(slot: usize, sink: Sink) -> Result<Sub, String> {
     // uncaught there, and the page would take the load worker for dead.
     let on_error = Closure::<dyn Fn(web_sys::Event)>::new(move |ev: web_sys::Event| {
         ev.prevent_default();
+        if ended.get() {
+            return;
+        }
         let message = js_sys::Reflect::get(&ev, &"message".into()).ok().and_then(|m| m.as_string());
         sink(slot, Event::Crashed(message.map_or_else(|| "its script could not be loaded".into(), |m| explain_trap(&m))));
     });
