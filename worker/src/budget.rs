@@ -3,9 +3,10 @@
 //! What: the page's load worker is one wasm32 instance, so everything a load holds at once (the
 //! file's bytes, the JSON, the parts coming back from the parse workers, the model, its index)
 //! shares 4 GiB of linear memory, and one buffer (the JSON is one) is at most `isize::MAX` bytes
-//! there. A load needs at its peak about [`PEAK_PER_JSON_BYTE`] bytes per JSON byte (measured on
-//! the real fixtures: `worker/tests/budget.rs`, which fails if a fixture needs more), so
-//! [`Budget::TAB`] is the JSON a tab can hold: (4 GiB - [`RESERVE`]) / [`PEAK_PER_JSON_BYTE`].
+//! there. A load needs at its peak at most [`PEAK_PER_JSON_BYTE`] bytes per JSON byte (measured
+//! on the real fixtures: `worker/tests/budget.rs`, which fails if one comes within 20% of it), so
+//! [`Budget::TAB`] is the JSON a tab can hold: (4 GiB - [`RESERVE`]) / [`PEAK_PER_JSON_BYTE`]
+//! (a trace just under it opens in the page: docs/performance.md#big-traces).
 //!
 //! Where it is checked, before the memory it guards is taken: the size a file declares
 //! (`intake::Incoming::open`), the bytes that actually arrive (`Incoming::append`), and the JSON
