@@ -45,6 +45,9 @@
 
 // `src/bin/worker/`, not `src/bin/`, so Cargo does not take it for another binary.
 #[cfg(target_arch = "wasm32")]
+#[path = "worker/crash.rs"]
+mod crash;
+#[cfg(target_arch = "wasm32")]
 #[path = "worker/pool.rs"]
 mod pool;
 #[cfg(target_arch = "wasm32")]
@@ -64,6 +67,7 @@ fn main() {}
 
 #[cfg(target_arch = "wasm32")]
 mod wasm {
+    use crate::crash;
     use crate::pool::{self, Pool};
     use crate::post::{console_error, cores, load_error, now_ms, post, post_with, progress_msg, throttled, wasm_memory_bytes};
     use crate::source::{self, Receiver};
@@ -78,20 +82,6 @@ mod wasm {
     use wasm_bindgen::prelude::*;
     use wasm_bindgen::JsCast;
     use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
-
-
-    /// How often the load worker looks for a parse worker that stopped answering, ms.
-    const WATCH_EVERY_MS: i32 = 1_000;
-
-    /// Logs a panic with its stack, then throws it as a JS error: the `error` event the
-    /// worker's parent receives then carries the panic's message and place, not a bare
-    /// "RuntimeError: unreachable" (the trap `panic = "abort"` ends in). The worker is dead
-    /// either way (its state may be mid-borrow); its parent terminates it.
-    fn panic_hook(info: &std::panic::PanicHookInfo) {
-        console_error_panic_hook::hook(info);
-        let text = info.to_string().replace('\n', " ");
-        wasm_bindgen::throw_str(&text);
-    }
 
     /// Where a file of a run comes from.
     #[derive(Clone)]
@@ -125,7 +115,7 @@ mod wasm {
 
     /// Installs the message handler and posts `Ready`; in a sub-worker, runs its loop instead.
     pub fn run() {
-        std::panic::set_hook(Box::new(panic_hook));
+        std::panic::set_hook(Box::new(crash::panic_hook));
         let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
         if scope.name() == pool::PARSER_NAME {
             return pool::serve(scope);
@@ -157,21 +147,12 @@ mod wasm {
         scope.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
         // The handler lives as long as the worker.
         on_message.forget();
-        // A parse worker that died without an `error` event (or hangs) sends nothing: only a
-        // clock notices. Skipped if the state is borrowed (never, unless a trap left it so).
-        let watch = Closure::<dyn Fn()>::new(move || {
-            if let Some(state) = watched.upgrade() {
-                if let Ok(mut state) = state.try_borrow_mut() {
-                    state.check_parsers();
-                }
+        crash::every_second(&scope, move || {
+            // Skipped if the state is borrowed (never, unless a trap left it so).
+            if let Some(Ok(mut state)) = watched.upgrade().as_deref().map(RefCell::try_borrow_mut) {
+                state.check_parsers();
             }
         });
-        let every = scope.set_interval_with_callback_and_timeout_and_arguments_0(watch.as_ref().unchecked_ref(), WATCH_EVERY_MS);
-        if let Err(e) = every {
-            console_error(&format!("worker: no watch on parse workers: {e:?}"));
-        }
-        // The watch lives as long as the worker.
-        watch.forget();
         post(
             &scope,
             &FromWorker::Ready {
