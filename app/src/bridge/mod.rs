@@ -487,3 +487,21 @@ fn worker_error(message: String) -> LoadError {
         column: None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::stopped;
+
+    #[test]
+    fn a_dead_load_worker_is_named_and_a_bare_trap_explained() {
+        assert_eq!(
+            stopped("Uncaught Error: panicked at worker/src/x.rs:1:2: capacity overflow"),
+            "the load worker stopped: Uncaught Error: panicked at worker/src/x.rs:1:2: capacity overflow"
+        );
+        assert_eq!(
+            stopped("Uncaught RuntimeError: unreachable"),
+            "the load worker stopped: Uncaught RuntimeError: unreachable (the engine aborted: most \
+             often its 4 GiB of memory ran out)"
+        );
+    }
+}
