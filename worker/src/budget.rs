@@ -147,6 +147,11 @@ impl TooBig {
     /// to do instead. The name goes last (it is user text).
     pub fn sentence(&self, name: &str) -> String {
         let max = bytes_u64(self.budget.max_json_bytes);
+        let why = format!("4 GiB of wasm memory, about {PEAK_PER_JSON_BYTE:.1} bytes per JSON byte while loading");
+        let todo = format!(
+            "capture fewer steps (torch.profiler.schedule(wait=1, warmup=1, active=2)) or read it on \
+             the command line with kinetoscope report {name:?}"
+        );
         let what = match self.size {
             Size::File { bytes: n, at_least: false } => format!("This trace is {}", bytes_u64(n)),
             Size::File { bytes: n, at_least: true } => format!("This trace is over {}", bytes_u64(n)),
@@ -163,17 +168,16 @@ impl TooBig {
                 )
             }
             Size::OutOfMemory { bytes: n } => format!(
-                "This tab ran out of memory at {} of this trace (a comparison baseline or a run's \
-                 traces hold the rest)",
+                "This tab ran out of memory at {} of this trace, below the {max} of JSON it can \
+                 hold ({why}) because a comparison baseline or a run's traces take the rest: close \
+                 them, {todo}",
                 bytes_u64(n)
             ),
         };
-        format!(
-            "{what}, more than the {max} of JSON a browser tab can hold (4 GiB of wasm memory, \
-             about {PEAK_PER_JSON_BYTE:.1} bytes per JSON byte while loading): capture fewer steps \
-             (torch.profiler.schedule(wait=1, warmup=1, active=2)) or read it on the command line \
-             with kinetoscope report {name:?}"
-        )
+        match self.size {
+            Size::OutOfMemory { .. } => what,
+            _ => format!("{what}, more than the {max} of JSON a browser tab can hold ({why}): {todo}"),
+        }
     }
 
     /// The load error the page shows: kind `too-big`, [`TooBig::sentence`] as the message.

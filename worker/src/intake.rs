@@ -2,8 +2,8 @@
 //! arriving in pieces ([`Incoming`]) and a load whose parts are parsed elsewhere and come back
 //! in any order ([`PartsJob`]). The wasm worker (`src/bin/worker.rs`) owns the transports and
 //! the clock; it passes the time in, and these decide when progress is due and when a load is
-//! complete, and which parse worker stopped answering. A file's size is checked against the load's [`Budget`] before its bytes are held
-//! (`crate::budget`).
+//! complete, and which parse worker stopped answering. A file's size is checked against the
+//! load's [`Budget`] before its bytes are held (`crate::budget`).
 
 use crate::budget::{Budget, TooBig};
 use crate::engine::Prepared;

@@ -89,6 +89,22 @@ fn bytes_past_the_budget_are_refused_as_they_arrive() {
     assert_eq!(err.sentence("stream.json"), format!("This trace is over 101 B{}", tail("100 B", "stream.json")));
 }
 
+/// Memory that runs out below the budget (a baseline or a run holds the rest) says so.
+#[test]
+fn out_of_memory_below_the_budget_says_what_holds_the_rest() {
+    let err = TooBig::out_of_memory(900_000_000, Budget::TAB);
+    assert_eq!(
+        err.sentence("t.json"),
+        format!(
+            "This tab ran out of memory at 900.00 MB of this trace, below the 1.25 GB of JSON it can hold \
+             (4 GiB of wasm memory, about {PEAK_PER_JSON_BYTE:.1} bytes per JSON byte while loading) \
+             because a comparison baseline or a run's traces take the rest: close them, capture fewer \
+             steps (torch.profiler.schedule(wait=1, warmup=1, active=2)) or read it on the command \
+             line with kinetoscope report \"t.json\""
+        )
+    );
+}
+
 /// Plain JSON over the budget (handed whole to the engine) is refused by its actual size.
 #[test]
 fn plain_json_over_the_budget_is_refused() {
