@@ -18,11 +18,8 @@ mod bench;
 use args::{Cli, Command};
 use clap::{CommandFactory, Parser};
 use kinetoscope::analysis::explain::Which;
-<<<<<<< HEAD
 use kinetoscope::analysis::work::peaks::Peaks;
-=======
 use kinetoscope::budget::Budget;
->>>>>>> big
 use kinetoscope::engine::Engine;
 use kinetoscope::report::diff::{DiffOptions, DiffReport};
 use kinetoscope::report::gate::Gate;
