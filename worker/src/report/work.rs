@@ -48,7 +48,7 @@ pub fn peaks_text(work: &WorkIndex, mfu: &[Option<f64>], steps: &Steps) -> Strin
         .steps
         .iter()
         .zip(mfu)
-        .filter_map(|(s, m)| m.map(|m| format!("#{} {m:.2}% of {}", s.number, time(s.dur_ns()))))
+        .filter_map(|(s, m)| m.map(|m| format!("#{} {} of {}", s.number, mfu_text(m), time(s.dur_ns()))))
         .collect();
     // Sections keep to 120 columns: the cells wrap.
     let mut line = String::from("MFU per step:");
@@ -64,4 +64,13 @@ pub fn peaks_text(work: &WorkIndex, mfu: &[Option<f64>], steps: &Steps) -> Strin
     }
     out.push('\n');
     out
+}
+
+/// An MFU in % with the digits it needs: tiny models run at 0.001%, which `0.00%` would hide.
+fn mfu_text(pct: f64) -> String {
+    match pct {
+        p if p >= 1.0 => format!("{p:.1}%"),
+        p if p >= 0.01 => format!("{p:.2}%"),
+        p => format!("{p:.4}%"),
+    }
 }
