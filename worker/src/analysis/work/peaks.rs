@@ -123,14 +123,6 @@ pub fn lookup(name: &str) -> Option<Peaks> {
     Some(Peaks { model: row.model.to_owned(), tflops: row.tflops, gbps: Some(row.gbps), source: row.source.to_owned() })
 }
 
-/// Every GPU in the table: (model, peaks), for docs and the page's picker.
-pub fn known() -> Vec<Peaks> {
-    TABLE
-        .iter()
-        .map(|r| Peaks { model: r.model.to_owned(), tflops: r.tflops, gbps: Some(r.gbps), source: r.source.to_owned() })
-        .collect()
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
