@@ -11,7 +11,7 @@ test('browser parse+index benchmark', async ({ app, page }) => {
   test.skip(!url, 'set by scripts/bench');
   test.setTimeout(15 * 60_000);
   const runs = Number(process.env.KINETOSCOPE_BENCH_RUNS || 2);
-  // KINETOSCOPE_BENCH_WORKERS=N caps the parse workers (the page's ?workers=N): 1 measures the
+  // KINETOSCOPE_BENCH_WORKERS=N sets the parse workers (the page's ?workers=N): 1 measures the
   // single-worker parse; unset, one per core.
   const workers = process.env.KINETOSCOPE_BENCH_WORKERS;
   const query = `?url=${encodeURIComponent(url)}` + (workers ? `&workers=${workers}` : '');

@@ -3,18 +3,20 @@
 
 `worker/tests/findings.rs` (`FIXTURE_RULES`) notes, for each rule that fires on a real fixture,
 the number in the trace that shows it. This recounts those numbers without our code, with the
-definitions of docs/definitions.md and docs/findings.md: times as integer ns; a device activity
+definitions of docs/definitions.md and docs/findings.md: times as integer ns, converted from the
+JSON text exactly as the engine does (`trace_json.ns`); a device activity
 (`kernel`, `gpu_memcpy`, `gpu_memset`) goes to its launch call (`cuda_runtime` / `cuda_driver` /
 `hip_runtime`, same `correlation`), a call to the innermost `cpu_op` on its thread containing it
 (Self CUDA of an op = device time launched by its own calls); GPU utilization = kernel union per
-device over the steps' window; host wait (HTA) = a stream gap whose next activity's launch call
+device over the steps' window (without steps: the host ops' span extended by the device work
+launched inside it); host wait (HTA) = a stream gap whose next activity's launch call
 started after the gap began; occupancy time-weighted over non-NCCL kernels; GEMM / SIMT / NCCL
 classes from the kernel-class table (the rows the fixtures need).
 
 One line per checked (fixture, rule): the quoted text, the recomputed numbers, OK or DIFF (a
 quoted number off by more than 0.6 of a unit of its last digit); a difference already understood
-(`KNOWN`: the note, not the trace, is off) prints KNOWN with why. Rows it cannot recompute print
-SKIPPED with why. Exit status 1 if any row says DIFF.
+(`KNOWN`: the note, not the trace, is off; none at present) prints KNOWN with why. Rows it
+cannot recompute print SKIPPED with why. Exit status 1 if any row says DIFF.
 
 Usage: scripts/check/findings_table.py [FIXTURE_SUBSTRING]
        (fixtures from ../shared/fixtures/real, or $KINETOSCOPE_SHARED/fixtures/real)
@@ -22,12 +24,12 @@ Backs the notes of worker/tests/findings.rs (`FIXTURE_RULES`, `real_fixtures_fir
 """
 import argparse
 import collections
-import gzip
-import json
 import os
 import re
 import statistics
 import sys
+
+from trace_json import load_doc, ns
 
 DEVICE = ("kernel", "gpu_memcpy", "gpu_memset", "memcpy", "memset")
 RUNTIME = ("cuda_runtime", "cuda_driver", "runtime", "hip_runtime")
@@ -36,17 +38,9 @@ LAUNCH_RE = re.compile(r"^(cudaLaunchKernel|cudaLaunchCooperativeKernel|cuLaunch
                        r"cuGraphLaunch|hipGraphLaunch)")
 
 
-def ns(us):
-    return round(float(us) * 1000)
-
-
 class Trace:
     def __init__(self, path):
-        with open(path, "rb") as f:
-            raw = f.read()
-        if raw[:2] == b"\x1f\x8b":
-            raw = gzip.decompress(raw)
-        doc = json.loads(raw)
+        doc = load_doc(path)
         self.doc = doc if isinstance(doc, dict) else {}
         events = doc["traceEvents"] if isinstance(doc, dict) else doc
         self.all = events
@@ -105,16 +99,27 @@ class Trace:
     def window(self):
         if self.steps:
             return self.steps[0]["s"], max(s["e"] for s in self.steps)
-        # Without steps: host slices and device activities, the profiler's own span left out.
+        # Without steps the trace is one step (docs/definitions.md §3, tb_plugin): the span of the
+        # host ops (cpu_op and python_function), its end extended to the end of the device work
+        # launched by calls inside it, its start moved past earlier work launched outside it.
+        host = self.ops + [e for e in self.x if e["cat"] == "python_function"]
+        if host:
+            c0, c1 = min(e["s"] for e in host), max(e["e"] for e in host)
+            def inside(a):
+                c = self.launch_of(a)
+                return c is not None and c["s"] >= c0 and c["e"] <= c1
+            mine = [a for a in self.dev if inside(a)]
+            if not mine:
+                return c0, c1
+            first = min(a["s"] for a in mine)
+            before = [a["e"] for a in self.dev if not inside(a) and a["e"] < first]
+            start = max(c0, max(before)) if before else c0
+            return start, max(c1, max(a["e"] for a in mine), start)
+        # No host ops at all (mi210's GPU-only trace): the profiler's instants bound the capture.
+        ts = [ns(e["ts"]) for e in self.all if e.get("ph") == "i"]
+        if ts:
+            return min(ts), max(ts)
         xs = [e for e in self.x if e["cat"] not in ("trace", "overhead")]
-        if self.ops and self.dev:
-            # First host slice to the last op's or device activity's end (runtime calls do not extend it).
-            return min(e["s"] for e in xs), max(max(a["e"] for a in self.dev), max(o["e"] for o in self.ops))
-        if not self.ops:
-            # No ops at all (mi210's GPU-only trace): the profiler's instants bound the capture.
-            ts = [ns(e["ts"]) for e in self.all if e.get("ph") == "i"]
-            if ts:
-                return min(ts), max(ts)
         return min(e["s"] for e in xs), max(e["e"] for e in xs)
 
 
@@ -293,6 +298,37 @@ def gemm_times(t):
     return f, g
 
 
+def c_gemm_names(families, quoted, extra=lambda t: []):
+    """A note naming GEMM kernel families: `quoted(names, launches, fp32 SIMT ns, q)` pairs, where
+    names counts distinct GEMM kernel names in all and per family (a name prefix); also checks
+    that the families cover every GEMM name and that every GEMM is SIMT fp32."""
+    def check(t, q):
+        gemms = [k for k in t.kernels if is_gemm(k["name"])]
+        names = {k["name"] for k in gemms}
+        n = {f: sum(1 for x in names if x.startswith(f)) for f in families}
+        n["all"] = len(names)
+        f, g = gemm_times(t)
+        return quoted(n, len(gemms), f, q) + [("the families cover every GEMM name", sum(n[f] for f in families) == len(names)),
+                                              ("all GEMM time SIMT fp32", f == g)] + extra(t)
+    return check
+
+
+def device_gaps(t):
+    """Gaps with no device activity on a GPU (all its streams), ns."""
+    by = collections.defaultdict(list)
+    for a in t.dev:
+        by[a["pid"]].append((a["s"], a["e"]))
+    out = []
+    for acts in by.values():
+        acts.sort()
+        end = acts[0][1]
+        for s, e in acts[1:]:
+            if s > end:
+                out.append(s - end)
+            end = max(end, e)
+    return out
+
+
 def median_corr_jump(t):
     # Every runtime call with a correlation id (kernel launches and cudaMemcpyAsync alike).
     cs = sorted(e["args"]["correlation"] for e in t.runtime if "correlation" in e["args"])
@@ -448,9 +484,10 @@ def row_checks():
         C[(fx, "overhead-bound")] = lambda t, q: [(q[3], stream_gaps(t)[0] / 1e9), (q[4], stream_gaps(t)[1] / 1e9),
                                                   (q[5], pct(*stream_gaps(t)))]
     C[("hta__benchmark", "fp32-gemm")] = lambda t, q: [(q[0], ms(gemm_times(t)[0])), (q[1], ms(gemm_times(t)[1]))]
-    C[("hta__df_index", "fp32-gemm")] = lambda t, q: [(q[0], ms(gemm_times(t)[1])),
-                                                      ("all GEMMs SIMT fp32", gemm_times(t)[0] == gemm_times(t)[1]),
-                                                      ("all volta_sgemm", all("volta_sgemm" in k["name"] for k in t.kernels if is_gemm(k["name"])))]
+    C[("hta__df_index", "fp32-gemm")] = c_gemm_names(["volta_sgemm_", "void magma_sgemmEx_kernel<"],
+                                                     lambda n, launches, f, q: [(q[0], launches), (q[1], ms(f)), (q[2], n["all"]),
+                                                                                (q[3], n["volta_sgemm_"]), ("one magma_sgemmEx_kernel name",
+                                                                                                            n["void magma_sgemmEx_kernel<"] == 1)])
     for fx in ["kineto__resnet50", "dlrm_kineto__worker0", "dlrm_kineto__worker1", "dlrm_kineto__worker3"]:
         C[(fx, "health-unlinked")] = lambda t, q: c_unlinked(t, q)
     C[("tracelens__vllm", "health-unlinked")] = lambda t, q: [
@@ -469,14 +506,20 @@ def row_checks():
     C[("tracelens__mi300", "gpu-idle")] = C[("tracelens__h100", "gpu-idle")]
     C[("hta__triton_example", "gpu-idle")] = lambda t, q: [(q[0], us(t.kernels[0]["e"] - t.kernels[0]["s"])),
                                                            (q[1], (t.window()[1] - t.window()[0]) / 1e9)]
-    C[("hta__benchmark", "gpu-idle")] = lambda t, q: [
-        (q[0], ms(union([(k["s"], k["e"]) for k in t.kernels]))),
-        ("all device activities (ms)", ms(union([(a["s"], a["e"]) for a in t.dev]))),
-        (q[1], (max(a["e"] for a in t.dev) - min(e["s"] for e in t.x if e["cat"] != "trace")) / 1e9)]
+    def benchmark_idle(t, q):
+        busy, w = utilization(t)
+        long = sorted(g for g in device_gaps(t) if g >= 500_000_000)
+        return [(q[0], ms(max(busy.values()))), (q[1], w / 1e9), (q[2], pct(max(busy.values()), w)),
+                ("gaps of 500 ms or more", len(long)), (q[3], long[0] / 1e9), (q[4], long[1] / 1e9),
+                (q[5], ms(sum(a["e"] - a["s"] for a in t.dev)))]
+    C[("hta__benchmark", "gpu-idle")] = benchmark_idle
     C[("sglang", "gpu-idle")] = lambda t, q: [(q[0], ms(union([(k["s"], k["e"]) for k in t.kernels]))),
                                               (q[1], ms(max(a["e"] for a in t.dev) - min(e["s"] for e in t.x)))]
-    C[("tracelens__vllm", "gpu-idle")] = lambda t, q: [("kernels", len(t.kernels)), (q[0], len(t.dev)), (q[1], us(sum(a["e"] - a["s"] for a in t.dev))),
-                                                       (q[2], ms(t.window()[1] - t.window()[0]))]
+    def vllm_idle(t, q):
+        busy, w = utilization(t)
+        return [(q[0], len(t.kernels)), (q[1], us(max(busy.values()))), (q[2], ms(w)), (q[3], pct(max(busy.values()), w)),
+                (q[4], sum(1 for a in t.dev if a["cat"] == "gpu_memcpy")), (q[5], us(sum(a["e"] - a["s"] for a in t.dev)))]
+    C[("tracelens__vllm", "gpu-idle")] = vllm_idle
     C[("partx", "gpu-idle")] = lambda t, q: [(q[0], c_util_pct(t, q)[0][1]), (q[1], (t.window()[1] - t.window()[0]) / 1e9)]
     C[("qatut", "cold-start-step")] = c_cold
     C[("gpumodel", "activity-buffer-request")] = lambda t, q: [(q[0], sum(1 for e in t.x if e["name"] == "Activity Buffer Request")),
@@ -535,8 +578,11 @@ def row_checks():
                                                     (q[2], ms(stream_gaps(t)[0])),
                                                     (q[3], ms(stream_gaps(t)[1]))]
     for fx in ["dlrm_kineto__worker0", "dlrm_kineto__worker1", "dlrm_kineto__worker2", "dlrm_kineto__worker3"]:
-        C[(fx, "fp32-gemm")] = lambda t, q: [(q[0], sum(1 for k in t.kernels if k["name"].startswith("volta_sgemm"))),
-                                             ("fp32 SIMT == all GEMM time", gemm_times(t)[0] == gemm_times(t)[1])]
+        C[(fx, "fp32-gemm")] = c_gemm_names(["volta_sgemm_", "void gemmSN_TN_kernel<", "void gemmSN_NN_kernel<", "void gemmk1_kernel<"],
+                                            lambda n, launches, f, q: [(q[0], n["all"]), (q[1], n["volta_sgemm_"]),
+                                                                       ("one gemmSN_TN, gemmSN_NN, gemmk1 name each",
+                                                                        n["void gemmSN_TN_kernel<"] == n["void gemmSN_NN_kernel<"] == n["void gemmk1_kernel<"] == 1),
+                                                                       (q[2], launches), (q[3], us(f))])
         C[(fx, "hidden-memcpy")] = lambda t, q: [
             ("aten::index x2", sum(1 for c in memcpy_chains(t) if c and c[-1] == "aten::index") == 2),
             ("_index_put_impl_ x2", sum(1 for c in memcpy_chains(t) if "aten::_index_put_impl_" in c) == 2)]
@@ -547,11 +593,11 @@ def row_checks():
         C[(fx, "hidden-memcpy")] = lambda t, q: [
             ("memcpy calls in aten::is_nonzero -> aten::_local_scalar_dense",
              sum(1 for c in memcpy_chains(t) if c[:1] == ["aten::_local_scalar_dense"] and "aten::is_nonzero" in c) >= 1)]
-    C[("kineto__resnet50", "fp32-gemm")] = lambda t, q: [
-        ("every GEMM implicit_convolve_sgemm / volta_sgemm", all(k["name"].startswith(("volta_sgemm", "implicit_convolve_sgemm"))
-                                                               or "implicit_convolve_sgemm" in k["name"] for k in t.kernels if is_gemm(k["name"]))),
-        ("all GEMMs SIMT fp32", gemm_times(t)[0] == gemm_times(t)[1]),
-        ("no deviceProperties", "deviceProperties" not in t.doc)]
+    C[("kineto__resnet50", "fp32-gemm")] = c_gemm_names(
+        ["void implicit_convolve_sgemm<", "void explicit_convolve_sgemm<", "volta_sgemm_"],
+        lambda n, launches, f, q: [(q[0], launches), (q[1], ms(f)), (q[2], n["all"]), (q[3], n["void implicit_convolve_sgemm<"]),
+                                   (q[4], n["void explicit_convolve_sgemm<"]), (q[5], n["volta_sgemm_"])],
+        lambda t: [("no deviceProperties", "deviceProperties" not in t.doc)])
     C[("hta__benchmark", "overhead-bound")] = lambda t, q: [(q[0], ms(linked_device(t))), (q[1], root_cpu(t) / 1e9),
                                                             ("host wait % of gaps", round(pct(*stream_gaps(t)), 2)),
                                                             ("every gap a host wait (to 0.01%)", round(pct(*stream_gaps(t)), 2) == 100.0)]
@@ -657,24 +703,9 @@ def c_memory(t, q):
     return [(q[0], peak / 1e9), (q[1], tot / 1e9), (q[2], pct(peak, tot))]
 
 
-# Differences understood (the note, not the trace, is off, or the rule's lookahead is not rebuilt here).
-KNOWN = {
-    ("hta__benchmark", "gpu-idle"): "the note's \"kernels 49.8 ms\" is the union of all device activities "
-                                    "(39.1 ms of it pageable HtoD copies); the kernels alone are 10.7 ms",
-    ("hta__df_index", "fp32-gemm"): "besides volta_sgemm_* there are 20 magma_sgemmEx_kernel (also SIMT fp32): "
-                                    "the 400.9 ms and the rule hold, \"every GEMM is volta_sgemm_*\" does not",
-    ("tracelens__vllm", "gpu-idle"): "7 is the kernel count, 28.8 µs the time of all 10 device activities "
-                                     "(7 kernels + 3 memcpy; the kernels alone are 19.6 µs)",
-    ("sglang", "health-outside-window"): "the last activity ends at 473.8 ms from the first host slice, not 474.1",
-    ("kineto__resnet50", "fp32-gemm"): "12 explicit_convolve_sgemm kernels too (SIMT fp32 as well): every GEMM is "
-                                       "fp32 SIMT (the rule holds), not only implicit_convolve_sgemm / volta_sgemm",
-    ("dlrm", "fp32-gemm"): "8 is the rule's count of GEMM kernel names (5 volta_sgemm_* + gemmSN_TN, gemmSN_NN, "
-                           "gemmk1: 21 launches, 171.0 µs), not of volta_sgemm_* launches (13, 116 µs); the note's "
-                           "wording is off, the rule is right",
-    ("dlrm_kineto__worker0", "overhead-bound"): "host wait recounts to 22.27 ms (22.3), the note says 22.2",
-    ("occupancy-query", None): "queries followed by a launch in the same op within 8 calls count more than the "
-                               "note; the rule's 8-call / 64-slice lookahead is not reproduced exactly",
-}
+# Differences understood: (fixture substring, rule) -> why the note, not the trace, is off. Empty:
+# every note now says what the recount finds (a new difference prints DIFF and fails).
+KNOWN = {}
 
 SKIP_WHY = "no recount written (a presence / name note, or a definition this script does not rebuild)"
 SKIP = {
@@ -739,7 +770,7 @@ def main():
             ok = abs(got - quoted) <= 0.6 * 10 ** -p
             bad |= not ok
             shown.append(f"{quoted:g}->{got:.{p + 1}f}{'' if ok else ' (!)'}")
-        why = next((w for (fx, r), w in KNOWN.items() if (r == rule and fx in fixture) or (fx == rule and r is None)), None) if bad else None
+        why = next((w for (fx, r), w in KNOWN.items() if r == rule and fx in fixture), None) if bad else None
         status = "OK" if not bad else ("KNOWN" if why else "DIFF")
         counts[status] += 1
         print(f"{status:7} {head}\n        recomputed: {', '.join(shown)}")

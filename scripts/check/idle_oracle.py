@@ -16,15 +16,11 @@ import collections
 import json
 import sys
 
-from trace_json import load
+from trace_json import load, ns
 
 # Categories compared lowercased: 2020 traces say `Kernel`, `Memcpy`, `Memset`, `Runtime`.
 DEVICE = ("kernel", "gpu_memcpy", "gpu_memset", "memcpy", "memset")
 LAUNCH = ("cuda_runtime", "cuda_driver", "runtime")
-
-
-def ns(us):
-    return round(us * 1000)
 
 
 def main(path):

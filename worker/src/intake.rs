@@ -40,7 +40,7 @@ impl Throttle {
 pub struct Incoming {
     /// The load's id.
     pub id: u32,
-    /// Cores to parse on.
+    /// Parse workers a large JSON may be split across (`load::parts_for`).
     pub cores: usize,
     /// The file's name.
     pub name: String,

@@ -462,7 +462,9 @@ impl Inner {
     }
 }
 
-/// The page's `?workers=N` (benchmarks: `1` forces the single-worker parse), if any.
+/// The page's `?workers=N`, if any: the parse workers a large file is split across, whatever
+/// the core count (benchmarks: `1` forces the single-worker parse; e2e: `2` compares several
+/// with one on any machine).
 fn workers_param() -> Option<u32> {
     let search = web_sys::window()?.location().search().ok()?;
     let params = web_sys::UrlSearchParams::new_with_str(&search).ok()?;

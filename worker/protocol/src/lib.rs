@@ -35,8 +35,9 @@ pub const PROTOCOL_VERSION: u32 = 15;
 #[serde(tag = "type")]
 pub enum ToWorker {
     /// Loads `url` (absolute http(s)): the worker fetches it and streams the body in, posting
-    /// `Progress` as bytes arrive. `name` is shown to the user. `workers` caps the parse workers
-    /// (default: one per core; the page's `?workers=N`).
+    /// `Progress` as bytes arrive. `name` is shown to the user. `workers` sets the parse workers a
+    /// large file is split across, whatever the core count (the page's `?workers=N`; default: one
+    /// per core; at most `load::MAX_PARTS`, one per 16 MB).
     Fetch {
         id: u32,
         url: String,

@@ -18,6 +18,7 @@ mod bench;
 use args::{Cli, Command};
 use clap::{CommandFactory, Parser};
 use kinetoscope::analysis::explain::Which;
+use kinetoscope::analysis::work::peaks::Peaks;
 use kinetoscope::engine::Engine;
 use kinetoscope::report::diff::{DiffOptions, DiffReport};
 use kinetoscope::report::gate::Gate;
@@ -34,9 +35,9 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Info { trace, json } => info(&trace, json),
-        Command::Report { trace, step, range, by_shape, sort, top, name_width, explain_step, step_marker, json, format, viewer_url } => {
+        Command::Report { trace, step, range, by_shape, sort, top, name_width, explain_step, step_marker, json, format, viewer_url, gpu_peak } => {
             let options = ReportOptions { range: None, by_shape, sort, top, name_width };
-            let explain = Explain { step: explain_step, marker: step_marker, viewer_url };
+            let explain = Explain { step: explain_step, marker: step_marker, viewer_url, gpu_peak };
             report(&trace, step, range, options, explain, Format::of(json, format.as_deref()))
         }
         Command::Diff { base, cand, by_shape, sort, top, json, format, fail_if } => {
@@ -128,12 +129,20 @@ fn info(path: &Path, json: bool) -> Result<(), Failure> {
     Ok(())
 }
 
-/// `report`'s step options: the step to explain and the step marker; and the viewer URL the
-/// HTML form links back to.
+/// `report`'s step options: the step to explain and the step marker; the viewer URL the
+/// HTML form links back to; the GPU peaks given by hand (MFU and %Peak read them).
 struct Explain {
     step: Option<Which>,
     marker: Option<String>,
     viewer_url: Option<String>,
+    gpu_peak: Option<String>,
+}
+
+/// `session` with the peaks of `spec` over the table's for its GPU.
+fn with_gpu_peaks(session: Arc<Session>, spec: &str) -> Result<Arc<Session>, Failure> {
+    let peaks = Peaks::with_overrides(session.work().peaks(), spec).map_err(|e| format!("--gpu-peak {e}"))?;
+    let session = Arc::try_unwrap(session).unwrap_or_else(|shared| Session::new(shared.name(), shared.trace().clone()));
+    Ok(Arc::new(session.with_peaks(Some(peaks))))
 }
 
 fn report(
@@ -145,6 +154,10 @@ fn report(
     format: Format,
 ) -> Result<(), Failure> {
     let (session, _) = load_marked(path, explain.marker)?;
+    let session = match explain.gpu_peak.as_deref() {
+        Some(spec) => with_gpu_peaks(session, spec)?,
+        None => session,
+    };
     let explain_step = explain.step;
     options.range = match step {
         Some(n) => Some(step_range(session.trace(), n)?),

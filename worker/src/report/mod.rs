@@ -33,6 +33,7 @@ pub mod schema;
 pub mod markdown;
 pub mod html;
 pub mod svg;
+pub mod work;
 
 pub use crate::text::{cut, printable, pytorch_time as time};
 pub use ops::{op_table_text, ops_json, sorted, SortKey};

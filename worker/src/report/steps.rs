@@ -138,12 +138,13 @@ fn row(out: &mut String, name: &str, spans: [i64; 3], b: &Breakdown) {
 /// cpu_exec, other}` (stable), plus `gpu_start_us` (null without device work), `start_us` /
 /// `dur_us` (the step span the breakdown divides) and `incomplete`. Times in µs from the
 /// trace start.
-pub fn steps_json(trace: &Trace, steps: &Steps) -> Value {
+pub fn steps_json(trace: &Trace, steps: &Steps, mfu: &[Option<f64>]) -> Value {
     Value::Array(
         steps
             .steps
             .iter()
-            .map(|s| {
+            .zip(mfu.iter().copied().chain(std::iter::repeat(None)))
+            .map(|(s, mfu)| {
                 let mut b = Map::new();
                 for c in CATEGORIES {
                     b.insert(c.key().to_owned(), json!(us(s.breakdown.get(c))));
@@ -158,6 +159,7 @@ pub fn steps_json(trace: &Trace, steps: &Steps) -> Value {
                     "dur_us": us(s.dur_ns()),
                     "incomplete": s.incomplete,
                     "breakdown": b,
+                    "mfu_pct": mfu,
                 })
             })
             .collect(),

@@ -6,7 +6,7 @@
 //! The op table, findings and GPU profiles come from the session, the same values the page's
 //! queries answer with; range-limited tables are computed here for the range asked.
 
-use super::{findings, gpu, idle, kernels, memory, op_table_text, ops_json, sorted, steps, SortKey};
+use super::{findings, gpu, idle, kernels, memory, op_table_text, ops_json, sorted, steps, work, SortKey};
 use crate::analysis::gpu::GpuMetrics;
 use crate::analysis::idle::Idle;
 use crate::analysis::kernels::KernelTable;
@@ -85,7 +85,8 @@ impl<'s> TraceReport<'s> {
             "self_device_time_total_us": ops.self_device_total_ns as f64 / 1000.0,
             "ops": ops_json(&sorted(ops, self.options.sort.unwrap_or(SortKey::SelfDevice), usize::MAX)),
             "kernels": kernels::kernels_json(&self.kernels.rows),
-            "steps": steps::steps_json(trace, &self.steps),
+            "steps": steps::steps_json(trace, &self.steps, &self.session.step_mfu(&self.steps)),
+            "gpu_peaks": work::peaks_json(self.session.work()),
             "step_stats": steps::step_stats_json(&self.steps),
             "gpus": gpu::gpus_json(&self.gpus),
             "memory": memory::memory_json(trace, &self.memory),
@@ -136,6 +137,7 @@ impl<'s> TraceReport<'s> {
         }
         if !self.kernels.rows.is_empty() {
             out.push_str(&kernels::kernel_table_text("TOP kernels (by total time)", &self.kernels, top, self.options.name_width));
+            out.push_str(&work::peaks_text(self.session.work(), &self.session.step_mfu(&self.steps), &self.steps));
         }
         // Without steps the section says so and how to get them, instead of vanishing.
         out.push_str(&steps::steps_text(&self.steps, unavailable::steps(trace, &self.steps, self.options.range).as_deref()));

@@ -67,6 +67,11 @@ pub enum Command {
         /// `https://host/?url=run1.json.gz`); findings, evidence and steps link to their view.
         #[arg(long, value_name = "URL")]
         viewer_url: Option<String>,
+        /// The GPU's peaks, over the peak table's (or for a GPU not in it): dense TFLOP/s
+        /// `fp32`, `tf32`, `bf16` (= `fp16`), `fp8`, `fp4` and memory `gbps`, e.g.
+        /// `bf16=989,fp32=67,gbps=3350`; used by %Peak, Bound, MFU and `low-mfu`.
+        #[arg(long, value_name = "KEY=VALUE,...", value_parser = parse_gpu_peak)]
+        gpu_peak: Option<String>,
     },
     /// Compare two traces: verdict, summary, op and kernel diffs, findings new and gone.
     Diff {
@@ -191,6 +196,11 @@ pub enum Command {
 }
 
 /// `slowest` or a step number.
+/// A `--gpu-peak` spec, checked now so a typo is a usage error.
+fn parse_gpu_peak(s: &str) -> Result<String, String> {
+    kinetoscope::analysis::work::peaks::Peaks::with_overrides(None, s).map(|_| s.to_owned())
+}
+
 fn parse_explain_step(s: &str) -> Result<Which, String> {
     match s {
         "slowest" => Ok(Which::Slowest),
