@@ -2,9 +2,10 @@
 //! browser's localStorage, `kinetoscope.columns.<kind>`), else a default for the page's width.
 //!
 //! Defaults: at [`NARROW_PX`] and wider, the percent columns and the work columns (FLOPs,
-//! bytes, TFLOP/s, GB/s) of the op table and the kernels' spread, occupancy and tensor-core
-//! columns are hidden, so `# of Calls` and `CUDA time avg` fit at 1440 px and the kernels keep
-//! their roofline columns (FLOPs, TFLOP/s, % of peak, GB/s, % of BW, Bound); narrower, the ops
+//! bytes, TFLOP/s, GB/s) of the op table and the kernels' spread, occupancy, tensor-core,
+//! precision, top op and source columns are hidden, so `# of Calls` and `CUDA time avg` fit at
+//! 1440 px and the kernels' roofline columns (FLOPs, TFLOP/s, % of peak, GB/s, % of BW, Bound)
+//! fit beside Calls, Total, Mean, GPU % and Class; narrower, the ops
 //! keep Self CUDA, CUDA total and Calls, the kernels Calls, Total, Mean, GPU %, Source and
 //! TFLOP/s. Name and the sorted column are always shown; the steps table shows every
 //! column. Why a default by width: at 800 px only four of twelve columns fit, and the
@@ -110,7 +111,17 @@ fn default_hidden(kind: &str, narrow: bool) -> &'static [&'static str] {
             "achieved_tflops",
             "achieved_gbps",
         ],
-        ("kernels", false) => &["median", "p95", "max", "blocks_per_sm", "occupancy", "tensor_cores"],
+        ("kernels", false) => &[
+            "median",
+            "p95",
+            "max",
+            "blocks_per_sm",
+            "occupancy",
+            "tensor_cores",
+            "precision",
+            "top_op",
+            "source",
+        ],
         ("kernels", true) => &[
             "median",
             "p95",
@@ -166,10 +177,13 @@ mod tests {
         let shown = |c: &ColumnChoice| -> Vec<&str> {
             c.shown("kernels", &KERNELS, None).into_iter().map(|i| KERNELS[i]).collect()
         };
-        let wide = shown(&ColumnChoice::default());
-        for key in ["flops", "achieved_tflops", "peak_pct", "achieved_gbps", "bandwidth_pct", "bound"] {
-            assert!(wide.contains(&key), "{key} at 1440 px");
-        }
+        assert_eq!(
+            shown(&ColumnChoice::default()),
+            [
+                "name", "calls", "total", "mean", "gpu_pct", "class", "flops", "achieved_tflops", "peak_pct",
+                "achieved_gbps", "bandwidth_pct", "bound"
+            ]
+        );
         let narrow = ColumnChoice { narrow: true, ..ColumnChoice::default() };
         assert_eq!(shown(&narrow), ["name", "calls", "total", "mean", "gpu_pct", "source", "achieved_tflops"]);
     }
