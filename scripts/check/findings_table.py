@@ -441,6 +441,88 @@ class Q(list):
         return 0
 
 
+
+# ---- roofline (docs/definitions.md §8): FLOPs and bytes from Input Dims / Input type -----------
+SIZE = {"float": 4, "double": 8, "c10::BFloat16": 2, "c10::Half": 2, "long int": 8, "int": 4, "bool": 1}
+GEMM_OPS = {"aten::mm": (0, 1, None), "aten::addmm": (1, 2, 0), "aten::bmm": (0, 1, None), "aten::baddbmm": (1, 2, 0)}
+COUNTED = {"aten::add", "aten::mul", "aten::add_", "aten::mul_", "aten::sub", "aten::sub_", "aten::div", "aten::div_"}
+
+
+def prod(xs):
+    out = 1
+    for x in xs:
+        out *= x
+    return out
+
+
+def op_work(o):
+    """(flops, bytes, [b, m, n, k] or None) of one op call, or None when we count nothing for it."""
+    a = o["args"]
+    dims, types = a.get("Input Dims"), a.get("Input type", [])
+    if not dims:
+        return None
+    size = lambda i: SIZE.get(types[i]) if i < len(types) else None
+    if o["name"] in GEMM_OPS:
+        i, j, add = GEMM_OPS[o["name"]]
+        x, w = dims[i], dims[j]
+        b = prod(x[:-2]) if len(x) == 3 else 1
+        m, k, n = x[-2], x[-1], w[-1]
+        tensors = [x, w] + ([dims[add]] if add is not None else [])
+        byts = (sum(prod(d) for d in tensors) + b * m * n) * size(i)
+        return 2 * b * m * k * n, byts, [b, m, n, k]
+    if o["name"] == "aten::_flash_attention_forward":
+        (bq, sq, h, d), sk, dv = dims[0], dims[1][1], dims[2][3]
+        return 2 * bq * h * sq * sk * (d + dv), None, None
+    if o["name"] in COUNTED:
+        return prod(dims[0]), None, None
+    return None
+
+
+def work_op(t, kernel):
+    """The innermost op with a FLOP count on the way up from the kernel's launch call."""
+    call = t.launch_of(kernel)
+    o = t.owner(call) if call else None
+    while o is not None and op_work(o) is None:
+        o = t.parent(o)
+    return o
+
+
+def kernel_flops(t):
+    """Per kernel (by id): its work op's FLOPs split over the op's kernels by duration."""
+    by_op = collections.defaultdict(list)
+    for k in t.kernels:
+        o = work_op(t, k)
+        if o is not None:
+            by_op[id(o)].append((k, o))
+    out = {}
+    for pairs in by_op.values():
+        total = sum(k["e"] - k["s"] for k, _ in pairs)
+        for k, o in pairs:
+            out[id(k)] = op_work(o)[0] * (k["e"] - k["s"]) / total
+    return out
+
+
+def c_mfu(peak_at):
+    """MFU of the (single) step against the peak quoted at q[peak_at]: Σ FLOPs / peak / step time."""
+    def check(t, q):
+        step = t.steps[0]
+        flops = kernel_flops(t)
+        mine = sum(f for k in t.kernels if step["s"] <= k["s"] < step["e"] for f in [flops.get(id(k), 0)])
+        return [(q[0], 100 * mine / (q[peak_at] * 1e12) / ((step["e"] - step["s"]) / 1e9))]
+    return check
+
+
+def c_gemm_shape(m_at, intensity_at, ridge_at, tflops, gbps):
+    """The longest GEMM kernel's op shape and FLOPs per byte, and the ridge: the GPU's datasheet
+    peak for the GEMM's precision / its bandwidth."""
+    def check(t, q):
+        gemms = [k for k in t.kernels if is_gemm(k["name"]) and work_op(t, k) is not None]
+        k = max(gemms, key=lambda k: k["e"] - k["s"])
+        flops, byts, (b, m, n, kk) = op_work(work_op(t, k))
+        return [(q[m_at], m), (q[m_at + 1], n), (q[m_at + 2], kk), (q[intensity_at], flops / byts),
+                (q[ridge_at], tflops * 1e12 / (gbps * 1e9))]
+    return check
+
 def row_checks():
     """(fixture prefix, rule) -> check. Rows with no entry are SKIPPED (reason in SKIP)."""
     C = {}
@@ -605,6 +687,16 @@ def row_checks():
                                                              (q[2], gap_counts(t)[0]), ("gaps in all", gap_counts(t)[1])]
     C[("partx", "overhead-bound")] = lambda t, q: [(q[0], ms(linked_device(t))), (q[1], ms(root_cpu(t))),
                                                    (q[-1], stream_gaps(t)[1] / 1e9), (q[-1], stream_gaps(t)[0] / 1e9)]
+    for fx in ["dlrm_kineto__worker0", "dlrm_kineto__worker1", "dlrm_kineto__worker2", "dlrm_kineto__worker3"]:
+        C[(fx, "low-mfu")] = c_mfu(1)
+    # V100 SXM2 fp32 15.7 TFLOP/s, 900 GB/s; H100 SXM bf16 989.4, 3350; MI300X bf16 1307.4, 5300.
+    C[("dlrm_kineto__worker0", "memory-bound-gemm")] = c_gemm_shape(1, 4, 6, 15.7, 900)
+    for fx in ["dlrm_kineto__worker1", "dlrm_kineto__worker2", "dlrm_kineto__worker3"]:
+        C[(fx, "memory-bound-gemm")] = c_gemm_shape(1, 4, 5, 15.7, 900)
+    C[("tracelens__h100", "low-mfu")] = c_mfu(1)
+    C[("tracelens__mi300", "low-mfu")] = c_mfu(1)
+    C[("tracelens__h100", "memory-bound-gemm")] = c_gemm_shape(2, 5, 8, 989.4, 3350)
+    C[("tracelens__mi300", "memory-bound-gemm")] = c_gemm_shape(2, 5, 8, 1307.4, 5300)
     return C
 
 

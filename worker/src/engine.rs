@@ -12,6 +12,7 @@
 use crate::analysis::explain::Which;
 use crate::analysis::ops::OpOptions;
 use crate::answer::comparison::{comparison_data, Names};
+use crate::budget::Budget;
 use crate::compare::{compare, CompareOptions};
 use crate::index::search;
 use crate::input;
@@ -50,6 +51,8 @@ pub struct Engine {
     run: Option<RunState>,
     /// The step marker given to the traces loaded next ([`Trace::step_marker`]).
     step_marker: Option<String>,
+    /// The most JSON a load may hold (the browser's [`Budget::TAB`]; unlimited natively).
+    budget: Budget,
 }
 
 /// What [`Engine::open_rank`] did.
@@ -99,9 +102,20 @@ pub struct Prepared {
 pub type Reply = (Answer, Option<Vec<u32>>);
 
 impl Engine {
-    /// A new engine with no trace loaded.
+    /// A new engine with no trace loaded and no size limit (native memory).
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A new engine whose loads refuse JSON over `budget` (the wasm worker: [`Budget::TAB`]),
+    /// with [`crate::budget::TooBig`]'s sentence as the error (kind `too-big`).
+    pub fn with_budget(budget: Budget) -> Self {
+        Self { budget, ..Self::default() }
+    }
+
+    /// The most JSON a load may hold.
+    pub fn budget(&self) -> Budget {
+        self.budget
     }
 
     /// The loaded trace, if any.
@@ -170,6 +184,7 @@ impl Engine {
                 baseline: self.baseline.take(),
                 run: self.run.take(),
                 step_marker: self.step_marker.take(),
+                budget: self.budget,
                 ..Self::default()
             };
         }
@@ -177,7 +192,8 @@ impl Engine {
         if bytes.is_empty() {
             return Err(error("empty", "the file is empty (0 bytes)".into(), None));
         }
-        let decoded = input::decode(bytes, &mut |done| progress(Phase::Decompressing, done, Some(file_bytes)));
+        let decoded = input::decode(bytes, self.budget, &mut |done| progress(Phase::Decompressing, done, Some(file_bytes)))
+            .map_err(|too_big| too_big.to_load_error(name))?;
         if decoded.gzip && decoded.json.is_empty() {
             let why = decoded.gzip_error.unwrap_or_else(|| "no data".into());
             return Err(error("gzip", format!("not a readable gzip file: {why}"), None));

@@ -2,8 +2,10 @@
 //! arriving in pieces ([`Incoming`]) and a load whose parts are parsed elsewhere and come back
 //! in any order ([`PartsJob`]). The wasm worker (`src/bin/worker.rs`) owns the transports and
 //! the clock; it passes the time in, and these decide when progress is due and when a load is
-//! complete.
+//! complete, and which parse worker stopped answering. A file's size is checked against the
+//! load's [`Budget`] before its bytes are held (`crate::budget`).
 
+use crate::budget::{Budget, TooBig};
 use crate::engine::Prepared;
 use crate::load::Part;
 
@@ -34,8 +36,8 @@ impl Throttle {
     }
 }
 
-/// A file's bytes arriving in pieces: reserved once from the declared size, appended, with
-/// progress reports throttled.
+/// A file's bytes arriving in pieces: checked against the budget, reserved once from the
+/// declared size, appended, with progress reports throttled.
 #[derive(Debug)]
 pub struct Incoming {
     /// The load's id.
@@ -46,6 +48,7 @@ pub struct Incoming {
     pub name: String,
     /// The declared size, if the source knows it.
     pub size: Option<u64>,
+    budget: Budget,
     bytes: Vec<u8>,
     throttle: Throttle,
 }
@@ -55,31 +58,33 @@ impl Incoming {
     /// by doubling, which needs 1.5x its size at the step).
     ///
     /// # Errors
-    /// The allocation failed: a message with the size and the file name.
-    pub fn open(id: u32, name: &str, size: Option<u64>, cores: usize) -> Result<Self, String> {
+    /// [`TooBig`] when the declared size is over `budget` (checked before anything is
+    /// allocated) or cannot be allocated.
+    pub fn open(id: u32, name: &str, size: Option<u64>, cores: usize, budget: Budget) -> Result<Self, TooBig> {
+        if let Some(size) = size {
+            budget.check_file(size, false)?;
+        }
         let mut bytes = Vec::new();
         let want = size.and_then(|s| usize::try_from(s).ok()).unwrap_or(0);
-        bytes
-            .try_reserve_exact(want)
-            .map_err(|_| format!("cannot allocate {want} bytes for {name:?}"))?;
-        Ok(Self { id, cores, name: name.to_owned(), size, bytes, throttle: Throttle::default() })
+        bytes.try_reserve_exact(want).map_err(|_| TooBig::out_of_memory(want as u64, budget))?;
+        Ok(Self { id, cores, name: name.to_owned(), size, budget, bytes, throttle: Throttle::default() })
     }
 
     /// Appends a piece of `len` bytes, which `fill` writes (the caller copies them from where
     /// they arrived); returns `(done, declared size)` when a progress report is due at `now_ms`.
     ///
     /// # Errors
-    /// Out of memory: a message with the bytes received so far.
+    /// [`TooBig`] when the bytes received pass the budget (a source that declared no size, or
+    /// less than it sends), or out of memory.
     pub fn append(
         &mut self,
         len: usize,
         now_ms: f64,
         fill: impl FnOnce(&mut [u8]),
-    ) -> Result<Option<(u64, Option<u64>)>, String> {
+    ) -> Result<Option<(u64, Option<u64>)>, TooBig> {
         let start = self.bytes.len();
-        self.bytes
-            .try_reserve(len)
-            .map_err(|_| format!("out of memory after {start} bytes"))?;
+        self.budget.check_file((start + len) as u64, true)?;
+        self.budget.grow(&mut self.bytes, len)?;
         self.bytes.resize(start + len, 0);
         fill(&mut self.bytes[start..]);
         let done = self.bytes.len() as u64;
@@ -92,6 +97,12 @@ impl Incoming {
     }
 }
 
+/// Longest a parse worker may stay silent while its part is out, ms: one that says nothing for
+/// this long (a worker that died without an `error` event, or hangs) ends the load. Parse
+/// workers report progress every 8 MB, so even a loaded machine stays far below it; the
+/// longest honest silences are a worker's boot and the encoding of a large part, a few seconds.
+pub const SILENT_MS: f64 = 30_000.0;
+
 /// A load whose parts are parsed elsewhere (parse workers) and come back in any order.
 pub struct PartsJob {
     /// The load's id.
@@ -101,6 +112,8 @@ pub struct PartsJob {
     prepared: Prepared,
     parts: Vec<Option<Part>>,
     done: Vec<u64>,
+    /// When each part's worker was last heard from, ms.
+    heard_ms: Vec<f64>,
     throttle: Throttle,
 }
 
@@ -114,6 +127,7 @@ impl PartsJob {
             prepared,
             parts: (0..n).map(|_| None).collect(),
             done: vec![0; n],
+            heard_ms: vec![started_ms; n],
             throttle: Throttle { last_ms: started_ms },
         }
     }
@@ -129,6 +143,7 @@ impl PartsJob {
         if let Some(d) = self.done.get_mut(index) {
             *d = done;
         }
+        self.heard(index, now_ms);
         let total = self.prepared.json.len() as u64;
         self.throttle.due(now_ms).then(|| (self.done.iter().sum(), total))
     }
@@ -139,6 +154,19 @@ impl PartsJob {
             *slot = Some(part);
         }
         self.parts.iter().all(Option::is_some)
+    }
+
+    /// Part `index`'s worker said something (booted, progress) at `now_ms`.
+    pub fn heard(&mut self, index: usize, now_ms: f64) {
+        if let Some(h) = self.heard_ms.get_mut(index) {
+            *h = h.max(now_ms);
+        }
+    }
+
+    /// The first part still out whose worker has been silent for more than [`SILENT_MS`] at
+    /// `now_ms`: that worker stopped answering.
+    pub fn silent(&self, now_ms: f64) -> Option<usize> {
+        self.parts.iter().zip(&self.heard_ms).position(|(part, &heard)| part.is_none() && now_ms - heard > SILENT_MS)
     }
 
     /// What `Engine::complete` takes: the load and its parts in plan order.

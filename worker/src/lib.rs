@@ -31,6 +31,7 @@
 
 pub mod analysis;
 pub mod answer;
+pub mod budget;
 pub mod codec;
 pub mod compare;
 pub mod diag;

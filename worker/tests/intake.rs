@@ -4,8 +4,9 @@
 
 mod common;
 
+use kinetoscope::budget::Budget;
 use kinetoscope::engine::Engine;
-use kinetoscope::intake::{Incoming, PartsJob, Throttle, PROGRESS_EVERY_MS};
+use kinetoscope::intake::{Incoming, PartsJob, Throttle, PROGRESS_EVERY_MS, SILENT_MS};
 use kinetoscope::load::parse_part;
 
 #[test]
@@ -18,7 +19,7 @@ fn throttle_reports_at_most_every_interval() {
 
 #[test]
 fn incoming_appends_pieces_and_throttles_progress() {
-    let mut incoming = Incoming::open(7, "t.json", Some(10), 2).unwrap();
+    let mut incoming = Incoming::open(7, "t.json", Some(10), 2, Budget::TAB).unwrap();
     let mut reports = Vec::new();
     for (k, piece) in [&b"abcd"[..], b"ef", b"ghij"].iter().enumerate() {
         let now = k as f64 * 20.0; // 0, 20, 40 ms: only the first is due
@@ -33,8 +34,8 @@ fn incoming_appends_pieces_and_throttles_progress() {
 
 #[test]
 fn incoming_that_cannot_be_reserved_says_how_big() {
-    let err = Incoming::open(1, "huge.json", Some(u64::MAX / 2), 1).unwrap_err();
-    assert!(err.starts_with("cannot allocate ") && err.contains("huge.json"), "{err}");
+    let err = Incoming::open(1, "huge.json", Some(u64::MAX / 2), 1, Budget::UNLIMITED).unwrap_err().sentence("huge.json");
+    assert!(err.starts_with("This tab ran out of memory at ") && err.ends_with("\"huge.json\""), "{err}");
 }
 
 /// A trace split in parts that come back out of order completes only with the last part, and
@@ -64,4 +65,24 @@ fn parts_back_in_any_order_complete_the_load() {
     let merged = engine.complete(prepared, parts).unwrap();
     let (_, whole) = common::load_bytes("dlrm.json", bytes);
     assert_eq!(merged.events, whole.unwrap().events);
+}
+
+/// A parse worker that says nothing for `SILENT_MS` while its part is out stopped answering;
+/// progress or a boot message keeps it alive, and a part back is never waited for.
+#[test]
+fn a_parse_worker_silent_too_long_is_named() {
+    let dlrm = common::json_bytes(&common::real("param__dlrm_kineto__worker0_step_12.1694128201545.pt.trace.json"));
+    let mut bytes = Vec::new();
+    kinetoscope::synth::inflate::inflate(&dlrm, 2 * kinetoscope::load::MIN_SPLIT_BYTES as u64, &mut bytes).unwrap();
+    let prepared = Engine::new().prepare("dlrm.json", bytes, 2, &mut |_, _, _| {}).unwrap();
+    assert_eq!(prepared.plan.parts.len(), 2);
+    let part0 = parse_part(&prepared.json, &prepared.plan, 0, &mut |_| {});
+    let mut job = PartsJob::new(1, prepared, 1000.0);
+    assert_eq!(job.silent(1000.0 + SILENT_MS), None, "silent for exactly the limit is fine");
+    job.heard(1, 20_000.0);
+    assert_eq!(job.silent(1000.0 + SILENT_MS + 1.0), Some(0), "part 0's worker was never heard");
+    assert!(!job.part(0, part0));
+    assert_eq!(job.silent(20_000.0 + SILENT_MS), None);
+    let _ = job.progress(1, 100, 40_000.0);
+    assert_eq!(job.silent(60_000.0 + SILENT_MS), Some(1), "progress at 40 s, silent since");
 }

@@ -367,7 +367,7 @@ fn dlrm_ranks_open_as_one_run_with_their_own_numbers() {
         let engine = common::load_real(name);
         let trace = engine.trace().unwrap();
         let report_steps = steps::analyze(trace, None);
-        let steps_json = kinetoscope::report::steps::steps_json(trace, &report_steps);
+        let steps_json = kinetoscope::report::steps::steps_json(trace, &report_steps, &[]);
         let stats_json = kinetoscope::report::steps::step_stats_json(&report_steps);
         let gpus_json = kinetoscope::report::gpu::gpus_json(&gpu::gpu_metrics(trace, None));
         let row = &json["ranks"][p];

@@ -513,7 +513,7 @@ fn check_report(trace: &kinetoscope::model::Trace, steps: &Steps, what: &str) {
     for line in text.lines() {
         assert!(line.chars().count() <= 120, "{what}: {line:?}");
     }
-    let json = steps_json(trace, steps);
+    let json = steps_json(trace, steps, &[]);
     for (s, j) in steps.steps.iter().zip(json.as_array().unwrap()) {
         let keys = [
             "name",
@@ -561,7 +561,7 @@ fn report_fits_120_columns_and_json_keys() {
     let engine = trace_of(&priority_events());
     let steps = analyze(engine.trace().unwrap(), None);
     check_report(engine.trace().unwrap(), &steps, "priority");
-    let j = &steps_json(engine.trace().unwrap(), &steps)[0];
+    let j = &steps_json(engine.trace().unwrap(), &steps, &[])[0];
     assert_eq!(j["name"], "ProfilerStep#1");
     assert_eq!(
         (j["cpu_dur_us"].as_f64(), j["gpu_dur_us"].as_f64()),

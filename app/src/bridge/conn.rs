@@ -14,12 +14,14 @@ pub(super) struct Conn {
     pub(super) worker: Worker,
     _on_message: Closure<dyn Fn(MessageEvent)>,
     _on_error: Closure<dyn Fn(Event)>,
+    _on_message_error: Closure<dyn Fn(MessageEvent)>,
 }
 
 impl Drop for Conn {
     fn drop(&mut self) {
         self.worker.set_onmessage(None);
         self.worker.set_onerror(None);
+        self.worker.set_onmessageerror(None);
         self.worker.terminate();
     }
 }
@@ -33,8 +35,17 @@ pub(super) fn spawn_worker(shared: Weak<Shared>) -> Result<Conn, String> {
             Bridge(shared).on_message(&ev.data());
         }
     });
-    // An `ErrorEvent` for an uncaught exception (a trap), a plain `Event` when the script
-    // could not be loaded: read `message` without assuming which.
+    // A reply that could not be received leaves its load or query waiting forever: the worker
+    // is treated as dead, like one that crashed.
+    let lost = shared.clone();
+    let on_message_error = Closure::<dyn Fn(MessageEvent)>::new(move |_: MessageEvent| {
+        if let Some(shared) = lost.upgrade() {
+            Bridge(shared).on_error("a reply could not be received (messageerror)".into());
+        }
+    });
+    // An `ErrorEvent` for an uncaught exception (a trap, or a panic the worker's hook threw
+    // with its message), a plain `Event` when the script could not be loaded: read `message`
+    // without assuming which.
     let on_error = Closure::<dyn Fn(Event)>::new(move |ev: Event| {
         let message = js_sys::Reflect::get(&ev, &"message".into())
             .ok()
@@ -46,9 +57,11 @@ pub(super) fn spawn_worker(shared: Weak<Shared>) -> Result<Conn, String> {
     });
     worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
     worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+    worker.set_onmessageerror(Some(on_message_error.as_ref().unchecked_ref()));
     Ok(Conn {
         worker,
         _on_message: on_message,
         _on_error: on_error,
+        _on_message_error: on_message_error,
     })
 }

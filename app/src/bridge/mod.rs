@@ -12,8 +12,10 @@
 //! Messages sent before the worker's `Ready` wait in a queue (a worker drops messages that arrive
 //! before its wasm has set `onmessage`). A worker announcing another `PROTOCOL_VERSION`, or whose
 //! first message this page cannot read (a stale cached worker: worker files are not
-//! content-hashed), is refused with a visible error; a worker that crashes is terminated and
-//! respawned by the next load, so the app stays usable.
+//! content-hashed), is refused with a visible error; a worker that crashes (an `error` event:
+//! a trap, a panic, a script that did not load) or whose reply cannot be received
+//! (`messageerror`) is terminated, the current load fails with "the load worker stopped: …"
+//! and the next load spawns a new one, so the app stays usable.
 //! The sink is never called while the bridge's state is borrowed.
 //!
 //! Cost: one JSON string per control message. The worker reads a load's bytes itself (a fetch
@@ -354,7 +356,7 @@ impl Bridge {
 
     fn on_error(&self, message: String) {
         let mut inner = self.0.inner.borrow_mut();
-        let error = worker_error(format!("the worker stopped: {message}"));
+        let error = worker_error(stopped(&message));
         // Dropping the connection terminates the crashed worker; the next load spawns a new one.
         inner.link = Link::Dead(error.clone());
         let id = inner.current.take().unwrap_or(0);
@@ -471,6 +473,17 @@ fn workers_param() -> Option<u32> {
     params.get("workers")?.trim().parse().ok()
 }
 
+/// What the page says when the load worker died with `message`: names it, and says what a bare
+/// wasm trap means (panics arrive with their own message, thrown by the worker's hook).
+fn stopped(message: &str) -> String {
+    let why = if message.contains("RuntimeError: unreachable") {
+        " (the engine aborted: most often its 4 GiB of memory ran out)"
+    } else {
+        ""
+    };
+    format!("the load worker stopped: {message}{why}")
+}
+
 /// A `LoadError` of kind `worker` (the worker could not start or crashed) with no position.
 fn worker_error(message: String) -> LoadError {
     LoadError {
@@ -479,5 +492,23 @@ fn worker_error(message: String) -> LoadError {
         offset: None,
         line: None,
         column: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::stopped;
+
+    #[test]
+    fn a_dead_load_worker_is_named_and_a_bare_trap_explained() {
+        assert_eq!(
+            stopped("Uncaught Error: panicked at worker/src/x.rs:1:2: capacity overflow"),
+            "the load worker stopped: Uncaught Error: panicked at worker/src/x.rs:1:2: capacity overflow"
+        );
+        assert_eq!(
+            stopped("Uncaught RuntimeError: unreachable"),
+            "the load worker stopped: Uncaught RuntimeError: unreachable (the engine aborted: most \
+             often its 4 GiB of memory ran out)"
+        );
     }
 }

@@ -213,7 +213,8 @@ pub enum Phase {
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
 pub struct LoadError {
     /// `malformed`, `empty`, `gzip`, `io` (fetch or file read failures, or a URL the page
-    /// refuses), `protocol`, `worker` (the worker could not start or crashed) or `cancelled`.
+    /// refuses), `too-big` (over the tab's budget: the message says how big and what to do),
+    /// `protocol`, `worker` (a worker could not start or crashed) or `cancelled`.
     pub kind: String,
     /// Full human message, ending with the position when known.
     pub message: String,

@@ -56,7 +56,7 @@ mod build;
 use crate::analysis::args::ArgKey;
 use crate::analysis::shapes::python_shapes;
 use crate::analysis::work::dtype::PeakClass;
-use crate::analysis::work::estimate::{self, OpWork, WorkKeys};
+use crate::analysis::work::estimate::{self, InputsKey, OpWork, WorkKeys};
 use crate::model::strings::FxHashMap;
 use crate::model::{CatClass, StrId, Trace};
 use std::ops::Range;
@@ -368,11 +368,12 @@ impl OpIndex {
     }
 
     /// The estimated work of every op: args are read only for names with an estimate rule
-    /// or args holding a recorded `flops`.
+    /// or args holding a recorded `flops`, and estimated once per distinct (name, inputs).
     fn op_work(&self, trace: &Trace) -> Vec<Option<OpWork>> {
         let keys = WorkKeys::default();
         let s = &trace.slices;
         let mut rule_of: FxHashMap<StrId, bool> = FxHashMap::default();
+        let mut cache: FxHashMap<(StrId, InputsKey<'_>), Option<OpWork>> = FxHashMap::default();
         self.slice
             .iter()
             .map(|&i| {
@@ -380,12 +381,18 @@ impl OpIndex {
                 if trace.class(s.cat[i]) != CatClass::CpuOp {
                     return None;
                 }
-                let name = trace.strings.get(s.name[i]);
-                let known = *rule_of
-                    .entry(s.name[i])
-                    .or_insert_with(|| estimate::may_estimate(name.strip_prefix("aten::").unwrap_or(&name)));
-                let args = trace.args_text(s.args[i]);
-                (known || args.contains("\"flops\":")).then(|| estimate::estimate(&keys, &name, args.as_bytes())).flatten()
+                let known = *rule_of.entry(s.name[i]).or_insert_with(|| {
+                    let name = trace.strings.get(s.name[i]);
+                    estimate::may_estimate(name.strip_prefix("aten::").unwrap_or(&name))
+                });
+                let args = trace.args_text(s.args[i]).as_bytes();
+                if !known && !keys.recorded(args) {
+                    return None;
+                }
+                let key = keys.inputs_key(args);
+                *cache
+                    .entry((s.name[i], key))
+                    .or_insert_with(|| estimate::estimate(&keys, &trace.strings.get(s.name[i]), args))
             })
             .collect()
     }

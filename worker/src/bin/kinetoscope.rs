@@ -19,6 +19,7 @@ use args::{Cli, Command};
 use clap::{CommandFactory, Parser};
 use kinetoscope::analysis::explain::Which;
 use kinetoscope::analysis::work::peaks::Peaks;
+use kinetoscope::budget::Budget;
 use kinetoscope::engine::Engine;
 use kinetoscope::report::diff::{DiffOptions, DiffReport};
 use kinetoscope::report::gate::Gate;
@@ -332,7 +333,9 @@ fn demo_run(out: &Path, ranks: u32, mb_per_rank: u32, straggler: Option<u32>) ->
 }
 
 fn inflate(input: &Path, out: &Path, target_mb: u64) -> Result<(), Failure> {
-    let json = kinetoscope::input::decode(read(input)?, &mut |_| {}).json;
+    let json = kinetoscope::input::decode(read(input)?, Budget::UNLIMITED, &mut |_| {})
+        .map_err(|t| t.sentence(&input.to_string_lossy()))?
+        .json;
     let file = std::fs::File::create(out).map_err(|e| format!("cannot create {out:?}: {e}"))?;
     let mut writer = std::io::BufWriter::with_capacity(1 << 20, file);
     let started = Instant::now();

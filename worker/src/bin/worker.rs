@@ -11,8 +11,10 @@
 //!
 //! Invariants: at most one load is being read or parsed; `Fetch` / `Read` replace it (latest
 //! wins, the app never interleaves loads), and bytes of a dropped load are refused, which stops
-//! its source. Nothing here panics on input: allocation failures and malformed messages become
-//! `Failed` replies or console errors.
+//! its source. Nothing here panics on input: a file over the tab's budget
+//! (`kinetoscope::budget`) is refused with its sentence before its bytes are held, allocation
+//! failures and malformed messages become `Failed` replies or console errors, and a panic is
+//! thrown as a JS error with its message (the page names the worker that died).
 //!
 //! Cost: one copy per piece, from the fetched or read buffer into the load's `Vec<u8>` (reserved
 //! once from the size). `Progress` is posted at most every `intake::PROGRESS_EVERY_MS` so a 1 GB
@@ -25,7 +27,8 @@
 //! this worker decompresses and plans, each part's bytes go to one sub-worker, the encoded parts
 //! come back and are merged here in order (`Engine::prepare` / `Engine::complete`). Meanwhile this worker keeps answering messages:
 //! `Progress` sums the parts' bytes, `Cancel` or a new load terminates the sub-workers, and a
-//! sub-worker that fails or dies ends the load with a `Failed` reply naming it.
+//! sub-worker that fails, dies, or says nothing for `intake::SILENT_MS` (checked every second)
+//! ends the load with a `Failed` reply naming it.
 //!
 //! Runs (docs/architecture.md#runs-in-the-browser): `ReadRun` (the `File`s beside the message)
 //! or `FetchRun` (a manifest URL, fetched and resolved here) post `RunStarted`, then load each
@@ -41,6 +44,9 @@
 //! them. See docs/architecture.md and docs/contributing.md (no web in the engine, one protocol).
 
 // `src/bin/worker/`, not `src/bin/`, so Cargo does not take it for another binary.
+#[cfg(target_arch = "wasm32")]
+#[path = "worker/crash.rs"]
+mod crash;
 #[cfg(target_arch = "wasm32")]
 #[path = "worker/pool.rs"]
 mod pool;
@@ -61,12 +67,14 @@ fn main() {}
 
 #[cfg(target_arch = "wasm32")]
 mod wasm {
+    use crate::crash;
     use crate::pool::{self, Pool};
     use crate::post::{console_error, cores, load_error, now_ms, post, post_with, progress_msg, throttled, wasm_memory_bytes};
     use crate::source::{self, Receiver};
+    use kinetoscope::budget::Budget;
     use kinetoscope::engine::{Engine, Prepared, RankOpen, Target};
     use kinetoscope::ranks::loads::{Next, Purpose, RunLoads};
-    use kinetoscope::intake::{Incoming, PartsJob};
+    use kinetoscope::intake::{Incoming, PartsJob, SILENT_MS};
     use kinetoscope::load::{self, Part};
     use protocol::{FromWorker, LoadError, Phase, ToWorker, PROTOCOL_VERSION};
     use std::cell::RefCell;
@@ -74,7 +82,6 @@ mod wasm {
     use wasm_bindgen::prelude::*;
     use wasm_bindgen::JsCast;
     use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
-
 
     /// Where a file of a run comes from.
     #[derive(Clone)]
@@ -108,7 +115,7 @@ mod wasm {
 
     /// Installs the message handler and posts `Ready`; in a sub-worker, runs its loop instead.
     pub fn run() {
-        console_error_panic_hook::set_once();
+        std::panic::set_hook(Box::new(crash::panic_hook));
         let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
         if scope.name() == pool::PARSER_NAME {
             return pool::serve(scope);
@@ -123,7 +130,7 @@ mod wasm {
             RefCell::new(Worker {
                 scope: scope.clone(),
                 me: me.clone(),
-                engine: Engine::new(),
+                engine: Engine::with_budget(Budget::TAB),
                 reading: None,
                 pending: None,
                 job: None,
@@ -133,12 +140,19 @@ mod wasm {
                 summary: None,
             })
         });
+        let watched = Rc::downgrade(&state);
         let on_message = Closure::<dyn Fn(MessageEvent)>::new(move |ev: MessageEvent| {
             state.borrow_mut().handle(&ev.data());
         });
         scope.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
         // The handler lives as long as the worker.
         on_message.forget();
+        crash::every_second(&scope, move || {
+            // Skipped if the state is borrowed (never, unless a trap left it so).
+            if let Some(Ok(mut state)) = watched.upgrade().as_deref().map(RefCell::try_borrow_mut) {
+                state.check_parsers();
+            }
+        });
         post(
             &scope,
             &FromWorker::Ready {
@@ -379,6 +393,10 @@ mod wasm {
             let current = self.job.as_ref().map(|j| j.id);
             match event {
                 pool::Event::Ready => {
+                    let now = now_ms(&self.scope);
+                    if let Some(job) = self.job.as_mut() {
+                        job.heard(slot, now);
+                    }
                     if let Err(e) = self.pool.ready(slot) {
                         self.job_failed(format!("parse worker {slot} could not be sent its part: {e}"));
                     }
@@ -394,7 +412,22 @@ mod wasm {
                 pool::Event::Crashed(message) if current.is_some() => {
                     self.job_failed(format!("parse worker {slot} stopped: {message}"));
                 }
+                // Died while booting, before its part: the job would wait for it forever, so
+                // the pool goes and the job spawns a fresh one.
+                pool::Event::Crashed(message) => {
+                    console_error(&format!("worker: parse worker {slot} stopped before its part: {message}"));
+                    self.pool.terminate();
+                }
                 _ => {}
+            }
+        }
+
+        /// Ends the load if one of its parse workers has been silent too long.
+        fn check_parsers(&mut self) {
+            let now = now_ms(&self.scope);
+            if let Some(index) = self.job.as_ref().and_then(|j| j.silent(now)) {
+                let secs = SILENT_MS / 1000.0;
+                self.job_failed(format!("parse worker {index} stopped answering: nothing from it for {secs} s"));
             }
         }
 
@@ -519,20 +552,21 @@ mod wasm {
             // benchmarks force 1, and the e2e test compares several with one on a 1-core machine
             // too. Without it, one per core.
             let cores = workers.map_or_else(|| cores(&self.scope), |w| (w as usize).max(1));
+            // The size is checked (and the bytes reserved) before any parse worker starts.
+            match Incoming::open(id, name, size, cores, self.engine.budget()) {
+                Ok(incoming) => self.pending = Some(incoming),
+                Err(too_big) => {
+                    self.reading = None;
+                    self.loaded(id, Err(too_big.to_load_error(name)), 0.0);
+                    return false;
+                }
+            }
             // Start the sub-workers now, so they boot while the bytes arrive.
             let parts = size.map_or(1, |s| load::parts_for(usize::try_from(s).unwrap_or(usize::MAX), cores));
             if parts > 1 {
                 self.pool = Pool::default();
                 if let Err(e) = self.pool.grow(parts, &self.pool_sink) {
                     console_error(&format!("worker: cannot start parse workers: {e}"));
-                }
-            }
-            match Incoming::open(id, name, size, cores) {
-                Ok(incoming) => self.pending = Some(incoming),
-                Err(message) => {
-                    self.reading = None;
-                    self.fail(id, "io", message);
-                    return false;
                 }
             }
             self.progress(id, Phase::Reading, 0, size);
@@ -547,10 +581,11 @@ mod wasm {
             match pending.append(view.length() as usize, now, |into| view.copy_to(into)) {
                 Ok(Some((done, total))) => self.progress(id, Phase::Reading, done, total),
                 Ok(None) => {}
-                Err(message) => {
-                    self.pending = None;
+                Err(too_big) => {
+                    let name = self.pending.take().map(|p| p.name).unwrap_or_default();
                     self.reading = None;
-                    self.fail(id, "io", message);
+                    self.stop_parsers();
+                    self.loaded(id, Err(too_big.to_load_error(&name)), 0.0);
                     return false;
                 }
             }

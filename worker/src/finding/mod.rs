@@ -40,6 +40,7 @@ mod dispatch;
 mod graphs;
 mod gpu;
 mod health;
+mod roofline;
 mod table;
 pub mod thresholds;
 
@@ -47,6 +48,7 @@ use crate::analysis::gpu::{GpuIndex, GpuMetrics};
 use crate::analysis::kernels::KernelTable;
 use crate::analysis::ops::{OpOptions, OpTable};
 use crate::analysis::steps::{self, StepSpan, Steps};
+use crate::analysis::work::WorkIndex;
 use crate::model::strings::FxHashMap;
 use crate::model::{CatClass, Trace, NONE};
 use crate::session::Session;
@@ -144,8 +146,10 @@ pub const RULES: &[(&str, &str)] = &[
     ("launch-overhead", "most kernels are shorter than their launch calls"),
     ("lazy-init", "half a second or more of host time before the first op"),
     ("long-device-sync", "long cudaDeviceSynchronize while the GPU does little"),
+    ("low-mfu", "steps use under 10% of the GPU's peak FLOP/s (MFU), with where the time went"),
     ("low-occupancy", "time-weighted achieved occupancy below 25%"),
     ("many-small-calls", "ops called 1000+ times per step with a tiny average (outermost calls)"),
+    ("memory-bound-gemm", "GEMM kernels below the ridge point: memory-bound by their shape"),
     ("memory-near-limit", "peak device memory above 90% of the device's memory"),
     ("occupancy-query", "cudaOccupancyMaxActiveBlocksPerMultiprocessor before kernel launches"),
     ("overhead-bound", "GPU mostly idle, waiting for the host (host wait is most idle time)"),
@@ -175,6 +179,8 @@ pub(crate) struct Ctx<'t> {
     pub activities: Vec<u32>,
     /// Launch call -> (its first device activity, total device ns it launched).
     launched: FxHashMap<u32, (u32, i64)>,
+    /// FLOPs and bytes per kernel, the GPU's peaks.
+    pub work: &'t WorkIndex,
 }
 
 impl<'t> Ctx<'t> {
@@ -199,6 +205,7 @@ impl<'t> Ctx<'t> {
             gpu_index: session.gpu(),
             activities,
             launched,
+            work: session.work(),
         }
     }
 
@@ -334,6 +341,7 @@ pub fn detect(session: &Session) -> Vec<Finding> {
     data::rules(&ctx, &mut out);
     health::rules(&ctx, &mut out);
     graphs::rules(&ctx, &mut out);
+    roofline::rules(&ctx, &mut out);
     debug_assert!(
         out.iter().enumerate().all(|(k, f)| out[..k].iter().all(|g| g.rule != f.rule)),
         "one finding per rule"

@@ -114,3 +114,12 @@ pub const HEALTH_UNLINKED_SHARE: f64 = 0.05;
 /// host's capture window. Ours: complete traces have none; a few stray activities at the edge
 /// are not worth a finding, one in a hundred changes step and utilization numbers.
 pub const HEALTH_OUTSIDE_SHARE: f64 = 0.01;
+/// `low-mfu`: the median complete step's MFU below this, % (ours: large training runs reach
+/// 35-55%; under 10% most of the GPU's compute is unused, whatever the cause).
+pub const LOW_MFU_PCT: f64 = 10.0;
+/// `low-mfu`: FLOPs must be known for at least this share of GEMM and attention kernel time,
+/// or the MFU would only be a lower bound (ours).
+pub const LOW_MFU_MIN_COVERAGE: f64 = 0.5;
+/// `memory-bound-gemm`: memory-bound GEMM kernels hold at least this share of GEMM time (ours,
+/// as `fp32-gemm`).
+pub const MEMORY_BOUND_GEMM_MIN_SHARE: f64 = 0.10;

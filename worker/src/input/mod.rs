@@ -2,10 +2,20 @@
 //!
 //! A truncated or corrupt gzip stream is not fatal: the decompressed prefix is returned with
 //! a note, so the JSON stage can load every complete event in it.
+//!
+//! Size: the JSON is checked against a [`Budget`] while it inflates, 64 KiB at a time, so a gzip
+//! bomb stops at the budget with a [`TooBig`] rather than at the end of the memory. The JSON
+//! buffer starts at the size the gzip trailer states when that is plausible (one allocation,
+//! no copy as it grows) and never grows past the budget.
 
+use crate::budget::{Budget, TooBig};
 use std::io::Read;
 
 pub mod split;
+
+/// Largest inflate ratio trusted from a gzip trailer (JSON traces inflate 10-25x); a larger
+/// stated size is a bomb's or a truncated file's last bytes, and the buffer grows instead.
+const PLAUSIBLE_RATIO: u64 = 100;
 
 /// Decompressed input plus what was learned on the way.
 pub struct Decoded {
@@ -24,24 +34,51 @@ pub fn is_gzip(bytes: &[u8]) -> bool {
 
 /// Gunzips `bytes` if they are gzip (multi-member streams included), else passes them through.
 /// `progress(compressed_bytes_done)` is called every few MB.
-pub fn decode(bytes: Vec<u8>, progress: &mut dyn FnMut(u64)) -> Decoded {
+///
+/// # Errors
+/// [`TooBig`] when the JSON is (or inflates to) more than `budget`, or the memory runs out
+/// before it is all inflated.
+pub fn decode(bytes: Vec<u8>, budget: Budget, progress: &mut dyn FnMut(u64)) -> Result<Decoded, TooBig> {
     if !is_gzip(&bytes) {
-        return Decoded { json: bytes, gzip: false, gzip_error: None };
+        budget.check_file(bytes.len() as u64, false)?;
+        return Ok(Decoded { json: bytes, gzip: false, gzip_error: None });
     }
-    let total = bytes.len();
+    let total = bytes.len() as u64;
+    let max = usize::try_from(budget.max_json_bytes()).unwrap_or(usize::MAX);
+    let mut out = Vec::new();
+    out.try_reserve_exact(first_capacity(&bytes, max)).map_err(|_| TooBig::out_of_memory(0, budget))?;
     let mut counter = CountingReader { inner: &bytes[..], done: 0, next_report: 0, progress };
-    let mut out = Vec::with_capacity(total.saturating_mul(8));
     let mut decoder = flate2::read::MultiGzDecoder::new(&mut counter);
     let mut buf = vec![0u8; 1 << 16];
     let gzip_error = loop {
         match decoder.read(&mut buf) {
             Ok(0) => break None,
-            Ok(n) => out.extend_from_slice(&buf[..n]),
+            Ok(n) => {
+                let len = out.len() + n;
+                budget.check_inflated(len as u64, decoder.get_ref().done, total)?;
+                budget.grow(&mut out, n)?;
+                out.extend_from_slice(&buf[..n]);
+            }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => break Some(e.to_string()),
         }
     };
-    Decoded { json: out, gzip: true, gzip_error }
+    // Doubling may have left up to half the buffer unused; the model is built next to it.
+    out.shrink_to_fit();
+    Ok(Decoded { json: out, gzip: true, gzip_error })
+}
+
+/// The JSON buffer's first capacity for `gzip`: its trailer's ISIZE (the last member's size
+/// mod 2^32, exact for a single-member trace a tab can hold) when plausible, else 8x the
+/// compressed size; never over `max`.
+fn first_capacity(gzip: &[u8], max: usize) -> usize {
+    let compressed = gzip.len() as u64;
+    let stated = gzip.last_chunk::<4>().map(|b| u64::from(u32::from_le_bytes(*b)));
+    let guess = match stated {
+        Some(n) if n >= compressed && n <= compressed.saturating_mul(PLAUSIBLE_RATIO) => n,
+        _ => compressed.saturating_mul(8),
+    };
+    usize::try_from(guess).unwrap_or(usize::MAX).min(max)
 }
 
 /// Counts bytes read through it and reports progress.

@@ -32,7 +32,8 @@ pub fn peaks_text(work: &WorkIndex, mfu: &[Option<f64>], steps: &Steps) -> Strin
         let device = if work.device().is_empty() { "this trace's GPU" } else { work.device() };
         let _ = writeln!(
             out,
-            "GPU peaks: {device} is not in the peak table; give them with --gpu-peak bf16=TFLOPS,fp32=TFLOPS,gbps=GBPS for %Peak, Bound and MFU.\n"
+            "GPU peaks: {device} is not in the peak table; for %Peak, Bound and MFU give them:\n  \
+             --gpu-peak bf16=TFLOPS,fp32=TFLOPS,gbps=GBPS\n"
         );
         return out;
     };
@@ -41,15 +42,25 @@ pub fn peaks_text(work: &WorkIndex, mfu: &[Option<f64>], steps: &Steps) -> Strin
         .filter_map(|&c| p.tflops[c as usize].map(|v| format!("{} {v}", c.key())))
         .collect();
     let gbps = p.gbps.map_or_else(|| "bandwidth unknown".to_owned(), |g| format!("{g} GB/s"));
-    let _ = writeln!(out, "GPU peaks: {} (dense TFLOP/s: {}; {gbps}). Source: {}.", p.model, units.join(", "), p.source);
+    let _ = writeln!(out, "GPU peaks: {} (dense TFLOP/s: {}; {gbps})", p.model, units.join(", "));
+    let _ = writeln!(out, "  source: {}", p.source);
     let cells: Vec<String> = steps
         .steps
         .iter()
         .zip(mfu)
         .filter_map(|(s, m)| m.map(|m| format!("#{} {m:.2}% of {}", s.number, time(s.dur_ns()))))
         .collect();
-    if !cells.is_empty() {
-        let _ = writeln!(out, "MFU per step: {}", cells.join("; "));
+    // Sections keep to 120 columns: the cells wrap.
+    let mut line = String::from("MFU per step:");
+    for cell in cells {
+        if line.len() + cell.len() + 2 > 120 {
+            let _ = writeln!(out, "{line}");
+            line = String::from("             ");
+        }
+        let _ = write!(line, " {cell};");
+    }
+    if line.trim() != "MFU per step:" {
+        let _ = writeln!(out, "{}", line.trim_end_matches(';'));
     }
     out.push('\n');
     out

@@ -77,6 +77,23 @@ impl Default for WorkKeys {
     }
 }
 
+/// The raw texts an estimate reads from an args object (`Input Dims`, `Input type`,
+/// `Concrete Inputs`, `flops`): calls with equal texts and names have equal work, so callers
+/// cache estimates by them.
+pub type InputsKey<'a> = [Option<&'a [u8]>; 4];
+
+impl WorkKeys {
+    /// Whether `args` holds a recorded `flops` (traces recorded `with_flops=True`).
+    pub fn recorded(&self, args: &[u8]) -> bool {
+        self.flops.raw(args).is_some()
+    }
+
+    /// The raw texts of `args` an estimate depends on.
+    pub fn inputs_key<'a>(&self, args: &'a [u8]) -> InputsKey<'a> {
+        [self.dims.raw(args), self.types.raw(args), self.concrete.raw(args), self.flops.raw(args)]
+    }
+}
+
 /// The recorded inputs of one call.
 struct Inputs {
     /// Per argument: a tensor's dims, or `None` (scalar, list, absent).
@@ -95,7 +112,7 @@ impl Inputs {
     /// Bytes of tensor argument `i`, if its dims and dtype are known.
     fn tensor_bytes(&self, i: usize) -> Option<u64> {
         let dims = self.dims(i)?;
-        Some(numel(dims).checked_mul(self.types.get(i).copied().flatten()?.bytes)?)
+        numel(dims).checked_mul(self.types.get(i).copied().flatten()?.bytes)
     }
 
     /// Bytes of every tensor argument with dims (`None` when one of them has no dtype).
@@ -510,6 +527,7 @@ fn broadcast(a: &[u64], b: &[u64]) -> Option<Vec<u64>> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

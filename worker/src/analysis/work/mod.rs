@@ -51,6 +51,8 @@ pub struct KernelWork {
     pub kind: WorkKind,
     /// The work op's slice.
     pub op: u32,
+    /// `[batch, M, N, K]` when the work op is a GEMM.
+    pub gemm: Option<[u64; 4]>,
 }
 
 /// Compute- or memory-bound.
@@ -105,15 +107,15 @@ impl WorkIndex {
                     let name = trace.strings.get(s.name[op as usize]);
                     estimate::may_estimate(name.strip_prefix("aten::").unwrap_or(&name))
                 });
-                let has_flops_arg = || trace.args_text(s.args[op as usize]).contains("\"flops\":");
-                if known || has_flops_arg() {
-                    let work = ops.entry(op).or_insert_with(|| {
-                        let name = trace.strings.get(s.name[op as usize]);
-                        estimate::estimate(&keys, &name, trace.args_text(s.args[op as usize]).as_bytes())
-                    });
-                    if work.is_some() {
-                        break Some(op);
-                    }
+                // Decided once per op slice: every kernel under it walks through it again.
+                let work = ops.entry(op).or_insert_with(|| {
+                    let args = trace.args_text(s.args[op as usize]).as_bytes();
+                    (known || keys.recorded(args))
+                        .then(|| estimate::estimate(&keys, &trace.strings.get(s.name[op as usize]), args))
+                        .flatten()
+                });
+                if work.is_some() {
+                    break Some(op);
                 }
                 match enclosing_op(trace, op) {
                     Some(p) => op = p,
@@ -127,14 +129,17 @@ impl WorkIndex {
                 t.1 += 1;
             }
         }
+        let mut precision: FxHashMap<StrId, Option<PeakClass>> = FxHashMap::default();
         let kernels = found
             .into_iter()
             .filter_map(|(k, w)| {
                 let work = ops.get(&w).copied().flatten()?;
                 let (total, count) = op_time.get(&w).copied().unwrap_or((0, 1));
                 let share = if total > 0 { s.dur_ns[k as usize] as f64 / total as f64 } else { 1.0 / f64::from(count.max(1)) };
-                let name = trace.strings.get(s.name[k as usize]);
-                let peak = peak_of_precision(classify(&name).precision).or(work.peak);
+                let by_name = *precision
+                    .entry(s.name[k as usize])
+                    .or_insert_with(|| peak_of_precision(classify(&trace.strings.get(s.name[k as usize])).precision));
+                let peak = by_name.or(work.peak);
                 Some((
                     k,
                     KernelWork {
@@ -143,6 +148,7 @@ impl WorkIndex {
                         peak,
                         kind: work.kind,
                         op: w,
+                        gemm: work.gemm,
                     },
                 ))
             })

@@ -132,6 +132,7 @@ pub fn known() -> Vec<Peaks> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

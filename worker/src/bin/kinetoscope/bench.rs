@@ -2,6 +2,7 @@
 //! paint, then op-table range queries; one JSON line per measurement (docs/performance.md).
 //! Timing lives here, never in the engine, which reads no clock.
 
+use kinetoscope::budget::Budget;
 use kinetoscope::engine::Engine;
 use kinetoscope::load::{assemble, parse_part, plan};
 use kinetoscope::model::Trace;
@@ -15,7 +16,8 @@ pub fn run(path: &Path, raw: &[u8], runs: usize, threads: usize) -> Result<(), S
     let file = path.display().to_string();
     for run in 0..runs {
         let started = Instant::now();
-        let json = kinetoscope::input::decode(raw.to_vec(), &mut |_| {}).json;
+        let decoded = kinetoscope::input::decode(raw.to_vec(), Budget::UNLIMITED, &mut |_| {});
+        let json = decoded.map_err(|t| t.sentence(&file))?.json;
         let trace = parse_parallel(&json, threads)?;
         let secs = started.elapsed().as_secs_f64();
         let index_bytes = trace.heap_bytes();

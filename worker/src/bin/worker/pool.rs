@@ -9,8 +9,9 @@
 //! (both ends are the same build, so no version handshake). [`ToParser::Parse`] carries one
 //! part's bytes (transferred); the sub-worker answers `Progress` (bytes of its part done, every
 //! few MB), then `Parsed` with the part encoded by `load::Part::encode` (transferred), or
-//! `Failed`. A trap in a sub-worker reaches the load worker as an `error` event
-//! ([`Event::Crashed`]), so no failure is silent.
+//! `Failed`. A trap or a panic in a sub-worker reaches the load worker as an `error` event
+//! ([`Event::Crashed`], cancelled there so it does not go on to the page as the load worker's),
+//! and a part lost on the way as a `messageerror`, so no failure is silent.
 //!
 //! Why nested workers owned by the load worker, not workers owned by the app's bridge: the
 //! bytes already sit in the load worker, so parts go straight to the parsers and parts come
@@ -27,6 +28,7 @@
 use kinetoscope::load::{parse_piece, Piece};
 use kinetoscope::json::Form;
 use serde::{Deserialize, Serialize};
+use std::cell::Cell;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -81,18 +83,23 @@ struct Sub {
     queued: Vec<(String, js_sys::ArrayBuffer)>,
     _on_message: Closure<dyn Fn(MessageEvent)>,
     _on_error: Closure<dyn Fn(web_sys::Event)>,
+    _on_message_error: Closure<dyn Fn(MessageEvent)>,
 }
 
 /// The load worker's sub-workers for one load.
 #[derive(Default)]
 pub struct Pool {
     subs: Vec<Sub>,
-    terminated: bool,
+    /// Set by [`Pool::terminate`]: the sub-workers' handlers stop reporting (shared with them).
+    ended: Rc<Cell<bool>>,
 }
 
 impl Drop for Pool {
     fn drop(&mut self) {
         self.terminate();
+        for sub in &self.subs {
+            sub.worker.set_onerror(None);
+        }
     }
 }
 
@@ -104,7 +111,7 @@ impl Pool {
     pub fn grow(&mut self, n: usize, sink: &Sink) -> Result<(), String> {
         while self.subs.len() < n {
             let slot = self.subs.len();
-            self.subs.push(spawn(slot, sink.clone())?);
+            self.subs.push(spawn(slot, sink.clone(), self.ended.clone())?);
         }
         Ok(())
     }
@@ -142,23 +149,25 @@ impl Pool {
         }
     }
 
-    /// Terminates every sub-worker (their handlers stay allocated until the pool is dropped, so
-    /// this may run inside one of them).
+    /// Terminates every sub-worker. Their `error` handlers stay until the pool is dropped,
+    /// silent but still cancelling: a sub-worker's error already queued when it is terminated
+    /// (the second of two that crashed together) would otherwise go on to this worker's scope
+    /// and reach the page as the load worker's own. The handlers stay allocated too, so this may
+    /// run inside one of them.
     pub fn terminate(&mut self) {
-        if self.terminated {
+        if self.ended.replace(true) {
             return;
         }
-        self.terminated = true;
         for sub in &self.subs {
             sub.worker.set_onmessage(None);
-            sub.worker.set_onerror(None);
+            sub.worker.set_onmessageerror(None);
             sub.worker.terminate();
         }
     }
 
     /// True once [`Pool::terminate`] ran: the pool cannot parse any more.
     pub fn is_terminated(&self) -> bool {
-        self.terminated
+        self.ended.get()
     }
 }
 
@@ -174,7 +183,7 @@ fn js_message(e: &JsValue) -> String {
     e.as_string().unwrap_or_else(|| format!("{e:?}"))
 }
 
-fn spawn(slot: usize, sink: Sink) -> Result<Sub, String> {
+fn spawn(slot: usize, sink: Sink, ended: Rc<Cell<bool>>) -> Result<Sub, String> {
     let options = WorkerOptions::new();
     options.set_name(PARSER_NAME);
     let worker = Worker::new_with_options(LOADER_URL, &options).map_err(|e| js_message(&e))?;
@@ -182,14 +191,45 @@ fn spawn(slot: usize, sink: Sink) -> Result<Sub, String> {
     let on_message = Closure::<dyn Fn(MessageEvent)>::new(move |ev: MessageEvent| {
         on_message_sink(slot, decode(&ev.data()));
     });
-    // An `ErrorEvent` for a trap, a plain `Event` when the script could not load.
+    // A message that could not be received (its part lost on the way) leaves the load waiting
+    // for that part forever: it ends the load like a crash.
+    let lost_sink = sink.clone();
+    let on_message_error = Closure::<dyn Fn(MessageEvent)>::new(move |_: MessageEvent| {
+        lost_sink(slot, Event::Crashed("its message could not be received (messageerror)".into()));
+    });
+    // An `ErrorEvent` for a trap or a panic (thrown with its message by the panic hook), a plain
+    // `Event` when the script could not load.
+    // Handled here: not cancelled, the error would go on to the load worker's own scope as if
+    // uncaught there, and the page would take the load worker for dead.
     let on_error = Closure::<dyn Fn(web_sys::Event)>::new(move |ev: web_sys::Event| {
+        ev.prevent_default();
+        if ended.get() {
+            return;
+        }
         let message = js_sys::Reflect::get(&ev, &"message".into()).ok().and_then(|m| m.as_string());
-        sink(slot, Event::Crashed(message.unwrap_or_else(|| "its script could not be loaded".into())));
+        sink(slot, Event::Crashed(message.map_or_else(|| "its script could not be loaded".into(), |m| explain_trap(&m))));
     });
     worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
     worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
-    Ok(Sub { worker, ready: false, queued: Vec::new(), _on_message: on_message, _on_error: on_error })
+    worker.set_onmessageerror(Some(on_message_error.as_ref().unchecked_ref()));
+    Ok(Sub {
+        worker,
+        ready: false,
+        queued: Vec::new(),
+        _on_message: on_message,
+        _on_error: on_error,
+        _on_message_error: on_message_error,
+    })
+}
+
+/// `message` with what a bare wasm trap means: the engine aborted, which (panics being thrown
+/// with their message) is almost always an allocation that failed.
+fn explain_trap(message: &str) -> String {
+    if message.contains("RuntimeError: unreachable") {
+        format!("{message} (the engine aborted: most often its 4 GiB of memory ran out)")
+    } else {
+        message.to_owned()
+    }
 }
 
 /// A sub-worker's message as an [`Event`]; anything unreadable is a crash.

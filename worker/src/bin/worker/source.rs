@@ -64,6 +64,10 @@ async fn fetch_into<R: Receiver>(to: &Weak<RefCell<R>>, id: u32, url: &str, name
     }
     let size = response.headers().get("content-length").ok().flatten();
     if !with(to, |r| r.open(id, name, size.and_then(|s| s.trim().parse().ok()))) {
+        // Refused (too big, or dropped): stop the download. The promise needs no handling.
+        if let Some(body) = response.body() {
+            let _ = body.cancel();
+        }
         return Ok(());
     }
     if let Some(body) = response.body() {
