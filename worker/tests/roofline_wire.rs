@@ -2,7 +2,7 @@
 //! `Engine::set_peaks`): what the page's tables, chart and details panel receive, checked
 //! against the session's work index on the H100 bert trace and the MI250 trace whose GPU the
 //! peak table does not know.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
 mod common;
 
