@@ -219,12 +219,13 @@ mod tests {
         c.toggle("ops", "calls");
         c.toggle("ops", "self_cpu_pct");
         c.toggle("ops", "name");
-        assert_eq!(c.stored("ops").as_deref(), Some("calls,cpu_total_pct,self_cuda_pct"));
+        let stored = "achieved_gbps,achieved_tflops,bytes,calls,cpu_total_pct,flops,self_cuda_pct";
+        assert_eq!(c.stored("ops").as_deref(), Some(stored));
         let mut back = ColumnChoice {
             narrow: true,
             ..ColumnChoice::default()
         };
-        back.restore("ops", "calls,cpu_total_pct,self_cuda_pct,name");
+        back.restore("ops", &format!("{stored},name"));
         assert_eq!(keys(&back, None), keys(&c, None));
         assert!(!keys(&back, None).contains(&"calls"));
     }
