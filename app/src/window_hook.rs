@@ -40,7 +40,12 @@
 //!                 memory series, histogram: {name, total, minNs, maxNs, widthNs, counts,
 //!                 medianNs} of the kernel shown or null, stepBars: [{step, parts: {key: ns}}]
 //!                 (the steps table's breakdown keys) or null, counters: the whole-trace
-//!                 counter set (below) or null, pending}; null on the other tabs
+//!                 counter set (below) or null, roofline: the roofline chart's data, {device,
+//!                 known, model, source, peaks: {class: TFLOP/s, gbps} | null, roof: {class,
+//!                 tflops} | null, ridge, caption, message (said in the chart's place when
+//!                 peaks are unknown) | null, unplotted, points: [{name, calls, totalNs, flops,
+//!                 bytes, intensity, tflops, gbps, peak, bound, peakPct}]} or null, pending};
+//!                 null on the other tabs
 //! compare         null while no baseline is kept, else {base: baseline file name, cand:
 //!                 candidate file name or null before the comparison arrived, ops / kernels:
 //!                 diff rows shown, sort / kernelSort: {key, desc, abs} the order of the op /
@@ -573,8 +578,45 @@ fn charts_js(tables: &TableState, c: &ChartState) -> JsValue {
         "histogram": histogram,
         "stepBars": step_bars,
         "counters": c.counters.as_ref().map(counters_json),
+        "roofline": c.roofline.as_ref().map(roofline_json),
         "pending": c.busy(),
     }))
+}
+
+/// The roofline chart's data: `{device, known, model, source, peaks: {class: TFLOP/s, gbps},
+/// roof: {class, tflops} | null, ridge, caption, message, unplotted, points: [{name, calls,
+/// totalNs, flops, bytes, intensity, tflops, gbps, peak, bound, peakPct}]}` (points longest first).
+fn roofline_json(r: &protocol::RooflineData) -> serde_json::Value {
+    use crate::state::roofline as rules;
+    let peaks = r.peaks.as_ref().map(|p| {
+        let mut m: serde_json::Map<String, serde_json::Value> =
+            p.tflops.iter().map(|(c, t)| (c.clone(), (*t).into())).collect();
+        m.insert("gbps".into(), p.gbps.into());
+        m
+    });
+    let points: Vec<serde_json::Value> = r
+        .points
+        .iter()
+        .map(|p| {
+            serde_json::json!({
+                "name": p.name, "calls": p.calls, "totalNs": p.total_ns, "flops": p.flops,
+                "bytes": p.bytes, "intensity": p.intensity, "tflops": p.tflops, "gbps": p.gbps,
+                "peak": p.peak, "bound": p.bound, "peakPct": p.peak_pct,
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "device": r.device, "known": r.known,
+        "model": r.peaks.as_ref().map(|p| p.model.clone()),
+        "source": r.peaks.as_ref().map(|p| p.source.clone()),
+        "peaks": peaks,
+        "roof": r.roof.as_ref().map(|(class, tflops)| serde_json::json!({ "class": class, "tflops": tflops })),
+        "ridge": rules::ridge(r),
+        "caption": rules::caption(r),
+        "message": rules::unknown_message(r),
+        "unplotted": r.unplotted,
+        "points": points,
+    })
 }
 
 /// A counter set as the charts and the timeline hold it: `{startNs, bucketNs, series: [{device,

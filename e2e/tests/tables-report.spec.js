@@ -58,7 +58,7 @@ test('kernel table: first rows equal report --json kernels[], calls and totals r
   await app.upload(RESNET);
   await app.openTab('kernels');
   // Hidden by default at this width (app/src/state/columns.rs).
-  await app.showColumns('median', 'p95', 'blocks_per_sm', 'occupancy');
+  await app.showColumns('median', 'p95', 'max', 'blocks_per_sm', 'occupancy', 'tensor_cores', 'precision', 'top_op');
   const expected = cliReport(RESNET).kernels;
   expect((await app.table())).toMatchObject({ kind: 'kernels', rows: expected.length, sort: { key: 'total', desc: true } });
   const shown = await app.shownRows('kernel-row', FIRST_ROWS);

@@ -23,6 +23,7 @@ use crate::session::Session;
 use crate::answer::summary::summarize;
 use crate::answer;
 use crate::analysis::steps;
+use crate::analysis::work::peaks::{self, Peaks};
 use protocol::{
     Answer, ComparisonData, Layout, LoadError, MarkerCandidate, Phase, Query, StepMarking, TraceRef, TraceSummary,
 };
@@ -250,6 +251,31 @@ impl Engine {
         Ok(())
     }
 
+    /// Measures the loaded trace against the GPU peaks `spec` over the table's for its GPU
+    /// (`Peaks::with_overrides`; `None`: the table's alone), replacing its session so every
+    /// peak-dependent answer is recomputed. A shared session is copied, as in
+    /// [`Engine::mark_steps`].
+    ///
+    /// # Errors
+    /// No trace is loaded, or `spec` does not parse (the session is kept as it was).
+    pub fn set_peaks(&mut self, spec: Option<&str>) -> Result<(), String> {
+        let current = self.current.as_ref().ok_or("no trace is loaded")?;
+        let given = match spec {
+            Some(spec) => {
+                let base = peaks::lookup(current.work().device());
+                Some(Peaks::with_overrides(base.as_ref(), spec)?)
+            }
+            None => None,
+        };
+        let current = self.current.take().ok_or("no trace is loaded")?;
+        let session = Arc::try_unwrap(current).unwrap_or_else(|shared| {
+            Session::new(shared.name(), shared.trace().clone())
+        });
+        self.current = Some(Arc::new(session.with_peaks(given)));
+        self.comparison = None;
+        Ok(())
+    }
+
     /// How the loaded trace's steps are marked, with the marker candidates when it has no
     /// `ProfilerStep#N` (sent with `Loaded`).
     pub fn step_marking(&self) -> StepMarking {
@@ -381,7 +407,6 @@ impl Engine {
             return Err("no trace is loaded".into());
         };
         let trace = session.trace();
-        let index = session.index();
         let answer = match q {
             Query::Ops { by_shape, range_ns } => {
                 let opts = OpOptions {
@@ -391,11 +416,14 @@ impl Engine {
                 Answer::Table(answer::tables::ops(&session.op_table(&opts), *by_shape))
             }
             Query::Kernels { range_ns } => Answer::Table(answer::tables::kernels(&session.kernels(*range_ns))),
-            Query::Steps => Answer::Table(answer::tables::steps(&session.steps(None))),
+            Query::Steps => {
+                let steps = session.steps(None);
+                Answer::Table(answer::tables::steps(&steps, &session.step_mfu(&steps)))
+            }
             Query::Resolve { key } => Answer::Details(
-                answer::details::resolve(trace, key)
-                    .and_then(|id| answer::details::slice_details(trace, index, id)),
+                answer::details::resolve(trace, key).and_then(|id| with_work(&session, id)),
             ),
+            Query::Roofline => Answer::Roofline(Box::new(answer::roofline::roofline(&session))),
             Query::Counters {
                 start_ns,
                 end_ns,
@@ -462,9 +490,9 @@ impl Engine {
                     Answer::Layout(answer::layout::aligned(trace, index, other, *align))
                 }
             },
-            Query::Hover { slice, .. } | Query::Details { slice, .. } => {
-                Answer::Details(answer::details::slice_details(trace, index, *slice))
-            }
+            Query::Hover { slice, .. } => Answer::Details(answer::details::slice_details(trace, index, *slice)),
+            // Hover skips the work: its first call builds the work index.
+            Query::Details { slice, .. } => Answer::Details(with_work(&session, *slice)),
             Query::Search { text, from_slice, from_ns, forward, .. } => {
                 let query = compile(&mut self.searches, &session, text);
                 let cursor = from_slice.map_or(search::Cursor::Time(*from_ns), search::Cursor::Slice);
@@ -544,6 +572,13 @@ impl Engine {
         self.comparison = Some(data.clone());
         Ok(data)
     }
+}
+
+/// The details of slice `id` of `session` with its work (a kernel with known FLOPs or bytes).
+fn with_work(session: &Session, id: u32) -> Option<protocol::SliceDetails> {
+    let mut d = answer::details::slice_details(session.trace(), session.index(), id)?;
+    d.work = answer::roofline::slice_work(session, id);
+    Some(d)
 }
 
 /// The compiled query for `text` over `session`, reusing a cached one (the cache keeps the last

@@ -63,7 +63,11 @@ fn ops_by_name_and_by_shape_on_matmul_add() {
             "self_cuda_pct",
             "cuda_total",
             "cuda_avg",
-            "calls"
+            "calls",
+            "flops",
+            "bytes",
+            "achieved_tflops",
+            "achieved_gbps"
         ]
     );
     assert!(t.rows.iter().all(|r| r.len() == t.columns.len()));
@@ -94,7 +98,7 @@ fn kernels_and_steps_on_a_gpu_trace() {
     let mut e = engine(&common::real("partx__profiler_trace_single_sample.json"));
     let k = table(&mut e, &Query::Kernels { range_ns: None });
     assert!(!k.rows.is_empty());
-    assert_eq!(k.columns.len(), 15);
+    assert_eq!(k.columns.len(), 21, "15 + the roofline's flops, TFLOP/s, % of peak, GB/s, % of BW, bound");
     let total = column(&k, "total");
     assert!(k
         .rows
@@ -109,6 +113,6 @@ fn kernels_and_steps_on_a_gpu_trace() {
         .unwrap();
     assert_eq!((&gemm[class], &gemm[precision]), (&CellValue::Text("gemm".into()), &CellValue::Text("fp16".into())));
     let s = table(&mut e, &Query::Steps);
-    assert_eq!(s.columns.len(), 12);
-    assert!(s.rows.iter().all(|r| r.len() == 12));
+    assert_eq!(s.columns.len(), 13, "12 + MFU %");
+    assert!(s.rows.iter().all(|r| r.len() == 13));
 }

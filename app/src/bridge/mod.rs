@@ -236,6 +236,11 @@ impl Bridge {
         self.send(id, ToWorker::SetStepMarker { id, marker }, None);
     }
 
+    /// Has the worker measure the loaded trace against the GPU peaks `spec` as load `id`.
+    pub fn set_peaks(&self, id: u32, spec: Option<String>) {
+        self.send(id, ToWorker::SetPeaks { id, spec }, None);
+    }
+
     /// Has the worker read `file` as load `id`.
     pub fn read(&self, id: u32, file: File) {
         let msg = ToWorker::Read {

@@ -1,6 +1,6 @@
 //! The charts tab: step time stacked by breakdown, GPU utilization over the trace, allocated
-//! memory over the trace, and one kernel's duration histogram, drawn with plotters on
-//! `<canvas>` elements (`plotters_canvas::CanvasBackend`).
+//! memory over the trace, one kernel's duration histogram and the kernels' roofline, drawn with
+//! plotters on `<canvas>` elements (`plotters_canvas::CanvasBackend`).
 //!
 //! Inputs: [`ChartState`] (filled by the worker's answers, see `control::charts`), the page
 //! theme and window resizes. Output: pixels only; each chart redraws in an effect when its data,
@@ -12,18 +12,24 @@
 //! as markup. Aggregation happens in the worker; a chart draws at most a few hundred shapes.
 //!
 //! Test ids: `charts`, `chart-steps`, `chart-gpu`, `chart-memory`, `chart-kernel-hist`,
-//! `chart-kernel-select`, `chart-error`. Files: one per chart, shared drawing helpers here.
+//! `chart-kernel-select`, `chart-error`, `chart-roofline` (hidden while the GPU's peaks are
+//! unknown) with `roofline-caption`, `roofline-unknown` (`data-device`: what is said in the
+//! chart's place) and the peaks form `roofline-peaks` (inputs `peak-bf16`, `peak-fp32`,
+//! `peak-gbps`; buttons `peaks-apply`, `peaks-reset`; `peaks-error`). Files: one per chart,
+//! shared drawing helpers here.
 //! The charts it draws: docs/viewer.md#charts.
 
 mod gpu;
 pub mod heatmap;
 mod histogram;
 mod memory;
+mod roofline;
 mod steps;
 
 use crate::control::Controller;
 use crate::state::charts::ChartState;
 use crate::state::format;
+use crate::state::roofline as rules;
 use crate::timeline::theme::Theme;
 use leptos::html::Canvas;
 use leptos::prelude::*;
@@ -144,6 +150,9 @@ pub fn ChartsPanel(ctl: Controller, theme: ReadSignal<Theme>) -> impl IntoView {
     redraw.on(memory_ref, counters, memory::draw);
     let hist = Memo::new(move |_| charts.with(|c| c.histogram.clone()));
     redraw.on(hist_ref, hist, histogram::draw);
+    let roofline_ref = NodeRef::<Canvas>::new();
+    let roof = Memo::new(move |_| charts.with(|c| c.roofline.clone()));
+    redraw.on(roofline_ref, roof, roofline::draw);
     let error = move || {
         charts.with(|c| c.error.clone()).map(|message| {
             view! { <p class="card error" data-testid="chart-error" role="alert">{message}</p> }
@@ -168,6 +177,18 @@ pub fn ChartsPanel(ctl: Controller, theme: ReadSignal<Theme>) -> impl IntoView {
                 <h2>"Kernel durations " <span class="muted">{move || hist_caption(&charts.read())}</span></h2>
                 {kernel_select(ctl, charts)}
                 <canvas data-testid="chart-kernel-hist" node_ref=hist_ref></canvas>
+            </figure>
+            <figure class="card chart wide">
+                <h2>"Roofline " <span class="muted" data-testid="roofline-caption">
+                    {move || roof.with(|r| r.as_ref().map(rules::caption).unwrap_or_default())}
+                </span></h2>
+                {move || roof.with(|r| r.as_ref().and_then(|d| {
+                    let text = rules::unknown_message(d)?;
+                    Some(view! { <p class="roofline-unknown" data-testid="roofline-unknown" data-device=d.device.clone()>{text}</p> })
+                }))}
+                <canvas data-testid="chart-roofline" node_ref=roofline_ref
+                    hidden=move || roof.with(|r| r.as_ref().is_some_and(|d| d.peaks.is_none()))></canvas>
+                {peaks_form(ctl, roof)}
             </figure>
         </section>
     }
@@ -199,6 +220,60 @@ fn kernel_select(ctl: Controller, charts: ReadSignal<ChartState>) -> impl IntoVi
         >
             {options}
         </select>
+    }
+}
+
+/// The GPU peaks the roofline is drawn against, editable: bf16 and fp32 TFLOP/s and memory
+/// GB/s, filled with the peaks in use; Apply sends them to the worker (`ToWorker::SetPeaks`),
+/// Table peaks goes back to the peak table's. Checked here first, so the worker only sees
+/// positive numbers.
+fn peaks_form(ctl: Controller, roof: Memo<Option<protocol::RooflineData>>) -> impl IntoView {
+    let bf16 = RwSignal::new(String::new());
+    let fp32 = RwSignal::new(String::new());
+    let gbps = RwSignal::new(String::new());
+    let error = RwSignal::new(None::<String>);
+    Effect::new(move |_| {
+        roof.with(|r| {
+            let shown = |v: Option<f64>| v.map(|v| v.to_string()).unwrap_or_default();
+            let d = r.as_ref();
+            bf16.set(shown(d.and_then(|d| rules::peak_of(d, "bf16"))));
+            fp32.set(shown(d.and_then(|d| rules::peak_of(d, "fp32"))));
+            gbps.set(shown(d.and_then(|d| d.peaks.as_ref()?.gbps)));
+        });
+    });
+    let apply = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        match rules::peaks_spec(&bf16.get_untracked(), &fp32.get_untracked(), &gbps.get_untracked()) {
+            Ok(spec) => {
+                error.set(None);
+                ctl.set_peaks(spec);
+            }
+            Err(why) => error.set(Some(why)),
+        }
+    };
+    let input = move |testid: &'static str, label: &'static str, value: RwSignal<String>| {
+        view! {
+            <label>{label}" "
+                <input type="text" inputmode="decimal" size="7" data-testid=testid
+                    prop:value=move || value.get()
+                    on:input=move |ev| value.set(event_target_value(&ev)) />
+            </label>
+        }
+    };
+    view! {
+        <form class="peaks" data-testid="roofline-peaks" on:submit=apply>
+            <span class="muted">"GPU peaks:"</span>
+            {input("peak-bf16", "bf16/fp16 TFLOP/s", bf16)}
+            {input("peak-fp32", "fp32 TFLOP/s", fp32)}
+            {input("peak-gbps", "memory GB/s", gbps)}
+            <button type="submit" data-testid="peaks-apply">"Apply"</button>
+            <button type="button" data-testid="peaks-reset" title="The peak table's numbers for this GPU"
+                on:click=move |_| {
+                    error.set(None);
+                    ctl.set_peaks(None);
+                }>"Table peaks"</button>
+            {move || error.get().map(|e| view! { <span class="error" data-testid="peaks-error" role="alert">{e}</span> })}
+        </form>
     }
 }
 

@@ -47,6 +47,20 @@ impl Controller {
         self.remark_steps(marker);
     }
 
+    /// Measures the loaded trace against the GPU peaks `spec` (`bf16=…,fp32=…,gbps=…`; `None`:
+    /// the peak table's): like [`Controller::set_step_marker`], the worker answers like a load
+    /// and the current view is restored on it, so tables and charts refresh.
+    pub fn set_peaks(self, spec: Option<String>) {
+        let Some(bridge) = self.get_bridge() else {
+            return;
+        };
+        self.restore_later(self.current_link());
+        let name = self.state.with_untracked(|s| s.name.clone()).unwrap_or_default();
+        let id = bridge.begin();
+        self.begin(&name);
+        bridge.set_peaks(id, spec);
+    }
+
     /// A load arrived while a share link waits with another step marker: has the worker
     /// re-mark the steps (the link is restored on that answer); true when it did.
     pub(super) fn mark_steps_for_link(self, loaded: &protocol::StepMarking) -> bool {

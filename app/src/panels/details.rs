@@ -10,12 +10,15 @@
 //! or op: its `kernel_file`) with `detail-source-link` (`href` = `?src=` base + path) and
 //! `source-op`, `detail-graph` (`data-graph`, `data-node`; a CUDA graph node) with
 //! `graph-launch` and `graph-arrows` (a checkbox: draw every dependency arrow of the node's graph
-//! launch, `data-edges` = how many). Trace text is always text, never HTML.
+//! launch, `data-edges` = how many), `detail-work` (a kernel with known FLOPs or bytes: its
+//! work op as `work-op`, rows `detail-work-row` with `data-key` = `flops`, `bytes`, `tflops`,
+//! `gbps`, `peak_pct`, `bandwidth_pct`, `bound` and the raw number in `data-value`). Trace
+//! text is always text, never HTML.
 
 use crate::control::Controller;
 use crate::state::format;
 use leptos::prelude::*;
-use protocol::{GraphNode, KernelSource, SliceDetails, SliceRef};
+use protocol::{GraphNode, KernelSource, SliceDetails, SliceRef, SliceWork};
 
 /// Shows the selected slice, or a hint when nothing is selected.
 #[component]
@@ -73,9 +76,11 @@ fn details_view(ctl: Controller, d: SliceDetails) -> impl IntoView {
     let (flows_in_n, flows_out_n) = (d.flows_in.len(), d.flows_out.len());
     let graph = d.graph.clone().map(|g| graph_view(ctl, g));
     let source = d.source.clone().map(|src| source_view(ctl, src));
+    let work = d.work.clone().map(|w| work_view(ctl, w));
     view! {
         <h2 data-testid="detail-name" class="mono">{s.name.clone()}</h2>
         <table class="facts">{facts}</table>
+        {work}
         {source}
         {graph}
         {one("Launched by", "launched-by", d.launched_by.clone())}
@@ -126,6 +131,38 @@ fn graph_view(ctl: Controller, g: GraphNode) -> impl IntoView {
             <p>{ids}</p>
             {launch}
             {arrows}
+        </div>
+    }
+}
+
+/// A kernel's work (docs/definitions.md "Roofline"): FLOPs and bytes (its share of its work
+/// op's), and the rates over this slice's duration; unknown values show "—".
+fn work_view(ctl: Controller, w: SliceWork) -> impl IntoView {
+    fn num(v: Option<f64>, text: impl Fn(f64) -> String) -> (Option<String>, String) {
+        (v.map(|v| v.to_string()), v.map_or_else(|| "—".to_owned(), text))
+    }
+    let peak = w.peak.clone().unwrap_or_default();
+    let rows = [
+        ("flops", "FLOPs", num(w.flops, format::flops)),
+        ("bytes", "Bytes", num(w.bytes, |b| format::bytes(b.max(0.0) as u64))),
+        ("tflops", "TFLOP/s", num(w.tflops, format::rate)),
+        ("peak_pct", "% of peak", num(w.peak_pct, |v| format!("{v:.1}% ({peak})"))),
+        ("gbps", "GB/s", num(w.gbps, format::rate)),
+        ("bandwidth_pct", "% of bandwidth", num(w.bandwidth_pct, |v| format!("{v:.1}%"))),
+        ("bound", "Bound", (None, w.bound.clone().unwrap_or_else(|| "—".to_owned()))),
+    ];
+    let rows = rows
+        .into_iter()
+        .map(|(key, label, (value, text))| {
+            view! { <tr data-testid="detail-work-row" data-key=key data-value=value><th>{label}</th><td>{text}</td></tr> }
+        })
+        .collect_view();
+    let op = w.op.map(|r| link(ctl, "work-op", r));
+    view! {
+        <div class="rel" data-testid="detail-work">
+            <h3>"Work"</h3>
+            <table class="facts">{rows}</table>
+            {op}
         </div>
     }
 }

@@ -1,5 +1,6 @@
 //! Charts tab state as a plain struct: the step breakdown, the top kernels, the whole-trace
-//! counters and the selected kernel's duration histogram, each as the worker computed it.
+//! counters, the roofline and the selected kernel's duration histogram, each as the worker
+//! computed it.
 //!
 //! Inputs: [`ChartState::loaded`] with the trace span, then [`ChartState::next_query`] /
 //! [`ChartState::sent`] / [`ChartState::apply`] / [`ChartState::failed`] in a loop driven by the
@@ -7,7 +8,7 @@
 //! chart data ([`StepChart`], [`KernelPick`]s, [`CounterSet`], [`Histogram`]).
 //!
 //! Invariants: at most one query in flight (`pending`): the charts have their own channel and
-//! ask for one thing at a time, steps, kernels, counters, then the histogram, so no answer
+//! ask for one thing at a time, steps, kernels, counters, the roofline, then the histogram, so no answer
 //! supersedes another. A failed query leaves an empty value and an error, never a retry loop.
 //! A new load clears everything.
 //!
@@ -15,7 +16,7 @@
 //! histogram bins); this struct only picks columns and remembers what is missing, so the rules
 //! are tested natively (docs/contributing.md). The charts: docs/viewer.md#charts.
 
-use protocol::{Answer, CellValue, CounterSeries, CounterSet, Histogram, Query, TableData};
+use protocol::{Answer, CellValue, CounterSeries, CounterSet, Histogram, Query, RooflineData, TableData};
 
 /// Buckets of the whole-trace GPU and memory curves (about one per 3 px of a wide chart).
 pub const COUNTER_BUCKETS: u32 = 300;
@@ -178,6 +179,7 @@ enum Need {
     Steps,
     Kernels,
     Counters,
+    Roofline,
     Histogram(String),
 }
 
@@ -192,6 +194,8 @@ pub struct ChartState {
     pub kernels: Option<Vec<KernelPick>>,
     /// GPU utilization, SM efficiency and memory over the whole trace.
     pub counters: Option<CounterSet>,
+    /// Kernels on the roofline and the GPU's peaks.
+    pub roofline: Option<RooflineData>,
     /// The kernel whose histogram is shown.
     pub kernel: Option<String>,
     /// That kernel's histogram, once it arrived.
@@ -233,6 +237,7 @@ impl ChartState {
                 end_ns: self.span_ns,
                 buckets: COUNTER_BUCKETS,
             },
+            Need::Roofline => Query::Roofline,
             Need::Histogram(name) => Query::Histogram {
                 name,
                 bins: HISTOGRAM_BINS,
@@ -247,6 +252,8 @@ impl ChartState {
             Some(Need::Kernels)
         } else if self.counters.is_none() {
             Some(Need::Counters)
+        } else if self.roofline.is_none() {
+            Some(Need::Roofline)
         } else {
             let name = self.kernel.as_ref()?;
             let shown = self.histogram.as_ref().is_some_and(|h| &h.name == name);
@@ -275,6 +282,7 @@ impl ChartState {
             (Need::Steps, Answer::Table(t)) => self.steps = Some(StepChart::from_table(&t)),
             (Need::Kernels, Answer::Table(t)) => self.set_kernels(top_kernels(&t)),
             (Need::Counters, Answer::Counters(set)) => self.counters = Some(set),
+            (Need::Roofline, Answer::Roofline(r)) => self.roofline = Some(*r),
             (Need::Histogram(_), Answer::Histogram(h)) => self.histogram = Some(h),
             (need, _) => self.give_up(need),
         }
@@ -313,6 +321,7 @@ impl ChartState {
             Need::Steps => self.steps = Some(StepChart::default()),
             Need::Kernels => self.kernels = Some(Vec::new()),
             Need::Counters => self.counters = Some(CounterSet::default()),
+            Need::Roofline => self.roofline = Some(RooflineData::default()),
             Need::Histogram(name) => {
                 self.histogram = Some(Histogram {
                     name,
@@ -468,15 +477,18 @@ mod tests {
                 ..CounterSet::default()
             }),
         );
+        assert_eq!(send(&mut c, 4), Query::Roofline);
+        c.apply(4, Answer::Roofline(Box::default()));
+        assert_eq!(c.roofline, Some(RooflineData::default()));
         assert_eq!(
-            send(&mut c, 4),
+            send(&mut c, 5),
             Query::Histogram {
                 name: "k2".into(),
                 bins: HISTOGRAM_BINS
             }
         );
         c.apply(
-            4,
+            5,
             Answer::Histogram(Histogram {
                 name: "k2".into(),
                 total: 1,
@@ -494,6 +506,7 @@ mod tests {
         c.steps = Some(StepChart::default());
         c.kernels = Some(Vec::new());
         c.counters = Some(CounterSet::default());
+        c.roofline = Some(RooflineData::default());
         c.select_kernel("a".into());
         send(&mut c, 7);
         c.select_kernel("b".into());

@@ -1,10 +1,13 @@
 //! Which columns the op and kernel tables show: the user's choice per table kind (kept in the
 //! browser's localStorage, `kinetoscope.columns.<kind>`), else a default for the page's width.
 //!
-//! Defaults: at [`NARROW_PX`] and wider, the percent columns of the op table and the kernels'
-//! spread and occupancy columns are hidden, so `# of Calls` and `CUDA time avg` fit at 1440 px;
-//! narrower, the ops keep Self CUDA, CUDA total and Calls, the kernels Calls, Total, Mean and
-//! GPU %. Name and the sorted column are always shown; the steps table shows every
+//! Defaults: at [`NARROW_PX`] and wider, the percent columns and the work columns (FLOPs,
+//! bytes, TFLOP/s, GB/s) of the op table and the kernels' spread, occupancy, tensor-core,
+//! precision, top op and source columns are hidden, so `# of Calls` and `CUDA time avg` fit at
+//! 1440 px and the kernels' roofline columns (FLOPs, TFLOP/s, % of peak, GB/s, % of BW, Bound)
+//! fit beside Calls, Total, Mean, GPU % and Class; narrower, the ops
+//! keep Self CUDA, CUDA total and Calls, the kernels Calls, Total, Mean, GPU %, Source and
+//! TFLOP/s. Name and the sorted column are always shown; the steps table shows every
 //! column. Why a default by width: at 800 px only four of twelve columns fit, and the
 //! sorted column could be one of those off screen. A column dragged wider or narrower keeps its
 //! width (in `ch`) until the page is reloaded.
@@ -86,7 +89,15 @@ impl ColumnChoice {
 /// The columns of `kind` hidden until the user chooses (see the module docs).
 fn default_hidden(kind: &str, narrow: bool) -> &'static [&'static str] {
     match (kind, narrow) {
-        ("ops", false) => &["self_cpu_pct", "cpu_total_pct", "self_cuda_pct"],
+        ("ops", false) => &[
+            "self_cpu_pct",
+            "cpu_total_pct",
+            "self_cuda_pct",
+            "flops",
+            "bytes",
+            "achieved_tflops",
+            "achieved_gbps",
+        ],
         ("ops", true) => &[
             "self_cpu",
             "self_cpu_pct",
@@ -95,8 +106,22 @@ fn default_hidden(kind: &str, narrow: bool) -> &'static [&'static str] {
             "cpu_avg",
             "self_cuda_pct",
             "cuda_avg",
+            "flops",
+            "bytes",
+            "achieved_tflops",
+            "achieved_gbps",
         ],
-        ("kernels", false) => &["median", "p95", "blocks_per_sm", "occupancy"],
+        ("kernels", false) => &[
+            "median",
+            "p95",
+            "max",
+            "blocks_per_sm",
+            "occupancy",
+            "tensor_cores",
+            "precision",
+            "top_op",
+            "source",
+        ],
         ("kernels", true) => &[
             "median",
             "p95",
@@ -107,6 +132,11 @@ fn default_hidden(kind: &str, narrow: bool) -> &'static [&'static str] {
             "tensor_cores",
             "precision",
             "top_op",
+            "flops",
+            "peak_pct",
+            "achieved_gbps",
+            "bandwidth_pct",
+            "bound",
         ],
         _ => &[],
     }
@@ -117,7 +147,7 @@ mod tests {
     use super::*;
 
     /// The op table's columns as the worker sends them (answer/tables.rs).
-    const OPS: [&str; 11] = [
+    const OPS: [&str; 15] = [
         "name",
         "self_cpu_pct",
         "self_cpu",
@@ -129,7 +159,34 @@ mod tests {
         "cuda_total",
         "cuda_avg",
         "calls",
+        "flops",
+        "bytes",
+        "achieved_tflops",
+        "achieved_gbps",
     ];
+
+    /// The kernel table's columns as the worker sends them.
+    const KERNELS: [&str; 21] = [
+        "name", "calls", "total", "mean", "median", "p95", "max", "gpu_pct", "blocks_per_sm",
+        "occupancy", "class", "tensor_cores", "precision", "top_op", "source", "flops",
+        "achieved_tflops", "peak_pct", "achieved_gbps", "bandwidth_pct", "bound",
+    ];
+
+    #[test]
+    fn kernels_show_their_roofline_columns_when_wide() {
+        let shown = |c: &ColumnChoice| -> Vec<&str> {
+            c.shown("kernels", &KERNELS, None).into_iter().map(|i| KERNELS[i]).collect()
+        };
+        assert_eq!(
+            shown(&ColumnChoice::default()),
+            [
+                "name", "calls", "total", "mean", "gpu_pct", "class", "flops", "achieved_tflops", "peak_pct",
+                "achieved_gbps", "bandwidth_pct", "bound"
+            ]
+        );
+        let narrow = ColumnChoice { narrow: true, ..ColumnChoice::default() };
+        assert_eq!(shown(&narrow), ["name", "calls", "total", "mean", "gpu_pct", "source", "achieved_tflops"]);
+    }
 
     fn keys(c: &ColumnChoice, sort: Option<&str>) -> Vec<&'static str> {
         c.shown("ops", &OPS, sort).into_iter().map(|i| OPS[i]).collect()
@@ -162,12 +219,13 @@ mod tests {
         c.toggle("ops", "calls");
         c.toggle("ops", "self_cpu_pct");
         c.toggle("ops", "name");
-        assert_eq!(c.stored("ops").as_deref(), Some("calls,cpu_total_pct,self_cuda_pct"));
+        let stored = "achieved_gbps,achieved_tflops,bytes,calls,cpu_total_pct,flops,self_cuda_pct";
+        assert_eq!(c.stored("ops").as_deref(), Some(stored));
         let mut back = ColumnChoice {
             narrow: true,
             ..ColumnChoice::default()
         };
-        back.restore("ops", "calls,cpu_total_pct,self_cuda_pct,name");
+        back.restore("ops", &format!("{stored},name"));
         assert_eq!(keys(&back, None), keys(&c, None));
         assert!(!keys(&back, None).contains(&"calls"));
     }

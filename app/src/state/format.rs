@@ -40,6 +40,41 @@ pub fn bytes(n: u64) -> String {
     }
 }
 
+/// A FLOP count with a decimal prefix: `"812"`, `"12.3 M"`, `"4.56 G"`, `"1.23 T"`, `"7.89 P"`.
+pub fn flops(x: f64) -> String {
+    if !x.is_finite() || x < 0.0 {
+        return "—".into();
+    }
+    const PREFIXES: [(f64, &str); 5] = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")];
+    match PREFIXES.iter().find(|(scale, _)| x >= *scale) {
+        Some((scale, prefix)) => format!("{} {prefix}", rate(x / scale)),
+        None => format!("{x:.0}"),
+    }
+}
+
+/// A rate (TFLOP/s, GB/s) with three significant digits: `"0.0123"`, `"1.23"`, `"45.6"`, `"789"`,
+/// `"1,234"`.
+pub fn rate(x: f64) -> String {
+    if !x.is_finite() {
+        return "—".into();
+    }
+    let a = x.abs();
+    if a >= 1000.0 {
+        let rounded = count(a.round() as u64);
+        if x < 0.0 { format!("-{rounded}") } else { rounded }
+    } else if a >= 100.0 {
+        format!("{x:.0}")
+    } else if a >= 10.0 {
+        format!("{x:.1}")
+    } else if a >= 1.0 || a == 0.0 {
+        format!("{x:.2}")
+    } else {
+        // Three significant digits below 1: 0.123, 0.0123, ...
+        let decimals = (2 - a.log10().floor() as i32).clamp(3, 9) as usize;
+        format!("{x:.decimals$}")
+    }
+}
+
 /// Megabytes with one decimal and no unit, for "12.3 / 45.6 MB".
 pub fn mb(n: u64) -> String {
     format!("{:.1}", n as f64 / 1e6)
@@ -146,6 +181,20 @@ fn sig3(x: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn flops_and_rates_keep_three_digits() {
+        assert_eq!(flops(812.0), "812");
+        assert_eq!(flops(12_345_678.0), "12.3 M");
+        assert_eq!(flops(4.561e9), "4.56 G");
+        assert_eq!(flops(1.5e18), "1,500 P");
+        assert_eq!(rate(0.0), "0.00");
+        assert_eq!(rate(0.01234), "0.0123");
+        assert_eq!(rate(1.234), "1.23");
+        assert_eq!(rate(45.67), "45.7");
+        assert_eq!(rate(789.4), "789");
+        assert_eq!(rate(3350.0), "3,350");
+    }
 
     #[test]
     fn counts_group_thousands() {

@@ -23,6 +23,7 @@ pub mod link;
 pub mod names;
 pub mod notice;
 pub mod ranks;
+pub mod roofline;
 pub mod run;
 pub mod stack;
 pub mod table;

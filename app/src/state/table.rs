@@ -332,6 +332,8 @@ pub fn cell_text(cell: &CellValue, unit: &str) -> String {
         "ns" => format::span_us(x / 1e3),
         "pct" => format!("{x:.2}%"),
         "bytes" => format::bytes(x.max(0.0) as u64),
+        "flops" => format::flops(x),
+        "rate" => format::rate(x),
         _ if matches!(cell, CellValue::Int(_)) || x.fract() == 0.0 => match cell {
             CellValue::Int(n) if *n < 0 => format!("-{}", format::count(n.unsigned_abs())),
             _ => format::count(x.max(0.0) as u64),

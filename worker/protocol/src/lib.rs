@@ -11,6 +11,7 @@
 mod compare;
 mod explain;
 mod query;
+mod roofline;
 mod run;
 mod summary;
 mod table;
@@ -19,6 +20,7 @@ mod timeline;
 pub use compare::*;
 pub use explain::*;
 pub use query::*;
+pub use roofline::*;
 pub use run::*;
 pub use summary::*;
 pub use table::*;
@@ -26,7 +28,7 @@ pub use timeline::*;
 use serde::{Deserialize, Serialize};
 
 /// Bumped on any incompatible change; the app refuses a worker that reports another version.
-pub const PROTOCOL_VERSION: u32 = 14;
+pub const PROTOCOL_VERSION: u32 = 15;
 
 /// A message from the app to the worker.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -90,6 +92,11 @@ pub enum ToWorker {
     /// again): every step-dependent answer is recomputed. Answered like a load, by `Loaded`
     /// (the same summary, the new layout and [`StepMarking`]) or `Failed`.
     SetStepMarker { id: u32, marker: Option<String> },
+    /// Measures the loaded trace against the GPU peaks `spec` (`bf16=989,fp32=67,gbps=3350`:
+    /// TFLOP/s per class, GB/s; over the table's peaks for its GPU) or, with `None`, the
+    /// table's alone: achieved shares, bounds, MFU and the roofline are recomputed. Answered
+    /// like `SetStepMarker`, by `Loaded` or `Failed` (a spec that does not parse).
+    SetPeaks { id: u32, spec: Option<String> },
     /// Drops a load in progress.
     Cancel { id: u32 },
     /// Asks for a table over the loaded trace; answered by `Table` or `QueryFailed` with `id`.
@@ -130,6 +137,8 @@ pub enum Answer {
     Collective(Option<CollectiveMatch>),
     /// ExplainStep.
     Explanation(Box<ExplanationData>),
+    /// Roofline.
+    Roofline(Box<RooflineData>),
     /// Report: the HTML file's text. A one-off document the user asked for (tens to hundreds
     /// of KB), so it travels in the JSON message rather than as a transferred buffer.
     Report(String),
@@ -323,6 +332,12 @@ mod tests {
                 ..ExplanationData::default()
             })),
             Answer::Report("<!DOCTYPE html>".into()),
+            Answer::Roofline(Box::new(RooflineData {
+                peaks: Some(PeakSet { tflops: vec![("bf16".into(), 989.4)], gbps: Some(3350.0), ..PeakSet::default() }),
+                roof: Some(("bf16".into(), 989.4)),
+                points: vec![RooflinePoint { bound: Some("memory".into()), ..RooflinePoint::default() }],
+                ..RooflineData::default()
+            })),
         ];
         for answer in answers {
             let msg = FromWorker::Answer { id: 1, answer: Box::new(answer) };
@@ -365,6 +380,7 @@ mod tests {
             Query::ExplainStep { step: None },
             Query::ExplainStep { step: Some(7) },
             Query::Report { viewer_url: Some("https://v/?url=a.json".into()) },
+            Query::Roofline,
         ];
         let mut seen = std::collections::BTreeSet::new();
         for query in queries {
@@ -388,13 +404,14 @@ mod tests {
                 Query::Collective { .. } => "collective",
                 Query::ExplainStep { .. } => "explain_step",
                 Query::Report { .. } => "report",
+                Query::Roofline => "roofline",
             };
             seen.insert(name);
             let msg = ToWorker::Query { id: 9, query };
             let json = serde_json::to_string(&msg).unwrap();
             assert_eq!(serde_json::from_str::<ToWorker>(&json).unwrap(), msg, "{json}");
         }
-        assert_eq!(seen.len(), 19, "every query variant is listed");
+        assert_eq!(seen.len(), 20, "every query variant is listed");
         // Queries written before `trace` existed still mean the loaded trace.
         let old: Query = serde_json::from_str(r#"{"kind":"hover","slice":4}"#).unwrap();
         assert_eq!(old, Query::Hover { trace: TraceRef::Current, slice: 4 });
@@ -408,6 +425,8 @@ mod tests {
             ToWorker::HoldRanks { id: 1, ranks: vec![0, 5], workers: None },
             ToWorker::SetStepMarker { id: 1, marker: Some("## Call fx ##".into()) },
             ToWorker::SetStepMarker { id: 1, marker: None },
+            ToWorker::SetPeaks { id: 1, spec: Some("bf16=100,gbps=2000".into()) },
+            ToWorker::SetPeaks { id: 1, spec: None },
         ] {
             let json = serde_json::to_string(&msg).unwrap();
             assert_eq!(serde_json::from_str::<ToWorker>(&json).unwrap(), msg, "{json}");

@@ -90,6 +90,9 @@ pub enum Query {
     /// page's Export report); `viewer_url`, the address that opens this trace in the viewer,
     /// adds links back to it. Answered by [`crate::Answer::Report`].
     Report { viewer_url: Option<String> },
+    /// The kernels on the roofline with the GPU's peaks (the Charts tab); answered by
+    /// [`crate::Answer::Roofline`].
+    Roofline,
 }
 
 /// Which of the engine's traces a query addresses: the loaded one, the comparison baseline
@@ -172,7 +175,7 @@ impl Query {
             Query::Details { .. } | Query::Resolve { .. } => Channel::Details,
             Query::Hover { .. } => Channel::Hover,
             Query::Search { .. } => Channel::Search,
-            Query::Counters { .. } | Query::Histogram { .. } => Channel::Counters,
+            Query::Counters { .. } | Query::Histogram { .. } | Query::Roofline => Channel::Counters,
             Query::Findings => Channel::Findings,
             Query::KeepAsBaseline | Query::ClearBaseline | Query::Compare { .. } => Channel::Compare,
             Query::Run => Channel::Run,

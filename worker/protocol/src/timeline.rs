@@ -185,6 +185,10 @@ pub struct SliceDetails {
     pub graph: Option<GraphNode>,
     /// A Triton / compiled kernel, or the op launching one: its source (`kernel_file`).
     pub source: Option<KernelSource>,
+    /// A kernel with known work: FLOPs, bytes and rates over its duration (details only, not
+    /// hover).
+    #[serde(default)]
+    pub work: Option<crate::SliceWork>,
 }
 
 /// A kernel's place in a CUDA graph (docs/definitions.md, "CUDA graphs").

@@ -55,6 +55,8 @@ pub fn slice_details(trace: &Trace, index: &Index, id: u32) -> Option<SliceDetai
         op: one(d.op),
         graph: graph_node(trace, id, d.launch, index),
         source: source(trace, id),
+        // Added by the engine for `Query::Details` (`super::roofline::slice_work`).
+        work: None,
     })
 }
 

@@ -12,6 +12,7 @@
 //! findings ─findings─▶ FindingData (evidence as slice references)
 //! step explanation ─explain─▶ ExplanationData (evidence as slice references)
 //! GpuIndex + Memory ─counters─▶ CounterSet (utilization, SM efficiency, memory per bucket)
+//! WorkIndex + kernel table ─roofline─▶ RooflineData (points, peaks); SliceWork (details)
 //! Comparison + both sides' findings ─comparison─▶ ComparisonData
 //! a rank's kernel + the run analysis ─collective─▶ CollectiveMatch (the instance on every rank)
 //! ```
@@ -26,6 +27,7 @@ pub mod details;
 pub mod explain;
 pub mod findings;
 pub mod layout;
+pub mod roofline;
 pub mod search;
 pub mod summary;
 pub mod tables;

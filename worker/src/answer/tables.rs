@@ -3,7 +3,9 @@
 //! (`col-<key>` test ids); units tell the app how to format (`ns`, `count`, `pct`, `text`).
 //!
 //! Percentages are 0–100. Averages are ns (floats). Missing values (no GPU span, no launch
-//! config) are [`CellValue::Empty`].
+//! config, unknown FLOPs or bytes) are [`CellValue::Empty`], never 0. Work columns
+//! (docs/definitions.md "Roofline"): `flops` (unit `flops`), `bytes`, rates in TFLOP/s and
+//! GB/s (unit `rate`), `bound` (`compute` / `memory`).
 
 use crate::analysis::breakdown::CATEGORIES;
 use crate::analysis::kernels::KernelTable;
@@ -44,6 +46,18 @@ fn float(x: Option<f64>) -> CellValue {
     x.map_or(CellValue::Empty, CellValue::Float)
 }
 
+fn known(x: Option<u64>) -> CellValue {
+    x.map_or(CellValue::Empty, count)
+}
+
+/// `amount` per ns of `ns`, scaled: FLOPs -> TFLOP/s is `1e-3`, bytes -> GB/s is `1`.
+fn per_ns(amount: Option<u64>, ns: i64, scale: f64) -> CellValue {
+    match amount {
+        Some(a) if ns > 0 => CellValue::Float(a as f64 / ns as f64 * scale),
+        _ => CellValue::Empty,
+    }
+}
+
 /// The op table (PyTorch's `key_averages` columns; `Input Shapes` when grouped by shape).
 pub fn ops(table: &OpTable, by_shape: bool) -> TableData {
     let mut columns = vec![col("name", "Name", "text")];
@@ -61,6 +75,10 @@ pub fn ops(table: &OpTable, by_shape: bool) -> TableData {
         col("cuda_total", "CUDA total", "ns"),
         col("cuda_avg", "CUDA time avg", "ns"),
         col("calls", "# of Calls", "count"),
+        col("flops", "FLOPs", "flops"),
+        col("bytes", "Bytes", "bytes"),
+        col("achieved_tflops", "TFLOP/s", "rate"),
+        col("achieved_gbps", "GB/s", "rate"),
     ]);
     let (cpu, dev) = (table.self_cpu_total_ns, table.self_device_total_ns);
     let rows = table
@@ -82,6 +100,11 @@ pub fn ops(table: &OpTable, by_shape: bool) -> TableData {
                 CellValue::Int(r.device_total_ns),
                 avg(r.device_total_ns, r.calls),
                 count(r.calls),
+                known(r.flops),
+                known(r.bytes),
+                // Rates over CUDA total: the op's FLOPs are inclusive, like that time.
+                per_ns(r.flops, r.device_total_ns, 1e-3),
+                per_ns(r.bytes, r.device_total_ns, 1.0),
             ]);
             row
         })
@@ -120,11 +143,18 @@ pub fn kernels(table: &KernelTable) -> TableData {
         col("precision", "Precision", "text"),
         col("top_op", "Top op", "text"),
         col("source", "Source", "text"),
+        col("flops", "FLOPs", "flops"),
+        col("achieved_tflops", "TFLOP/s", "rate"),
+        col("peak_pct", "% of peak", "pct"),
+        col("achieved_gbps", "GB/s", "rate"),
+        col("bandwidth_pct", "% of BW", "pct"),
+        col("bound", "Bound", "text"),
     ];
     let rows = table
         .rows
         .iter()
         .map(|r| {
+            let a = r.achieved.as_ref();
             vec![
                 CellValue::Text(r.name.clone()),
                 count(r.calls()),
@@ -147,6 +177,13 @@ pub fn kernels(table: &KernelTable) -> TableData {
                     Some(line) => CellValue::Text(format!("{}:{line}", src.file)),
                     None => CellValue::Text(src.file.clone()),
                 }),
+                float(a.filter(|a| a.has_flops).map(|a| a.flops)),
+                float(a.and_then(|a| a.tflops)),
+                float(a.and_then(|a| a.peak_pct)),
+                float(a.and_then(|a| a.gbps)),
+                float(a.and_then(|a| a.bandwidth_pct)),
+                a.and_then(|a| a.bound)
+                    .map_or(CellValue::Empty, |b| CellValue::Text(b.key().into())),
             ]
         })
         .collect();
@@ -162,8 +199,9 @@ pub fn kernels(table: &KernelTable) -> TableData {
     }
 }
 
-/// The step table, in step order, with the time breakdown of each step span.
-pub fn steps(steps: &Steps) -> TableData {
+/// The step table, in step order, with the time breakdown of each step span and its MFU
+/// (`mfu`: one per step, in %, `None` when unknown).
+pub fn steps(steps: &Steps, mfu: &[Option<f64>]) -> TableData {
     let mut columns = vec![
         col("step", "Step", "count"),
         col("cpu_dur", "CPU dur", "ns"),
@@ -181,10 +219,12 @@ pub fn steps(steps: &Steps) -> TableData {
         ("other", "Other"),
     ];
     columns.extend(CATS.iter().map(|(k, l)| col(k, l, "ns")));
+    columns.push(col("mfu_pct", "MFU %", "pct"));
     let rows = steps
         .steps
         .iter()
-        .map(|s| {
+        .enumerate()
+        .map(|(i, s)| {
             let mut row = vec![
                 count(s.number),
                 CellValue::Int(s.cpu_dur_ns()),
@@ -200,6 +240,7 @@ pub fn steps(steps: &Steps) -> TableData {
                     .iter()
                     .map(|&c| CellValue::Int(s.breakdown.get(c))),
             );
+            row.push(float(mfu.get(i).copied().flatten()));
             row
         })
         .collect();

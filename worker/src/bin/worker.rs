@@ -209,6 +209,7 @@ mod wasm {
                 Ok(ToWorker::OpenRank { id, rank, workers }) => self.open_rank(id, rank, workers),
                 Ok(ToWorker::HoldRanks { id, ranks, workers }) => self.hold_ranks(id, &ranks, workers),
                 Ok(ToWorker::SetStepMarker { id, marker }) => self.mark_steps(id, marker),
+                Ok(ToWorker::SetPeaks { id, spec }) => self.set_peaks(id, spec.as_deref()),
                 Ok(ToWorker::Cancel { id }) => {
                     if let Some(run) = self.run.as_mut() {
                         run.cancel(id);
@@ -518,6 +519,17 @@ mod wasm {
             match (summary, self.engine.mark_steps(marker)) {
                 (Some(summary), Ok(())) => self.post_loaded(id, summary),
                 _ => post(&self.scope, &FromWorker::Failed { id, error: load_error("io", "no trace is loaded".into()) }),
+            }
+        }
+
+        /// `SetPeaks`: measures the loaded trace against the given peaks and posts `Loaded`
+        /// again (`Failed` with the reason when the spec does not parse).
+        fn set_peaks(&mut self, id: u32, spec: Option<&str>) {
+            let summary = self.summary.clone().filter(|_| self.engine.session().is_some());
+            match (summary, self.engine.set_peaks(spec)) {
+                (Some(summary), Ok(())) => self.post_loaded(id, summary),
+                (None, _) => post(&self.scope, &FromWorker::Failed { id, error: load_error("io", "no trace is loaded".into()) }),
+                (Some(_), Err(why)) => post(&self.scope, &FromWorker::Failed { id, error: load_error("peaks", why) }),
             }
         }
 
