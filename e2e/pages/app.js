@@ -4,7 +4,7 @@
 // Waits are on `loads` and `idle()`, never on sleeps.
 const path = require('node:path');
 const { test: base, expect } = require('@playwright/test');
-const { RESULTS_DIR } = require('../support/fixtures');
+const { RESULTS_DIR, realFixture, cliInfo, expectSameSummary } = require('../support/fixtures');
 
 // Waits poll `window.kinetoscope` every 50 ms, not in every animation frame (Playwright's
 // default): a read after a state change rebuilds its snapshot, and read in every frame that
@@ -70,6 +70,15 @@ class AppPage {
     await this.fileInput.setInputFiles(file);
     await this.waitForLoads(before + 1);
     return this.state();
+  }
+
+  /** After a failed or cancelled load the page is usable: the next file (a small real trace)
+   *  loads and its summary equals the CLI's. */
+  async expectNextFileLoads() {
+    const next = realFixture('catapult__async_begin_end.json');
+    const after = await this.upload(next);
+    expect(after.status).toBe('ready');
+    expectSameSummary(after.summary, cliInfo(next));
   }
 
   /** Drops a file (`{ name, buffer }`) on the drop zone; returns the state after it loaded. */

@@ -158,10 +158,7 @@ test('Cancel stops a URL still arriving: the download ends, the page says so, th
     expect(s.error.kind).toBe('cancelled');
     await expect(app.error).toBeVisible();
     await app.screenshot('cancelled');
-    const file = realFixture('catapult__async_begin_end.json');
-    const next = await app.upload(file);
-    expect(next.status).toBe('ready');
-    expectSameSummary(next.summary, cliInfo(file));
+    await app.expectNextFileLoads();
   } finally {
     await new Promise((resolve) => server.close(resolve));
   }

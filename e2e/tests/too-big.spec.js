@@ -9,7 +9,6 @@ const os = require('node:os');
 const path = require('node:path');
 const zlib = require('node:zlib');
 const { test, expect } = require('../pages/app');
-const { realFixture, cliInfo, expectSameSummary } = require('../support/fixtures');
 
 /** Writes a valid trace that inflates to `copies` x 64 MiB of whitespace as a multi-member
  *  gzip (one member compressed once, repeated), so making 6.7 GB takes a fraction of a second.
@@ -52,10 +51,7 @@ test('a gzip bomb is stopped at the tab budget with a sentence; the next file lo
     test.info().annotations.push({ type: 'bomb', description: `${gzipBytes} B of gzip inflating to ${inflated} B: sentence after ${ms} ms` });
     console.log(`bomb: ${gzipBytes} B of gzip -> ${inflated} B of JSON; sentence after ${ms} ms: ${s.error.message}`);
 
-    const next = realFixture('catapult__async_begin_end.json');
-    const after = await app.upload(next);
-    expect(after.status).toBe('ready');
-    expectSameSummary(after.summary, cliInfo(next));
+    await app.expectNextFileLoads();
     expect(app.pageErrors).toEqual([]);
   } finally {
     fs.rmSync(file, { force: true });
@@ -84,10 +80,7 @@ test('a URL declaring 2.5 GB is refused by its size before it downloads', async 
     expect(s.error.message).toMatch(/^This trace is 2\.51 GB, more than the 1\.25 GB of JSON a browser tab can hold \(.*\): capture fewer steps .* kinetoscope report "big\.pt\.trace\.json"$/);
     expect(await disconnected, 'the download was closed').toBeLessThan(16 << 20);
     await app.screenshot('too-big-declared');
-    const next = realFixture('catapult__async_begin_end.json');
-    const after = await app.upload(next);
-    expect(after.status).toBe('ready');
-    expectSameSummary(after.summary, cliInfo(next));
+    await app.expectNextFileLoads();
   } finally {
     await new Promise((resolve) => server.close(resolve));
   }

@@ -21,6 +21,7 @@
 //! - [`kernels`]: the kernel table (per name: distribution, blocks per SM, occupancy, top op).
 //! - [`gpu`]: per-device GPU Utilization, Est. SM Efficiency, occupancy, tensor-core share.
 //! - [`kernel_class`]: the kernel-name table: class, tensor-core use, precision (one place).
+//! - [`device`]: the trace's `deviceProperties` (GPU name, memory, compute capability).
 //! - [`work`]: FLOPs and bytes per op call and kernel, GPU peaks, roofline bound, step MFU.
 //! - `args` / `shapes`: reading one field of an event's raw args; PyTorch's shape strings.
 
@@ -40,4 +41,5 @@ pub mod health;
 pub mod graphs;
 pub mod source;
 pub mod unavailable;
+pub mod device;
 pub mod work;

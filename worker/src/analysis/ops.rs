@@ -56,7 +56,8 @@ mod build;
 use crate::analysis::args::ArgKey;
 use crate::analysis::shapes::python_shapes;
 use crate::analysis::work::dtype::PeakClass;
-use crate::analysis::work::estimate::{self, InputsKey, OpWork, WorkKeys};
+use crate::analysis::work::estimate::OpWork;
+use crate::analysis::work::Estimator;
 use crate::model::strings::FxHashMap;
 use crate::model::{CatClass, StrId, Trace};
 use std::ops::Range;
@@ -139,6 +140,20 @@ impl OpRow {
     pub fn device_total_us(&self) -> f64 {
         us(self.device_total_ns)
     }
+    /// FLOPs over CUDA total (inclusive, like the FLOPs), TFLOP/s; `None` when either is
+    /// unknown or 0.
+    pub fn achieved_tflops(&self) -> Option<f64> {
+        per_second(self.flops, self.device_total_ns, 1e12)
+    }
+    /// Bytes over CUDA total, GB/s.
+    pub fn achieved_gbps(&self) -> Option<f64> {
+        per_second(self.bytes, self.device_total_ns, 1e9)
+    }
+}
+
+/// `value` per second of `ns`, in `unit`s; `None` when either is unknown or 0.
+fn per_second(value: Option<u64>, ns: i64, unit: f64) -> Option<f64> {
+    (ns > 0).then(|| value.map(|v| v as f64 / (ns as f64 / 1e9) / unit)).flatten()
 }
 
 /// Adds a call's known value to a row's sum (unknown calls add nothing).
@@ -367,33 +382,13 @@ impl OpIndex {
         }
     }
 
-    /// The estimated work of every op: args are read only for names with an estimate rule
-    /// or args holding a recorded `flops`, and estimated once per distinct (name, inputs).
+    /// The estimated work of every op ([`Estimator`]; annotations and launch calls have none).
     fn op_work(&self, trace: &Trace) -> Vec<Option<OpWork>> {
-        let keys = WorkKeys::default();
+        let mut estimator = Estimator::new(trace);
         let s = &trace.slices;
-        let mut rule_of: FxHashMap<StrId, bool> = FxHashMap::default();
-        let mut cache: FxHashMap<(StrId, InputsKey<'_>), Option<OpWork>> = FxHashMap::default();
         self.slice
             .iter()
-            .map(|&i| {
-                let i = i as usize;
-                if trace.class(s.cat[i]) != CatClass::CpuOp {
-                    return None;
-                }
-                let known = *rule_of.entry(s.name[i]).or_insert_with(|| {
-                    let name = trace.strings.get(s.name[i]);
-                    estimate::may_estimate(name.strip_prefix("aten::").unwrap_or(&name))
-                });
-                let args = trace.args_text(s.args[i]).as_bytes();
-                if !known && !keys.recorded(args) {
-                    return None;
-                }
-                let key = keys.inputs_key(args);
-                *cache
-                    .entry((s.name[i], key))
-                    .or_insert_with(|| estimate::estimate(&keys, &trace.strings.get(s.name[i]), args))
-            })
+            .map(|&i| (trace.class(s.cat[i as usize]) == CatClass::CpuOp).then(|| estimator.of(i)).flatten())
             .collect()
     }
 

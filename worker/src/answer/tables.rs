@@ -4,7 +4,7 @@
 //!
 //! Percentages are 0–100. Averages are ns (floats). Missing values (no GPU span, no launch
 //! config, unknown FLOPs or bytes) are [`CellValue::Empty`], never 0. Work columns
-//! (docs/definitions.md "Roofline"): `flops` (unit `flops`), `bytes`, rates in TFLOP/s and
+//! (docs/definitions.md §8): `flops` (unit `flops`), `bytes`, rates in TFLOP/s and
 //! GB/s (unit `rate`), `bound` (`compute` / `memory`).
 
 use crate::analysis::breakdown::CATEGORIES;
@@ -48,14 +48,6 @@ fn float(x: Option<f64>) -> CellValue {
 
 fn known(x: Option<u64>) -> CellValue {
     x.map_or(CellValue::Empty, count)
-}
-
-/// `amount` per ns of `ns`, scaled: FLOPs -> TFLOP/s is `1e-3`, bytes -> GB/s is `1`.
-fn per_ns(amount: Option<u64>, ns: i64, scale: f64) -> CellValue {
-    match amount {
-        Some(a) if ns > 0 => CellValue::Float(a as f64 / ns as f64 * scale),
-        _ => CellValue::Empty,
-    }
 }
 
 /// The op table (PyTorch's `key_averages` columns; `Input Shapes` when grouped by shape).
@@ -102,9 +94,8 @@ pub fn ops(table: &OpTable, by_shape: bool) -> TableData {
                 count(r.calls),
                 known(r.flops),
                 known(r.bytes),
-                // Rates over CUDA total: the op's FLOPs are inclusive, like that time.
-                per_ns(r.flops, r.device_total_ns, 1e-3),
-                per_ns(r.bytes, r.device_total_ns, 1.0),
+                float(r.achieved_tflops()),
+                float(r.achieved_gbps()),
             ]);
             row
         })

@@ -48,6 +48,7 @@ use crate::analysis::gpu::{GpuIndex, GpuMetrics};
 use crate::analysis::kernels::KernelTable;
 use crate::analysis::ops::{OpOptions, OpTable};
 use crate::analysis::steps::{self, StepSpan, Steps};
+use crate::analysis::device::{device_properties, DeviceProps};
 use crate::analysis::work::WorkIndex;
 use crate::model::strings::FxHashMap;
 use crate::model::{CatClass, Trace, NONE};
@@ -357,35 +358,10 @@ pub(crate) fn launch_of(trace: &Trace, i: u32) -> Option<u32> {
     (l != NONE && (l as usize) < trace.slices.len()).then_some(l)
 }
 
-/// One entry of the trace's top-level `deviceProperties`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct DeviceProps {
-    /// `id`.
-    pub id: i64,
-    /// `totalGlobalMem`, bytes.
-    pub total_mem: Option<i64>,
-    /// `computeMajor`.
-    pub major: Option<i64>,
-}
-
 impl Ctx<'_> {
     /// The devices listed in `deviceProperties` (empty when absent or unreadable).
     pub fn devices(&self) -> Vec<DeviceProps> {
-        let Some((_, raw)) = self.trace.top_level.iter().find(|(k, _)| k == "deviceProperties") else {
-            return Vec::new();
-        };
-        // A few hundred bytes once per trace: serde is fine here.
-        let Ok(serde_json::Value::Array(list)) = serde_json::from_str::<serde_json::Value>(raw) else {
-            return Vec::new();
-        };
-        list.iter()
-            .enumerate()
-            .map(|(k, d)| DeviceProps {
-                id: d.get("id").and_then(serde_json::Value::as_i64).unwrap_or(k as i64),
-                total_mem: d.get("totalGlobalMem").and_then(serde_json::Value::as_i64),
-                major: d.get("computeMajor").and_then(serde_json::Value::as_i64),
-            })
-            .collect()
+        device_properties(self.trace)
     }
 
     /// The highest compute capability major among the listed devices, if any is listed.

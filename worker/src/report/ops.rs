@@ -142,11 +142,6 @@ pub fn op_table_text(title: &str, table: &OpTable, rows: &[&OpRow], by_shape: bo
     out
 }
 
-/// `value` per second of `ns`, in `unit`s (TFLOP/s: 1e12); `None` when either is unknown or 0.
-fn rate(value: Option<u64>, ns: i64, unit: f64) -> Option<f64> {
-    (ns > 0).then(|| value.map(|v| v as f64 / (ns as f64 / 1e9) / unit)).flatten()
-}
-
 /// The `ops[]` array of `report --json` (keys are stable API, documented in docs/cli.md):
 /// `flops` and `bytes` are summed over calls as `key_averages` sums them (null when no call
 /// has an estimate); `achieved_tflops` / `achieved_gbps` divide them by CUDA total.
@@ -164,8 +159,8 @@ pub fn ops_json(rows: &[&OpRow]) -> Value {
                     "device_total_us": r.device_total_us(),
                     "flops": r.flops,
                     "bytes": r.bytes,
-                    "achieved_tflops": rate(r.flops, r.device_total_ns, 1e12),
-                    "achieved_gbps": rate(r.bytes, r.device_total_ns, 1e9),
+                    "achieved_tflops": r.achieved_tflops(),
+                    "achieved_gbps": r.achieved_gbps(),
                 })
             })
             .collect(),

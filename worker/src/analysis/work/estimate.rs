@@ -217,7 +217,8 @@ enum Rule {
 
 /// The rule for op `name` (without `aten::`), if we estimate it.
 fn rule(name: &str) -> Option<Rule> {
-    const CONV: ConvArgs = ConvArgs { stride: 3, padding: 4, dilation: 5, groups: 6, transposed: None, output_padding: None };
+    const CONV: ConvArgs =
+        ConvArgs { stride: 3, padding: 4, dilation: 5, groups: 6, transposed: Transposed::Never, output_padding: None };
     Some(match name {
         "mm" | "_scaled_mm" | "bmm" | "matmul" => Rule::Gemm(0, 1, None),
         "addmm" | "baddbmm" => Rule::Gemm(1, 2, Some(0)),
@@ -225,12 +226,14 @@ fn rule(name: &str) -> Option<Rule> {
         "conv1d" | "conv2d" | "conv3d" => Rule::Conv(CONV),
         "conv_transpose1d" | "conv_transpose2d" | "conv_transpose3d" => Rule::Conv(ConvArgs {
             dilation: 7,
-            transposed: Some(true),
+            transposed: Transposed::Always,
             output_padding: Some(5),
             ..CONV
         }),
-        // `transposed` is argument 6; groups come after output_padding.
-        "convolution" | "_convolution" => Rule::Conv(ConvArgs { groups: 8, transposed: Some(false), output_padding: Some(7), ..CONV }),
+        // Groups come after `transposed` and output_padding.
+        "convolution" | "_convolution" => {
+            Rule::Conv(ConvArgs { groups: 8, transposed: Transposed::Arg(6), output_padding: Some(7), ..CONV })
+        }
         "cudnn_convolution" => Rule::Conv(ConvArgs { stride: 3, padding: 2, dilation: 4, groups: 5, ..CONV }),
         "mkldnn_convolution" | "miopen_convolution" => Rule::Conv(ConvArgs { stride: 4, padding: 3, ..CONV }),
         "scaled_dot_product_attention"
@@ -260,11 +263,7 @@ fn from_shapes(name: &str, i: &Inputs) -> Option<OpWork> {
     match rule(name)? {
         Rule::Gemm(a, b, add) => gemm(i, a, b, add),
         Rule::Linear => linear(i),
-        Rule::Conv(at) => {
-            // `convolution` / `_convolution` say in argument 6 whether they are transposed.
-            let transposed = at.transposed.map(|t| t || (at.groups == 8 && i.flag(6).unwrap_or(false)));
-            conv(i, ConvArgs { transposed, ..at })
-        }
+        Rule::Conv(at) => conv(i, at),
         Rule::Attention(first, layout, passes) => attention(i, first, layout, passes),
         Rule::Elementwise(counted) => elementwise(name, counted, i),
         Rule::Reduction => reduction(name, i),
@@ -331,9 +330,18 @@ struct ConvArgs {
     padding: usize,
     dilation: usize,
     groups: usize,
-    /// `Some(flag)` for signatures that can be transposed; `None`: never.
-    transposed: Option<bool>,
+    /// Whether the convolution is transposed.
+    transposed: Transposed,
     output_padding: Option<usize>,
+}
+
+/// Whether a convolution signature is transposed.
+#[derive(Clone, Copy)]
+enum Transposed {
+    Never,
+    Always,
+    /// As the boolean argument at this position says (`convolution`, `_convolution`).
+    Arg(usize),
 }
 
 /// A convolution: input [N, Cin, *spatial], weight [Cout, Cin/groups, *k] (transposed:
@@ -353,7 +361,11 @@ fn conv(i: &Inputs, at: ConvArgs) -> Option<OpWork> {
     let stride = per_dim(i.ints(at.stride), 1)?;
     let dilation = per_dim(i.ints(at.dilation), 1)?;
     let groups = i.ints(at.groups).and_then(|g| g.first().copied()).unwrap_or(1).max(1);
-    let transposed = at.transposed.unwrap_or(false);
+    let transposed = match at.transposed {
+        Transposed::Never => false,
+        Transposed::Always => true,
+        Transposed::Arg(k) => i.flag(k).unwrap_or(false),
+    };
     let (batch, cin) = (x[0], x[1]);
     let spatial_in = &x[2..];
     let kernel = &w[2..];

@@ -28,6 +28,7 @@ pub mod dtype;
 pub mod estimate;
 pub mod peaks;
 
+use crate::analysis::device::device_properties;
 use crate::analysis::kernel_class::{classify, Precision};
 use crate::analysis::kernels::kernels_in;
 use crate::analysis::steps::Steps;
@@ -35,7 +36,7 @@ use crate::model::link::enclosing_op;
 use crate::model::strings::FxHashMap;
 use crate::model::{StrId, Trace, NONE};
 use dtype::PeakClass;
-use estimate::{OpWork, WorkKeys, WorkKind};
+use estimate::{InputsKey, OpWork, WorkKeys, WorkKind};
 use peaks::Peaks;
 
 /// The work attributed to one kernel call.
@@ -53,6 +54,42 @@ pub struct KernelWork {
     pub op: u32,
     /// `[batch, M, N, K]` when the work op is a GEMM.
     pub gemm: Option<[u64; 4]>,
+}
+
+/// Estimates the op calls of one trace: the rule lookup once per name, one estimate per
+/// distinct (name, recorded inputs), since most calls repeat a few shapes.
+pub(crate) struct Estimator<'t> {
+    trace: &'t Trace,
+    keys: WorkKeys,
+    rule: FxHashMap<StrId, bool>,
+    cache: FxHashMap<(StrId, InputsKey<'t>), Option<OpWork>>,
+}
+
+impl<'t> Estimator<'t> {
+    /// An estimator over `trace`'s op slices.
+    pub(crate) fn new(trace: &'t Trace) -> Self {
+        Self { trace, keys: WorkKeys::default(), rule: FxHashMap::default(), cache: FxHashMap::default() }
+    }
+
+    /// The work of op slice `i`: args are read only for names with an estimate rule or args
+    /// holding a recorded `flops`.
+    pub(crate) fn of(&mut self, i: u32) -> Option<OpWork> {
+        let (trace, s) = (self.trace, &self.trace.slices);
+        let name = *s.name.get(i as usize)?;
+        let known = *self.rule.entry(name).or_insert_with(|| {
+            let text = trace.strings.get(name);
+            estimate::may_estimate(text.strip_prefix("aten::").unwrap_or(&text))
+        });
+        let args = trace.args_text(s.args[i as usize]).as_bytes();
+        if !known && !self.keys.recorded(args) {
+            return None;
+        }
+        let keys = &self.keys;
+        *self
+            .cache
+            .entry((name, keys.inputs_key(args)))
+            .or_insert_with(|| estimate::estimate(keys, &trace.strings.get(name), args))
+    }
 }
 
 /// Compute- or memory-bound.
@@ -91,8 +128,7 @@ impl WorkIndex {
         let device = device_name(trace);
         let peaks = peaks.or_else(|| peaks::lookup(&device));
         let s = &trace.slices;
-        let keys = WorkKeys::default();
-        let mut names: FxHashMap<StrId, bool> = FxHashMap::default();
+        let mut estimator = Estimator::new(trace);
         let mut ops: FxHashMap<u32, Option<OpWork>> = FxHashMap::default();
         // (kernel, work op) for every kernel with one, then per work op its kernels' total time.
         let mut found: Vec<(u32, u32)> = Vec::new();
@@ -103,17 +139,8 @@ impl WorkIndex {
                 continue;
             };
             let work_op = loop {
-                let known = *names.entry(s.name[op as usize]).or_insert_with(|| {
-                    let name = trace.strings.get(s.name[op as usize]);
-                    estimate::may_estimate(name.strip_prefix("aten::").unwrap_or(&name))
-                });
                 // Decided once per op slice: every kernel under it walks through it again.
-                let work = ops.entry(op).or_insert_with(|| {
-                    let args = trace.args_text(s.args[op as usize]).as_bytes();
-                    (known || keys.recorded(args))
-                        .then(|| estimate::estimate(&keys, &trace.strings.get(s.name[op as usize]), args))
-                        .flatten()
-                });
+                let work = ops.entry(op).or_insert_with(|| estimator.of(op));
                 if work.is_some() {
                     break Some(op);
                 }
@@ -300,17 +327,7 @@ fn peak_of_precision(p: Precision) -> Option<PeakClass> {
     })
 }
 
-/// The `name` of the first entry of the trace's `deviceProperties`, or "".
+/// The name of the trace's first GPU with one in `deviceProperties`, or "".
 fn device_name(trace: &Trace) -> String {
-    let Some((_, raw)) = trace.top_level.iter().find(|(k, _)| k == "deviceProperties") else {
-        return String::new();
-    };
-    // A few hundred bytes once per trace: serde is fine here.
-    let Ok(serde_json::Value::Array(list)) = serde_json::from_str::<serde_json::Value>(raw) else {
-        return String::new();
-    };
-    list.iter()
-        .find_map(|d| d.get("name").and_then(serde_json::Value::as_str).filter(|n| !n.is_empty()))
-        .unwrap_or("")
-        .to_owned()
+    device_properties(trace).into_iter().map(|d| d.name).find(|n| !n.is_empty()).unwrap_or_default()
 }
