@@ -11,6 +11,6 @@ mod error;
 mod scan;
 mod tokenizer;
 
-pub use error::{ErrorKind, Location, ParseError};
+pub use error::{ErrorKind, Location, ParseError, Window};
 pub use scan::{minify_into, unescape, Cursor, JStr, StringTracker};
-pub use tokenizer::{Form, RawEvent, Tokenizer, TopLevel};
+pub use tokenizer::{Checkpoint, Form, RawEvent, Tokenizer, TopLevel};

@@ -149,6 +149,16 @@ impl Builder {
         &mut self.diag
     }
 
+    /// Approximate heap bytes of what is built so far (columns, strings, args).
+    pub fn heap_bytes(&self) -> usize {
+        self.slices.start_ns.capacity() * 64
+            + self.instants.ts_ns.capacity() * 28
+            + self.counters.ts_ns.capacity() * 24
+            + self.flow_points.capacity() * std::mem::size_of::<FlowPoint>()
+            + self.args.capacity()
+            + self.strings.heap_bytes()
+    }
+
     /// Records a top-level key (other than `traceEvents`) and its raw value.
     pub fn top_level(&mut self, key: JStr<'_>, raw: &[u8]) {
         self.top_level.push((unescape(key), String::from_utf8_lossy(raw).into_owned()));
