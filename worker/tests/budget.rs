@@ -10,7 +10,7 @@
 mod common;
 
 use kinetoscope::budget::PEAK_PER_JSON_BYTE;
-use kinetoscope::engine::Engine;
+use kinetoscope::engine::{Engine, Target};
 use kinetoscope::load::{parse_part, Part};
 use protocol::Query;
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -57,8 +57,30 @@ fn peak_of(f: impl FnOnce()) -> usize {
     PEAK.load(Ordering::Relaxed) - before
 }
 
-/// The load worker's path for `json` cut for `cores`: bytes in, prepare, parts back encoded and
-/// decoded, complete, then what the page asks first (layout, tiles, ops, findings).
+/// What the page asks first once a trace is loaded: layout, tiles, ops, findings.
+fn first_queries(engine: &mut Engine) {
+    assert!(engine.layout().is_some());
+    engine.warm_tiles();
+    engine.query(&Query::Ops { by_shape: false, range_ns: None }).unwrap();
+    engine.query(&Query::Findings).unwrap();
+}
+
+/// The load worker's streamed path (the page's default) for `json`: 8 MiB pieces arrive from
+/// outside its memory, each copied in and pushed, then the first queries.
+fn streamed_peak(json: &[u8]) -> usize {
+    peak_of(|| {
+        let mut engine = Engine::new();
+        let mut loading = engine.begin(Target::Current, "x.json", Some(json.len() as u64)).unwrap();
+        for piece in json.chunks(8 << 20) {
+            loading.push(&piece.to_vec()).unwrap();
+        }
+        engine.end(loading, &mut |_, _, _| {}).unwrap();
+        first_queries(&mut engine);
+    })
+}
+
+/// The load worker's split path for `json` cut for `cores`: bytes in, prepare, parts back
+/// encoded and decoded, complete, then the first queries.
 fn load_worker_peak(json: &[u8], cores: usize) -> (usize, usize) {
     let mut engine = Engine::new();
     let prepared = engine.prepare("x.json", json.to_vec(), cores, &mut |_, _, _| {}).unwrap();
@@ -79,10 +101,7 @@ fn load_worker_peak(json: &[u8], cores: usize) -> (usize, usize) {
             vec![parse_part(&prepared.json, &prepared.plan, 0, &mut |_| {})]
         };
         engine.complete(prepared, parts).unwrap();
-        assert!(engine.layout().is_some());
-        engine.warm_tiles();
-        engine.query(&Query::Ops { by_shape: false, range_ns: None }).unwrap();
-        engine.query(&Query::Findings).unwrap();
+        first_queries(&mut engine);
     });
     (peak, n)
 }
@@ -106,6 +125,8 @@ fn load_worker_peak_per_json_byte_stays_under_the_budget() {
         let small = common::json_bytes(&common::real(name));
         let mut json = Vec::new();
         kinetoscope::synth::inflate::inflate(&small, 40 << 20, &mut json).unwrap();
+        let streamed = streamed_peak(&json) as f64 / json.len() as f64;
+        eprintln!("{name}: {} B of JSON streamed: peak {streamed:.3} bytes per JSON byte", json.len());
         for cores in [1, 2] {
             let (peak, parts) = load_worker_peak(&json, cores);
             let per_byte = peak as f64 / json.len() as f64;
