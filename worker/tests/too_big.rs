@@ -5,7 +5,7 @@
 
 use flate2::write::GzEncoder;
 use flate2::Compression;
-use kinetoscope::budget::{Budget, Size, TooBig, PEAK_PER_JSON_BYTE, WASM32_LARGEST_BUFFER};
+use kinetoscope::budget::{Budget, Size, TooBig, WASM32_LARGEST_BUFFER};
 use kinetoscope::engine::Engine;
 use kinetoscope::intake::Incoming;
 use std::io::Write;
@@ -54,18 +54,24 @@ fn load(budget: Budget, name: &str, bytes: Vec<u8>) -> Result<protocol::TraceSum
 fn tail(max: &str, name: &str) -> String {
     format!(
         ", more than the {max} of JSON a browser tab can hold (4 GiB of wasm memory, about \
-         {PEAK_PER_JSON_BYTE:.1} bytes per JSON byte while loading): capture fewer steps \
+         {:.1} bytes per JSON byte while loading): capture fewer steps \
          (torch.profiler.schedule(wait=1, warmup=1, active=2)) or read it on the command line \
-         with kinetoscope report {name:?}"
+         with kinetoscope report {name:?}",
+        Budget::TAB.peak_per_json_byte()
     )
 }
 
 #[test]
 fn the_tab_holds_what_4_gib_holds_at_the_measured_peak() {
-    let max = Budget::TAB.max_json_bytes();
-    assert!(max <= WASM32_LARGEST_BUFFER, "the JSON is one buffer");
-    assert!((max as f64 * PEAK_PER_JSON_BYTE) < (4u64 << 30) as f64, "a load at the budget fits in 4 GiB");
-    assert!(max > 1_000_000_000, "a 1 GB trace opens: {max}");
+    let streamed = Budget::TAB;
+    let fits = |b: Budget| (b.max_json_bytes() as f64 * b.peak_per_json_byte()) < (4u64 << 30) as f64;
+    assert!(fits(streamed), "a streamed load at the budget fits in 4 GiB");
+    assert!(streamed.max_json_bytes() > 1_800_000_000, "a 1.8 GB trace opens: {}", streamed.max_json_bytes());
+    let whole = streamed.held_whole();
+    assert!(whole.max_json_bytes() <= WASM32_LARGEST_BUFFER, "held whole, the JSON is one buffer");
+    assert!(fits(whole), "a load split across parse workers at its budget fits in 4 GiB");
+    assert!(whole.max_json_bytes() > 1_200_000_000 && whole.max_json_bytes() < streamed.max_json_bytes());
+    assert_eq!(Budget::UNLIMITED.held_whole(), Budget::UNLIMITED);
 }
 
 /// The 2.5 GB trace of the issue: refused by its declared size, before a byte is allocated.
@@ -96,8 +102,8 @@ fn out_of_memory_below_the_budget_says_what_holds_the_rest() {
     assert_eq!(
         err.sentence("t.json"),
         format!(
-            "This tab ran out of memory at 900.00 MB of this trace, below the 1.25 GB of JSON it can hold \
-             (4 GiB of wasm memory, about {PEAK_PER_JSON_BYTE:.1} bytes per JSON byte while loading) \
+            "This tab ran out of memory at 900.00 MB of this trace, below the 1.88 GB of JSON it can hold \
+             (4 GiB of wasm memory, about 2.0 bytes per JSON byte while loading) \
              because a comparison baseline or a run's traces take the rest: close them, capture fewer \
              steps (torch.profiler.schedule(wait=1, warmup=1, active=2)) or read it on the command \
              line with kinetoscope report \"t.json\""

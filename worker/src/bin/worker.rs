@@ -580,7 +580,7 @@ mod wasm {
                 return self.open_streaming(id, name, size);
             };
             // The size is checked (and the bytes reserved) before any parse worker starts.
-            match Incoming::open(id, name, size, cores, self.engine.budget()) {
+            match Incoming::open(id, name, size, cores, self.engine.budget().held_whole()) {
                 Ok(incoming) => self.pending = Some(incoming),
                 Err(too_big) => {
                     self.reading = None;

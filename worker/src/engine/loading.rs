@@ -240,7 +240,7 @@ impl Engine {
         if bytes.is_empty() {
             return Err(error("empty", "the file is empty (0 bytes)".into(), None));
         }
-        let decoded = input::decode(bytes, self.budget, &mut |done| progress(Phase::Decompressing, done, Some(file_bytes)))
+        let decoded = input::decode(bytes, self.budget.held_whole(), &mut |done| progress(Phase::Decompressing, done, Some(file_bytes)))
             .map_err(|too_big| too_big.to_load_error(name))?;
         if decoded.gzip && decoded.json.is_empty() {
             let why = decoded.gzip_error.unwrap_or_else(|| "no data".into());
