@@ -33,8 +33,8 @@ test('a gzip bomb is stopped at the tab budget with a sentence; the next file lo
     const ms = Date.now() - started;
     expect(s.status).toBe('error');
     expect(s.error.kind).toBe('too-big');
-    // "This trace inflates to over 2.09 GB of JSON (from the first 2.04 MB of its 6.54 MB of
-    // gzip: about 6.7 GB at that rate), more than the 2.09 GB of JSON a browser tab can hold
+    // "This trace inflates to over 1.88 GB of JSON (from the first 1.89 MB of its 6.54 MB of
+    // gzip: about 6.5 GB at that rate), more than the 1.88 GB of JSON a browser tab can hold
     // (...): capture fewer steps (...) or read it on the command line with kinetoscope report "…""
     const m = /^This trace inflates to over ([\d.]+) GB of JSON \(from the first [\d.]+ [MK]B of its ([\d.]+) MB of gzip: about ([\d.]+) GB at that rate\), more than the ([\d.]+) GB of JSON a browser tab can hold \(4 GiB of wasm memory, about [\d.]+ bytes per JSON byte while loading\): capture fewer steps \(torch\.profiler\.schedule\(wait=1, warmup=1, active=2\)\) or read it on the command line with kinetoscope report "(.+)"$/
       .exec(s.error.message);
@@ -77,7 +77,7 @@ test('a URL declaring 2.5 GB is refused by its size before it downloads', async 
     const s = await app.state();
     expect(s.status).toBe('error');
     expect(s.error.kind).toBe('too-big');
-    expect(s.error.message).toMatch(/^This trace is 2\.51 GB, more than the 2\.09 GB of JSON a browser tab can hold \(.*\): capture fewer steps .* kinetoscope report "big\.pt\.trace\.json"$/);
+    expect(s.error.message).toMatch(/^This trace is 2\.51 GB, more than the 1\.88 GB of JSON a browser tab can hold \(.*\): capture fewer steps .* kinetoscope report "big\.pt\.trace\.json"$/);
     expect(await disconnected, 'the download was closed').toBeLessThan(16 << 20);
     await app.screenshot('too-big-declared');
     await app.expectNextFileLoads();

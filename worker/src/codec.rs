@@ -112,14 +112,6 @@ impl Writer {
         self.buf.extend_from_slice(b);
     }
 
-    /// Writes the concatenation of `chunks` as [`Writer::bytes`] writes one slice.
-    pub fn byte_chunks(&mut self, chunks: &[Vec<u8>]) {
-        self.len(chunks.iter().map(Vec::len).sum());
-        for chunk in chunks {
-            self.buf.extend_from_slice(chunk);
-        }
-    }
-
     /// Writes a UTF-8 string.
     pub fn str(&mut self, s: &str) {
         self.bytes(s.as_bytes());

@@ -14,7 +14,7 @@
 //!
 //! Cost: O(bytes + rows) each way; rebuilding the pool's map is O(distinct strings).
 
-use super::{ArgsBuf, Builder, FlowPoint, Open, PendingEnd, ProcMeta};
+use super::{Builder, FlowPoint, Open, PendingEnd, ProcMeta};
 use crate::codec::{CodecError, Reader, Writer};
 use crate::diag::{DiagKind, Diagnostics, Sample};
 use crate::model::strings::{StrId, Strings};
@@ -169,7 +169,7 @@ impl Builder {
         w.u64s(&f.iter().map(|p| p.id).collect::<Vec<_>>());
         w.bytes(&f.iter().map(|p| p.kind).collect::<Vec<_>>());
         w.bytes(&f.iter().map(|p| u8::from(p.enclosing)).collect::<Vec<_>>());
-        w.byte_chunks(self.args.chunks());
+        w.bytes(&self.args);
     }
 
     /// Reads a builder written by [`Builder::encode`].
@@ -360,6 +360,6 @@ fn decode_tables(b: &mut Builder, r: &mut Reader<'_>, c: &Check) -> Result<(), C
             Ok(FlowPoint { ts_ns: ts[j], lane: lanes[j], cat: cats[j], id, kind: kinds[j], enclosing: enclosing[j] != 0 })
         })
         .collect::<Result<_, CodecError>>()?;
-    b.args = ArgsBuf::from_vec(r.bytes()?.to_vec());
+    b.args = r.bytes()?.to_vec();
     Ok(())
 }

@@ -28,7 +28,11 @@ impl Builder {
             counters: sort_counters(std::mem::take(&mut self.counters), origin),
             flows: Vec::new(),
             flows_unlinked: 0,
-            args: std::mem::take(&mut self.args).into_vec(),
+            args: {
+                let mut args = std::mem::take(&mut self.args);
+                args.shrink_to_fit();
+                args
+            },
             origin_ns: origin,
             end_ns: end - origin,
             top_level: std::mem::take(&mut self.top_level),

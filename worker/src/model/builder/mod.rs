@@ -12,12 +12,10 @@
 //! counters; `s`/`t`/`f` -> flow endpoints; `M` -> names and sort indexes; others are counted.
 
 use super::strings::{FxHashMap, StrId, Strings};
-use args::ArgsBuf;
 use super::{ArgsRef, Counters, EventStats, Instants, LaneId, Slices, NONE};
 use crate::diag::{DiagKind, Diagnostics};
-use crate::json::{unescape, JStr, RawEvent};
+use crate::json::{minify_into, unescape, JStr, RawEvent};
 
-mod args;
 mod codec;
 mod finish;
 mod merge;
@@ -76,7 +74,7 @@ pub struct Builder {
     instants: Instants,
     counters: Counters,
     flow_points: Vec<FlowPoint>,
-    args: ArgsBuf,
+    args: Vec<u8>,
     min_ts: i64,
     max_end: i64,
     top_level: Vec<(String, String)>,
@@ -128,7 +126,7 @@ impl Builder {
             instants: Instants::default(),
             counters: Counters::default(),
             flow_points: Vec::new(),
-            args: ArgsBuf::default(),
+            args: Vec::new(),
             min_ts: i64::MAX,
             max_end: i64::MIN,
             top_level: Vec::new(),
@@ -266,7 +264,9 @@ impl Builder {
     /// Copies `args` minified (whitespace outside strings removed) into the args buffer.
     fn args(&mut self, ev: &RawEvent<'_>) -> ArgsRef {
         let Some(raw) = ev.args else { return ArgsRef::default() };
-        let (start, len) = self.args.push_minified(raw);
+        let start = self.args.len();
+        minify_into(&mut self.args, raw);
+        let len = self.args.len() - start;
         ArgsRef { start: u32::try_from(start).unwrap_or(u32::MAX), len: u32::try_from(len).unwrap_or(0) }
     }
 
