@@ -92,14 +92,6 @@ impl Loading {
         self.file_bytes
     }
 
-    /// Heap bytes held: the model built so far and the bytes not yet read (or the gzip).
-    pub fn heap_bytes(&self) -> usize {
-        match &self.input {
-            Input::Start(b) | Input::Gzip(b) => b.capacity(),
-            Input::Json(stream) => stream.heap_bytes(),
-        }
-    }
-
     /// The trace, once every byte has arrived.
     fn finish(self, progress: &mut dyn FnMut(Phase, u64, Option<u64>)) -> Result<(Trace, u64, bool, Option<String>), LoadError> {
         let file_bytes = self.file_bytes;
