@@ -8,7 +8,7 @@
 use crate::budget::{Budget, TooBig};
 use crate::engine::{Engine, Loading, Prepared, Target};
 use crate::load::Part;
-use protocol::{LoadError, Phase, TraceSummary};
+use protocol::{LoadError, TraceSummary};
 
 /// Least time between two progress reports of one phase, ms: a 1 GB file streamed in 64 KiB
 /// pieces must not post 16,000 messages to the page.
@@ -77,9 +77,9 @@ impl Streaming {
     ///
     /// # Errors
     /// As [`Engine::end`].
-    pub fn finish(self, engine: &mut Engine, progress: &mut dyn FnMut(Phase, u64, Option<u64>)) -> Result<TraceSummary, LoadError> {
+    pub fn finish(self, engine: &mut Engine) -> Result<TraceSummary, LoadError> {
         drop(self.piece);
-        engine.end(self.loading, progress)
+        engine.end(self.loading)
     }
 }
 

@@ -76,7 +76,7 @@ fn streamed_peak(json: &[u8]) -> usize {
         for piece in json.chunks(8 << 20) {
             streaming.append(piece.len(), 0.0, |into| into.copy_from_slice(piece)).unwrap();
         }
-        streaming.finish(&mut engine, &mut |_, _, _| {}).unwrap();
+        streaming.finish(&mut engine).unwrap();
         first_queries(&mut engine);
     })
 }

@@ -117,7 +117,7 @@ fn streamed_pieces_give_the_whole_load() {
         // Pieces 10 ms apart: the first is reported, then one in five (one per 50 ms).
         assert_eq!(reports.first(), Some(&(1 << 16, size)));
         assert_eq!(reports.len(), bytes.len().div_ceil(1 << 16).div_ceil(5), "{} bytes", bytes.len());
-        let summary = streaming.finish(&mut engine, &mut |_, _, _| {}).unwrap();
+        let summary = streaming.finish(&mut engine).unwrap();
         assert_eq!(summary.file_bytes, bytes.len() as u64);
         assert_eq!(common::fingerprint(engine.trace().unwrap()), expected);
     }

@@ -6,7 +6,7 @@
 use flate2::write::GzEncoder;
 use flate2::Compression;
 use kinetoscope::budget::{Budget, Size, TooBig, WASM32_LARGEST_BUFFER};
-use kinetoscope::engine::Engine;
+use kinetoscope::engine::{Engine, Target};
 use kinetoscope::intake::Incoming;
 use std::io::Write;
 use std::sync::OnceLock;
@@ -128,14 +128,17 @@ fn gzip_bomb_stops_at_the_budget_while_inflating() {
     let bomb = bomb();
     assert!(bomb.len() < BOMB_INFLATED / 500, "a bomb: {} bytes of gzip", bomb.len());
     let budget = Budget::new(4 << 20);
+    // As the page feeds it: 4 KiB pieces, inflated and parsed as they arrive.
+    let mut engine = Engine::with_budget(budget);
+    let mut loading = engine.begin(Target::Current, "bomb.json.gz", Some(bomb.len() as u64)).unwrap();
     let mut read = 0;
-    let err = Engine::with_budget(budget)
-        .load("bomb.json.gz", bomb.to_vec(), &mut |phase, done, _| {
-            if phase == protocol::Phase::Decompressing {
-                read = read.max(done);
-            }
+    let err = bomb
+        .chunks(4096)
+        .find_map(|piece| {
+            read += piece.len();
+            loading.push(piece).err()
         })
-        .unwrap_err();
+        .expect("the budget stops the bomb");
     assert_eq!(err.kind, "too-big");
     // Over the budget by at most one 64 KiB read.
     let over = ["This trace inflates to over 4.2", " MB of JSON (from the first "];
@@ -143,7 +146,7 @@ fn gzip_bomb_stops_at_the_budget_while_inflating() {
     assert!(err.message.ends_with(&tail("4.19 MB", "bomb.json.gz")), "{}", err.message);
     let total = kinetoscope::report::memory::bytes(bomb.len() as i64);
     assert!(err.message.contains(&format!(" of its {total} of gzip: about ")), "{}", err.message);
-    assert!(read < bomb.len() as u64 / 2, "stopped early: {read} of {} compressed bytes read", bomb.len());
+    assert!(read < bomb.len() / 2, "stopped early: {read} of {} compressed bytes read", bomb.len());
 }
 
 /// The boundary: a gzip inflating to exactly the budget loads, one byte less refuses it.

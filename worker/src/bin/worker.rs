@@ -635,8 +635,7 @@ mod wasm {
         fn finish(&mut self, id: u32) {
             if let Some((streaming, started)) = self.streaming.take_if(|(s, _)| s.id == id) {
                 self.reading = None;
-                let mut report = throttled(self.scope.clone(), id, self.rank_of(id));
-                let reply = streaming.finish(&mut self.engine, &mut report);
+                let reply = streaming.finish(&mut self.engine);
                 return self.loaded(id, reply, started);
             }
             let Some(incoming) = self.pending.take_if(|p| p.id == id) else {

@@ -1,9 +1,9 @@
 //! Loads: a trace's bytes -> the [`Session`] the engine holds, one of two ways.
 //!
 //! - Streamed ([`Engine::begin`], [`Loading::push`], [`Engine::end`]): JSON is parsed as its
-//!   bytes arrive (`load::Stream`), so the text is never held whole and the parse overlaps the
-//!   download; a gzip is held compressed (a tenth of its JSON or less) and inflated into the
-//!   parse at the end, 64 KiB at a time. The CLI and the page's default.
+//!   bytes arrive (`load::Stream`), a gzip inflated into the parse as its bytes arrive
+//!   (`input::Gunzip`), so neither is held whole and the parse overlaps the download. The CLI
+//!   and the page's default.
 //! - Split ([`Engine::prepare`], parts parsed anywhere, [`Engine::complete`]): the whole JSON
 //!   is cut into parts at event boundaries for parse workers (the page's `?workers=N`).
 //!
@@ -12,7 +12,7 @@
 
 use super::{error, failure, Engine, Target};
 use crate::budget::Budget;
-use crate::input;
+use crate::input::{self, Gunzip};
 use crate::load::{self, Part, Plan, Stream};
 use crate::model::Trace;
 use crate::session::Session;
@@ -43,6 +43,8 @@ pub struct Loading {
     name: String,
     budget: Budget,
     file_bytes: u64,
+    /// The size the source declared, if any.
+    declared: Option<u64>,
     input: Input,
 }
 
@@ -52,8 +54,8 @@ enum Input {
     Start(Vec<u8>),
     /// JSON, parsed as it arrives (boxed: the builder is large, the other variants small).
     Json(Box<Stream>),
-    /// A gzip, held compressed until the end.
-    Gzip(Vec<u8>),
+    /// A gzip, inflated into the parse as it arrives.
+    Gzip(Box<Gunzip<Stream>>),
 }
 
 impl Loading {
@@ -64,25 +66,28 @@ impl Loading {
     pub fn push(&mut self, bytes: &[u8]) -> Result<(), LoadError> {
         self.file_bytes += bytes.len() as u64;
         self.budget.check_file(self.file_bytes, true).map_err(|t| t.to_load_error(&self.name))?;
+        if let Input::Start(first) = &mut self.input {
+            first.extend_from_slice(bytes);
+            if first.len() < 2 {
+                return Ok(());
+            }
+            let first = std::mem::take(first);
+            self.input = if input::is_gzip(&first) {
+                Input::Gzip(Box::new(Gunzip::new(Stream::new(), self.budget, self.declared)))
+            } else {
+                Input::Json(Box::default())
+            };
+            return self.feed(&first);
+        }
+        self.feed(bytes)
+    }
+
+    /// Parses (or inflates and parses) the next bytes of a load whose kind is known.
+    fn feed(&mut self, bytes: &[u8]) -> Result<(), LoadError> {
         match &mut self.input {
             Input::Json(stream) => stream.push(bytes),
-            Input::Gzip(gzip) => {
-                self.budget.grow(gzip, bytes.len()).map_err(|t| t.to_load_error(&self.name))?;
-                gzip.extend_from_slice(bytes);
-            }
-            Input::Start(first) => {
-                first.extend_from_slice(bytes);
-                if first.len() >= 2 {
-                    let first = std::mem::take(first);
-                    self.input = if input::is_gzip(&first) {
-                        Input::Gzip(first)
-                    } else {
-                        let mut stream = Box::new(Stream::new());
-                        stream.push(&first);
-                        Input::Json(stream)
-                    };
-                }
-            }
+            Input::Gzip(gunzip) => gunzip.push(bytes).map_err(|t| t.to_load_error(&self.name))?,
+            Input::Start(first) => first.extend_from_slice(bytes),
         }
         Ok(())
     }
@@ -93,8 +98,7 @@ impl Loading {
     }
 
     /// The trace, once every byte has arrived.
-    fn finish(self, progress: &mut dyn FnMut(Phase, u64, Option<u64>)) -> Result<(Trace, u64, bool, Option<String>), LoadError> {
-        let file_bytes = self.file_bytes;
+    fn finish(self) -> Result<(Trace, u64, bool, Option<String>), LoadError> {
         let (stream, gzip, gzip_error) = match self.input {
             Input::Start(first) if first.is_empty() => return Err(error("empty", "the file is empty (0 bytes)".into(), None)),
             Input::Start(first) => {
@@ -103,14 +107,8 @@ impl Loading {
                 (stream, false, None)
             }
             Input::Json(stream) => (*stream, false, None),
-            Input::Gzip(gzip) => {
-                let mut stream = Stream::new();
-                let mut report = |done| progress(Phase::Decompressing, done, Some(file_bytes));
-                let gzip_error = input::inflate(&gzip, self.budget, &mut report, &mut |piece| {
-                    stream.push(piece);
-                    Ok(())
-                })
-                .map_err(|t| t.to_load_error(&self.name))?;
+            Input::Gzip(gunzip) => {
+                let (stream, gzip_error) = gunzip.finish().map_err(|t| t.to_load_error(&self.name))?;
                 if stream.received() == 0 {
                     let why = gzip_error.unwrap_or_else(|| "no data".into());
                     return Err(error("gzip", format!("not a readable gzip file: {why}"), None));
@@ -135,16 +133,16 @@ impl Engine {
             self.budget.check_file(size, false).map_err(|t| t.to_load_error(name))?;
         }
         self.drop_current(target);
-        Ok(Loading { target, name: name.to_owned(), budget: self.budget, file_bytes: 0, input: Input::Start(Vec::new()) })
+        Ok(Loading { target, name: name.to_owned(), budget: self.budget, file_bytes: 0, declared, input: Input::Start(Vec::new()) })
     }
 
     /// Ends a streamed load: the trace, summarized and indexed, goes to its target.
     ///
     /// # Errors
     /// A [`LoadError`] when the input is empty, not readable gzip, or not a trace.
-    pub fn end(&mut self, loading: Loading, progress: &mut dyn FnMut(Phase, u64, Option<u64>)) -> Result<TraceSummary, LoadError> {
+    pub fn end(&mut self, loading: Loading) -> Result<TraceSummary, LoadError> {
         let (target, name, file_bytes) = (loading.target, loading.name.clone(), loading.file_bytes);
-        let (trace, json_bytes, gzip, gzip_error) = loading.finish(progress)?;
+        let (trace, json_bytes, gzip, gzip_error) = loading.finish()?;
         self.adopt(target, name, trace, Sizes { file_bytes, json_bytes, gzip, gzip_error, parts: 1 })
     }
 
@@ -166,7 +164,7 @@ impl Engine {
             progress(Phase::Parsing, loading.received(), Some(total));
         }
         drop(bytes);
-        self.end(loading, progress)
+        self.end(loading)
     }
 
     /// [`Engine::load`] from `reader` (a file: `declared` is its size), read [`PIECE`] bytes
@@ -193,7 +191,7 @@ impl Engine {
             progress(Phase::Parsing, loading.received(), declared);
         }
         drop(piece);
-        self.end(loading, progress)
+        self.end(loading)
     }
 
     /// First stage of a load split across workers: drops the loaded trace (not the baseline),

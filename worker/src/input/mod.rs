@@ -11,7 +11,10 @@
 use crate::budget::{Budget, TooBig};
 use std::io::Read;
 
+mod gunzip;
 pub mod split;
+
+pub use gunzip::Gunzip;
 
 /// Largest inflate ratio trusted from a gzip trailer (JSON traces inflate 10-25x); a larger
 /// stated size is a bomb's or a truncated file's last bytes, and the buffer grows instead.

@@ -163,6 +163,18 @@ impl Stream {
     }
 }
 
+/// A stream is written to: what a gzip inflates to goes straight into the parse.
+impl std::io::Write for Stream {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.push(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 impl Reader {
     /// Reads events from `buf` (the input from `self.base` on) into the builder; returns how
     /// many bytes of it were used and can be let go. `last`: `buf` ends the input.
