@@ -100,7 +100,7 @@ impl Loading {
     /// The trace, once every byte has arrived.
     fn finish(self) -> Result<(Trace, u64, bool, Option<String>), LoadError> {
         let (stream, gzip, gzip_error) = match self.input {
-            Input::Start(first) if first.is_empty() => return Err(error("empty", "the file is empty (0 bytes)".into(), None)),
+            Input::Start(first) if first.is_empty() => return Err(empty_file()),
             Input::Start(first) => {
                 let mut stream = Stream::new();
                 stream.push(&first);
@@ -110,8 +110,7 @@ impl Loading {
             Input::Gzip(gunzip) => {
                 let (stream, gzip_error) = gunzip.finish().map_err(|t| t.to_load_error(&self.name))?;
                 if stream.received() == 0 {
-                    let why = gzip_error.unwrap_or_else(|| "no data".into());
-                    return Err(error("gzip", format!("not a readable gzip file: {why}"), None));
+                    return Err(unreadable_gzip(gzip_error));
                 }
                 (stream, true, gzip_error)
             }
@@ -228,13 +227,12 @@ impl Engine {
         self.drop_current(target);
         let file_bytes = bytes.len() as u64;
         if bytes.is_empty() {
-            return Err(error("empty", "the file is empty (0 bytes)".into(), None));
+            return Err(empty_file());
         }
         let decoded = input::decode(bytes, self.budget.held_whole(), &mut |done| progress(Phase::Decompressing, done, Some(file_bytes)))
             .map_err(|too_big| too_big.to_load_error(name))?;
         if decoded.gzip && decoded.json.is_empty() {
-            let why = decoded.gzip_error.unwrap_or_else(|| "no data".into());
-            return Err(error("gzip", format!("not a readable gzip file: {why}"), None));
+            return Err(unreadable_gzip(decoded.gzip_error));
         }
         let parts = load::parts_for(decoded.json.len(), cores);
         let plan = load::plan(&decoded.json, parts).map_err(|f| failure(&f, decoded.gzip))?;
@@ -286,6 +284,17 @@ impl Engine {
         }
         Ok(summary)
     }
+}
+
+/// A file of 0 bytes.
+fn empty_file() -> LoadError {
+    error("empty", "the file is empty (0 bytes)".into(), None)
+}
+
+/// A gzip that inflated to nothing: `why` is what stopped it, if anything did.
+fn unreadable_gzip(why: Option<String>) -> LoadError {
+    let why = why.unwrap_or_else(|| "no data".into());
+    error("gzip", format!("not a readable gzip file: {why}"), None)
 }
 
 /// How big a load was, for its summary.

@@ -66,12 +66,19 @@ impl<W: Write + Default> Gunzip<W> {
                     self.decoder.get_mut().read += n as u64;
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => match self.decoder.get_mut().too_big.take() {
-                    Some(too_big) => return Err(too_big),
-                    None => self.error = Some(e.to_string()),
-                },
+                Err(e) => self.failed(&e)?,
             }
         }
+        Ok(())
+    }
+
+    /// The decoder failed with `e`: over the budget (an error), or a gzip problem that stops
+    /// inflating (kept for [`Gunzip::finish`]).
+    fn failed(&mut self, e: &io::Error) -> Result<(), TooBig> {
+        if let Some(too_big) = self.decoder.get_mut().too_big.take() {
+            return Err(too_big);
+        }
+        self.error = Some(e.to_string());
         Ok(())
     }
 
@@ -83,10 +90,7 @@ impl<W: Write + Default> Gunzip<W> {
     pub fn finish(mut self) -> Result<(W, Option<String>), TooBig> {
         if self.error.is_none() {
             if let Err(e) = self.decoder.try_finish() {
-                if let Some(too_big) = self.decoder.get_mut().too_big.take() {
-                    return Err(too_big);
-                }
-                self.error = Some(e.to_string());
+                self.failed(&e)?;
             }
         }
         // The decoder gives its writer back only from a finished stream: take the output instead.

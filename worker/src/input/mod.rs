@@ -66,7 +66,7 @@ pub fn decode(bytes: Vec<u8>, budget: Budget, progress: &mut dyn FnMut(u64)) -> 
 ///
 /// # Errors
 /// [`TooBig`] when the JSON passes `budget`, or what `sink` returns.
-pub fn inflate(
+fn inflate(
     gzip: &[u8],
     budget: Budget,
     progress: &mut dyn FnMut(u64),

@@ -168,17 +168,7 @@ impl<'a> Tokenizer<'a> {
     /// element boundary (right after a `,`), as made by `input::split`. A slice that is not the
     /// last ends right after a `,` (reported as `unclosed`); the last one reads on past `]`.
     pub fn events_only(buf: &'a [u8], base: u64, form: Form) -> Self {
-        Self {
-            cur: Cursor::new(buf, base),
-            state: State::InEvents { first: true },
-            form,
-            top: TopLevel::default(),
-            skipped_elements: 0,
-            unclosed: false,
-            events: 0,
-            element_start: base,
-            checkpoint: Checkpoint { offset: base, skipped: 0, state: State::InEvents { first: true } },
-        }
+        Self::resume(buf, Checkpoint { offset: base, skipped: 0, state: State::InEvents { first: true } }, form)
     }
 
     /// The last point reading can resume from: after the last complete event or skipped

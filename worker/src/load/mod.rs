@@ -12,7 +12,10 @@
 //! cut, or malformed input inside a part), `assemble` parses the whole input sequentially, so
 //! the result never depends on how the input was split.
 //!
-//! Across workers (the browser): [`Plan::piece`] names what a worker holding only one part's
+//! Streamed (the default in the page and the CLI): [`Stream`] reads pieces as they arrive into one
+//! builder and gives the same trace as [`parse`] of all of them (`stream.rs`).
+//!
+//! Across workers (the browser's `?workers=N`): [`Plan::piece`] names what a worker holding only one part's
 //! bytes needs, [`parse_piece`] parses them there, and [`Part::encode`] / [`Part::decode`] carry
 //! the result back as packed columns (`model::builder` `codec.rs`); decoding gives the same
 //! `Part`, so the assembled trace is the one a sequential parse gives (tests/part_codec.rs).

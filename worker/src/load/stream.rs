@@ -38,6 +38,8 @@ pub struct Stream {
     every: usize,
     /// Some byte that is not whitespace arrived.
     any: bool,
+    /// Bytes received, those after the document's end included.
+    received: u64,
 }
 
 /// What reading has built and where it stands.
@@ -50,13 +52,10 @@ struct Reader {
     /// Newlines before `base`, and where the line holding `base` starts.
     lines_before: u64,
     line_start: u64,
-    events: u64,
-    skipped: u64,
+    /// Events and skipped elements so far, and how reading ended once it has.
+    ending: Ending,
     /// Reading ended (the document closed, or a syntax error); later bytes are not read.
     ended: bool,
-    stopped: Option<ParseError>,
-    unclosed: bool,
-    element_start: u64,
 }
 
 impl Default for Stream {
@@ -81,24 +80,20 @@ impl Stream {
             base: 0,
             lines_before: 0,
             line_start: 0,
-            events: 0,
-            skipped: 0,
+            ending: Ending { stopped: None, unclosed: false, element_start: 0, events: 0, skipped: 0 },
             ended: false,
-            stopped: None,
-            unclosed: false,
-            element_start: 0,
         };
-        Self { read, held: Vec::new(), want: every, every, any: false }
+        Self { read, held: Vec::new(), want: every, every, any: false, received: 0 }
     }
 
     /// Bytes received so far.
     pub fn received(&self) -> u64 {
-        self.read.base + self.held.len() as u64
+        self.received
     }
 
     /// Events read so far.
     pub fn events(&self) -> u64 {
-        self.read.events
+        self.read.ending.events
     }
 
     /// Approximate heap bytes held: the model being built and the bytes not read yet.
@@ -108,6 +103,7 @@ impl Stream {
 
     /// Takes the next piece of the input.
     pub fn push(&mut self, bytes: &[u8]) {
+        self.received += bytes.len() as u64;
         if !self.any {
             self.any = bytes.iter().any(|b| !b.is_ascii_whitespace());
         }
@@ -144,8 +140,7 @@ impl Stream {
         }
         let r = self.read;
         let window = Window { bytes: &self.held, base: r.base, lines_before: r.lines_before, line_start: r.line_start };
-        let ending = Ending { stopped: r.stopped, unclosed: r.unclosed, element_start: r.element_start, events: r.events, skipped: r.skipped };
-        end(window, r.builder, r.form, ending)
+        end(window, r.builder, r.form, r.ending)
     }
 
     /// After a read that used `used` of `len` bytes: wait for more before the next one when it
@@ -156,8 +151,8 @@ impl Stream {
 
     /// After a syntax error, keeps the bytes its excerpt shows.
     fn keep_excerpt(&mut self, bytes: &[u8]) {
-        let Some(e) = &self.read.stopped else { return };
-        let need = (e.offset() + EXCERPT).saturating_sub(self.received());
+        let Some(e) = &self.read.ending.stopped else { return };
+        let need = (e.offset() + EXCERPT).saturating_sub(self.read.base + self.held.len() as u64);
         let take = usize::try_from(need).unwrap_or(usize::MAX).min(bytes.len());
         self.held.extend_from_slice(&bytes[..take]);
     }
@@ -204,14 +199,14 @@ impl Reader {
             match tokens.next_event() {
                 Ok(Some(ev)) => {
                     self.builder.add(&ev);
-                    self.events += 1;
+                    self.ending.events += 1;
                 }
                 Ok(None) if tokens.unclosed && !last => break,
                 Ok(None) => {
                     for (key, raw) in tokens.top_level().fields.iter().skip(head) {
                         self.builder.top_level(*key, raw);
                     }
-                    self.unclosed = tokens.unclosed;
+                    self.ending.unclosed = tokens.unclosed;
                     return self.ended(&tokens, None);
                 }
                 Err(e) if e.is_eof() && !last => break,
@@ -219,8 +214,8 @@ impl Reader {
             }
         }
         let at = tokens.checkpoint();
-        self.skipped += at.skipped;
-        self.element_start = tokens.element_start();
+        self.ending.skipped += at.skipped;
+        self.ending.element_start = tokens.element_start();
         self.at = Some(at);
         let used = usize::try_from(at.offset - self.base).unwrap_or(0).min(buf.len());
         self.let_go(&buf[..used]);
@@ -230,14 +225,14 @@ impl Reader {
     /// Reading ended with `tokens` (at the input's end, the document's close, or an error);
     /// everything is kept, for the diagnostics' locations.
     fn ended(&mut self, tokens: &Tokenizer<'_>, stopped: Option<ParseError>) -> usize {
-        self.skipped += tokens.skipped_elements;
-        self.element_start = tokens.element_start();
+        self.ending.skipped += tokens.skipped_elements;
+        self.ending.element_start = tokens.element_start();
         self.stop(stopped);
         0
     }
 
     fn stop(&mut self, stopped: Option<ParseError>) {
-        self.stopped = stopped;
+        self.ending.stopped = stopped;
         self.ended = true;
     }
 
