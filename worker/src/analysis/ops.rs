@@ -429,28 +429,34 @@ impl OpIndex {
     fn shape_groups(&self, trace: &Trace) -> ShapeGroups {
         let dims = ArgKey::new("Input Dims");
         let dims_2021 = ArgKey::new("Input dims");
-        let mut text_of_raw: FxHashMap<&[u8], u32> = FxHashMap::default();
+        let mut text_of_raw: FxHashMap<Box<[u8]>, u32> = FxHashMap::default();
         let mut text_id: FxHashMap<String, u32> = FxHashMap::default();
         let mut texts: Vec<String> = Vec::new();
         let mut key_id: FxHashMap<(u32, u32), u32> = FxHashMap::default();
         let mut keys = Vec::new();
         let mut id = Vec::with_capacity(self.slice.len());
+        let mut reader = trace.args.reader();
         for (op, &i) in self.slice.iter().enumerate() {
             // Launch calls are not RecordFunction events: PyTorch records no shapes for them.
             let raw = if trace.class(trace.slices.cat[i as usize]) == CatClass::Launch {
                 None
             } else {
-                let args = trace.args_text(trace.slices.args[i as usize]).as_bytes();
+                let args = reader.bytes(trace.slices.args[i as usize]);
                 dims.raw(args).or_else(|| dims_2021.raw(args))
             };
             // Distinct raw texts can print alike (`[]` vs no arg): intern the printed text too.
-            let text = *text_of_raw.entry(raw.unwrap_or(b"")).or_insert_with(|| {
-                let printed = python_shapes(raw);
-                *text_id.entry(printed.clone()).or_insert_with(|| {
-                    texts.push(printed);
-                    (texts.len() - 1) as u32
-                })
-            });
+            let text = match text_of_raw.get(raw.unwrap_or(b"")) {
+                Some(&text) => text,
+                None => {
+                    let printed = python_shapes(raw);
+                    let text = *text_id.entry(printed.clone()).or_insert_with(|| {
+                        texts.push(printed);
+                        (texts.len() - 1) as u32
+                    });
+                    text_of_raw.insert(raw.unwrap_or(b"").into(), text);
+                    text
+                }
+            };
             let key = (self.group[op], text);
             id.push(*key_id.entry(key).or_insert_with(|| {
                 keys.push(key);

@@ -197,8 +197,9 @@ impl Query {
         query
     }
 
-    /// Scans the whole args buffer once; each occurrence is mapped to the slice whose args span
-    /// holds it (binary search in `index.args_order`), and that span is then settled whole.
+    /// Scans the args once, block by block; each occurrence is mapped to the slice whose args
+    /// span holds it (binary search in `index.args_order`), and that span is then settled whole.
+    /// Spans never cross blocks, so positions are kept within the block.
     fn arg_bits(&self, trace: &Trace, index: &Index) -> Vec<u64> {
         let s = &trace.slices;
         let mut bits = vec![0u64; s.len().div_ceil(64)];
@@ -209,28 +210,35 @@ impl Query {
                 (a.start as usize, a.start as usize + a.len as usize)
             })
         };
-        let mut from = 0;
-        while let Some(p) = self.finder.find_from(&trace.args, from) {
-            let k = order.partition_point(|&id| span_of(id).0 <= p);
-            // Next place worth looking: the next slice's args (others belong to instants,
-            // counters, or nothing).
-            let next = order.get(k).map_or(trace.args.len(), |&id| span_of(id).0);
-            from = next.max(p + 1);
-            let Some(&id) = k.checked_sub(1).and_then(|k| order.get(k)) else {
-                continue;
-            };
-            let (start, end) = span_of(id);
-            if p + n > end {
-                continue;
-            }
-            if let Some(span) = trace.args.get(start..end) {
-                if self.finder.in_value(span, p - start) {
-                    if let Some(w) = bits.get_mut(id as usize / 64) {
-                        *w |= 1 << (id % 64);
+        trace.args.each_block(|block_start, block| {
+            let block_start = block_start as usize;
+            let mut from = 0;
+            while let Some(at) = self.finder.find_from(block, from) {
+                let p = block_start + at;
+                let k = order.partition_point(|&id| span_of(id).0 <= p);
+                // Next place worth looking: the next slice's args (others belong to instants,
+                // counters, or nothing).
+                let next = order
+                    .get(k)
+                    .map_or(block_start + block.len(), |&id| span_of(id).0);
+                from = next.max(p + 1).saturating_sub(block_start);
+                let Some(&id) = k.checked_sub(1).and_then(|k| order.get(k)) else {
+                    continue;
+                };
+                let (start, end) = span_of(id);
+                if p + n > end || start < block_start {
+                    continue;
+                }
+                if let Some(span) = block.get(start - block_start..end - block_start) {
+                    if self.finder.in_value(span, p - start) {
+                        if let Some(w) = bits.get_mut(id as usize / 64) {
+                            *w |= 1 << (id % 64);
+                        }
                     }
                 }
             }
-        }
+            true
+        });
         bits
     }
 

@@ -32,11 +32,12 @@ use crate::analysis::device::device_properties;
 use crate::analysis::kernel_class::{classify, Precision};
 use crate::analysis::kernels::kernels_in;
 use crate::analysis::steps::Steps;
+use crate::model::args::Reader as ArgsReader;
 use crate::model::link::enclosing_op;
 use crate::model::strings::FxHashMap;
 use crate::model::{StrId, Trace, NONE};
 use dtype::PeakClass;
-use estimate::{InputsKey, OpWork, WorkKeys, WorkKind};
+use estimate::{OpWork, WorkKeys, WorkKind};
 use peaks::Peaks;
 
 /// The work attributed to one kernel call.
@@ -60,15 +61,25 @@ pub struct KernelWork {
 /// distinct (name, recorded inputs), since most calls repeat a few shapes.
 pub(crate) struct Estimator<'t> {
     trace: &'t Trace,
+    args: ArgsReader<'t>,
     keys: WorkKeys,
     rule: FxHashMap<StrId, bool>,
-    cache: FxHashMap<(StrId, InputsKey<'t>), Option<OpWork>>,
+    /// By the name's id and [`WorkKeys::inputs_key`], written after it into `key`.
+    cache: FxHashMap<Box<[u8]>, Option<OpWork>>,
+    key: Vec<u8>,
 }
 
 impl<'t> Estimator<'t> {
     /// An estimator over `trace`'s op slices.
     pub(crate) fn new(trace: &'t Trace) -> Self {
-        Self { trace, keys: WorkKeys::default(), rule: FxHashMap::default(), cache: FxHashMap::default() }
+        Self {
+            trace,
+            args: trace.args.reader(),
+            keys: WorkKeys::default(),
+            rule: FxHashMap::default(),
+            cache: FxHashMap::default(),
+            key: Vec::new(),
+        }
     }
 
     /// The work of op slice `i`: args are read only for names with an estimate rule or args
@@ -80,15 +91,19 @@ impl<'t> Estimator<'t> {
             let text = trace.strings.get(name);
             estimate::may_estimate(text.strip_prefix("aten::").unwrap_or(&text))
         });
-        let args = trace.args_text(s.args[i as usize]).as_bytes();
+        let args = self.args.bytes(s.args[i as usize]);
         if !known && !self.keys.recorded(args) {
             return None;
         }
-        let keys = &self.keys;
-        *self
-            .cache
-            .entry((name, keys.inputs_key(args)))
-            .or_insert_with(|| estimate::estimate(keys, &trace.strings.get(name), args))
+        self.key.clear();
+        self.key.extend_from_slice(&name.0.to_le_bytes());
+        self.keys.inputs_key(args, &mut self.key);
+        if let Some(&work) = self.cache.get(&self.key[..]) {
+            return work;
+        }
+        let work = estimate::estimate(&self.keys, &trace.strings.get(name), args);
+        self.cache.insert(self.key.as_slice().into(), work);
+        work
     }
 }
 

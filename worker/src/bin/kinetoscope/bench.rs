@@ -26,11 +26,14 @@ pub fn streamed(path: &Path, runs: usize) -> Result<(), String> {
         // The process's peak says something only for the first load (later ones reuse its pages).
         let peak = (run == 0).then(|| rss_kb("VmHWM").saturating_sub(before) * 1024);
         let model = engine.trace().map_or(0, Trace::heap_bytes);
+        let (args, args_raw) = engine
+            .trace()
+            .map_or((0, 0), |t| (t.args.heap_bytes(), t.args.len()));
         let line = serde_json::json!({
             "bench": "stream", "target": "native", "file": file, "run": run, "json_bytes": json,
             "events": summary.events, "seconds": secs, "mb_per_s": json as f64 / 1e6 / secs,
             "peak_rss_bytes": peak, "rss_ratio": peak.map(|p| p as f64 / json.max(1) as f64),
-            "model_bytes": model, "model_ratio": model as f64 / json.max(1) as f64,
+            "model_bytes": model, "model_ratio": model as f64 / json.max(1) as f64, "args_bytes": args, "args_raw_bytes": args_raw,
         });
         println!("{line}");
     }

@@ -18,7 +18,7 @@ use super::{Builder, FlowPoint, Open, PendingEnd, ProcMeta};
 use crate::codec::{CodecError, Reader, Writer};
 use crate::diag::{DiagKind, Diagnostics, Sample};
 use crate::model::strings::{StrId, Strings};
-use crate::model::{ArgsRef, Counters, Instants, LaneId, Slices, NONE};
+use crate::model::{Args, ArgsRef, Counters, Instants, LaneId, Slices, NONE};
 
 fn ids(col: &[StrId]) -> Vec<u32> {
     col.iter().map(|s| s.0).collect()
@@ -42,8 +42,14 @@ impl Builder {
     /// Roughly the bytes [`Builder::encode`] writes (to reserve once).
     pub fn encoded_size_hint(&self) -> usize {
         let (bytes, ends) = self.strings.raw_parts();
-        bytes.len() + ends.len() * 4 + self.args.len() + self.slices.len() * 64 + self.instants.ts_ns.len() * 28
-            + self.counters.ts_ns.len() * 24 + self.flow_points.len() * 26 + 4096
+        bytes.len()
+            + ends.len() * 4
+            + self.args.heap_bytes()
+            + self.slices.len() * 64
+            + self.instants.ts_ns.len() * 28
+            + self.counters.ts_ns.len() * 24
+            + self.flow_points.len() * 26
+            + 4096
     }
 
     /// Appends this builder's state to `w`; [`Builder::decode`] reads it back.
@@ -169,7 +175,7 @@ impl Builder {
         w.u64s(&f.iter().map(|p| p.id).collect::<Vec<_>>());
         w.bytes(&f.iter().map(|p| p.kind).collect::<Vec<_>>());
         w.bytes(&f.iter().map(|p| u8::from(p.enclosing)).collect::<Vec<_>>());
-        w.bytes(&self.args);
+        self.args.encode(w);
     }
 
     /// Reads a builder written by [`Builder::encode`].
@@ -360,6 +366,6 @@ fn decode_tables(b: &mut Builder, r: &mut Reader<'_>, c: &Check) -> Result<(), C
             Ok(FlowPoint { ts_ns: ts[j], lane: lanes[j], cat: cats[j], id, kind: kinds[j], enclosing: enclosing[j] != 0 })
         })
         .collect::<Result<_, CodecError>>()?;
-    b.args = r.bytes()?.to_vec();
+    b.args = Args::decode(r)?;
     Ok(())
 }

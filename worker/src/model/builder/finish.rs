@@ -30,7 +30,7 @@ impl Builder {
             flows_unlinked: 0,
             args: {
                 let mut args = std::mem::take(&mut self.args);
-                args.shrink_to_fit();
+                args.finish();
                 args
             },
             origin_ns: origin,

@@ -54,9 +54,17 @@ impl Builder {
             }
         }
 
-        let args_base = self.args.len() as u64;
-        let shift = |a: ArgsRef| if a.len == 0 { a } else { ArgsRef { start: u32::try_from(args_base + u64::from(a.start)).unwrap_or(u32::MAX), len: a.len } };
-        self.args.extend_from_slice(&later.args);
+        let args_base = self.args.append(std::mem::take(&mut later.args));
+        let shift = |a: ArgsRef| {
+            if a.len == 0 {
+                a
+            } else {
+                ArgsRef {
+                    start: u32::try_from(args_base + u64::from(a.start)).unwrap_or(u32::MAX),
+                    len: a.len,
+                }
+            }
+        };
         for (l, stack) in later.open_b.iter().enumerate() {
             let mine = lanes[l].0 as usize;
             self.open_b[mine].extend(stack.iter().map(|o| super::Open { name: s(o.name), cat: s(o.cat), args: shift(o.args), ..*o }));

@@ -12,9 +12,9 @@
 //! counters; `s`/`t`/`f` -> flow endpoints; `M` -> names and sort indexes; others are counted.
 
 use super::strings::{FxHashMap, StrId, Strings};
-use super::{ArgsRef, Counters, EventStats, Instants, LaneId, Slices, NONE};
+use super::{Args, ArgsRef, Counters, EventStats, Instants, LaneId, Slices, NONE};
 use crate::diag::{DiagKind, Diagnostics};
-use crate::json::{minify_into, unescape, JStr, RawEvent};
+use crate::json::{unescape, JStr, RawEvent};
 
 mod codec;
 mod finish;
@@ -74,7 +74,7 @@ pub struct Builder {
     instants: Instants,
     counters: Counters,
     flow_points: Vec<FlowPoint>,
-    args: Vec<u8>,
+    args: Args,
     min_ts: i64,
     max_end: i64,
     top_level: Vec<(String, String)>,
@@ -126,7 +126,7 @@ impl Builder {
             instants: Instants::default(),
             counters: Counters::default(),
             flow_points: Vec::new(),
-            args: Vec::new(),
+            args: Args::default(),
             min_ts: i64::MAX,
             max_end: i64::MIN,
             top_level: Vec::new(),
@@ -155,7 +155,7 @@ impl Builder {
             + self.instants.ts_ns.capacity() * 28
             + self.counters.ts_ns.capacity() * 24
             + self.flow_points.capacity() * std::mem::size_of::<FlowPoint>()
-            + self.args.capacity()
+            + self.args.heap_bytes()
             + self.strings.heap_bytes()
     }
 
@@ -263,11 +263,8 @@ impl Builder {
 
     /// Copies `args` minified (whitespace outside strings removed) into the args buffer.
     fn args(&mut self, ev: &RawEvent<'_>) -> ArgsRef {
-        let Some(raw) = ev.args else { return ArgsRef::default() };
-        let start = self.args.len();
-        minify_into(&mut self.args, raw);
-        let len = self.args.len() - start;
-        ArgsRef { start: u32::try_from(start).unwrap_or(u32::MAX), len: u32::try_from(len).unwrap_or(0) }
+        ev.args
+            .map_or(ArgsRef::default(), |raw| self.args.push_minified(raw))
     }
 
     fn pid_tid(&mut self, ev: &RawEvent<'_>) -> (StrId, StrId) {
