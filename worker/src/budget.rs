@@ -2,9 +2,10 @@
 //!
 //! What: the page's load worker is one wasm32 instance, so everything a load holds at once
 //! shares 4 GiB of linear memory. A streamed load (the default: the JSON is parsed as it
-//! arrives and never held whole) holds the model being built, its growth and the index; it
-//! needs at its peak at most [`STREAMED_PEAK_TENTHS`] / 10 bytes per JSON byte, so
-//! [`Budget::TAB`] is (4 GiB - [`RESERVE`]) / that. A load split across parse workers
+//! arrives and never held whole) holds the model being built (args packed), its growth, the
+//! index and the first tables; it needs at its peak at most [`FIXED`] plus
+//! [`STREAMED_PEAK_TENTHS`] / 10 bytes per JSON byte, so [`Budget::TAB`] is
+//! (4 GiB - [`RESERVE`] - [`FIXED`]) / that. A load split across parse workers
 //! (`?workers=N`) also holds the whole JSON (one buffer: at most `isize::MAX` bytes there) and
 //! the parts coming back: [`SPLIT_PEAK_TENTHS`], so [`Budget::held_whole`] is smaller. Both peaks
 //! are measured on the real fixtures (`worker/tests/budget.rs` fails if one comes within 20%;
@@ -31,16 +32,22 @@ pub const WASM32_LARGEST_BUFFER: u64 = (1 << 31) - 1;
 /// never shrinks, and a freed block is not always reusable for the next, larger one), bytes.
 pub const RESERVE: u64 = 512 << 20;
 
-/// Peak bytes of the load worker's memory per JSON byte of a streamed load, in tenths (20 =
-/// 2.0 bytes). Measured natively by counting every allocation of the load worker's path (8 MiB
-/// pieces copied in and parsed, the model growing by doubling, finish, index, first tables) on
-/// six real fixtures inflated to 42-68 MB: 0.93 to 1.59 (kineto resnet50); 2.0 leaves a quarter
-/// more for allocator slack and traces shaped otherwise.
-pub const STREAMED_PEAK_TENTHS: u64 = 20;
+/// What a streamed load holds whatever the trace's size, bytes: the 8 MiB piece being parsed
+/// and the unread tail it carries over, the args block being filled, the first tables' rows.
+pub const FIXED: u64 = 64 << 20;
+
+/// Peak bytes of the load worker's memory per JSON byte of a streamed load beyond [`FIXED`],
+/// in tenths (7 = 0.7 bytes). Measured natively by counting every allocation of the load
+/// worker's path (8 MiB pieces copied in and parsed, the model growing by doubling, finish,
+/// index, first tables) on six real fixtures inflated to 42-68 MB and to twice that: the
+/// growth per JSON byte between the two sizes is 0.13 to 0.51, and the whole peak at 400 MB
+/// 0.38 to 0.54 per JSON byte; 0.7 leaves a quarter more for traces shaped otherwise (the
+/// allocator's slack is in [`RESERVE`]).
+pub const STREAMED_PEAK_TENTHS: u64 = 7;
 
 /// The same for a load split across parse workers (the JSON held whole, the parts decoded next
-/// to it, then merged): 1.71 to 2.24 on the same fixtures, so 3.0.
-pub const SPLIT_PEAK_TENTHS: u64 = 30;
+/// to it, then merged): 1.25 to 1.41 on the same fixtures, so 2.0.
+pub const SPLIT_PEAK_TENTHS: u64 = 20;
 
 /// The most JSON a load may hold, bytes, and the peak per JSON byte that sets it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,8 +64,8 @@ impl Default for Budget {
 }
 
 impl Budget {
-    /// What a browser tab's load worker holds, streamed: 1,879,048,192 bytes (1.88 GB) of JSON.
-    pub const TAB: Budget = Budget { max_json_bytes: (WASM32_MEMORY - RESERVE) * 10 / STREAMED_PEAK_TENTHS, peak_tenths: STREAMED_PEAK_TENTHS };
+    /// What a browser tab's load worker holds, streamed: 5,272,839,314 bytes (5.27 GB) of JSON.
+    pub const TAB: Budget = Budget { max_json_bytes: (WASM32_MEMORY - RESERVE - FIXED) * 10 / STREAMED_PEAK_TENTHS, peak_tenths: STREAMED_PEAK_TENTHS };
 
     /// No limit (the CLI: native memory).
     pub const UNLIMITED: Budget = Budget { max_json_bytes: u64::MAX, peak_tenths: STREAMED_PEAK_TENTHS };
@@ -69,12 +76,12 @@ impl Budget {
     }
 
     /// The budget of a load held whole and split across parse workers, in the memory this
-    /// (streamed) budget stands for: 1.25 GB of JSON for [`Budget::TAB`]; no limit stays none.
+    /// (streamed) budget stands for: 1.88 GB of JSON for [`Budget::TAB`]; no limit stays none.
     pub const fn held_whole(self) -> Self {
         if self.max_json_bytes == u64::MAX {
             return self;
         }
-        let memory = self.max_json_bytes.saturating_mul(self.peak_tenths) / 10;
+        let memory = self.max_json_bytes.saturating_mul(self.peak_tenths) / 10 + FIXED;
         let fits = memory * 10 / SPLIT_PEAK_TENTHS;
         let max = if fits < WASM32_LARGEST_BUFFER { fits } else { WASM32_LARGEST_BUFFER };
         Self { max_json_bytes: max, peak_tenths: SPLIT_PEAK_TENTHS }

@@ -205,6 +205,20 @@ struct ShapeGroups {
     texts: Vec<String>,
 }
 
+/// The estimated work of every op: most calls repeat a few shapes, so each op holds an id
+/// into the distinct works.
+struct OpWorks {
+    /// Per op: index in `distinct`, or `u32::MAX` when it has no estimate.
+    id: Vec<u32>,
+    distinct: Vec<OpWork>,
+}
+
+impl OpWorks {
+    fn of(&self, op: usize) -> Option<&OpWork> {
+        self.distinct.get(*self.id.get(op)? as usize)
+    }
+}
+
 /// Everything about the ops that does not depend on the range; build once per trace.
 pub struct OpIndex {
     /// Slice id of each op; ops grouped by lane (see `build`'s invariant).
@@ -220,8 +234,8 @@ pub struct OpIndex {
     loose_memory: Vec<LooseMemory>,
     unattributed_device_ns: i64,
     shapes: OnceLock<ShapeGroups>,
-    /// Per op: its estimated work (built on the first table).
-    work: OnceLock<Vec<Option<OpWork>>>,
+    /// Estimated work (built on the first table).
+    work: OnceLock<OpWorks>,
 }
 
 #[derive(Clone, Copy)]
@@ -318,7 +332,7 @@ impl OpIndex {
                         *sum += v;
                     }
                 }
-                if let Some(w) = work.get(op).copied().flatten() {
+                if let Some(w) = work.of(op) {
                     add_known(&mut a.flops, w.flops);
                     add_known(&mut a.bytes, w.bytes);
                     a.peak = a.peak.or(w.peak);
@@ -383,13 +397,15 @@ impl OpIndex {
     }
 
     /// The estimated work of every op ([`Estimator`]; annotations and launch calls have none).
-    fn op_work(&self, trace: &Trace) -> Vec<Option<OpWork>> {
+    fn op_work(&self, trace: &Trace) -> OpWorks {
         let mut estimator = Estimator::new(trace);
         let s = &trace.slices;
-        self.slice
+        let id = self
+            .slice
             .iter()
-            .map(|&i| (trace.class(s.cat[i as usize]) == CatClass::CpuOp).then(|| estimator.of(i)).flatten())
-            .collect()
+            .map(|&i| (trace.class(s.cat[i as usize]) == CatClass::CpuOp).then(|| estimator.id(i)).flatten().unwrap_or(u32::MAX))
+            .collect();
+        OpWorks { id, distinct: estimator.into_distinct() }
     }
 
     /// The `[memory]` row of loose instants in `[t0, t1)`, with its first-occurrence key.
