@@ -1,10 +1,13 @@
 // Browser benchmark (not a test): loads KINETOSCOPE_BENCH_URL through `?url=` and prints one JSON
 // line per run with the worker's parse+index time, then one line with the timeline's frame times
-// while zooming and panning (keys held, drags, wheel) and the first paint after the load; then
+// while zooming and panning (keys held, drags, wheel) and the first paint after the load, then
+// one line with the time each panel (ops, kernels, steps, findings) and a comparison against a
+// small real trace take on the loaded trace, with the tab's memory meanwhile; then
 // opens the demo in fresh browser contexts and prints the main thread's long tasks from the page's
 // start to the end of its load. Skipped unless scripts/bench sets the variable.
 const { execSync } = require('child_process');
 const { AppPage, test, expect } = require('../pages/app');
+const { realFixture } = require('../support/fixtures');
 
 const url = process.env.KINETOSCOPE_BENCH_URL;
 
@@ -77,10 +80,11 @@ test('browser parse+index benchmark', async ({ app, page }) => {
   const workers = process.env.KINETOSCOPE_BENCH_WORKERS;
   const query = `?url=${encodeURIComponent(url)}` + (workers ? `&workers=${workers}` : '');
   let summary = null;
+  let idle = 0;
   for (let run = 0; run < runs; run++) {
     // Memory above the idle page: the demo open, then the trace loaded in its place.
     await app.open('');
-    const idle = chromiumRss();
+    idle = chromiumRss();
     const stop = sampleRss();
     const started = Date.now();
     await app.open(query);
@@ -149,6 +153,30 @@ test('browser parse+index benchmark', async ({ app, page }) => {
     long_tasks_after_load: after.length, longest_after_load_ms: longest(after),
     // [start relative to the load's end, duration] of each long task, ms.
     long_tasks_ms: long.list.map(([start, d]) => [Math.round(start - loadedAt), Math.round(d)]),
+  }));
+  // Every panel on the loaded trace, then a comparison with it as the baseline.
+  const stop = sampleRss();
+  const panels = {};
+  for (const tab of ['ops', 'kernels', 'steps', 'findings']) {
+    const started = Date.now();
+    await app.openTab(tab);
+    const table = await app.table();
+    panels[`${tab}_ms`] = Date.now() - started;
+    panels[`${tab}_rows`] = tab === 'findings'
+      ? await page.evaluate(() => window.kinetoscope.findings.rules.length)
+      : table && table.rows;
+  }
+  const compareStarted = Date.now();
+  await app.compareWith(realFixture('param__dlrm_kineto__worker0_step_12.1694128201545.pt.trace.json'));
+  const compared = await app.compare();
+  panels.compare_ms = Date.now() - compareStarted;
+  panels.compare_ops = compared && compared.ops;
+  panels.compare_verdict = compared && compared.verdict;
+  const peak = stop();
+  expect(await app.state().then((s) => s.error)).toBeNull();
+  console.log(JSON.stringify({
+    bench: 'panels', target: 'browser', file: url, ...panels,
+    tab_rss_peak_above_idle_bytes: peak - idle, tab_rss_ratio: (peak - idle) / summary.json_bytes,
   }));
   // V8's bare JSON.parse of the same bytes, in the same browser and run, after our loads and frames.
   if (!process.env.KINETOSCOPE_BENCH_NO_V8) {
