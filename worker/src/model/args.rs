@@ -2,9 +2,9 @@
 //!
 //! Args are most of a trace's model (310 of 490 MB for 1 GB of JSON) and compress about 7x, so
 //! they are packed as they are read; only the block being filled is held raw. An [`ArgsRef`]
-//! addresses the raw text as if it were one buffer, and never spans two blocks, so a read
-//! inflates one block. Loops over many events read through one [`Reader`], which keeps the
-//! last block it inflated (neighbouring events share blocks).
+//! names its block and its place in it (never two blocks), so a read inflates one block.
+//! Loops over many events read through one [`Reader`], which keeps the last block it inflated
+//! (neighbouring events share blocks).
 
 use super::ArgsRef;
 use crate::codec::{CodecError, Reader as CodecReader, Writer};
@@ -26,7 +26,8 @@ pub struct Args {
     packed: Vec<u8>,
     /// Start of every packed block, ascending.
     blocks: Vec<Block>,
-    /// Raw text of the block being filled; its first byte is raw offset `open_start`.
+    /// Raw text of the block being filled (block `blocks.len()`); its first byte is raw offset
+    /// `open_start`.
     open: Vec<u8>,
     open_start: u64,
 }
@@ -55,12 +56,14 @@ impl Args {
         if !self.open.is_empty() && self.open.len() + raw.len() > BLOCK {
             self.seal();
         }
-        let start = self.len();
+        let at = self.open.len();
         crate::json::minify_into(&mut self.open, raw);
-        let len = self.len() - start;
+        let len = self.open.len() - at;
+        // A block holds at most 64 KiB, or one args object; one over 4 GiB keeps its first 4 GiB.
         ArgsRef {
-            start: u32::try_from(start).unwrap_or(u32::MAX),
-            len: u32::try_from(len).unwrap_or(0),
+            block: u32::try_from(self.blocks.len()).unwrap_or(u32::MAX),
+            at: u32::try_from(at).unwrap_or(u32::MAX),
+            len: u32::try_from(len).unwrap_or(u32::MAX),
         }
     }
 
@@ -100,10 +103,11 @@ impl Args {
         self.blocks.shrink_to_fit();
     }
 
-    /// Appends `later`'s args (a later part of the same file); their spans shift by the
-    /// returned raw length of `self` before the append.
-    pub fn append(&mut self, later: Args) -> u64 {
+    /// Appends `later`'s args (a later part of the same file); their spans' blocks shift by
+    /// the returned count of blocks `self` had.
+    pub fn append(&mut self, later: Args) -> u32 {
         self.seal();
+        let shift = u32::try_from(self.blocks.len()).unwrap_or(u32::MAX);
         let base = self.len();
         let packed_base = self.packed.len() as u64;
         self.blocks.extend(later.blocks.iter().map(|b| Block {
@@ -113,7 +117,7 @@ impl Args {
         self.packed.extend_from_slice(&later.packed);
         self.open_start = base + later.open_start;
         self.open = later.open;
-        base
+        shift
     }
 
     /// A reader that inflates blocks as spans ask for them.
@@ -130,16 +134,16 @@ impl Args {
         self.reader().text(span).to_owned()
     }
 
-    /// Calls `f` with every block's raw start and raw text, in order, until it returns false.
-    pub fn each_block(&self, mut f: impl FnMut(u64, &[u8]) -> bool) {
+    /// Calls `f` with every block's index and raw text, in order, until it returns false.
+    pub fn each_block(&self, mut f: impl FnMut(u32, &[u8]) -> bool) {
         let mut raw = Vec::new();
         for k in 0..self.blocks.len() {
-            if !self.inflate(k, &mut raw) || !f(self.blocks[k].raw, &raw) {
+            if !self.inflate(k, &mut raw) || !f(k as u32, &raw) {
                 return;
             }
         }
         if !self.open.is_empty() {
-            f(self.open_start, &self.open);
+            f(self.blocks.len() as u32, &self.open);
         }
     }
 
@@ -218,8 +222,8 @@ impl Args {
 /// Reads spans of an [`Args`], keeping the last block it inflated.
 pub struct Reader<'a> {
     args: &'a Args,
-    /// The block in `raw`: index, raw start and end.
-    block: Option<(usize, u64, u64)>,
+    /// The block in `raw`, if any.
+    block: Option<u32>,
     raw: Vec<u8>,
 }
 
@@ -234,33 +238,20 @@ impl Reader<'_> {
         if span.len == 0 {
             return b"{}";
         }
-        let (start, end) = (
-            u64::from(span.start),
-            u64::from(span.start) + u64::from(span.len),
-        );
         let args = self.args;
-        if start >= args.open_start {
-            let at = (start - args.open_start) as usize;
-            return args.open.get(at..at + span.len as usize).unwrap_or(b"{}");
+        let k = span.block as usize;
+        let range = span.at as usize..span.at as usize + span.len as usize;
+        if k == args.blocks.len() {
+            return args.open.get(range).unwrap_or(b"{}");
         }
-        let cached = self.block.is_some_and(|(_, s, e)| s <= start && end <= e);
-        if !cached {
-            let k = args
-                .blocks
-                .partition_point(|b| b.raw <= start)
-                .saturating_sub(1);
-            if k >= args.blocks.len() || !args.inflate(k, &mut self.raw) {
-                self.block = None;
+        if self.block != Some(span.block) {
+            self.block = None;
+            if k > args.blocks.len() || !args.inflate(k, &mut self.raw) {
                 return b"{}";
             }
-            let (s, e, _) = args.extent(k);
-            self.block = Some((k, s, e));
+            self.block = Some(span.block);
         }
-        let Some((_, s, _)) = self.block else {
-            return b"{}";
-        };
-        let at = (start - s) as usize;
-        self.raw.get(at..at + span.len as usize).unwrap_or(b"{}")
+        self.raw.get(range).unwrap_or(b"{}")
     }
 }
 
@@ -329,10 +320,7 @@ mod tests {
             assert_eq!(reader.text(*span), text);
         }
         for (span, text) in &later {
-            let shifted = super::ArgsRef {
-                start: span.start + base as u32,
-                len: span.len,
-            };
+            let shifted = super::ArgsRef { block: span.block + base, ..*span };
             assert_eq!(reader.text(shifted), text);
         }
         let mut seen = String::new();

@@ -90,11 +90,14 @@ pub struct Lane {
     pub python_rows: u16,
 }
 
-/// Raw `args` of an event: a span into [`Trace::args`]; empty when the event had none.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// Raw `args` of an event: a span of one block of [`Trace::args`]; empty when the event had
+/// none. Addressed by block, so args past 4 GiB of text stay reachable.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub struct ArgsRef {
-    /// Start in the args buffer.
-    pub start: u32,
+    /// Index of the block in the args store.
+    pub block: u32,
+    /// Start within the block's raw text.
+    pub at: u32,
     /// Length in bytes.
     pub len: u32,
 }
@@ -255,10 +258,11 @@ impl Trace {
     /// Approximate heap bytes of the model (columns, strings, args).
     pub fn heap_bytes(&self) -> usize {
         let s = &self.slices;
-        let per_slice = 8 + 8 + 4 + 4 + 4 + 2 + 2 + 4 + 8 + 4 + 4 + 4 + 8;
+        let args = std::mem::size_of::<ArgsRef>();
+        let per_slice = 8 + 8 + 4 + 4 + 4 + 2 + 2 + 4 + args + 4 + 4 + 4 + 8;
         s.start_ns.capacity() * per_slice
-            + self.instants.ts_ns.capacity() * (8 + 4 + 4 + 4 + 8)
-            + self.counters.ts_ns.capacity() * (8 + 4 + 4 + 8)
+            + self.instants.ts_ns.capacity() * (8 + 4 + 4 + 4 + args)
+            + self.counters.ts_ns.capacity() * (8 + 4 + 4 + args)
             + self.flows.capacity() * std::mem::size_of::<Flow>()
             + self.args.heap_bytes()
             + self.strings.heap_bytes()

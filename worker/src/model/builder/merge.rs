@@ -54,17 +54,8 @@ impl Builder {
             }
         }
 
-        let args_base = self.args.append(std::mem::take(&mut later.args));
-        let shift = |a: ArgsRef| {
-            if a.len == 0 {
-                a
-            } else {
-                ArgsRef {
-                    start: u32::try_from(args_base + u64::from(a.start)).unwrap_or(u32::MAX),
-                    len: a.len,
-                }
-            }
-        };
+        let blocks_before = self.args.append(std::mem::take(&mut later.args));
+        let shift = |a: ArgsRef| if a.len == 0 { a } else { ArgsRef { block: a.block + blocks_before, ..a } };
         for (l, stack) in later.open_b.iter().enumerate() {
             let mine = lanes[l].0 as usize;
             self.open_b[mine].extend(stack.iter().map(|o| super::Open { name: s(o.name), cat: s(o.cat), args: shift(o.args), ..*o }));

@@ -152,8 +152,8 @@ impl Builder {
     /// Approximate heap bytes of what is built so far (columns, strings, args).
     pub fn heap_bytes(&self) -> usize {
         self.slices.start_ns.capacity() * 64
-            + self.instants.ts_ns.capacity() * 28
-            + self.counters.ts_ns.capacity() * 24
+            + self.instants.ts_ns.capacity() * 32
+            + self.counters.ts_ns.capacity() * 28
             + self.flow_points.capacity() * std::mem::size_of::<FlowPoint>()
             + self.args.heap_bytes()
             + self.strings.heap_bytes()
