@@ -1,6 +1,6 @@
 //! Args store: every event's minified `args` JSON, kept in LZ4 blocks of about 64 KiB.
 //!
-//! Args are most of a trace's model (310 of 490 MB for 1 GB of JSON) and compress about 7x, so
+//! Args are most of a trace's model (310 of 490 MB for 1 GB of JSON) and compress about 6x, so
 //! they are packed as they are read; only the block being filled is held raw. An [`ArgsRef`]
 //! names its block and its place in it (never two blocks), so a read inflates one block.
 //! Loops over many events read through one [`Reader`], which keeps the last block it inflated
