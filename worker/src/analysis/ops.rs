@@ -35,7 +35,8 @@
 //! `[memory]` instants count when their time lies in `[t0, t1)`.
 //!
 //! **Cost.** [`OpIndex::new`]: O(n) over slices, O(k log ops) for k linked device
-//! activities, one args scan per `[memory]` instant; ~70 bytes per op. [`OpIndex::table`]:
+//! activities, one args scan per `[memory]` instant; ~70 bytes per op, and 4 more once the
+//! first table has estimated the ops' work (an id into the distinct estimates). [`OpIndex::table`]:
 //! two binary searches per lane and O(ops in range) array-indexed adds (no hashing, no
 //! allocation per op), then O(groups · log groups) to order rows. Input-shape groups are
 //! computed on the first `by_shape` query (one args scan per op, shape strings interned by
