@@ -8,7 +8,7 @@
 
 use super::{Builder, FlowPoint, PendingEnd};
 use crate::model::strings::StrId;
-use crate::model::{ArgsRef, LaneId, NONE};
+use crate::model::{Args, ArgsRef, LaneId, NONE};
 
 impl Builder {
     /// Appends `later` (the builder of the part right after this one's) into `self`.
@@ -55,7 +55,7 @@ impl Builder {
         }
 
         let blocks_before = self.args.append(std::mem::take(&mut later.args));
-        let shift = |a: ArgsRef| if a.len == 0 { a } else { ArgsRef { block: a.block + blocks_before, ..a } };
+        let shift = |a: ArgsRef| Args::shifted(a, blocks_before);
         for (l, stack) in later.open_b.iter().enumerate() {
             let mine = lanes[l].0 as usize;
             self.open_b[mine].extend(stack.iter().map(|o| super::Open { name: s(o.name), cat: s(o.cat), args: shift(o.args), ..*o }));

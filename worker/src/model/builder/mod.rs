@@ -12,7 +12,8 @@
 //! counters; `s`/`t`/`f` -> flow endpoints; `M` -> names and sort indexes; others are counted.
 
 use super::strings::{FxHashMap, StrId, Strings};
-use super::{Args, ArgsRef, Counters, EventStats, Instants, LaneId, Slices, NONE};
+use super::args::Side;
+use super::{Args, ArgsRef, CatClass, Counters, EventStats, Instants, LaneId, Slices, NONE};
 use crate::diag::{DiagKind, Diagnostics};
 use crate::json::{unescape, JStr, RawEvent};
 
@@ -263,8 +264,11 @@ impl Builder {
 
     /// Copies `args` minified (whitespace outside strings removed) into the args buffer.
     fn args(&mut self, ev: &RawEvent<'_>) -> ArgsRef {
-        ev.args
-            .map_or(ArgsRef::default(), |raw| self.args.push_minified(raw))
+        let side = match ev.cat.map(|c| CatClass::of(c.raw)) {
+            Some(c) if c.is_device_activity() => Side::Device,
+            _ => Side::Host,
+        };
+        ev.args.map_or(ArgsRef::default(), |raw| self.args.push_minified(raw, side))
     }
 
     fn pid_tid(&mut self, ev: &RawEvent<'_>) -> (StrId, StrId) {
