@@ -14,7 +14,7 @@ use crate::codec::{CodecError, Reader as CodecReader, Writer};
 /// Raw bytes gathered before a block is packed; LZ4's window is 64 KiB.
 const BLOCK: usize = 64 * 1024;
 
-/// Where one packed block starts, in the raw text and in [`Args::packed`].
+/// Where one packed block starts, in its stream's raw text and in [`Stream::packed`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct Block {
     raw: u64,
@@ -25,13 +25,21 @@ struct Block {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Side {
     /// Host events: ops, annotations, runtime calls, instants, counters.
-    Host,
+    Host = 0,
     /// Device activities: kernels, copies, memsets.
-    Device,
+    Device = 1,
 }
 
 /// Set in [`ArgsRef::block`] for a device activity's block.
 const DEVICE: u32 = 1 << 31;
+
+/// The bits each side's blocks carry in [`ArgsRef::block`] (index = `Side as usize`).
+const SIDE_BITS: [u32; 2] = [0, DEVICE];
+
+/// The side (its index in `Args::streams`) of a block id.
+fn side_of(block: u32) -> usize {
+    usize::from(block & DEVICE != 0)
+}
 
 /// Minified raw args of all events, packed in blocks: the host's and the devices' apart.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -59,13 +67,9 @@ impl Args {
     /// Appends `raw` (an event's `args` object as written) minified to `side`'s blocks;
     /// returns its span.
     pub fn push_minified(&mut self, raw: &[u8], side: Side) -> ArgsRef {
-        match side {
-            Side::Host => self.streams[0].push_minified(raw),
-            Side::Device => {
-                let span = self.streams[1].push_minified(raw);
-                ArgsRef { block: span.block | DEVICE, ..span }
-            }
-        }
+        let side = side as usize;
+        let span = self.streams[side].push_minified(raw);
+        ArgsRef { block: span.block | SIDE_BITS[side], ..span }
     }
 
     /// Packs the open blocks and gives back spare capacity (the model is then read-only).
@@ -85,8 +89,7 @@ impl Args {
         if span.len == 0 {
             return span;
         }
-        let by = if span.block & DEVICE == 0 { shift[0] } else { shift[1] };
-        ArgsRef { block: span.block + by, ..span }
+        ArgsRef { block: span.block + shift[side_of(span.block)], ..span }
     }
 
     /// A reader that inflates blocks as spans ask for them.
@@ -103,8 +106,7 @@ impl Args {
     /// first, until it returns false.
     pub fn each_block(&self, mut f: impl FnMut(u32, &[u8]) -> bool) {
         let mut go = true;
-        for (side, stream) in self.streams.iter().enumerate() {
-            let bit = if side == 0 { 0 } else { DEVICE };
+        for (stream, bit) in self.streams.iter().zip(SIDE_BITS) {
             if go {
                 stream.each_block(|k, raw| {
                     go = f(k | bit, raw);
@@ -319,9 +321,9 @@ impl Reader<'_> {
         if span.len == 0 {
             return b"{}";
         }
-        let side = usize::from(span.block & DEVICE != 0);
+        let side = side_of(span.block);
         let stream = &self.args.streams[side];
-        let k = (span.block & !DEVICE) as usize;
+        let k = (span.block & !SIDE_BITS[side]) as usize;
         let range = span.at as usize..span.at as usize + span.len as usize;
         if k == stream.blocks.len() {
             return stream.open.get(range).unwrap_or(b"{}");

@@ -64,9 +64,9 @@ pub(crate) struct Estimator<'t> {
     args: ArgsReader<'t>,
     keys: WorkKeys,
     rule: FxHashMap<StrId, bool>,
-    /// Index in `distinct` by the name's id and [`WorkKeys::inputs_key`], written after it
-    /// into `key`.
-    cache: FxHashMap<Box<[u8]>, u32>,
+    /// Index in `distinct` (`None`: no estimate) by the name's id and
+    /// [`WorkKeys::inputs_key`], written after it into `key`.
+    cache: FxHashMap<Box<[u8]>, Option<u32>>,
     key: Vec<u8>,
     /// Every distinct work estimated so far.
     distinct: Vec<OpWork>,
@@ -108,17 +108,14 @@ impl<'t> Estimator<'t> {
         self.key.extend_from_slice(&name.0.to_le_bytes());
         self.keys.inputs_key(args, &mut self.key);
         if let Some(&id) = self.cache.get(&self.key[..]) {
-            return (id != u32::MAX).then_some(id);
+            return id;
         }
-        let id = match estimate::estimate(&self.keys, &trace.strings.get(name), args) {
-            Some(work) => {
-                self.distinct.push(work);
-                (self.distinct.len() - 1) as u32
-            }
-            None => u32::MAX,
-        };
+        let id = estimate::estimate(&self.keys, &trace.strings.get(name), args).map(|work| {
+            self.distinct.push(work);
+            (self.distinct.len() - 1) as u32
+        });
         self.cache.insert(self.key.as_slice().into(), id);
-        (id != u32::MAX).then_some(id)
+        id
     }
 }
 
