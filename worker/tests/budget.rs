@@ -136,7 +136,8 @@ fn load_worker_peak_per_json_byte_stays_under_the_budget() {
         let assumed = FIXED as f64 + per_byte_streamed * json.len() as f64;
         let growth = (peak_twice - peak) / (twice.len() - json.len()) as f64;
         eprintln!(
-            "{name}: {} B of JSON streamed: peak {:.3} bytes per JSON byte ({:.0}% of the assumed {:.0} B);              {} B: peak {:.3}, growth {growth:.3} per JSON byte",
+            "{name}: {} B of JSON streamed: peak {:.3} bytes per JSON byte ({:.0}% of the assumed {:.0} B); \
+             {} B: peak {:.3}, growth {growth:.3} per JSON byte",
             json.len(),
             peak / json.len() as f64,
             100.0 * peak / assumed,
