@@ -97,7 +97,7 @@ test('browser parse+index benchmark', async ({ app, page }) => {
     console.log(JSON.stringify({
       bench: 'parse_index', target: 'browser-wasm-worker', file: url, run,
       json_bytes: summary.json_bytes, events: summary.events, parse_ms: summary.parse_ms,
-      workers: summary.parse_workers ?? 1,
+      workers: summary.parse_workers ?? 1, read_wait_ms: summary.read_wait_ms, finish_ms: summary.finish_ms,
       mb_per_s: summary.json_bytes / 1e6 / secs, events_per_s: summary.events / secs, page_load_ms: wall,
       tab_rss_idle_bytes: idle, tab_rss_peak_above_idle_bytes: peak - idle, tab_rss_ratio: (peak - idle) / summary.json_bytes,
     }));

@@ -80,7 +80,7 @@ test('a large trace parsed by two parse workers equals the single-worker parse, 
     await expect.poll(() => started.map((w) => w.closed), 'parse workers closed after the load').toEqual([false, true, true]);
     await app.screenshot('parse-workers-many');
 
-    const strip = ({ parse_ms, parse_workers, ...rest }) => rest;
+    const strip = ({ parse_ms, parse_workers, read_wait_ms, finish_ms, ...rest }) => rest;
     expect(strip(many.summary)).toEqual(strip(one.summary));
     expect(one.summary.events).toBeGreaterThan(200_000);
     expect(app.pageErrors).toEqual([]);

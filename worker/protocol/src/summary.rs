@@ -39,6 +39,14 @@ pub struct TraceSummary {
     /// Parts the JSON was parsed in (one worker each in the browser; 1 = sequential).
     #[serde(default)]
     pub parse_workers: u32,
+    /// Of `parse_ms`, the time spent waiting for bytes (the source slower than the parse) while
+    /// parsing as they arrive; 0 when unmeasured.
+    #[serde(default)]
+    pub read_wait_ms: f64,
+    /// Of `parse_ms`, the time from the last byte to loaded (the model finished, indexed and
+    /// summarized); 0 when unmeasured.
+    #[serde(default)]
+    pub finish_ms: f64,
     /// Trace health checks (docs/definitions.md, "Trace health").
     #[serde(default)]
     pub health: HealthSummary,

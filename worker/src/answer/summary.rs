@@ -57,6 +57,8 @@ pub fn summarize(trace: &Trace, file_name: &str, file_bytes: u64, json_bytes: u6
         truncated: trace.truncated,
         parse_ms: 0.0,
         parse_workers: 1,
+        read_wait_ms: 0.0,
+        finish_ms: 0.0,
         health: health_summary(trace),
     }
 }

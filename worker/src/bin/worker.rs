@@ -99,8 +99,8 @@ mod wasm {
         engine: Engine,
         /// The load whose source is running: its id and `workers` count.
         reading: Option<(u32, Option<u32>)>,
-        /// The load whose bytes are parsed as they arrive (the default), and when it started.
-        streaming: Option<(Streaming, f64)>,
+        /// The load whose bytes are parsed as they arrive (the default), and its clock.
+        streaming: Option<(Streaming, LoadClock)>,
         /// The load whose bytes are arriving whole, for the parse workers (`?workers=N`, N > 1).
         pending: Option<Incoming>,
         /// The load whose parts the parse workers are parsing.
@@ -112,6 +112,31 @@ mod wasm {
         run: Option<RunLoads<Source>>,
         /// The summary last posted with `Loaded`, posted again by `SetStepMarker`.
         summary: Option<protocol::TraceSummary>,
+    }
+
+    /// When a streamed load started, and how long it waited for bytes: the bench tells a parse
+    /// slower than the download from a download slower than the parse by it.
+    struct LoadClock {
+        started_ms: f64,
+        /// When the worker last finished with a piece and began waiting for the next.
+        idle_since_ms: f64,
+        waited_ms: f64,
+    }
+
+    impl LoadClock {
+        fn start(now_ms: f64) -> Self {
+            Self { started_ms: now_ms, idle_since_ms: now_ms, waited_ms: 0.0 }
+        }
+
+        /// A piece arrived at `now_ms`: the wait since the last one ends.
+        fn busy(&mut self, now_ms: f64) {
+            self.waited_ms += (now_ms - self.idle_since_ms).max(0.0);
+        }
+
+        /// The piece is parsed at `now_ms`: waiting for the next begins.
+        fn idle(&mut self, now_ms: f64) {
+            self.idle_since_ms = now_ms;
+        }
     }
 
     /// Installs the message handler and posts `Ready`; in a sub-worker, runs its loop instead.
@@ -540,7 +565,7 @@ mod wasm {
         fn open_streaming(&mut self, id: u32, name: &str, size: Option<u64>) -> bool {
             let target = self.target_of(id);
             match Streaming::open(&mut self.engine, target, id, name, size) {
-                Ok(streaming) => self.streaming = Some((streaming, now_ms(&self.scope))),
+                Ok(streaming) => self.streaming = Some((streaming, LoadClock::start(now_ms(&self.scope)))),
                 Err(error) => {
                     self.reading = None;
                     self.loaded(id, Err(error), 0.0);
@@ -602,8 +627,11 @@ mod wasm {
 
         fn bytes(&mut self, id: u32, view: &js_sys::Uint8Array) -> bool {
             let now = now_ms(&self.scope);
-            if let Some((streaming, _)) = self.streaming.as_mut().filter(|(s, _)| s.id == id) {
-                match streaming.append(view.length() as usize, now, |into| view.copy_to(into)) {
+            if let Some((streaming, clock)) = self.streaming.as_mut().filter(|(s, _)| s.id == id) {
+                clock.busy(now);
+                let appended = streaming.append(view.length() as usize, now, |into| view.copy_to(into));
+                clock.idle(now_ms(&self.scope));
+                match appended {
                     Ok(Some((done, total))) => self.progress(id, Phase::Reading, done, total),
                     Ok(None) => {}
                     Err(error) => {
@@ -633,10 +661,16 @@ mod wasm {
         }
 
         fn finish(&mut self, id: u32) {
-            if let Some((streaming, started)) = self.streaming.take_if(|(s, _)| s.id == id) {
+            if let Some((streaming, mut clock)) = self.streaming.take_if(|(s, _)| s.id == id) {
                 self.reading = None;
-                let reply = streaming.finish(&mut self.engine);
-                return self.loaded(id, reply, started);
+                let last_byte = now_ms(&self.scope);
+                clock.busy(last_byte);
+                let reply = streaming.finish(&mut self.engine).map(|mut summary| {
+                    summary.read_wait_ms = clock.waited_ms;
+                    summary.finish_ms = now_ms(&self.scope) - last_byte;
+                    summary
+                });
+                return self.loaded(id, reply, clock.started_ms);
             }
             let Some(incoming) = self.pending.take_if(|p| p.id == id) else {
                 return;
