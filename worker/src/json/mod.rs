@@ -9,6 +9,7 @@
 
 mod error;
 mod scan;
+mod search;
 mod tokenizer;
 
 pub use error::{ErrorKind, Location, ParseError};

@@ -10,6 +10,7 @@
 //! literal is not.
 
 use super::error::ParseError;
+use super::search;
 
 /// Maximum nesting of skipped values (serde_json uses the same limit).
 pub const MAX_DEPTH: u32 = 128;
@@ -84,72 +85,61 @@ fn decode_u_escape(rest: &[u8]) -> (char, usize) {
     (char::from_u32(hi).unwrap_or('\u{FFFD}'), 4)
 }
 
-/// Index of the first `"` or `\\` in `buf[from..]`, eight bytes at a time (SWAR): trace strings
-/// are mostly short, where this beats a SIMD search's setup, and it needs no SIMD on wasm.
-#[inline]
-fn find_quote_or_backslash(buf: &[u8], from: usize) -> Option<usize> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    let zero_byte = |v: u64| v.wrapping_sub(ONES) & !v & HIGHS;
-    let mut i = from;
-    while let Some(chunk) = buf.get(i..i + 8) {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(chunk);
-        let w = u64::from_le_bytes(word);
-        // The lowest flagged byte is always a real match (borrows only run upwards).
-        let hits = zero_byte(w ^ (ONES * u64::from(b'"'))) | zero_byte(w ^ (ONES * u64::from(b'\\')));
-        if hits != 0 {
-            return Some(i + (hits.trailing_zeros() / 8) as usize);
+/// Appends `raw` JSON text to `out` without the whitespace outside strings (what feeding every
+/// byte through a [`StringTracker`] and dropping structural whitespace gives).
+///
+/// Copies maximal runs without such whitespace (strings included) whole: the runs of trace
+/// `args` are short (`"External id":`, `1025,`), so a run of up to 16 bytes is one fixed-size
+/// copy into `out`, grown once up front and cut to length at the end, instead of a `memcpy` call.
+pub fn minify_into(out: &mut Vec<u8>, raw: &[u8]) {
+    let base = out.len();
+    out.resize(base + raw.len() + 16, 0);
+    let mut dst = base;
+    let mut run = 0;
+    let mut i = 0;
+    while let Some(at) = search::ws_or_quote(raw, i) {
+        if raw[at] == b'"' {
+            i = string_end(raw, at + 1);
+            continue;
         }
-        i += 8;
+        dst = copy_run(out, dst, raw, run..at);
+        i = search::non_ws(raw, at + 1);
+        run = i;
     }
-    buf.get(i..)?.iter().position(|&b| b == b'"' || b == b'\\').map(|p| i + p)
+    dst = copy_run(out, dst, raw, run..raw.len());
+    out.truncate(dst);
 }
 
-/// Appends `raw` JSON text to `out` without the whitespace outside strings (what feeding every
-/// byte through a [`StringTracker`] and dropping structural whitespace gives), copying strings
-/// and runs of structural bytes whole instead of byte by byte: `args` are mostly strings and
-/// numbers of pretty-printed traces, so this is a few `memcpy`s per event.
-pub fn minify_into(out: &mut Vec<u8>, raw: &[u8]) {
-    out.reserve(raw.len());
-    let n = raw.len();
-    let mut i = 0;
-    while let Some(&b) = raw.get(i) {
-        match b {
-            b' ' | b'\n' | b'\r' | b'\t' => {
-                i += 1;
-                // Indentation of pretty-printed traces: skip eight spaces at a time.
-                while raw.get(i..i + 8) == Some(b"        ") {
-                    i += 8;
-                }
-            }
-            b'"' => {
-                // A string, copied through its closing quote (an unclosed one runs to the end).
-                let start = i;
-                i += 1;
-                loop {
-                    match find_quote_or_backslash(raw, i) {
-                        Some(at) if raw[at] == b'"' => {
-                            i = at + 1;
-                            break;
-                        }
-                        // The escaped byte is never a closing quote.
-                        Some(at) => i = at + 2,
-                        None => {
-                            i = n;
-                            break;
-                        }
-                    }
-                }
-                i = i.min(n);
-                out.extend_from_slice(&raw[start..i]);
-            }
-            _ => {
-                out.push(b);
-                i += 1;
-            }
+/// Index just past the closing quote of the string whose content starts at `from` (the end
+/// of `raw` for an unclosed one).
+#[inline]
+fn string_end(raw: &[u8], from: usize) -> usize {
+    let mut i = from;
+    loop {
+        match search::quote_or_backslash(raw, i) {
+            Some(at) if raw[at] == b'"' => return at + 1,
+            // The escaped byte is never a closing quote.
+            Some(at) => i = at + 2,
+            None => return raw.len(),
+        }
+        if i >= raw.len() {
+            return raw.len();
         }
     }
+}
+
+/// Copies `raw[run]` to `out[dst..]` and returns the end of the copy. `out` has at least 16
+/// bytes of room past any copy (see `minify_into`), so a short run whose source has 16
+/// readable bytes is copied as one block; the bytes past the run are overwritten later or cut.
+#[inline]
+fn copy_run(out: &mut [u8], dst: usize, raw: &[u8], run: std::ops::Range<usize>) -> usize {
+    let len = run.len();
+    let end = dst + len;
+    match (raw.get(run.start..run.start + 16), out.get_mut(dst..dst + 16)) {
+        (Some(src), Some(to)) if len <= 16 => to.copy_from_slice(src),
+        _ => out[dst..end].copy_from_slice(&raw[run]),
+    }
+    end
 }
 
 /// Tells, byte by byte, whether a walk over raw JSON text is outside strings: the one place
@@ -222,13 +212,12 @@ impl<'a> Cursor<'a> {
     /// Skips whitespace; returns the next byte without consuming it.
     #[inline]
     pub fn peek_nonws(&mut self) -> Option<u8> {
-        while let Some(&b) = self.buf.get(self.pos) {
-            if !matches!(b, b' ' | b'\n' | b'\r' | b'\t') {
-                return Some(b);
-            }
-            self.pos += 1;
+        let b = *self.buf.get(self.pos)?;
+        if !search::is_ws(b) {
+            return Some(b);
         }
-        None
+        self.pos = search::non_ws(self.buf, self.pos + 1);
+        self.buf.get(self.pos).copied()
     }
 
     /// Skips whitespace and consumes `want`.
@@ -257,7 +246,7 @@ impl<'a> Cursor<'a> {
         let mut i = start;
         let mut escaped = false;
         loop {
-            let Some(at) = find_quote_or_backslash(self.buf, i) else {
+            let Some(at) = search::quote_or_backslash(self.buf, i) else {
                 self.pos = self.buf.len();
                 return Err(self.eof());
             };
