@@ -85,63 +85,6 @@ fn decode_u_escape(rest: &[u8]) -> (char, usize) {
     (char::from_u32(hi).unwrap_or('\u{FFFD}'), 4)
 }
 
-/// Appends `raw` JSON text to `out` without the whitespace outside strings (what feeding every
-/// byte through a [`StringTracker`] and dropping structural whitespace gives).
-///
-/// Copies maximal runs without such whitespace (strings included) whole: the runs of trace
-/// `args` are short (`"External id":`, `1025,`), so a run of up to 16 bytes is one fixed-size
-/// copy into `out`, grown once up front and cut to length at the end, instead of a `memcpy` call.
-pub fn minify_into(out: &mut Vec<u8>, raw: &[u8]) {
-    let base = out.len();
-    out.resize(base + raw.len() + 16, 0);
-    let mut dst = base;
-    let mut run = 0;
-    let mut i = 0;
-    while let Some(at) = search::ws_or_quote(raw, i) {
-        if raw[at] == b'"' {
-            i = string_end(raw, at + 1);
-            continue;
-        }
-        dst = copy_run(out, dst, raw, run..at);
-        i = search::non_ws(raw, at + 1);
-        run = i;
-    }
-    dst = copy_run(out, dst, raw, run..raw.len());
-    out.truncate(dst);
-}
-
-/// Index just past the closing quote of the string whose content starts at `from` (the end
-/// of `raw` for an unclosed one).
-#[inline]
-fn string_end(raw: &[u8], from: usize) -> usize {
-    let mut i = from;
-    loop {
-        match search::quote_or_backslash(raw, i) {
-            Some(at) if raw[at] == b'"' => return at + 1,
-            // The escaped byte is never a closing quote.
-            Some(at) => i = at + 2,
-            None => return raw.len(),
-        }
-        if i >= raw.len() {
-            return raw.len();
-        }
-    }
-}
-
-/// Copies `raw[run]` to `out[dst..]` and returns the end of the copy. `out` has at least 16
-/// bytes of room past any copy (see `minify_into`), so a short run whose source has 16
-/// readable bytes is copied as one block; the bytes past the run are overwritten later or cut.
-#[inline]
-fn copy_run(out: &mut [u8], dst: usize, raw: &[u8], run: std::ops::Range<usize>) -> usize {
-    let len = run.len();
-    let end = dst + len;
-    match (raw.get(run.start..run.start + 16), out.get_mut(dst..dst + 16)) {
-        (Some(src), Some(to)) if len <= 16 => to.copy_from_slice(src),
-        _ => out[dst..end].copy_from_slice(&raw[run]),
-    }
-    end
-}
-
 /// Tells, byte by byte, whether a walk over raw JSON text is outside strings: the one place
 /// that knows how quotes and escapes nest, for code that scans raw args without parsing them.
 #[derive(Clone, Copy, Debug, Default)]
@@ -382,51 +325,5 @@ impl<'a> Cursor<'a> {
         }
         self.pos = end;
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{minify_into, StringTracker};
-
-    fn tracker_minify(raw: &[u8]) -> Vec<u8> {
-        let mut strings = StringTracker::default();
-        raw.iter().copied().filter(|&b| !strings.outside(b) || !matches!(b, b' ' | b'\n' | b'\r' | b'\t')).collect()
-    }
-
-    #[test]
-    fn minify_equals_the_byte_by_byte_tracker() {
-        let cases: [&[u8]; 9] = [
-            b"{ \"a\" : [1, 2],\n\t\"b c\": \"x y\" }",
-            b"{\"k\": \"esc \\\" still \\\\\" , \"n\": null }",
-            b"{\"unclosed\": \"abc  def",
-            b"{\"end\\",
-            b"\"\\",
-            b"  ",
-            b"",
-            b"{\"long string with no escapes at all, longer than a word\": 1 }",
-            b"{\"a\":\"\\u00e9 \\n\", \"b\" : { \"c\" : [ \" \" ] } }",
-        ];
-        for raw in cases {
-            let mut out = Vec::new();
-            minify_into(&mut out, raw);
-            assert_eq!(out, tracker_minify(raw), "{:?}", String::from_utf8_lossy(raw));
-        }
-        // Every byte string over a small alphabet up to length 6.
-        let alphabet = [b' ', b'"', b'\\', b'a', b'\n'];
-        let mut raw = Vec::new();
-        for len in 0..=6u32 {
-            for code in 0..alphabet.len().pow(len) {
-                raw.clear();
-                let mut c = code;
-                for _ in 0..len {
-                    raw.push(alphabet[c % alphabet.len()]);
-                    c /= alphabet.len();
-                }
-                let mut out = Vec::new();
-                minify_into(&mut out, &raw);
-                assert_eq!(out, tracker_minify(&raw), "{:?}", String::from_utf8_lossy(&raw));
-            }
-        }
     }
 }
