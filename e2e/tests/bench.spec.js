@@ -1,11 +1,75 @@
 // Browser benchmark (not a test): loads KINETOSCOPE_BENCH_URL through `?url=` and prints one JSON
 // line per run with the worker's parse+index time, then one line with the timeline's frame times
-// while zooming and panning (keys held, drags, wheel) and the first paint after the load; then
+// while zooming and panning (keys held, drags, wheel) and the first paint after the load, then
+// one line with the time each panel (ops, kernels, steps, findings) and a comparison against a
+// small real trace take on the loaded trace, with the tab's memory meanwhile; then
 // opens the demo in fresh browser contexts and prints the main thread's long tasks from the page's
 // start to the end of its load. Skipped unless scripts/bench sets the variable.
+const { execSync } = require('child_process');
 const { AppPage, test, expect } = require('../pages/app');
+const { realFixture } = require('../support/fixtures');
 
 const url = process.env.KINETOSCOPE_BENCH_URL;
+
+/** Resident bytes of every Chromium process together (the browser, its renderers, GPU, workers). */
+function chromiumRss() {
+  try {
+    return execSync('ps -C chromium -o rss=', { encoding: 'utf8' })
+      .split('\n').filter(Boolean).reduce((sum, kb) => sum + Number(kb) * 1024, 0);
+  } catch {
+    return 0;
+  }
+}
+
+/** Samples `chromiumRss` every 100 ms until the returned stop() gives the peak. */
+function sampleRss() {
+  let peak = chromiumRss();
+  const timer = setInterval(() => { peak = Math.max(peak, chromiumRss()); }, 100);
+  return () => { clearInterval(timer); return Math.max(peak, chromiumRss()); };
+}
+
+/**
+ * V8's own JSON.parse of the same bytes in the same page, ms (text decoding not counted). V8
+ * strings stop near 512 M characters, so a larger trace is parsed as pieces cut between events
+ * (each closed as a valid document): the same bytes, the same work, a few brackets more.
+ */
+async function v8JsonParseMs(page, href) {
+  return page.evaluate(async (href) => {
+    const bytes = new Uint8Array(await (await fetch(href)).arrayBuffer());
+    const limit = 400e6;
+    const cuts = [0];
+    const marker = new TextEncoder().encode('},');
+    for (let at = limit; at < bytes.length; at = cuts[cuts.length - 1] + limit) {
+      let i = at;
+      // The end of an event: '}' ',' then whitespace and '{'.
+      for (; i < bytes.length - 1; i++) {
+        if (bytes[i] !== marker[0] || bytes[i + 1] !== marker[1]) continue;
+        let j = i + 2;
+        while (bytes[j] === 10 || bytes[j] === 32 || bytes[j] === 13 || bytes[j] === 9) j++;
+        if (bytes[j] === 123) break;
+      }
+      if (i >= bytes.length - 1) break;
+      cuts.push(i + 1);
+    }
+    cuts.push(bytes.length);
+    const decoder = new TextDecoder();
+    let ms = 0;
+    for (let k = 0; k + 1 < cuts.length; k++) {
+      let text = decoder.decode(bytes.subarray(k === 0 ? 0 : cuts[k] + 1, cuts[k + 1]));
+      // Kineto's object form: {"traceEvents":[ ... ], ...}; the middle pieces are bare arrays.
+      if (cuts.length > 2) {
+        if (k === 0) text = text + ']}';
+        else if (k + 2 === cuts.length) text = '{"traceEvents":[' + text;
+        else text = '[' + text + ']';
+      }
+      const started = performance.now();
+      JSON.parse(text);
+      ms += performance.now() - started;
+      text = null;
+    }
+    return { ms, pieces: cuts.length - 1 };
+  }, href);
+}
 
 test('browser parse+index benchmark', async ({ app, page }) => {
   test.skip(!url, 'set by scripts/bench');
@@ -15,20 +79,28 @@ test('browser parse+index benchmark', async ({ app, page }) => {
   // single-worker parse; unset, one per core.
   const workers = process.env.KINETOSCOPE_BENCH_WORKERS;
   const query = `?url=${encodeURIComponent(url)}` + (workers ? `&workers=${workers}` : '');
+  let summary = null;
+  let idle = 0;
   for (let run = 0; run < runs; run++) {
+    // Memory above the idle page: the demo open, then the trace loaded in its place.
+    await app.open('');
+    idle = chromiumRss();
+    const stop = sampleRss();
     const started = Date.now();
     await app.open(query);
     const wall = Date.now() - started;
-    const { summary, error } = await app.state();
-    expect(error).toBeNull();
+    const peak = stop();
+    const state = await app.state();
+    expect(state.error).toBeNull();
+    summary = state.summary;
     const secs = summary.parse_ms / 1000;
     console.log(JSON.stringify({
       bench: 'parse_index', target: 'browser-wasm-worker', file: url, run,
       json_bytes: summary.json_bytes, events: summary.events, parse_ms: summary.parse_ms,
       workers: summary.parse_workers ?? 1,
       mb_per_s: summary.json_bytes / 1e6 / secs, events_per_s: summary.events / secs, page_load_ms: wall,
+      tab_rss_idle_bytes: idle, tab_rss_peak_above_idle_bytes: peak - idle, tab_rss_ratio: (peak - idle) / summary.json_bytes,
     }));
-    if (run + 1 < runs) await page.goto('about:blank');
   }
 
   // Timeline frames on the last load: hold W / S / A / D, drag, ctrl+wheel.
@@ -72,6 +144,9 @@ test('browser parse+index benchmark', async ({ app, page }) => {
     p50_ms: t.frames.p50Ms, p95_ms: t.frames.p95Ms, max_ms: t.frames.maxMs,
     raf_frames: gaps.length, raf_interval_p50_ms: gapAt(0.5), raf_interval_p95_ms: gapAt(0.95), raf_interval_max_ms: gaps[gaps.length - 1],
     first_paint_ms: first,
+    // The worker's parse_ms runs from the response's first byte (bytes are parsed as they
+    // arrive) to the loaded trace; the first paint follows.
+    first_byte_to_paint_ms: summary.parse_ms + first,
     first_tiles_ms: firstTilesMs,
     rects_cached: t.rects, lanes: t.lanes.length, long_tasks: long.count, longest_task_ms: long.maxMs,
     long_tasks_loading: during.length, longest_loading_ms: longest(during),
@@ -79,6 +154,41 @@ test('browser parse+index benchmark', async ({ app, page }) => {
     // [start relative to the load's end, duration] of each long task, ms.
     long_tasks_ms: long.list.map(([start, d]) => [Math.round(start - loadedAt), Math.round(d)]),
   }));
+  // Every panel on the loaded trace, then a comparison with it as the baseline.
+  const stop = sampleRss();
+  const panels = {};
+  for (const tab of ['ops', 'kernels', 'steps', 'findings']) {
+    const started = Date.now();
+    await app.openTab(tab);
+    const table = await app.table();
+    panels[`${tab}_ms`] = Date.now() - started;
+    panels[`${tab}_rows`] = tab === 'findings'
+      ? await page.evaluate(() => window.kinetoscope.findings.rules.length)
+      : table && table.rows;
+  }
+  const compareStarted = Date.now();
+  await app.compareWith(realFixture('param__dlrm_kineto__worker0_step_12.1694128201545.pt.trace.json'));
+  const compared = await app.compare();
+  panels.compare_ms = Date.now() - compareStarted;
+  panels.compare_ops = compared && compared.ops;
+  panels.compare_verdict = compared && compared.verdict;
+  const peak = stop();
+  expect(await app.state().then((s) => s.error)).toBeNull();
+  console.log(JSON.stringify({
+    bench: 'panels', target: 'browser', file: url, ...panels,
+    tab_rss_peak_above_idle_bytes: peak - idle, tab_rss_ratio: (peak - idle) / summary.json_bytes,
+  }));
+  // V8's bare JSON.parse of the same bytes, in the same browser and run, after our loads and frames.
+  if (!process.env.KINETOSCOPE_BENCH_NO_V8) {
+    const href = new URL(url, page.url()).href;
+    const v8 = await v8JsonParseMs(page, href);
+    const ours = summary.json_bytes / 1e6 / (summary.parse_ms / 1000);
+    const theirs = summary.json_bytes / 1e6 / (v8.ms / 1000);
+    console.log(JSON.stringify({
+      bench: 'v8_json_parse', target: 'browser-main-thread', file: url, json_bytes: summary.json_bytes,
+      pieces: v8.pieces, json_parse_ms: v8.ms, mb_per_s: theirs, ours_mb_per_s: ours, ratio: ours / theirs,
+    }));
+  }
 });
 
 test('page boot benchmark', async ({ browser }) => {

@@ -1,5 +1,5 @@
 // Journey: open a trace too big for a browser tab: a gzip bomb (6.5 MB of gzip inflating to
-// 6.7 GB of JSON, generated here), and a URL that declares 2.5 GB. The worker stops inflating at
+// 6.7 GB of JSON, generated here), and a URL that declares 5.8 GB. The worker stops inflating at
 // the tab's budget, or refuses the declared size before downloading, and the page says, in one
 // sentence, how big the trace is, what the tab holds and what to do (the engine's
 // `budget::TooBig`, tested natively in worker/tests/too_big.rs); then the next file loads.
@@ -33,8 +33,8 @@ test('a gzip bomb is stopped at the tab budget with a sentence; the next file lo
     const ms = Date.now() - started;
     expect(s.status).toBe('error');
     expect(s.error.kind).toBe('too-big');
-    // "This trace inflates to over 1.25 GB of JSON (from the first 1.26 MB of its 6.54 MB of
-    // gzip: about 6.7 GB at that rate), more than the 1.25 GB of JSON a browser tab can hold
+    // "This trace inflates to over 5.27 GB of JSON (from the first 5.14 MB of its 6.54 MB of
+    // gzip: about 6.7 GB at that rate), more than the 5.27 GB of JSON a browser tab can hold
     // (...): capture fewer steps (...) or read it on the command line with kinetoscope report "…""
     const m = /^This trace inflates to over ([\d.]+) GB of JSON \(from the first [\d.]+ [MK]B of its ([\d.]+) MB of gzip: about ([\d.]+) GB at that rate\), more than the ([\d.]+) GB of JSON a browser tab can hold \(4 GiB of wasm memory, about [\d.]+ bytes per JSON byte while loading\): capture fewer steps \(torch\.profiler\.schedule\(wait=1, warmup=1, active=2\)\) or read it on the command line with kinetoscope report "(.+)"$/
       .exec(s.error.message);
@@ -58,14 +58,14 @@ test('a gzip bomb is stopped at the tab budget with a sentence; the next file lo
   }
 });
 
-test('a URL declaring 2.5 GB is refused by its size before it downloads', async ({ app, page }) => {
-  // Declares 2,512,219,251 bytes (the issue's trace), then sends 64 KiB every 50 ms: the refusal
+test('a URL declaring 5.8 GB is refused by its size before it downloads', async ({ app, page }) => {
+  // Declares 5,800,000,000 bytes (the issue's 24 M-event trace), then sends 64 KiB every 50 ms: the refusal
   // must come from the declared size and close the download.
   let sent = 0;
   let closed;
   const disconnected = new Promise((resolve) => { closed = resolve; });
   const server = http.createServer((req, res) => {
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': '2512219251', 'access-control-allow-origin': '*' });
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': '5800000000', 'access-control-allow-origin': '*' });
     const piece = Buffer.alloc(64 << 10, 0x20);
     const timer = setInterval(() => { sent += piece.length; res.write(piece); }, 50);
     res.on('close', () => { clearInterval(timer); closed(sent); });
@@ -77,7 +77,7 @@ test('a URL declaring 2.5 GB is refused by its size before it downloads', async 
     const s = await app.state();
     expect(s.status).toBe('error');
     expect(s.error.kind).toBe('too-big');
-    expect(s.error.message).toMatch(/^This trace is 2\.51 GB, more than the 1\.25 GB of JSON a browser tab can hold \(.*\): capture fewer steps .* kinetoscope report "big\.pt\.trace\.json"$/);
+    expect(s.error.message).toMatch(/^This trace is 5\.80 GB, more than the 5\.27 GB of JSON a browser tab can hold \(.*\): capture fewer steps .* kinetoscope report "big\.pt\.trace\.json"$/);
     expect(await disconnected, 'the download was closed').toBeLessThan(16 << 20);
     await app.screenshot('too-big-declared');
     await app.expectNextFileLoads();

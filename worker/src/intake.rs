@@ -1,13 +1,14 @@
 //! The load worker's bookkeeping, free of the web so it is tested natively: a file's bytes
-//! arriving in pieces ([`Incoming`]) and a load whose parts are parsed elsewhere and come back
-//! in any order ([`PartsJob`]). The wasm worker (`src/bin/worker.rs`) owns the transports and
+//! parsed as they arrive ([`Streaming`], the default), or held whole ([`Incoming`]) for a load
+//! whose parts are parsed elsewhere and come back in any order ([`PartsJob`]). The wasm worker (`src/bin/worker.rs`) owns the transports and
 //! the clock; it passes the time in, and these decide when progress is due and when a load is
 //! complete, and which parse worker stopped answering. A file's size is checked against the
 //! load's [`Budget`] before its bytes are held (`crate::budget`).
 
 use crate::budget::{Budget, TooBig};
-use crate::engine::Prepared;
+use crate::engine::{Engine, Loading, Prepared, Target};
 use crate::load::Part;
+use protocol::{LoadError, TraceSummary};
 
 /// Least time between two progress reports of one phase, ms: a 1 GB file streamed in 64 KiB
 /// pieces must not post 16,000 messages to the page.
@@ -33,6 +34,52 @@ impl Throttle {
         }
         self.last_ms = now_ms;
         true
+    }
+}
+
+/// A file's bytes parsed as they arrive: each piece is copied into one reused buffer and
+/// handed to the engine's streamed load, so the file is never held whole.
+pub struct Streaming {
+    /// The load's id.
+    pub id: u32,
+    /// The file's name.
+    pub name: String,
+    /// The declared size, if the source knows it.
+    pub size: Option<u64>,
+    loading: Loading,
+    piece: Vec<u8>,
+    throttle: Throttle,
+}
+
+impl Streaming {
+    /// Starts load `id` of `name` into `engine`, for `target`.
+    ///
+    /// # Errors
+    /// A `too-big` [`LoadError`] when the declared size is over the engine's budget.
+    pub fn open(engine: &mut Engine, target: Target, id: u32, name: &str, size: Option<u64>) -> Result<Self, LoadError> {
+        let loading = engine.begin(target, name, size)?;
+        Ok(Self { id, name: name.to_owned(), size, loading, piece: Vec::new(), throttle: Throttle::default() })
+    }
+
+    /// Parses a piece of `len` bytes, which `fill` writes (the caller copies them from where
+    /// they arrived); returns `(done, declared size)` when a progress report is due at `now_ms`.
+    ///
+    /// # Errors
+    /// A `too-big` [`LoadError`] when the bytes received pass the budget.
+    pub fn append(&mut self, len: usize, now_ms: f64, fill: impl FnOnce(&mut [u8])) -> Result<Option<(u64, Option<u64>)>, LoadError> {
+        self.piece.resize(len, 0);
+        fill(&mut self.piece);
+        self.loading.push(&self.piece)?;
+        Ok(self.throttle.due(now_ms).then_some((self.loading.received(), self.size)))
+    }
+
+    /// Ends the load once every byte has arrived: the trace goes to its target.
+    ///
+    /// # Errors
+    /// As [`Engine::end`].
+    pub fn finish(self, engine: &mut Engine) -> Result<TraceSummary, LoadError> {
+        drop(self.piece);
+        engine.end(self.loading)
     }
 }
 

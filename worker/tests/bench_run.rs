@@ -42,7 +42,8 @@ fn bench_summarize_256_ranks() {
         }],
         ..RunSpec::default()
     };
-    let dir = std::env::temp_dir().join(format!("ks_run_bench_{}", std::process::id()));
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path().to_path_buf();
     let started = std::time::Instant::now();
     let paths = kinetoscope::synth::run::write_dir(&spec, &dir).unwrap();
     let bytes: u64 = paths
@@ -61,7 +62,6 @@ fn bench_summarize_256_ranks() {
     let run = runs.remove(0);
     let out = run::render(std::slice::from_ref(&run), Format::Json);
     let analyze_s = started.elapsed().as_secs_f64();
-    let _ = std::fs::remove_dir_all(&dir);
     println!(
         "{}",
         serde_json::json!({

@@ -122,12 +122,12 @@ fn run_opens_the_dlrm_ranks_as_one_run() {
 /// `demo-run` writes a run whose designed straggler `run` finds.
 #[test]
 fn demo_run_writes_ranks_whose_straggler_run_names() {
-    let dir = std::env::temp_dir().join(format!("ks_demo_run_{}", std::process::id()));
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path().to_path_buf();
     let d = dir.to_str().unwrap();
     let (code, _, err) = run(&["demo-run", d, "--ranks", "4", "--straggler", "2"]);
     assert_eq!(code, 0, "{err}");
     let (code, out, err) = run(&["run", "--json", d]);
-    let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(code, 0, "{err}");
     let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(doc["world_size"], 4);
@@ -344,7 +344,8 @@ fn bench_prints_a_line_per_run_with_the_files_events() {
 /// event but the metadata once per copy, step numbers unique, the report's steps multiplied.
 #[test]
 fn demo_writes_the_committed_trace_and_inflate_repeats_one() {
-    let dir = std::env::temp_dir().join(format!("ks_cli_demo_{}", std::process::id()));
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path().to_path_buf();
     std::fs::create_dir_all(&dir).unwrap();
     let demo = dir.join("demo.pt.trace.json.gz");
     let (code, _, err) = run(&["demo", demo.to_str().unwrap()]);
@@ -367,7 +368,6 @@ fn demo_writes_the_committed_trace_and_inflate_repeats_one() {
     ]);
     let inflated = std::fs::read(&out);
     let (_, report, _) = run(&["report", out.to_str().unwrap(), "--json"]);
-    let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(code, 0, "{err}");
     let inflated = inflated.unwrap();
     let size = inflated.len() as f64 / 1e6;

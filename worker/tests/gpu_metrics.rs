@@ -348,7 +348,7 @@ fn kernels_of(trace: &Trace) -> Vec<K> {
     (0..s.len())
         .filter(|&i| trace.class(s.cat[i]) == CatClass::Kernel)
         .map(|i| {
-            let args: Value = serde_json::from_str(trace.args_text(s.args[i])).unwrap();
+            let args: Value = serde_json::from_str(&trace.args_text(s.args[i])).unwrap();
             K {
                 start: s.start_ns[i],
                 end: s.end_ns(i),

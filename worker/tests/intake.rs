@@ -86,3 +86,47 @@ fn a_parse_worker_silent_too_long_is_named() {
     let _ = job.progress(1, 100, 40_000.0);
     assert_eq!(job.silent(60_000.0 + SILENT_MS), Some(1), "progress at 40 s, silent since");
 }
+
+/// A streamed load (the page's default): pieces parsed as they arrive, progress throttled, the
+/// model equal to a whole load's, for JSON and for gzip; a source that sends more than the
+/// budget is stopped at the piece that passes it.
+#[test]
+fn streamed_pieces_give_the_whole_load() {
+    use flate2::{write::GzEncoder, Compression};
+    use kinetoscope::engine::Target;
+    use kinetoscope::intake::Streaming;
+    use std::io::Write as _;
+
+    let json = common::json_bytes(&common::real("param__dlrm_kineto__worker0_step_12.1694128201545.pt.trace.json"));
+    let mut gz = GzEncoder::new(Vec::new(), Compression::fast());
+    gz.write_all(&json).unwrap();
+    let gz = gz.finish().unwrap();
+    let mut whole = Engine::new();
+    whole.load("t.json", json.clone(), &mut |_, _, _| {}).unwrap();
+    let expected = common::fingerprint(whole.trace().unwrap());
+    for bytes in [&json, &gz] {
+        let mut engine = Engine::new();
+        let size = Some(bytes.len() as u64);
+        let mut streaming = Streaming::open(&mut engine, Target::Current, 5, "t.json", size).unwrap();
+        let mut reports = Vec::new();
+        for (k, piece) in bytes.chunks(1 << 16).enumerate() {
+            if let Some(r) = streaming.append(piece.len(), k as f64 * 10.0, |into| into.copy_from_slice(piece)).unwrap() {
+                reports.push(r);
+            }
+        }
+        // Pieces 10 ms apart: the first is reported, then one in five (one per 50 ms).
+        assert_eq!(reports.first(), Some(&(1 << 16, size)));
+        assert_eq!(reports.len(), bytes.len().div_ceil(1 << 16).div_ceil(5), "{} bytes", bytes.len());
+        let summary = streaming.finish(&mut engine).unwrap();
+        assert_eq!(summary.file_bytes, bytes.len() as u64);
+        assert_eq!(common::fingerprint(engine.trace().unwrap()), expected);
+    }
+
+    let mut engine = Engine::with_budget(Budget::new(json.len() as u64 - 1));
+    let mut streaming = Streaming::open(&mut engine, Target::Current, 6, "t.json", None).unwrap();
+    let passed = json.chunks(1 << 20).map(|piece| streaming.append(piece.len(), 0.0, |into| into.copy_from_slice(piece))).find_map(Result::err);
+    let error = passed.expect("the budget stops the source");
+    assert_eq!(error.kind, "too-big");
+    assert!(error.message.starts_with("This trace is over "), "{}", error.message);
+    assert!(Streaming::open(&mut engine, Target::Current, 7, "t.json", Some(json.len() as u64)).is_err(), "a declared size over it is refused");
+}

@@ -316,7 +316,8 @@ fn rank_imbalance_compares_mean_step_times() {
 
 #[test]
 fn directories_expand_to_their_trace_files() {
-    let dir = std::env::temp_dir().join(format!("ks_run_dir_{}", std::process::id()));
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path().to_path_buf();
     let spec = RunSpec {
         ranks: 3,
         world_size: 3,
@@ -325,7 +326,6 @@ fn directories_expand_to_their_trace_files() {
     kinetoscope::synth::run::write_dir(&spec, &dir.join("nested")).unwrap();
     std::fs::write(dir.join("notes.txt"), "not a trace").unwrap();
     let out = run::load::run_files(std::slice::from_ref(&dir), 2, Format::Json);
-    let _ = std::fs::remove_dir_all(&dir);
     let json: Value = serde_json::from_str(&out.unwrap()).unwrap();
     assert_eq!(json["world_size"], 3);
     assert_eq!(json["ranks"].as_array().unwrap().len(), 3);

@@ -184,7 +184,8 @@ fn write_both(out: &Path, name: &str, render: impl Fn(Format) -> String) -> Valu
 /// output; and the four real dlrm ranks through the CLI's entry.
 #[test]
 fn docs_duckdb_queries_rebuild_the_run_tables() {
-    let dir = std::env::temp_dir().join(format!("ks_run_duckdb_{}", std::process::id()));
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path().to_path_buf();
     let (w8, w4, out) = (dir.join("w8"), dir.join("w4"), dir.join("out"));
     let slow = Delay {
         rank: 5,
@@ -234,7 +235,6 @@ fn docs_duckdb_queries_rebuild_the_run_tables() {
     let dlrm = write_both(&out, "dlrm", |f| run::run_files(&dlrm_paths, 2, f).unwrap());
 
     let results = duckdb(&out);
-    let _ = std::fs::remove_dir_all(&dir);
     // The inputs hold what the queries must carry: two runs, outliers, each diagnostic kind.
     // Runs come ordered by world size: the 4 ranks first.
     let (r4, r8) = (&mixed[0], &mixed[1]);

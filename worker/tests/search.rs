@@ -54,7 +54,7 @@ fn decoded_args(trace: &Trace) -> Vec<Vec<String>> {
             let text = trace.args_text(trace.slices.args[i]);
             let mut out = Vec::new();
             if !text.is_empty() {
-                leaves(&serde_json::from_str(text).unwrap(), &mut out);
+                leaves(&serde_json::from_str(&text).unwrap(), &mut out);
             }
             out.iter_mut().for_each(|v| v.make_ascii_lowercase());
             out

@@ -10,15 +10,10 @@ use kinetoscope::serve::{http, publish, scan};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU32, Ordering};
 
-/// A fresh, empty directory under the system temp dir.
-fn temp_dir(name: &str) -> PathBuf {
-    static N: AtomicU32 = AtomicU32::new(0);
-    let dir = std::env::temp_dir().join(format!("kinetoscope-serve-{}-{name}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed)));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A fresh, empty directory under the system temp dir, removed when dropped.
+fn temp_dir(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new().prefix(&format!("kinetoscope-serve-{name}-")).tempdir().unwrap()
 }
 
 fn gzip(bytes: &[u8]) -> Vec<u8> {
@@ -30,9 +25,10 @@ fn gzip(bytes: &[u8]) -> Vec<u8> {
 /// `LOG/job-a/rank-{0,1}.json` (synthetic run), `LOG/job-b/worker7.pt.trace.json.gz` (rank 2 in
 /// `distributedInfo`), `LOG/job-b/worker3.json` (rank from the name), non-trace JSON, a corrupt
 /// gzip, a dangling symlink, a symlink to a trace outside, hidden files; and `OUTSIDE/secret.json`.
-fn fixture() -> (PathBuf, PathBuf) {
+/// Returns the directory holding both (removed when dropped) and LOG.
+fn fixture() -> (tempfile::TempDir, PathBuf) {
     let base = temp_dir("fixture");
-    let (log, outside) = (base.join("log"), base.join("outside"));
+    let (log, outside) = (base.path().join("log"), base.path().join("outside"));
     let spec = kinetoscope::synth::run::RunSpec { ranks: 2, world_size: 2, steps: 2, ..Default::default() };
     kinetoscope::synth::run::write_dir(&spec, &log.join("job-a")).unwrap();
     let b = log.join("job-b");
@@ -51,12 +47,12 @@ fn fixture() -> (PathBuf, PathBuf) {
     std::os::unix::fs::symlink(&outside, log.join("escape-dir")).unwrap();
     std::fs::create_dir_all(log.join(".cache")).unwrap();
     std::fs::write(log.join(".cache/hidden.json"), trace("5")).unwrap();
-    (log, outside)
+    (base, log)
 }
 
 #[test]
 fn scan_lists_runs_ranks_and_unreadable_files_and_skips_other_json() {
-    let (log, _) = fixture();
+    let (_base, log) = fixture();
     let listing = scan::scan(&log).unwrap();
     /// A run's directory and its traces' paths and ranks.
     type RunRanks<'a> = (&'a str, Vec<(&'a str, Option<u32>)>);
@@ -87,7 +83,8 @@ fn scan_lists_runs_ranks_and_unreadable_files_and_skips_other_json() {
 
 #[test]
 fn scan_sorts_runs_newest_first() {
-    let log = temp_dir("order");
+    let dir = temp_dir("order");
+    let log = dir.path();
     for (dir, age_s) in [("old", 3600), ("new", 0), ("mid", 60)] {
         std::fs::create_dir_all(log.join(dir)).unwrap();
         let path = log.join(dir).join("t.json");
@@ -95,14 +92,15 @@ fn scan_sorts_runs_newest_first() {
         let when = std::time::SystemTime::now() - std::time::Duration::from_secs(age_s);
         std::fs::File::options().write(true).open(&path).unwrap().set_modified(when).unwrap();
     }
-    let listing = scan::scan(&log).unwrap();
+    let listing = scan::scan(log).unwrap();
     let dirs: Vec<&str> = listing.runs.iter().map(|r| r.dir.as_str()).collect();
     assert_eq!(dirs, ["new", "mid", "old"]);
 }
 
 #[test]
 fn scan_of_10000_files_is_fast() {
-    let log = temp_dir("many");
+    let dir = temp_dir("many");
+    let log = dir.path();
     let body = r#"{"distributedInfo": {"rank": 0}, "traceEvents": [{"ph": "i", "name": "x", "ts": 1}]}"#;
     for run in 0..100 {
         let dir = log.join(format!("run-{run:03}"));
@@ -112,7 +110,7 @@ fn scan_of_10000_files_is_fast() {
         }
     }
     let started = std::time::Instant::now();
-    let listing = scan::scan(&log).unwrap();
+    let listing = scan::scan(log).unwrap();
     let elapsed = started.elapsed();
     let index = kinetoscope::serve::index::index(&listing, "many").to_string();
     let with_json = started.elapsed();
@@ -121,9 +119,11 @@ fn scan_of_10000_files_is_fast() {
     assert_eq!(listing.runs.iter().map(|r| r.traces.len()).sum::<usize>(), 10_000);
 }
 
-/// A server on an ephemeral port over `log`, with a one-file site.
+/// A server on an ephemeral port over `log`, with a one-file site next to it (so it lives as long
+/// as the fixture's directory).
 fn start(log: &Path) -> SocketAddr {
-    let site = temp_dir("site");
+    let site = log.with_file_name("site");
+    std::fs::create_dir_all(&site).unwrap();
     std::fs::write(site.join("index.html"), "<!doctype html><title>site</title>").unwrap();
     let steps = kinetoscope::serve::steps::StepCounts::start();
     let served = http::Served { logdir: log.canonicalize().unwrap(), root_name: "log".into(), site, steps };
@@ -150,7 +150,7 @@ fn get(addr: SocketAddr, path: &str) -> (u16, String, Vec<u8>) {
 
 #[test]
 fn every_escaping_path_is_refused() {
-    let (log, _) = fixture();
+    let (_base, log) = fixture();
     let addr = start(&log);
     assert_eq!(get(addr, "/logs/job-b/worker3.json").0, 200, "a trace under LOGDIR is served");
     let refused = [
@@ -183,7 +183,7 @@ fn every_escaping_path_is_refused() {
 
 #[test]
 fn the_server_is_read_only() {
-    let (log, _) = fixture();
+    let (_base, log) = fixture();
     let addr = start(&log);
     for method in ["POST", "PUT", "DELETE"] {
         for path in ["/logs/job-b/worker3.json", "/index.json", "/index.html"] {
@@ -196,7 +196,7 @@ fn the_server_is_read_only() {
 
 #[test]
 fn traces_stream_with_range_and_gzip_as_stored() {
-    let (log, _) = fixture();
+    let (_base, log) = fixture();
     let addr = start(&log);
     let stored = std::fs::read(log.join("job-b/worker7.pt.trace.json.gz")).unwrap();
     let (status, head, body) = get(addr, "/logs/job-b/worker7.pt.trace.json.gz");
@@ -213,7 +213,7 @@ fn traces_stream_with_range_and_gzip_as_stored() {
 
 #[test]
 fn listing_and_run_manifests_follow_the_directory() {
-    let (log, _) = fixture();
+    let (_base, log) = fixture();
     let addr = start(&log);
     let (status, head, body) = get(addr, "/index.json");
     assert_eq!(status, 200);
@@ -250,13 +250,15 @@ fn listing_and_run_manifests_follow_the_directory() {
 
 #[test]
 fn publish_writes_the_same_layout() {
-    let (log, _) = fixture();
-    let site = temp_dir("pubsite");
+    let (_base, log) = fixture();
+    let site_dir = temp_dir("pubsite");
+    let site = site_dir.path();
     std::fs::create_dir_all(site.join("public")).unwrap();
     std::fs::write(site.join("index.html"), "<!doctype html>").unwrap();
     std::fs::write(site.join("public/demo.json"), "{}").unwrap();
-    let out = temp_dir("out").join("team");
-    let done = publish::publish(&log, &site, &out).unwrap();
+    let out_dir = temp_dir("out");
+    let out = out_dir.path().join("team");
+    let done = publish::publish(&log, site, &out).unwrap();
     assert_eq!((done.runs, done.traces, done.unreadable), (2, 4, 3));
     assert!(out.join("index.html").is_file() && out.join("public/demo.json").is_file());
     assert_eq!(std::fs::read(out.join("logs/job-b/worker7.pt.trace.json.gz")).unwrap(), std::fs::read(log.join("job-b/worker7.pt.trace.json.gz")).unwrap());
@@ -270,6 +272,6 @@ fn publish_writes_the_same_layout() {
     assert!(!out.join("logs/job-b/config.json").exists(), "non-trace files are not published");
     let job_a = index["runs"].as_array().unwrap().iter().find(|r| r["name"] == "job-a").unwrap();
     assert_eq!(job_a["traces"][1]["steps"], 2, "publish counts steps");
-    let inside = publish::publish(&log, &site, &log.join("site")).unwrap_err();
+    let inside = publish::publish(&log, site, &log.join("site")).unwrap_err();
     assert!(inside.contains("inside"), "{inside}");
 }

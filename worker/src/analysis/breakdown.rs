@@ -154,8 +154,9 @@ impl Roles {
         // External ids are read from args only here: our own rules never use them
         // (docs/definitions.md §1).
         let ext_keys = [ArgKey::new("external id"), ArgKey::new("External id")];
-        let ext = |i: usize| {
-            let args = trace.args_text(s.args[i]).as_bytes();
+        let mut reader = trace.args.reader();
+        let mut ext = |i: usize| {
+            let args = reader.bytes(s.args[i]);
             ext_keys.iter().find_map(|k| k.i64(args))
         };
         let tb_comm_ext: FxHashMap<i64, ()> = if tb {

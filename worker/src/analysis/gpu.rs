@@ -122,16 +122,17 @@ impl GpuIndex {
         let device_key = ArgKey::new("device");
         let mut tc_of: FxHashMap<StrId, bool> = FxHashMap::default();
         let mut by_device: Vec<(i64, Vec<Kernel>)> = Vec::new();
+        let mut reader = trace.args.reader();
         for i in 0..s.len() {
             if trace.class(s.cat[i]) != CatClass::Kernel {
                 continue;
             }
-            let text = trace.args_text(s.args[i]).as_bytes();
+            let text = reader.bytes(s.args[i]);
             let device = device_key
                 .i64(text)
                 .or_else(|| pid_of(trace, i))
                 .unwrap_or(-1);
-            let (blocks, occ) = args.of(trace, i);
+            let (blocks, occ) = args.of(text);
             let tc = *tc_of
                 .entry(s.name[i])
                 .or_insert_with(|| uses_tensor_cores(&trace.strings.get(s.name[i])));

@@ -100,9 +100,10 @@ pub fn analyze(trace: &Trace) -> Graphs {
         }
     }
     let mut graph_of = vec![0i64; s.len()];
+    let mut reader = trace.args.reader();
     for i in (0..s.len()).filter(|&i| trace.class(s.cat[i]) == CatClass::Kernel) {
         out.kernel_ns += s.dur_ns[i];
-        let args = trace.args_text(s.args[i]).as_bytes();
+        let args = reader.bytes(s.args[i]);
         let graph = graph_key.i64(args).filter(|&g| g != 0);
         let launch = s.launch[i];
         let call = call_index.get(launch as usize).copied().filter(|&k| launch != NONE && k != u32::MAX);

@@ -166,12 +166,9 @@ impl LaunchArgs {
         }
     }
 
-    /// `(blocks per SM, est. achieved occupancy %)` of slice `i`, each if present and numeric.
-    pub(crate) fn of(&self, trace: &Trace, i: usize) -> (Option<f64>, Option<f64>) {
-        let Some(&args) = trace.slices.args.get(i) else {
-            return (None, None);
-        };
-        let text = trace.args_text(args).as_bytes();
+    /// `(blocks per SM, est. achieved occupancy %)` in a kernel's raw args, each if present
+    /// and numeric.
+    pub(crate) fn of(&self, text: &[u8]) -> (Option<f64>, Option<f64>) {
         (
             f64_arg(&self.blocks_per_sm, text),
             f64_arg(&self.occupancy, text),
@@ -219,6 +216,7 @@ pub fn kernel_table_with(trace: &Trace, range: Option<(i64, i64)>, work: Option<
     let sources = SourceKeys::any(trace).then(SourceKeys::default);
     let mut index: FxHashMap<StrId, usize> = FxHashMap::default();
     let mut accs: Vec<Acc> = Vec::new();
+    let mut reader = trace.args.reader();
     for k in kernels_in(trace, range) {
         let i = k as usize;
         let slot = *index.entry(s.name[i]).or_insert_with(|| {
@@ -238,7 +236,7 @@ pub fn kernel_table_with(trace: &Trace, range: Option<(i64, i64)>, work: Option<
         let dur = s.dur_ns[i];
         acc.durs.push(dur);
         acc.ids.push(k);
-        let (bps, occ) = args.of(trace, i);
+        let (bps, occ) = args.of(reader.bytes(s.args[i]));
         acc.bps.add(bps, dur);
         acc.occ.add(occ, dur);
         if acc.source.is_none() {

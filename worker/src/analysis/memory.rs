@@ -149,12 +149,13 @@ pub fn analyze(trace: &Trace, range: Option<(i64, i64)>, top: usize) -> Memory {
     let (t0, t1) = range.unwrap_or((i64::MIN, i64::MAX));
     let ins = &trace.instants;
     let mut devices: FxHashMap<(i64, i64), Acc> = FxHashMap::default();
+    let mut reader = trace.args.reader();
     for i in 0..ins.ts_ns.len() {
         let ts = ins.ts_ns[i];
         if ins.name[i] != mem_name || ts >= t1 {
             continue;
         }
-        let args = trace.args_text(ins.args[i]).as_bytes();
+        let args = reader.bytes(ins.args[i]);
         let key = (
             k.dtype.i64(args).unwrap_or(0),
             k.did.i64(args).unwrap_or(-1),
@@ -252,8 +253,9 @@ fn largest(trace: &Trace, k: &Keys, acc: &mut Acc, top: usize) {
     let ins = &trace.instants;
     // Address -> index in `largest` of allocations still waiting for their free.
     let mut waiting: FxHashMap<i64, Vec<usize>> = FxHashMap::default();
+    let mut reader = trace.args.reader();
     for &(bytes, i, ts) in &acc.allocs {
-        let args = trace.args_text(ins.args[i as usize]).as_bytes();
+        let args = reader.bytes(ins.args[i as usize]);
         if let Some(addr) = k.addr.i64(args) {
             waiting.entry(addr).or_default().push(acc.dev.largest.len());
         }
@@ -277,7 +279,7 @@ fn largest(trace: &Trace, k: &Keys, acc: &mut Acc, top: usize) {
         if ins.name[i] != mem_name {
             continue;
         }
-        let args = trace.args_text(ins.args[i]).as_bytes();
+        let args = reader.bytes(ins.args[i]);
         let Some(addr) = k.addr.i64(args) else {
             continue;
         };

@@ -35,7 +35,8 @@
 //! `[memory]` instants count when their time lies in `[t0, t1)`.
 //!
 //! **Cost.** [`OpIndex::new`]: O(n) over slices, O(k log ops) for k linked device
-//! activities, one args scan per `[memory]` instant; ~70 bytes per op. [`OpIndex::table`]:
+//! activities, one args scan per `[memory]` instant; ~70 bytes per op, and 4 more once the
+//! first table has estimated the ops' work (an id into the distinct estimates). [`OpIndex::table`]:
 //! two binary searches per lane and O(ops in range) array-indexed adds (no hashing, no
 //! allocation per op), then O(groups · log groups) to order rows. Input-shape groups are
 //! computed on the first `by_shape` query (one args scan per op, shape strings interned by
@@ -205,6 +206,20 @@ struct ShapeGroups {
     texts: Vec<String>,
 }
 
+/// The estimated work of every op: most calls repeat a few shapes, so each op holds an id
+/// into the distinct works.
+struct OpWorks {
+    /// Per op: index in `distinct`, or `u32::MAX` when it has no estimate.
+    id: Vec<u32>,
+    distinct: Vec<OpWork>,
+}
+
+impl OpWorks {
+    fn of(&self, op: usize) -> Option<&OpWork> {
+        self.distinct.get(*self.id.get(op)? as usize)
+    }
+}
+
 /// Everything about the ops that does not depend on the range; build once per trace.
 pub struct OpIndex {
     /// Slice id of each op; ops grouped by lane (see `build`'s invariant).
@@ -220,8 +235,8 @@ pub struct OpIndex {
     loose_memory: Vec<LooseMemory>,
     unattributed_device_ns: i64,
     shapes: OnceLock<ShapeGroups>,
-    /// Per op: its estimated work (built on the first table).
-    work: OnceLock<Vec<Option<OpWork>>>,
+    /// Estimated work (built on the first table).
+    work: OnceLock<OpWorks>,
 }
 
 #[derive(Clone, Copy)]
@@ -318,7 +333,7 @@ impl OpIndex {
                         *sum += v;
                     }
                 }
-                if let Some(w) = work.get(op).copied().flatten() {
+                if let Some(w) = work.of(op) {
                     add_known(&mut a.flops, w.flops);
                     add_known(&mut a.bytes, w.bytes);
                     a.peak = a.peak.or(w.peak);
@@ -383,13 +398,15 @@ impl OpIndex {
     }
 
     /// The estimated work of every op ([`Estimator`]; annotations and launch calls have none).
-    fn op_work(&self, trace: &Trace) -> Vec<Option<OpWork>> {
+    fn op_work(&self, trace: &Trace) -> OpWorks {
         let mut estimator = Estimator::new(trace);
         let s = &trace.slices;
-        self.slice
+        let id = self
+            .slice
             .iter()
-            .map(|&i| (trace.class(s.cat[i as usize]) == CatClass::CpuOp).then(|| estimator.of(i)).flatten())
-            .collect()
+            .map(|&i| (trace.class(s.cat[i as usize]) == CatClass::CpuOp).then(|| estimator.id(i)).flatten().unwrap_or(u32::MAX))
+            .collect();
+        OpWorks { id, distinct: estimator.into_distinct() }
     }
 
     /// The `[memory]` row of loose instants in `[t0, t1)`, with its first-occurrence key.
@@ -429,28 +446,34 @@ impl OpIndex {
     fn shape_groups(&self, trace: &Trace) -> ShapeGroups {
         let dims = ArgKey::new("Input Dims");
         let dims_2021 = ArgKey::new("Input dims");
-        let mut text_of_raw: FxHashMap<&[u8], u32> = FxHashMap::default();
+        let mut text_of_raw: FxHashMap<Box<[u8]>, u32> = FxHashMap::default();
         let mut text_id: FxHashMap<String, u32> = FxHashMap::default();
         let mut texts: Vec<String> = Vec::new();
         let mut key_id: FxHashMap<(u32, u32), u32> = FxHashMap::default();
         let mut keys = Vec::new();
         let mut id = Vec::with_capacity(self.slice.len());
+        let mut reader = trace.args.reader();
         for (op, &i) in self.slice.iter().enumerate() {
             // Launch calls are not RecordFunction events: PyTorch records no shapes for them.
             let raw = if trace.class(trace.slices.cat[i as usize]) == CatClass::Launch {
                 None
             } else {
-                let args = trace.args_text(trace.slices.args[i as usize]).as_bytes();
+                let args = reader.bytes(trace.slices.args[i as usize]);
                 dims.raw(args).or_else(|| dims_2021.raw(args))
             };
             // Distinct raw texts can print alike (`[]` vs no arg): intern the printed text too.
-            let text = *text_of_raw.entry(raw.unwrap_or(b"")).or_insert_with(|| {
-                let printed = python_shapes(raw);
-                *text_id.entry(printed.clone()).or_insert_with(|| {
-                    texts.push(printed);
-                    (texts.len() - 1) as u32
-                })
-            });
+            let text = match text_of_raw.get(raw.unwrap_or(b"")) {
+                Some(&text) => text,
+                None => {
+                    let printed = python_shapes(raw);
+                    let text = *text_id.entry(printed.clone()).or_insert_with(|| {
+                        texts.push(printed);
+                        (texts.len() - 1) as u32
+                    });
+                    text_of_raw.insert(raw.unwrap_or(b"").into(), text);
+                    text
+                }
+            };
             let key = (self.group[op], text);
             id.push(*key_id.entry(key).or_insert_with(|| {
                 keys.push(key);

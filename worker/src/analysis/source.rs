@@ -75,13 +75,22 @@ impl SourceKeys {
     /// Whether any event of `trace` has a `kernel_file` arg: one search over the args buffer,
     /// so traces without compiled kernels skip the per-kernel walk.
     pub fn any(trace: &Trace) -> bool {
-        memchr::memmem::find(&trace.args, b"\"kernel_file\":").is_some()
+        let mut found = false;
+        trace.args.each_block(|_, raw| {
+            found = memchr::memmem::find(raw, b"\"kernel_file\":").is_some();
+            !found
+        });
+        found
     }
 
     /// The source args of slice `op`, if it carries a `kernel_file` string.
     pub fn of_op(&self, trace: &Trace, op: u32) -> Option<KernelSource> {
-        let args = trace.args_text(*trace.slices.args.get(op as usize)?).as_bytes();
-        let text = |key: &ArgKey| key.raw(args).and_then(|raw| serde_json::from_slice::<String>(raw).ok());
+        let text = trace.args_text(*trace.slices.args.get(op as usize)?);
+        let args = text.as_bytes();
+        let text = |key: &ArgKey| {
+            key.raw(args)
+                .and_then(|raw| serde_json::from_slice::<String>(raw).ok())
+        };
         let (file, line, function) = parse_kernel_file(&text(&self.file)?);
         Some(KernelSource {
             op,

@@ -67,7 +67,8 @@ fn graph_node(trace: &Trace, id: u32, launch: Option<u32>, index: &Index) -> Opt
     if trace.class(*s.cat.get(id as usize)?) != CatClass::Kernel {
         return None;
     }
-    let args = trace.args_text(s.args[id as usize]).as_bytes();
+    let text = trace.args_text(s.args[id as usize]);
+    let args = text.as_bytes();
     let graph_id = ArgKey::new("graph id").i64(args).filter(|&g| g != 0);
     let launch = launch.filter(|&l| graphs::is_graph_launch(&trace.strings.get(s.name[l as usize])));
     if graph_id.is_none() && launch.is_none() {

@@ -49,7 +49,9 @@ fn main() -> ExitCode {
         Command::Run { paths, json, format, threads } => run(&paths, json, format.as_deref(), threads),
         Command::Serve { logdir, port, host, site } => serve(&logdir, std::net::SocketAddr::new(host, port), site.as_deref()),
         Command::Publish { logdir, out, site } => publish(&logdir, &out, site.as_deref()),
-        Command::Bench { trace, runs, threads } => read(&trace).and_then(|raw| bench::run(&trace, &raw, runs, threads.into())),
+        Command::Bench { trace, runs, threads } => bench::streamed(&trace, runs)
+            .and_then(|()| read(&trace))
+            .and_then(|raw| bench::run(&trace, &raw, runs, threads.into())),
         Command::Demo { out } => demo(&out),
         Command::DemoRun { out, ranks, mb_per_rank, straggler } => demo_run(&out, ranks, mb_per_rank, straggler),
         Command::Inflate { input, out, target_mb } => inflate(&input, &out, target_mb),
@@ -81,13 +83,15 @@ fn load(path: &Path) -> Result<(Arc<Session>, TraceSummary), Failure> {
 
 /// [`load`] with steps marked by `marker` instead of `ProfilerStep#N`.
 fn load_marked(path: &Path, marker: Option<String>) -> Result<(Arc<Session>, TraceSummary), Failure> {
-    let bytes = read(path)?;
     let name = path.file_name().map_or_else(|| path.to_string_lossy(), |n| n.to_string_lossy()).into_owned();
     let mut engine = Engine::new();
     engine.set_step_marker(marker);
     let started = Instant::now();
+    // Read and parsed piece by piece: the JSON is never held whole.
+    let mut file = std::fs::File::open(path).map_err(|e| format!("cannot read {path:?}: {e}"))?;
+    let size = file.metadata().ok().map(|m| m.len());
     let mut summary = engine
-        .load(&name, bytes, &mut |_, _, _| {})
+        .load_from(&name, &mut file, size, &mut |_, _, _| {})
         .map_err(|e| format!("{}: {}", path.display(), e.message))?;
     summary.parse_ms = started.elapsed().as_secs_f64() * 1000.0;
     let session = engine.session().cloned().ok_or_else(|| format!("{}: no trace loaded", path.display()))?;

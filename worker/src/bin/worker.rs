@@ -69,12 +69,12 @@ fn main() {}
 mod wasm {
     use crate::crash;
     use crate::pool::{self, Pool};
-    use crate::post::{console_error, cores, load_error, now_ms, post, post_with, progress_msg, throttled, wasm_memory_bytes};
+    use crate::post::{console_error, load_error, now_ms, post, post_with, progress_msg, throttled, wasm_memory_bytes};
     use crate::source::{self, Receiver};
     use kinetoscope::budget::Budget;
     use kinetoscope::engine::{Engine, Prepared, RankOpen, Target};
     use kinetoscope::ranks::loads::{Next, Purpose, RunLoads};
-    use kinetoscope::intake::{Incoming, PartsJob, SILENT_MS};
+    use kinetoscope::intake::{Incoming, PartsJob, Streaming, SILENT_MS};
     use kinetoscope::load::{self, Part};
     use protocol::{FromWorker, LoadError, Phase, ToWorker, PROTOCOL_VERSION};
     use std::cell::RefCell;
@@ -99,8 +99,9 @@ mod wasm {
         engine: Engine,
         /// The load whose source is running: its id and `workers` count.
         reading: Option<(u32, Option<u32>)>,
-        /// The load whose bytes are arriving (cores: the load's `workers`, else
-        /// `navigator.hardwareConcurrency`).
+        /// The load whose bytes are parsed as they arrive (the default), and when it started.
+        streaming: Option<(Streaming, f64)>,
+        /// The load whose bytes are arriving whole, for the parse workers (`?workers=N`, N > 1).
         pending: Option<Incoming>,
         /// The load whose parts the parse workers are parsing.
         job: Option<PartsJob>,
@@ -132,6 +133,7 @@ mod wasm {
                 me: me.clone(),
                 engine: Engine::with_budget(Budget::TAB),
                 reading: None,
+                streaming: None,
                 pending: None,
                 job: None,
                 pool: Pool::default(),
@@ -364,6 +366,7 @@ mod wasm {
         /// Starts load `id` (its source follows), dropping the one being read or parsed.
         fn begin(&mut self, id: u32, workers: Option<u32>) {
             self.reading = Some((id, workers));
+            self.streaming = None;
             self.pending = None;
             self.stop_parsers();
         }
@@ -533,6 +536,29 @@ mod wasm {
             }
         }
 
+        /// Starts load `id` parsed as its bytes arrive; false (the load answered) if refused.
+        fn open_streaming(&mut self, id: u32, name: &str, size: Option<u64>) -> bool {
+            let target = self.target_of(id);
+            match Streaming::open(&mut self.engine, target, id, name, size) {
+                Ok(streaming) => self.streaming = Some((streaming, now_ms(&self.scope))),
+                Err(error) => {
+                    self.reading = None;
+                    self.loaded(id, Err(error), 0.0);
+                    return false;
+                }
+            }
+            self.progress(id, Phase::Reading, 0, size);
+            true
+        }
+
+        /// Where load `id` goes: a held rank of the open run, or the current trace.
+        fn target_of(&self, id: u32) -> Target {
+            match self.run.as_ref().and_then(|r| r.job(id)) {
+                Some(job) if job.purpose == Purpose::Hold => Target::Held(job.index),
+                _ => Target::Current,
+            }
+        }
+
         fn progress(&self, id: u32, phase: Phase, done_bytes: u64, total_bytes: Option<u64>) {
             post(&self.scope, &progress_msg(id, self.rank_of(id), phase, done_bytes, total_bytes));
         }
@@ -548,12 +574,13 @@ mod wasm {
             let Some((_, workers)) = self.reading.filter(|&(r, _)| r == id) else {
                 return false;
             };
-            // The page's `?workers=N` sets the parse workers whatever this machine's core count:
-            // benchmarks force 1, and the e2e test compares several with one on a 1-core machine
-            // too. Without it, one per core.
-            let cores = workers.map_or_else(|| cores(&self.scope), |w| (w as usize).max(1));
+            // Parsed as the bytes arrive, here, unless the page's `?workers=N` asks for N > 1
+            // parse workers (the JSON is then held whole and split; the e2e tests compare both).
+            let Some(cores) = workers.map(|w| w as usize).filter(|&w| w > 1) else {
+                return self.open_streaming(id, name, size);
+            };
             // The size is checked (and the bytes reserved) before any parse worker starts.
-            match Incoming::open(id, name, size, cores, self.engine.budget()) {
+            match Incoming::open(id, name, size, cores, self.engine.budget().held_whole()) {
                 Ok(incoming) => self.pending = Some(incoming),
                 Err(too_big) => {
                     self.reading = None;
@@ -575,6 +602,19 @@ mod wasm {
 
         fn bytes(&mut self, id: u32, view: &js_sys::Uint8Array) -> bool {
             let now = now_ms(&self.scope);
+            if let Some((streaming, _)) = self.streaming.as_mut().filter(|(s, _)| s.id == id) {
+                match streaming.append(view.length() as usize, now, |into| view.copy_to(into)) {
+                    Ok(Some((done, total))) => self.progress(id, Phase::Reading, done, total),
+                    Ok(None) => {}
+                    Err(error) => {
+                        self.streaming = None;
+                        self.reading = None;
+                        self.loaded(id, Err(error), 0.0);
+                        return false;
+                    }
+                }
+                return true;
+            }
             let Some(pending) = self.pending.as_mut().filter(|p| p.id == id) else {
                 return false;
             };
@@ -593,6 +633,11 @@ mod wasm {
         }
 
         fn finish(&mut self, id: u32) {
+            if let Some((streaming, started)) = self.streaming.take_if(|(s, _)| s.id == id) {
+                self.reading = None;
+                let reply = streaming.finish(&mut self.engine);
+                return self.loaded(id, reply, started);
+            }
             let Some(incoming) = self.pending.take_if(|p| p.id == id) else {
                 return;
             };
@@ -604,11 +649,8 @@ mod wasm {
             let scope = self.scope.clone();
             let started = now_ms(&scope);
             let mut report = throttled(scope.clone(), id, self.rank_of(id));
-            // One part per core for a large JSON (its size is known after decompression).
-            let target = match self.run.as_ref().and_then(|r| r.job(id)) {
-                Some(job) if job.purpose == Purpose::Hold => Target::Held(job.index),
-                _ => Target::Current,
-            };
+            // One part per parse worker for a large JSON (its size is known after decompression).
+            let target = self.target_of(id);
             let prepared = match self.engine.prepare_to(target, &name, bytes, cores, &mut report) {
                 Ok(p) => p,
                 Err(error) => return self.loaded(id, Err(error), started),
@@ -626,6 +668,7 @@ mod wasm {
         fn failed(&mut self, id: u32, message: String) {
             if self.reading.is_some_and(|(r, _)| r == id) {
                 self.reading = None;
+                self.streaming = None;
                 self.pending = None;
                 self.fail(id, "io", message);
             }

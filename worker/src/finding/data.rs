@@ -78,9 +78,10 @@ fn pageable_memcpy(ctx: &Ctx, out: &mut Vec<Finding>) {
     }
     let total: i64 = ids.iter().map(|&i| s.dur_ns[i as usize]).sum();
     let bytes_key = crate::analysis::args::ArgKey::new("bytes");
+    let mut reader = ctx.trace.args.reader();
     let bytes: i64 = ids
         .iter()
-        .filter_map(|&i| bytes_key.i64(ctx.trace.args_text(s.args[i as usize]).as_bytes()))
+        .filter_map(|&i| bytes_key.i64(reader.bytes(s.args[i as usize])))
         .sum();
     let calls: Vec<u32> = ids.iter().filter_map(|&i| super::launch_of(ctx.trace, i)).collect();
     out.push(finding(

@@ -159,8 +159,9 @@ fn kernel_time_variance(ctx: &Ctx, out: &mut Vec<Finding>) {
         !is_communication_kernel(n)
             && ctx.kernels.rows.iter().any(|r| r.name == n && r.total_ns as f64 >= KERNEL_VARIANCE_MIN_SHARE * total as f64)
     });
-    let shape = |k: u32| {
-        let args = ctx.trace.args_text(s.args[k as usize]).as_bytes();
+    let mut reader = ctx.trace.args.reader();
+    let mut shape = |k: u32| {
+        let args = reader.bytes(s.args[k as usize]);
         shape_hash(grid.raw(args), block.raw(args))
     };
     // (name, shape) -> (per-step time, kernels with their step); per group, not per kernel.
@@ -255,6 +256,7 @@ fn dtod_before_gemm(ctx: &Ctx, out: &mut Vec<Finding>) {
     let mut found: Vec<(i64, u32, u32)> = Vec::new();
     let mut bytes_total = 0i64;
     let bytes_key = ArgKey::new("bytes");
+    let mut reader = ctx.trace.args.reader();
     for acts in streams(ctx) {
         for w in acts.windows(2) {
             let (c, k) = (w[0].2, w[1].2);
@@ -264,7 +266,7 @@ fn dtod_before_gemm(ctx: &Ctx, out: &mut Vec<Finding>) {
                 && hit(&gemm, k)
                 && bias_gemm_op(ctx, &bias_ops, c).is_some_and(|op| bias_gemm_op(ctx, &bias_ops, k) == Some(op))
             {
-                let bytes = bytes_key.i64(ctx.trace.args_text(s.args[c as usize]).as_bytes()).unwrap_or(0);
+                let bytes = bytes_key.i64(reader.bytes(s.args[c as usize])).unwrap_or(0);
                 bytes_total += bytes;
                 found.push((bytes, c, k));
             }

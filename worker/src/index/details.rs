@@ -111,8 +111,8 @@ pub fn slice_details(trace: &Trace, index: &Index, id: u32) -> Option<Details> {
         depth: s.depth[i],
         row,
         args: match trace.args_text(s.args[i]) {
-            "" => "{}".to_owned(),
-            text => text.to_owned(),
+            text if text.is_empty() => "{}".to_owned(),
+            text => text,
         },
         parent: some(s.parent[i]),
         children,

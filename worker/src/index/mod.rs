@@ -21,7 +21,7 @@
 //! forest     [≈ n / 4]     segment-forest nodes of every row (see `lod`)
 //! flows_by_to[F]           indexes into trace.flows sorted by (to, from): flows into a slice
 //! launched   [K]           device activity ids sorted by (launch, id): what a runtime call launched
-//! args_order [A]           ids of slices with args, sorted by args offset: args byte -> slice
+//! args_order [A]           ids of slices with args, sorted by args place: args byte -> slice
 //!                          (built by the first search, see `search`)
 //! ```
 //!

@@ -197,40 +197,48 @@ impl Query {
         query
     }
 
-    /// Scans the whole args buffer once; each occurrence is mapped to the slice whose args span
-    /// holds it (binary search in `index.args_order`), and that span is then settled whole.
+    /// Scans the args once, block by block; each occurrence is mapped to the slice whose args
+    /// span holds it (binary search in `index.args_order`), and that span is then settled whole.
+    /// Spans never cross blocks, so places are (block, offset in it).
     fn arg_bits(&self, trace: &Trace, index: &Index) -> Vec<u64> {
         let s = &trace.slices;
         let mut bits = vec![0u64; s.len().div_ceil(64)];
         let n = self.finder.needle.len();
         let order = index.args_order.get_or_init(|| args_order(trace));
-        let span_of = |id: u32| {
-            s.args.get(id as usize).map_or((0, 0), |a| {
-                (a.start as usize, a.start as usize + a.len as usize)
-            })
-        };
-        let mut from = 0;
-        while let Some(p) = self.finder.find_from(&trace.args, from) {
-            let k = order.partition_point(|&id| span_of(id).0 <= p);
-            // Next place worth looking: the next slice's args (others belong to instants,
-            // counters, or nothing).
-            let next = order.get(k).map_or(trace.args.len(), |&id| span_of(id).0);
-            from = next.max(p + 1);
-            let Some(&id) = k.checked_sub(1).and_then(|k| order.get(k)) else {
-                continue;
-            };
-            let (start, end) = span_of(id);
-            if p + n > end {
-                continue;
-            }
-            if let Some(span) = trace.args.get(start..end) {
-                if self.finder.in_value(span, p - start) {
-                    if let Some(w) = bits.get_mut(id as usize / 64) {
-                        *w |= 1 << (id % 64);
+        let span_of = |id: u32| s.args.get(id as usize).copied().unwrap_or_default();
+        trace.args.each_block(|block, raw| {
+            let mut from = 0;
+            while let Some(p) = self.finder.find_from(raw, from) {
+                let k = order.partition_point(|&id| {
+                    let a = span_of(id);
+                    (a.block, a.at as usize) <= (block, p)
+                });
+                // Next place worth looking: the next slice's args (others belong to instants,
+                // counters, or nothing).
+                let next = order
+                    .get(k)
+                    .map(|&id| span_of(id))
+                    .filter(|a| a.block == block)
+                    .map_or(raw.len(), |a| a.at as usize);
+                from = next.max(p + 1);
+                let Some(&id) = k.checked_sub(1).and_then(|k| order.get(k)) else {
+                    continue;
+                };
+                let span = span_of(id);
+                let (start, end) = (span.at as usize, span.at as usize + span.len as usize);
+                if span.block != block || p + n > end {
+                    continue;
+                }
+                if let Some(text) = raw.get(start..end) {
+                    if self.finder.in_value(text, p - start) {
+                        if let Some(w) = bits.get_mut(id as usize / 64) {
+                            *w |= 1 << (id % 64);
+                        }
                     }
                 }
             }
-        }
+            true
+        });
         bits
     }
 
@@ -347,13 +355,13 @@ fn bounds(trace: &Trace, range: std::ops::Range<u32>, cursor: Cursor) -> (u32, u
     }
 }
 
-/// Ids of slices with non-empty args, sorted by args offset.
+/// Ids of slices with non-empty args, sorted by where their args are (block, offset).
 pub(crate) fn args_order(trace: &Trace) -> Vec<u32> {
     let args = &trace.slices.args;
     let mut ids: Vec<u32> = (0..args.len() as u32)
         .filter(|&i| args[i as usize].len > 0)
         .collect();
-    super::sort_by_u32_key(&mut ids, |i| args[i as usize].start);
+    ids.sort_unstable_by_key(|&i| (args[i as usize].block, args[i as usize].at, i));
     ids.shrink_to_fit();
     ids
 }

@@ -11,7 +11,10 @@
 use crate::budget::{Budget, TooBig};
 use std::io::Read;
 
+mod gunzip;
 pub mod split;
+
+pub use gunzip::Gunzip;
 
 /// Largest inflate ratio trusted from a gzip trailer (JSON traces inflate 10-25x); a larger
 /// stated size is a bomb's or a truncated file's last bytes, and the buffer grows instead.
@@ -43,29 +46,49 @@ pub fn decode(bytes: Vec<u8>, budget: Budget, progress: &mut dyn FnMut(u64)) -> 
         budget.check_file(bytes.len() as u64, false)?;
         return Ok(Decoded { json: bytes, gzip: false, gzip_error: None });
     }
-    let total = bytes.len() as u64;
     let max = usize::try_from(budget.max_json_bytes()).unwrap_or(usize::MAX);
     let mut out = Vec::new();
     out.try_reserve_exact(first_capacity(&bytes, max)).map_err(|_| TooBig::out_of_memory(0, budget))?;
-    let mut counter = CountingReader { inner: &bytes[..], done: 0, next_report: 0, progress };
-    let mut decoder = flate2::read::MultiGzDecoder::new(&mut counter);
-    let mut buf = vec![0u8; 1 << 16];
-    let gzip_error = loop {
-        match decoder.read(&mut buf) {
-            Ok(0) => break None,
-            Ok(n) => {
-                let len = out.len() + n;
-                budget.check_inflated(len as u64, decoder.get_ref().done, total)?;
-                budget.grow(&mut out, n)?;
-                out.extend_from_slice(&buf[..n]);
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => break Some(e.to_string()),
-        }
-    };
+    let gzip_error = inflate(&bytes, budget, progress, &mut |piece| {
+        budget.grow(&mut out, piece.len())?;
+        out.extend_from_slice(piece);
+        Ok(())
+    })?;
     // Doubling may have left up to half the buffer unused; the model is built next to it.
     out.shrink_to_fit();
     Ok(Decoded { json: out, gzip: true, gzip_error })
+}
+
+/// Inflates `gzip` (multi-member streams included) 64 KiB at a time into `sink`, checking
+/// the JSON's size against `budget` before each piece; `progress(compressed_bytes_done)` every
+/// few MB. Returns the gzip problem that stopped it early, if any (the pieces before it are
+/// the readable prefix).
+///
+/// # Errors
+/// [`TooBig`] when the JSON passes `budget`, or what `sink` returns.
+fn inflate(
+    gzip: &[u8],
+    budget: Budget,
+    progress: &mut dyn FnMut(u64),
+    sink: &mut dyn FnMut(&[u8]) -> Result<(), TooBig>,
+) -> Result<Option<String>, TooBig> {
+    let total = gzip.len() as u64;
+    let mut counter = CountingReader { inner: gzip, done: 0, next_report: 0, progress };
+    let mut decoder = flate2::read::MultiGzDecoder::new(&mut counter);
+    let mut buf = vec![0u8; 1 << 16];
+    let mut inflated = 0u64;
+    loop {
+        match decoder.read(&mut buf) {
+            Ok(0) => return Ok(None),
+            Ok(n) => {
+                inflated += n as u64;
+                budget.check_inflated(inflated, decoder.get_ref().done, total)?;
+                sink(&buf[..n])?;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Ok(Some(e.to_string())),
+        }
+    }
 }
 
 /// The JSON buffer's first capacity for `gzip`: its trailer's ISIZE (the last member's size

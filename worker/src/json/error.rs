@@ -80,15 +80,45 @@ impl ParseError {
     }
 }
 
+/// The part of an input still held where offsets are located: a stream keeps only its tail,
+/// and counts the lines of what it let go.
+#[derive(Clone, Copy, Debug)]
+pub struct Window<'a> {
+    /// The bytes held.
+    pub bytes: &'a [u8],
+    /// Absolute offset of `bytes[0]`.
+    pub base: u64,
+    /// Newlines before `base`.
+    pub lines_before: u64,
+    /// Absolute offset where the line holding `base` starts.
+    pub line_start: u64,
+}
+
+impl<'a> Window<'a> {
+    /// The whole input.
+    pub fn whole(input: &'a [u8]) -> Self {
+        Self { bytes: input, base: 0, lines_before: 0, line_start: 0 }
+    }
+}
+
 impl Location {
     /// Position of `offset` in `input`.
     #[cold]
     pub fn of(input: &[u8], offset: u64) -> Self {
-        let at = usize::try_from(offset).unwrap_or(usize::MAX).min(input.len());
+        Self::within(Window::whole(input), offset)
+    }
+
+    /// Position of `offset` in an input of which `window` is held (an offset before the
+    /// window is taken as its start).
+    #[cold]
+    pub fn within(window: Window<'_>, offset: u64) -> Self {
+        let input = window.bytes;
+        let rel = offset.saturating_sub(window.base);
+        let at = usize::try_from(rel).unwrap_or(usize::MAX).min(input.len());
         let before = &input[..at];
-        let line = before.iter().filter(|&&b| b == b'\n').count() as u64 + 1;
-        let line_start = before.iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1);
-        let column = (at - line_start) as u64 + 1;
+        let line = window.lines_before + before.iter().filter(|&&b| b == b'\n').count() as u64 + 1;
+        let line_start = before.iter().rposition(|&b| b == b'\n').map_or(window.line_start, |p| window.base + p as u64 + 1);
+        let column = (window.base + at as u64 - line_start) + 1;
         let end = (at + 24).min(input.len());
         let excerpt = String::from_utf8_lossy(&input[at..end]).into_owned();
         Self { offset, line, column, excerpt }

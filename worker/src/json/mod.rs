@@ -13,7 +13,7 @@ mod scan;
 mod search;
 mod tokenizer;
 
-pub use error::{ErrorKind, Location, ParseError};
+pub use error::{ErrorKind, Location, ParseError, Window};
 pub use minify::minify_into;
 pub use scan::{unescape, Cursor, JStr, StringTracker};
-pub use tokenizer::{Form, RawEvent, Tokenizer, TopLevel};
+pub use tokenizer::{Checkpoint, Form, RawEvent, Tokenizer, TopLevel};

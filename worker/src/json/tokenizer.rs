@@ -83,6 +83,17 @@ enum State {
     Done,
 }
 
+/// Where reading can resume after the last complete element, for input that arrives in
+/// pieces ([`Tokenizer::resume`] over bytes starting at [`Checkpoint::offset`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Checkpoint {
+    /// Absolute offset of the first byte not consumed.
+    pub offset: u64,
+    /// Non-object elements this tokenizer skipped before it.
+    pub skipped: u64,
+    state: State,
+}
+
 /// Reads events one by one; see the module docs.
 pub struct Tokenizer<'a> {
     cur: Cursor<'a>,
@@ -96,6 +107,7 @@ pub struct Tokenizer<'a> {
     events: u64,
     /// Absolute offset where the element being read (or the next one) starts.
     element_start: u64,
+    checkpoint: Checkpoint,
 }
 
 impl<'a> Tokenizer<'a> {
@@ -113,6 +125,7 @@ impl<'a> Tokenizer<'a> {
             unclosed: false,
             events: 0,
             element_start: 0,
+            checkpoint: Checkpoint { offset: base, skipped: 0, state: State::Done },
         };
         if buf.starts_with(b"\xEF\xBB\xBF") {
             t.cur.pos = 3;
@@ -130,23 +143,42 @@ impl<'a> Tokenizer<'a> {
             None => return Err(t.cur.eof()),
             Some(_) => return Err(t.cur.err("not a trace: expected '{' or '['")),
         }
+        t.mark();
         Ok(t)
+    }
+
+    /// Resumes reading a document of form `form` at `at`, a checkpoint of an earlier
+    /// tokenizer over a prefix of the same input; `buf` holds the input from `at.offset` on.
+    /// Reading a longer prefix from a checkpoint gives what reading the whole input would.
+    pub fn resume(buf: &'a [u8], at: Checkpoint, form: Form) -> Self {
+        Self {
+            cur: Cursor::new(buf, at.offset),
+            state: at.state,
+            form,
+            top: TopLevel::default(),
+            skipped_elements: 0,
+            unclosed: false,
+            events: 0,
+            element_start: at.offset,
+            checkpoint: Checkpoint { skipped: 0, ..at },
+        }
     }
 
     /// Reads a slice of the events array of a document of form `form` that starts at an
     /// element boundary (right after a `,`), as made by `input::split`. A slice that is not the
     /// last ends right after a `,` (reported as `unclosed`); the last one reads on past `]`.
     pub fn events_only(buf: &'a [u8], base: u64, form: Form) -> Self {
-        Self {
-            cur: Cursor::new(buf, base),
-            state: State::InEvents { first: true },
-            form,
-            top: TopLevel::default(),
-            skipped_elements: 0,
-            unclosed: false,
-            events: 0,
-            element_start: base,
-        }
+        Self::resume(buf, Checkpoint { offset: base, skipped: 0, state: State::InEvents { first: true } }, form)
+    }
+
+    /// The last point reading can resume from: after the last complete event or skipped
+    /// element, or after the events array (the keys that follow it are read again).
+    pub fn checkpoint(&self) -> Checkpoint {
+        self.checkpoint
+    }
+
+    fn mark(&mut self) {
+        self.checkpoint = Checkpoint { offset: self.cur.abs(self.cur.pos), skipped: self.skipped_elements, state: self.state };
     }
 
     /// Absolute offset where the last element read (or being read) starts: after an EOF
@@ -188,7 +220,9 @@ impl<'a> Tokenizer<'a> {
                 }
                 State::InEvents { first } => {
                     let Some(b) = self.cur.peek_nonws() else {
-                        // The format allows a missing closing bracket.
+                        // The format allows a missing closing bracket; input arriving in
+                        // pieces may also go on from here.
+                        self.mark();
                         self.unclosed = true;
                         self.state = State::Done;
                         return Ok(None);
@@ -196,6 +230,7 @@ impl<'a> Tokenizer<'a> {
                     if b == b']' {
                         self.cur.pos += 1;
                         self.end_of_events();
+                        self.mark();
                         continue;
                     }
                     if !first {
@@ -203,27 +238,24 @@ impl<'a> Tokenizer<'a> {
                             return Err(self.cur.err("expected ',' or ']' between events"));
                         }
                         self.cur.pos += 1;
-                        match self.cur.peek_nonws() {
-                            None => {
-                                self.unclosed = true;
-                                self.state = State::Done;
-                                return Ok(None);
-                            }
-                            // Trailing comma before the closing bracket: tolerated.
-                            Some(b']') => continue,
-                            Some(_) => {}
-                        }
+                        // Next an element, or the closing bracket (a trailing comma is tolerated).
+                        self.state = State::InEvents { first: true };
+                        continue;
                     }
                     self.state = State::InEvents { first: false };
-                    self.cur.peek_nonws();
                     self.element_start = self.cur.abs(self.cur.pos);
-                    if self.cur.peek_nonws() == Some(b'{') {
+                    if b == b'{' {
                         let ev = self.event()?;
                         self.events += 1;
+                        self.mark();
                         return Ok(Some(ev));
                     }
                     self.cur.skip_value()?;
                     self.skipped_elements += 1;
+                    // A number that runs to the end of the bytes may go on in the next piece.
+                    if self.cur.pos < self.cur.buf.len() {
+                        self.mark();
+                    }
                 }
             }
         }
@@ -268,6 +300,7 @@ impl<'a> Tokenizer<'a> {
             if key.raw == b"traceEvents" && self.state != State::AfterEvents {
                 self.cur.expect(b'[', "\"traceEvents\" must be an array")?;
                 self.state = State::InEvents { first: true };
+                self.mark();
                 return Ok(());
             }
             self.cur.peek_nonws();

@@ -8,7 +8,7 @@
 //!       ─ lanes: Vec<Lane>          lane i owns slices[lane.slices]  (contiguous range)
 //!       ─ slices: Slices (struct of arrays, one row per slice, grouped by lane)
 //!       ─ instants / counters / flows: small tables, time-sorted
-//!       ─ args: minified raw JSON of every event's `args`, decoded on demand
+//!       ─ args: minified raw JSON of every event's `args`, in LZ4 blocks, read on demand
 //! ```
 //!
 //! Times are `i64` nanoseconds from [`Trace::origin_ns`] (the earliest timestamp of a
@@ -20,12 +20,14 @@
 //! earlier slice of the same lane (a `python_function` slice's parent is one too, any other
 //! slice's parent is not); `row` < lane's `rows`, the last `python_rows` of them Python frames.
 
+pub mod args;
 pub mod builder;
 pub mod category;
 pub mod link;
 mod nest;
 pub mod strings;
 
+pub use args::Args;
 pub use category::CatClass;
 pub use strings::{StrId, Strings};
 
@@ -88,11 +90,14 @@ pub struct Lane {
     pub python_rows: u16,
 }
 
-/// Raw `args` of an event: a span into [`Trace::args`]; empty when the event had none.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// Raw `args` of an event: a span of one block of [`Trace::args`]; empty when the event had
+/// none. Addressed by block, so args past 4 GiB of text stay reachable.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub struct ArgsRef {
-    /// Start in the args buffer.
-    pub start: u32,
+    /// Index of the block in the args store.
+    pub block: u32,
+    /// Start within the block's raw text.
+    pub at: u32,
     /// Length in bytes.
     pub len: u32,
 }
@@ -217,7 +222,7 @@ pub struct Trace {
     /// Flow endpoints that found no partner or no slice.
     pub flows_unlinked: u64,
     /// Minified raw args of all events.
-    pub args: Vec<u8>,
+    pub args: Args,
     /// Absolute time of the origin, ns (file µs × 1000).
     pub origin_ns: i64,
     /// End of the last event, ns from origin.
@@ -244,25 +249,22 @@ impl Trace {
         self.cat_class.get(cat.0 as usize).copied().unwrap_or_default()
     }
 
-    /// The raw JSON text of slice args (`{}` when none).
-    pub fn args_text(&self, args: ArgsRef) -> &str {
-        if args.len == 0 {
-            return "{}";
-        }
-        let start = args.start as usize;
-        let bytes = self.args.get(start..start + args.len as usize).unwrap_or(b"{}");
-        std::str::from_utf8(bytes).unwrap_or("{}")
+    /// The raw JSON text of one event's args (`{}` when none); loops read through
+    /// `trace.args.reader()`, which keeps the block it inflated.
+    pub fn args_text(&self, args: ArgsRef) -> String {
+        self.args.text(args)
     }
 
     /// Approximate heap bytes of the model (columns, strings, args).
     pub fn heap_bytes(&self) -> usize {
         let s = &self.slices;
-        let per_slice = 8 + 8 + 4 + 4 + 4 + 2 + 2 + 4 + 8 + 4 + 4 + 4 + 8;
+        let args = std::mem::size_of::<ArgsRef>();
+        let per_slice = 8 + 8 + 4 + 4 + 4 + 2 + 2 + 4 + args + 4 + 4 + 4 + 8;
         s.start_ns.capacity() * per_slice
-            + self.instants.ts_ns.capacity() * (8 + 4 + 4 + 4 + 8)
-            + self.counters.ts_ns.capacity() * (8 + 4 + 4 + 8)
+            + self.instants.ts_ns.capacity() * (8 + 4 + 4 + 4 + args)
+            + self.counters.ts_ns.capacity() * (8 + 4 + 4 + args)
             + self.flows.capacity() * std::mem::size_of::<Flow>()
-            + self.args.capacity()
+            + self.args.heap_bytes()
             + self.strings.heap_bytes()
             + self.lanes.capacity() * std::mem::size_of::<Lane>()
     }

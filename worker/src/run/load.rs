@@ -93,14 +93,15 @@ pub fn summarize_file(path: &Path) -> Result<RankSummary, FileError> {
         path: path.to_path_buf(),
         message,
     };
-    let bytes = std::fs::read(path).map_err(|e| fail(format!("cannot read: {e}")))?;
+    let mut file = std::fs::File::open(path).map_err(|e| fail(format!("cannot read: {e}")))?;
+    let size = file.metadata().ok().map(|m| m.len());
     let name = path
         .file_name()
         .map_or_else(|| path.to_string_lossy(), |n| n.to_string_lossy())
         .into_owned();
     let mut engine = Engine::new();
     engine
-        .load(&name, bytes, &mut |_, _, _| {})
+        .load_from(&name, &mut file, size, &mut |_, _, _| {})
         .map_err(|e| fail(e.message))?;
     let session = engine
         .session()

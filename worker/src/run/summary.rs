@@ -28,6 +28,7 @@ use super::window::{Window, WindowIndex};
 use crate::analysis::args::ArgKey;
 use crate::analysis::breakdown::is_communication_kernel;
 use crate::analysis::steps;
+use crate::model::args::Reader as ArgsReader;
 use crate::model::{CatClass, Trace, NONE};
 use crate::session::Session;
 
@@ -166,8 +167,7 @@ impl GroupKeys {
     }
 
     /// (group, seq) from one args text.
-    fn read(&self, args: &str) -> (Option<Box<str>>, Option<i64>) {
-        let b = args.as_bytes();
+    fn read(&self, b: &[u8]) -> (Option<Box<str>>, Option<i64>) {
         let group = self.group.raw(b).and_then(|raw| {
             match serde_json::from_slice::<serde_json::Value>(raw) {
                 Ok(serde_json::Value::String(s)) => Some(s.into_boxed_str()),
@@ -179,18 +179,23 @@ impl GroupKeys {
     }
 
     /// (group, seq) of kernel `i`: its own args, else those of the ops above its launch call.
-    fn of_kernel(&self, trace: &Trace, i: usize) -> (Option<Box<str>>, Option<i64>) {
+    fn of_kernel(
+        &self,
+        trace: &Trace,
+        args: &mut ArgsReader<'_>,
+        i: usize,
+    ) -> (Option<Box<str>>, Option<i64>) {
         let s = &trace.slices;
-        let own = self.read(trace.args_text(s.args[i]));
+        let own = self.read(args.bytes(s.args[i]));
         if own.0.is_some() && own.1.is_some() {
             return own;
         }
         let mut p = s.launch.get(i).copied().unwrap_or(NONE);
         while p != NONE {
-            let Some(&args) = s.args.get(p as usize) else {
+            let Some(&span) = s.args.get(p as usize) else {
                 break;
             };
-            let found = self.read(trace.args_text(args));
+            let found = self.read(args.bytes(span));
             if found.0.is_some() && found.1.is_some() {
                 return found;
             }
@@ -219,6 +224,7 @@ fn collectives(trace: &Trace, steps: &steps::Steps) -> Vec<Collective> {
     found.sort_by(|a, b| (&a.0, a.1, a.2, a.3).cmp(&(&b.0, b.1, b.2, b.3)));
     let windows = WindowIndex::new(trace);
     let mut out: Vec<Collective> = Vec::with_capacity(found.len());
+    let mut args = trace.args.reader();
     for (stream, start, end, i) in found {
         let step = steps
             .steps
@@ -237,7 +243,7 @@ fn collectives(trace: &Trace, steps: &steps::Steps) -> Vec<Collective> {
         let index_in_step = prev
             .filter(|c| c.step == step)
             .map_or(0, |c| c.index_in_step + 1);
-        let (group, seq) = keys.of_kernel(trace, i);
+        let (group, seq) = keys.of_kernel(trace, &mut args, i);
         let w0 = w0.min(start);
         out.push(Collective {
             name: trace.strings.get(s.name[i]).as_ref().into(),

@@ -100,8 +100,8 @@ mod tests {
 
     #[test]
     fn distinct_steps_across_chunks_and_gzip() {
-        let dir = std::env::temp_dir().join(format!("kinetoscope-steps-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let scratch = tempfile::tempdir().unwrap();
+        let dir = scratch.path();
         let mut text = String::from("{\"traceEvents\": [");
         for step in 0..3000 {
             // Each step twice (CPU and GPU annotation), padded so marks straddle 1 MiB chunks.

@@ -316,11 +316,12 @@ fn memory(trace: &Trace, slice: &[u32], parent: &[u32]) -> (Vec<[i64; 4]>, Vec<L
     let t = &trace.instants;
     let mut ts = Vec::new();
     let mut bytes = Vec::new(); // (cpu, device)
+    let mut reader = trace.args.reader();
     for i in 0..t.ts_ns.len() {
         if t.name[i] != mem_name {
             continue;
         }
-        let args = trace.args_text(t.args[i]).as_bytes();
+        let args = reader.bytes(t.args[i]);
         let b = bytes_key.i64(args).unwrap_or(0);
         // c10::DeviceType: CPU 0, MKLDNN 2, IDEEP 5 count as CPU memory; CUDA 1, HIP 6,
         // PrivateUse1 20 as device memory (profiler_util's _cpu/_device_memory_usage).

@@ -77,20 +77,31 @@ impl Default for WorkKeys {
     }
 }
 
-/// The raw texts an estimate reads from an args object (`Input Dims`, `Input type`,
-/// `Concrete Inputs`, `flops`): calls with equal texts and names have equal work, so callers
-/// cache estimates by them.
-pub type InputsKey<'a> = [Option<&'a [u8]>; 4];
-
 impl WorkKeys {
     /// Whether `args` holds a recorded `flops` (traces recorded `with_flops=True`).
     pub fn recorded(&self, args: &[u8]) -> bool {
         self.flops.raw(args).is_some()
     }
 
-    /// The raw texts of `args` an estimate depends on.
-    pub fn inputs_key<'a>(&self, args: &'a [u8]) -> InputsKey<'a> {
-        [self.dims.raw(args), self.types.raw(args), self.concrete.raw(args), self.flops.raw(args)]
+    /// Writes into `key` the raw texts an estimate reads from `args` (`Input Dims`,
+    /// `Input type`, `Concrete Inputs`, `flops`), each with its presence and length: calls with
+    /// equal keys and names have equal work, so callers cache estimates by them.
+    pub fn inputs_key(&self, args: &[u8], key: &mut Vec<u8>) {
+        for raw in [
+            self.dims.raw(args),
+            self.types.raw(args),
+            self.concrete.raw(args),
+            self.flops.raw(args),
+        ] {
+            match raw {
+                Some(raw) => {
+                    key.push(1);
+                    key.extend_from_slice(&(raw.len() as u64).to_le_bytes());
+                    key.extend_from_slice(raw);
+                }
+                None => key.push(0),
+            }
+        }
     }
 }
 

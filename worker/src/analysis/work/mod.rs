@@ -32,11 +32,12 @@ use crate::analysis::device::device_properties;
 use crate::analysis::kernel_class::{classify, Precision};
 use crate::analysis::kernels::kernels_in;
 use crate::analysis::steps::Steps;
+use crate::model::args::Reader as ArgsReader;
 use crate::model::link::enclosing_op;
 use crate::model::strings::FxHashMap;
 use crate::model::{StrId, Trace, NONE};
 use dtype::PeakClass;
-use estimate::{InputsKey, OpWork, WorkKeys, WorkKind};
+use estimate::{OpWork, WorkKeys, WorkKind};
 use peaks::Peaks;
 
 /// The work attributed to one kernel call.
@@ -60,35 +61,61 @@ pub struct KernelWork {
 /// distinct (name, recorded inputs), since most calls repeat a few shapes.
 pub(crate) struct Estimator<'t> {
     trace: &'t Trace,
+    args: ArgsReader<'t>,
     keys: WorkKeys,
     rule: FxHashMap<StrId, bool>,
-    cache: FxHashMap<(StrId, InputsKey<'t>), Option<OpWork>>,
+    /// Index in `distinct` (`None`: no estimate) by the name's id and
+    /// [`WorkKeys::inputs_key`], written after it into `key`.
+    cache: FxHashMap<Box<[u8]>, Option<u32>>,
+    key: Vec<u8>,
+    /// Every distinct work estimated so far.
+    distinct: Vec<OpWork>,
 }
 
 impl<'t> Estimator<'t> {
     /// An estimator over `trace`'s op slices.
     pub(crate) fn new(trace: &'t Trace) -> Self {
-        Self { trace, keys: WorkKeys::default(), rule: FxHashMap::default(), cache: FxHashMap::default() }
+        Self {
+            trace,
+            args: trace.args.reader(),
+            keys: WorkKeys::default(),
+            rule: FxHashMap::default(),
+            cache: FxHashMap::default(),
+            key: Vec::new(),
+            distinct: Vec::new(),
+        }
     }
 
-    /// The work of op slice `i`: args are read only for names with an estimate rule or args
-    /// holding a recorded `flops`.
-    pub(crate) fn of(&mut self, i: u32) -> Option<OpWork> {
+    /// The works [`Estimator::id`] has handed out, by id.
+    pub(crate) fn into_distinct(self) -> Vec<OpWork> {
+        self.distinct
+    }
+
+    /// The id of op slice `i`'s work, if any: calls of equal work share one. Args are read
+    /// only for names with an estimate rule or args holding a recorded `flops`.
+    pub(crate) fn id(&mut self, i: u32) -> Option<u32> {
         let (trace, s) = (self.trace, &self.trace.slices);
         let name = *s.name.get(i as usize)?;
         let known = *self.rule.entry(name).or_insert_with(|| {
             let text = trace.strings.get(name);
             estimate::may_estimate(text.strip_prefix("aten::").unwrap_or(&text))
         });
-        let args = trace.args_text(s.args[i as usize]).as_bytes();
+        let args = self.args.bytes(s.args[i as usize]);
         if !known && !self.keys.recorded(args) {
             return None;
         }
-        let keys = &self.keys;
-        *self
-            .cache
-            .entry((name, keys.inputs_key(args)))
-            .or_insert_with(|| estimate::estimate(keys, &trace.strings.get(name), args))
+        self.key.clear();
+        self.key.extend_from_slice(&name.0.to_le_bytes());
+        self.keys.inputs_key(args, &mut self.key);
+        if let Some(&id) = self.cache.get(&self.key[..]) {
+            return id;
+        }
+        let id = estimate::estimate(&self.keys, &trace.strings.get(name), args).map(|work| {
+            self.distinct.push(work);
+            (self.distinct.len() - 1) as u32
+        });
+        self.cache.insert(self.key.as_slice().into(), id);
+        id
     }
 }
 
@@ -129,7 +156,7 @@ impl WorkIndex {
         let peaks = peaks.or_else(|| peaks::lookup(&device));
         let s = &trace.slices;
         let mut estimator = Estimator::new(trace);
-        let mut ops: FxHashMap<u32, Option<OpWork>> = FxHashMap::default();
+        let mut ops: FxHashMap<u32, Option<u32>> = FxHashMap::default();
         // (kernel, work op) for every kernel with one, then per work op its kernels' total time.
         let mut found: Vec<(u32, u32)> = Vec::new();
         let mut op_time: FxHashMap<u32, (i64, u32)> = FxHashMap::default();
@@ -140,7 +167,7 @@ impl WorkIndex {
             };
             let work_op = loop {
                 // Decided once per op slice: every kernel under it walks through it again.
-                let work = ops.entry(op).or_insert_with(|| estimator.of(op));
+                let work = ops.entry(op).or_insert_with(|| estimator.id(op));
                 if work.is_some() {
                     break Some(op);
                 }
@@ -156,11 +183,12 @@ impl WorkIndex {
                 t.1 += 1;
             }
         }
+        let distinct = estimator.into_distinct();
         let mut precision: FxHashMap<StrId, Option<PeakClass>> = FxHashMap::default();
         let kernels = found
             .into_iter()
             .filter_map(|(k, w)| {
-                let work = ops.get(&w).copied().flatten()?;
+                let work = *distinct.get(ops.get(&w).copied().flatten()? as usize)?;
                 let (total, count) = op_time.get(&w).copied().unwrap_or((0, 1));
                 let share = if total > 0 { s.dur_ns[k as usize] as f64 / total as f64 } else { 1.0 / f64::from(count.max(1)) };
                 let by_name = *precision

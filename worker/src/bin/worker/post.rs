@@ -41,11 +41,6 @@ pub fn load_error(kind: &str, message: String) -> LoadError {
     LoadError { kind: kind.into(), message, offset: None, line: None, column: None }
 }
 
-/// Logical cores the browser reports (`navigator.hardwareConcurrency`), at least 1.
-pub fn cores(scope: &DedicatedWorkerGlobalScope) -> usize {
-    (scope.navigator().hardware_concurrency() as usize).max(1)
-}
-
 /// Milliseconds from the worker's time origin; 0 if `performance` is unavailable.
 pub fn now_ms(scope: &DedicatedWorkerGlobalScope) -> f64 {
     scope.performance().map_or(0.0, |p| p.now())

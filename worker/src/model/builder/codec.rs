@@ -18,14 +18,15 @@ use super::{Builder, FlowPoint, Open, PendingEnd, ProcMeta};
 use crate::codec::{CodecError, Reader, Writer};
 use crate::diag::{DiagKind, Diagnostics, Sample};
 use crate::model::strings::{StrId, Strings};
-use crate::model::{ArgsRef, Counters, Instants, LaneId, Slices, NONE};
+use crate::model::{Args, ArgsRef, Counters, Instants, LaneId, Slices, NONE};
 
 fn ids(col: &[StrId]) -> Vec<u32> {
     col.iter().map(|s| s.0).collect()
 }
 
 fn args_cols(w: &mut Writer, args: &[ArgsRef]) {
-    w.u32s(&args.iter().map(|a| a.start).collect::<Vec<_>>());
+    w.u32s(&args.iter().map(|a| a.block).collect::<Vec<_>>());
+    w.u32s(&args.iter().map(|a| a.at).collect::<Vec<_>>());
     w.u32s(&args.iter().map(|a| a.len).collect::<Vec<_>>());
 }
 
@@ -33,7 +34,8 @@ fn write_open(w: &mut Writer, o: &Open) {
     w.i64(o.start_ns);
     w.u32(o.name.0);
     w.u32(o.cat.0);
-    w.u32(o.args.start);
+    w.u32(o.args.block);
+    w.u32(o.args.at);
     w.u32(o.args.len);
     w.u64(o.offset);
 }
@@ -42,8 +44,14 @@ impl Builder {
     /// Roughly the bytes [`Builder::encode`] writes (to reserve once).
     pub fn encoded_size_hint(&self) -> usize {
         let (bytes, ends) = self.strings.raw_parts();
-        bytes.len() + ends.len() * 4 + self.args.len() + self.slices.len() * 64 + self.instants.ts_ns.len() * 28
-            + self.counters.ts_ns.len() * 24 + self.flow_points.len() * 26 + 4096
+        bytes.len()
+            + ends.len() * 4
+            + self.args.heap_bytes()
+            + self.slices.len() * 64
+            + self.instants.ts_ns.len() * 32
+            + self.counters.ts_ns.len() * 28
+            + self.flow_points.len() * 26
+            + 4096
     }
 
     /// Appends this builder's state to `w`; [`Builder::decode`] reads it back.
@@ -169,7 +177,7 @@ impl Builder {
         w.u64s(&f.iter().map(|p| p.id).collect::<Vec<_>>());
         w.bytes(&f.iter().map(|p| p.kind).collect::<Vec<_>>());
         w.bytes(&f.iter().map(|p| u8::from(p.enclosing)).collect::<Vec<_>>());
-        w.bytes(&self.args);
+        self.args.encode(w);
     }
 
     /// Reads a builder written by [`Builder::encode`].
@@ -279,13 +287,13 @@ impl Check {
 }
 
 fn read_opens(r: &mut Reader<'_>, c: &Check) -> Result<Vec<Open>, CodecError> {
-    (0..r.count(32)?)
+    (0..r.count(36)?)
         .map(|_| {
             Ok(Open {
                 start_ns: r.i64()?,
                 name: c.str(r.u32()?)?,
                 cat: c.str(r.u32()?)?,
-                args: ArgsRef { start: r.u32()?, len: r.u32()? },
+                args: ArgsRef { block: r.u32()?, at: r.u32()?, len: r.u32()? },
                 offset: r.u64()?,
             })
         })
@@ -293,11 +301,11 @@ fn read_opens(r: &mut Reader<'_>, c: &Check) -> Result<Vec<Open>, CodecError> {
 }
 
 fn read_args(r: &mut Reader<'_>) -> Result<Vec<ArgsRef>, CodecError> {
-    let (start, len) = (r.u32s()?, r.u32s()?);
-    if start.len() != len.len() {
+    let (block, at, len) = (r.u32s()?, r.u32s()?, r.u32s()?);
+    if block.len() != len.len() || at.len() != len.len() {
         return Err(bad("args columns of unequal length"));
     }
-    Ok(start.into_iter().zip(len).map(|(start, len)| ArgsRef { start, len }).collect())
+    Ok(block.into_iter().zip(at).zip(len).map(|((block, at), len)| ArgsRef { block, at, len }).collect())
 }
 
 fn decode_diagnostics(r: &mut Reader<'_>) -> Result<Diagnostics, CodecError> {
@@ -360,6 +368,6 @@ fn decode_tables(b: &mut Builder, r: &mut Reader<'_>, c: &Check) -> Result<(), C
             Ok(FlowPoint { ts_ns: ts[j], lane: lanes[j], cat: cats[j], id, kind: kinds[j], enclosing: enclosing[j] != 0 })
         })
         .collect::<Result<_, CodecError>>()?;
-    b.args = r.bytes()?.to_vec();
+    b.args = Args::decode(r)?;
     Ok(())
 }

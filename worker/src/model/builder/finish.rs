@@ -30,7 +30,7 @@ impl Builder {
             flows_unlinked: 0,
             args: {
                 let mut args = std::mem::take(&mut self.args);
-                args.shrink_to_fit();
+                args.finish();
                 args
             },
             origin_ns: origin,
@@ -225,22 +225,45 @@ fn sort_slices(s: Slices, origin: i64) -> Slices {
             *slot = k.3;
         }
     }
+    drop(keys);
+    // One column at a time, each old one freed as its sorted copy is made: the sort then
+    // needs one column more than the model, not a second model.
+    let Slices { start_ns, dur_ns, lane, name, cat, args, correlation, external_id, offset, .. } = s;
+    let start_ns = {
+        let sorted = order.iter().map(|&i| start_ns[i as usize] - origin).collect();
+        drop(start_ns);
+        sorted
+    };
+    let dur_ns = permute_owned(dur_ns, &order);
+    let lane = permute_owned(lane, &order);
+    let name = permute_owned(name, &order);
+    let cat = permute_owned(cat, &order);
+    let args = permute_owned(args, &order);
+    let correlation = permute_owned(correlation, &order);
+    let external_id = permute_owned(external_id, &order);
+    let offset = permute_owned(offset, &order);
     let n = order.len();
+    drop(order);
     Slices {
-        start_ns: order.iter().map(|&i| s.start_ns[i as usize] - origin).collect(),
-        dur_ns: permute(&s.dur_ns, &order),
-        lane: permute(&s.lane, &order),
-        name: permute(&s.name, &order),
-        cat: permute(&s.cat, &order),
+        start_ns,
+        dur_ns,
+        lane,
+        name,
+        cat,
         depth: vec![0; n],
         row: vec![0; n],
         parent: vec![NONE; n],
-        args: permute(&s.args, &order),
-        correlation: permute(&s.correlation, &order),
-        external_id: permute(&s.external_id, &order),
+        args,
+        correlation,
+        external_id,
         launch: vec![NONE; n],
-        offset: permute(&s.offset, &order),
+        offset,
     }
+}
+
+/// `column` in `order`, the original freed.
+fn permute_owned<T: Copy>(column: Vec<T>, order: &[u32]) -> Vec<T> {
+    permute(&column, order)
 }
 
 fn sort_instants(t: Instants, origin: i64) -> Instants {

@@ -8,7 +8,7 @@
 
 use super::{Builder, FlowPoint, PendingEnd};
 use crate::model::strings::StrId;
-use crate::model::{ArgsRef, LaneId, NONE};
+use crate::model::{Args, ArgsRef, LaneId, NONE};
 
 impl Builder {
     /// Appends `later` (the builder of the part right after this one's) into `self`.
@@ -54,9 +54,8 @@ impl Builder {
             }
         }
 
-        let args_base = self.args.len() as u64;
-        let shift = |a: ArgsRef| if a.len == 0 { a } else { ArgsRef { start: u32::try_from(args_base + u64::from(a.start)).unwrap_or(u32::MAX), len: a.len } };
-        self.args.extend_from_slice(&later.args);
+        let blocks_before = self.args.append(std::mem::take(&mut later.args));
+        let shift = |a: ArgsRef| Args::shifted(a, blocks_before);
         for (l, stack) in later.open_b.iter().enumerate() {
             let mine = lanes[l].0 as usize;
             self.open_b[mine].extend(stack.iter().map(|o| super::Open { name: s(o.name), cat: s(o.cat), args: shift(o.args), ..*o }));

@@ -12,9 +12,10 @@
 //! counters; `s`/`t`/`f` -> flow endpoints; `M` -> names and sort indexes; others are counted.
 
 use super::strings::{FxHashMap, StrId, Strings};
-use super::{ArgsRef, Counters, EventStats, Instants, LaneId, Slices, NONE};
+use super::args::Side;
+use super::{Args, ArgsRef, CatClass, Counters, EventStats, Instants, LaneId, Slices, NONE};
 use crate::diag::{DiagKind, Diagnostics};
-use crate::json::{minify_into, unescape, JStr, RawEvent};
+use crate::json::{unescape, JStr, RawEvent};
 
 mod codec;
 mod finish;
@@ -74,7 +75,7 @@ pub struct Builder {
     instants: Instants,
     counters: Counters,
     flow_points: Vec<FlowPoint>,
-    args: Vec<u8>,
+    args: Args,
     min_ts: i64,
     max_end: i64,
     top_level: Vec<(String, String)>,
@@ -126,7 +127,7 @@ impl Builder {
             instants: Instants::default(),
             counters: Counters::default(),
             flow_points: Vec::new(),
-            args: Vec::new(),
+            args: Args::default(),
             min_ts: i64::MAX,
             max_end: i64::MIN,
             top_level: Vec::new(),
@@ -147,6 +148,16 @@ impl Builder {
     /// Diagnostics reporter, for the caller's own reports (truncation, syntax stop).
     pub fn diagnostics(&mut self) -> &mut Diagnostics {
         &mut self.diag
+    }
+
+    /// Approximate heap bytes of what is built so far (columns, strings, args).
+    pub fn heap_bytes(&self) -> usize {
+        self.slices.start_ns.capacity() * 64
+            + self.instants.ts_ns.capacity() * 32
+            + self.counters.ts_ns.capacity() * 28
+            + self.flow_points.capacity() * std::mem::size_of::<FlowPoint>()
+            + self.args.heap_bytes()
+            + self.strings.heap_bytes()
     }
 
     /// Records a top-level key (other than `traceEvents`) and its raw value.
@@ -251,13 +262,15 @@ impl Builder {
         self.max_end = self.max_end.max(end);
     }
 
-    /// Copies `args` minified (whitespace outside strings removed) into the args buffer.
+    /// Copies `args` minified (whitespace outside strings removed) into the args store, on the
+    /// side its category names (read as written: the side only places the text).
     fn args(&mut self, ev: &RawEvent<'_>) -> ArgsRef {
         let Some(raw) = ev.args else { return ArgsRef::default() };
-        let start = self.args.len();
-        minify_into(&mut self.args, raw);
-        let len = self.args.len() - start;
-        ArgsRef { start: u32::try_from(start).unwrap_or(u32::MAX), len: u32::try_from(len).unwrap_or(0) }
+        let side = match ev.cat.map(|c| CatClass::of(c.raw)) {
+            Some(c) if c.is_device_activity() => Side::Device,
+            _ => Side::Host,
+        };
+        self.args.push_minified(raw, side)
     }
 
     fn pid_tid(&mut self, ev: &RawEvent<'_>) -> (StrId, StrId) {

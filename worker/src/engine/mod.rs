@@ -15,19 +15,21 @@ use crate::answer::comparison::{comparison_data, Names};
 use crate::budget::Budget;
 use crate::compare::{compare, CompareOptions};
 use crate::index::search;
-use crate::input;
-use crate::load::{self, LoadFailure, Part, Plan};
+use crate::load::LoadFailure;
 use crate::model::Trace;
 use crate::ranks::{Hold, Opened, RunState};
 use crate::session::Session;
-use crate::answer::summary::summarize;
 use crate::answer;
 use crate::analysis::steps;
 use crate::analysis::work::peaks::{self, Peaks};
 use protocol::{
-    Answer, ComparisonData, Layout, LoadError, MarkerCandidate, Phase, Query, StepMarking, TraceRef, TraceSummary,
+    Answer, ComparisonData, Layout, LoadError, MarkerCandidate, Query, StepMarking, TraceRef, TraceSummary,
 };
 use std::sync::{Arc, Weak};
+
+mod loading;
+
+pub use loading::{Loading, Prepared};
 
 /// Buckets of [`Engine::warm_tiles`]: enough work for the JIT to optimize the tile code.
 const WARM_BUCKETS: i64 = 256;
@@ -84,20 +86,6 @@ struct Compiled {
 /// Compiled searches kept at most: the current trace, the baseline and the held ranks.
 const SEARCHES: usize = protocol::MAX_HELD_RANKS + 2;
 
-/// A load between [`Engine::prepare`] and [`Engine::complete`]: the decompressed JSON and how
-/// it is cut into parts.
-pub struct Prepared {
-    target: Target,
-    name: String,
-    file_bytes: u64,
-    /// The decompressed JSON (parts are ranges of it).
-    pub json: Vec<u8>,
-    gzip: bool,
-    gzip_error: Option<String>,
-    /// The parts to parse.
-    pub plan: Plan,
-}
-
 /// An answer and, for tiles, the rect words that travel beside it.
 pub type Reply = (Answer, Option<Vec<u32>>);
 
@@ -126,108 +114,6 @@ impl Engine {
     /// The loaded trace's session, if any.
     pub fn session(&self) -> Option<&Arc<Session>> {
         self.current.as_ref()
-    }
-
-    /// Decompresses (gzip by magic bytes), parses and indexes `bytes`, replacing any loaded
-    /// trace (not the baseline). `progress(phase, done_bytes, total_bytes)` is called every few MB.
-    ///
-    /// # Errors
-    /// A [`LoadError`] when the input is empty, not a trace, or malformed before any event.
-    pub fn load(
-        &mut self,
-        name: &str,
-        bytes: Vec<u8>,
-        progress: &mut dyn FnMut(Phase, u64, Option<u64>),
-    ) -> Result<TraceSummary, LoadError> {
-        let prepared = self.prepare(name, bytes, 1, progress)?;
-        debug_assert_eq!(prepared.plan.parts.len(), 1);
-        let json_bytes = prepared.json.len() as u64;
-        let part = load::parse_part(&prepared.json, &prepared.plan, 0, &mut |done| {
-            progress(Phase::Parsing, done, Some(json_bytes));
-        });
-        self.complete(prepared, vec![part])
-    }
-
-    /// First stage of a load split across workers: drops the loaded trace (not the baseline),
-    /// decompresses `bytes` and cuts the JSON into parts at event boundaries, as many as
-    /// [`load::parts_for`] gives for its size and `cores` (one when `cores` is 1).
-    /// The caller parses [`Prepared::plan`]'s parts (`load::parse_piece`, anywhere) and hands
-    /// them, in order, to [`Engine::complete`].
-    ///
-    /// # Errors
-    /// A [`LoadError`] when the input is empty, not readable gzip, or not a trace.
-    pub fn prepare(
-        &mut self,
-        name: &str,
-        bytes: Vec<u8>,
-        cores: usize,
-        progress: &mut dyn FnMut(Phase, u64, Option<u64>),
-    ) -> Result<Prepared, LoadError> {
-        self.prepare_to(Target::Current, name, bytes, cores, progress)
-    }
-
-    /// [`Engine::prepare`] for a load that goes to `target`: only a load of the current trace
-    /// drops it.
-    ///
-    /// # Errors
-    /// As [`Engine::prepare`].
-    pub fn prepare_to(
-        &mut self,
-        target: Target,
-        name: &str,
-        bytes: Vec<u8>,
-        cores: usize,
-        progress: &mut dyn FnMut(Phase, u64, Option<u64>),
-    ) -> Result<Prepared, LoadError> {
-        if target == Target::Current {
-            *self = Self {
-                baseline: self.baseline.take(),
-                run: self.run.take(),
-                step_marker: self.step_marker.take(),
-                budget: self.budget,
-                ..Self::default()
-            };
-        }
-        let file_bytes = bytes.len() as u64;
-        if bytes.is_empty() {
-            return Err(error("empty", "the file is empty (0 bytes)".into(), None));
-        }
-        let decoded = input::decode(bytes, self.budget, &mut |done| progress(Phase::Decompressing, done, Some(file_bytes)))
-            .map_err(|too_big| too_big.to_load_error(name))?;
-        if decoded.gzip && decoded.json.is_empty() {
-            let why = decoded.gzip_error.unwrap_or_else(|| "no data".into());
-            return Err(error("gzip", format!("not a readable gzip file: {why}"), None));
-        }
-        let parts = load::parts_for(decoded.json.len(), cores);
-        let plan = load::plan(&decoded.json, parts).map_err(|f| failure(&f, decoded.gzip))?;
-        Ok(Prepared { target, name: name.to_owned(), file_bytes, json: decoded.json, gzip: decoded.gzip, gzip_error: decoded.gzip_error, plan })
-    }
-
-    /// Last stage of a split load: merges `parts` (in plan order), summarizes and indexes.
-    ///
-    /// # Errors
-    /// A [`LoadError`] when no event could be read.
-    pub fn complete(&mut self, prepared: Prepared, parts: Vec<Part>) -> Result<TraceSummary, LoadError> {
-        let Prepared { target, name, file_bytes, json, gzip, gzip_error, plan } = prepared;
-        let json_bytes = json.len() as u64;
-        let mut trace = load::assemble(&json, &plan, parts).map_err(|f| failure(&f, gzip))?;
-        drop(json);
-        if let Some(why) = &gzip_error {
-            trace.diagnostics.report(crate::diag::DiagKind::InputGzipTruncated, Some(json_bytes), || why.clone());
-            trace.truncated = true;
-        }
-        trace.step_marker.clone_from(&self.step_marker);
-        let mut summary = summarize(&trace, &name, file_bytes, json_bytes, gzip);
-        summary.parse_workers = plan.parts.len() as u32;
-        let session = Arc::new(Session::new(name, trace));
-        match (target, self.run.as_mut()) {
-            (Target::Held(index), Some(run)) => {
-                run.keep(index, session, summary.clone());
-            }
-            (Target::Held(_), None) => return Err(error("io", "no run is open".into(), None)),
-            (Target::Current, _) => self.current = Some(session),
-        }
-        Ok(summary)
     }
 
     /// Marks steps by the annotation `marker` instead of `ProfilerStep#N` in the traces loaded
@@ -603,7 +489,7 @@ fn compile<'a>(cache: &'a mut Vec<Compiled>, session: &Arc<Session>, text: &str)
     &cache[at].query
 }
 
-fn error(kind: &str, message: String, loc: Option<&crate::json::Location>) -> LoadError {
+pub(crate) fn error(kind: &str, message: String, loc: Option<&crate::json::Location>) -> LoadError {
     LoadError {
         kind: kind.into(),
         message,
@@ -613,7 +499,7 @@ fn error(kind: &str, message: String, loc: Option<&crate::json::Location>) -> Lo
     }
 }
 
-fn failure(f: &LoadFailure, gzip: bool) -> LoadError {
+pub(crate) fn failure(f: &LoadFailure, gzip: bool) -> LoadError {
     let mut message = f.to_string();
     if gzip && f.location.is_some() {
         message.push_str(" (offsets count decompressed bytes)");

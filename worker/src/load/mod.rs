@@ -12,7 +12,10 @@
 //! cut, or malformed input inside a part), `assemble` parses the whole input sequentially, so
 //! the result never depends on how the input was split.
 //!
-//! Across workers (the browser): [`Plan::piece`] names what a worker holding only one part's
+//! Streamed (the default in the page and the CLI): [`Stream`] reads pieces as they arrive into one
+//! builder and gives the same trace as [`parse`] of all of them (`stream.rs`).
+//!
+//! Across workers (the browser's `?workers=N`): [`Plan::piece`] names what a worker holding only one part's
 //! bytes needs, [`parse_piece`] parses them there, and [`Part::encode`] / [`Part::decode`] carry
 //! the result back as packed columns (`model::builder` `codec.rs`); decoding gives the same
 //! `Part`, so the assembled trace is the one a sequential parse gives (tests/part_codec.rs).
@@ -20,10 +23,14 @@
 use crate::codec::{CodecError, Reader, Writer};
 use crate::diag::DiagKind;
 use crate::input::split::split;
-use crate::json::{ErrorKind, Form, Location, ParseError, Tokenizer};
+use crate::json::{ErrorKind, Form, Location, ParseError, Tokenizer, Window};
 use crate::model::builder::Builder;
 use crate::model::Trace;
 use std::ops::Range;
+
+mod stream;
+
+pub use stream::Stream;
 
 /// Why nothing could be loaded.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -101,9 +108,9 @@ pub fn parse(json: &[u8], progress: &mut dyn FnMut(u64)) -> Result<Trace, LoadFa
 /// [`LoadFailure`] for empty input or a document that is not a trace.
 pub fn plan(json: &[u8], parts: usize) -> Result<Plan, LoadFailure> {
     if json.iter().all(u8::is_ascii_whitespace) {
-        return Err(LoadFailure { kind: "empty", message: "the file is empty".into(), location: None });
+        return Err(empty());
     }
-    let tokens = Tokenizer::new(json, 0).map_err(|e| fatal(json, &e))?;
+    let tokens = Tokenizer::new(json, 0).map_err(|e| fatal(Window::whole(json), &e))?;
     let form = tokens.form();
     Ok(Plan { form, parts: split(json, tokens.offset() as usize, form, parts) })
 }
@@ -265,12 +272,21 @@ pub fn assemble(json: &[u8], plan: &Plan, parts: Vec<Part>) -> Result<Trace, Loa
         // A cut that was not a clean boundary: the sequential parse decides what the input is.
         let whole = Plan { form: plan.form, parts: std::iter::once(0..json.len()).collect() };
         let part = parse_part(json, &whole, 0, &mut |_| {});
-        return finish(json, vec![part]);
+        return finish(Window::whole(json), vec![part]);
     }
-    finish(json, parts)
+    finish(Window::whole(json), parts)
 }
 
-fn finish(json: &[u8], parts: Vec<Part>) -> Result<Trace, LoadFailure> {
+/// How reading ended, over all parts: the last part's ending and every part's counts.
+struct Ending {
+    stopped: Option<ParseError>,
+    unclosed: bool,
+    element_start: u64,
+    events: u64,
+    skipped: u64,
+}
+
+fn finish(json: Window<'_>, parts: Vec<Part>) -> Result<Trace, LoadFailure> {
     let events: u64 = parts.iter().map(|p| p.events).sum();
     let skipped: u64 = parts.iter().map(|p| p.skipped).sum();
     let mut parts = parts.into_iter();
@@ -280,6 +296,12 @@ fn finish(json: &[u8], parts: Vec<Part>) -> Result<Trace, LoadFailure> {
         builder.merge(p.builder);
         (stopped, unclosed, element_start, form) = (p.stopped, p.unclosed, p.element_start, p.form);
     }
+    end(json, builder, form, Ending { stopped, unclosed, element_start, events, skipped })
+}
+
+/// The trace from a builder that read every event, with diagnostics for how reading ended.
+fn end(json: Window<'_>, mut builder: Builder, form: Form, ending: Ending) -> Result<Trace, LoadFailure> {
+    let Ending { stopped, unclosed, element_start, events, skipped } = ending;
     if let (Some(e), 0) = (&stopped, events) {
         return Err(fatal(json, e));
     }
@@ -291,25 +313,29 @@ fn finish(json: &[u8], parts: Vec<Part>) -> Result<Trace, LoadFailure> {
         // Truncated: name where the incomplete event starts (everything before it loaded).
         // Syntax error: name the exact bad byte.
         let (kind, loc) = if e.is_eof() {
-            (DiagKind::JsonTruncated, Location::of(json, element_start))
+            (DiagKind::JsonTruncated, Location::within(json, element_start))
         } else {
-            (DiagKind::JsonSyntaxStop, e.locate(json))
+            (DiagKind::JsonSyntaxStop, Location::within(json, e.offset()))
         };
         let what = if e.is_eof() { "incomplete event".to_string() } else { strip_offset(e) };
         builder.diagnostics().report(kind, Some(loc.offset), || format!("{what}: line {}, column {}", loc.line, loc.column));
     } else if unclosed {
-        let end = json.len() as u64;
+        let end = json.base + json.bytes.len() as u64;
         builder.diagnostics().report(DiagKind::JsonTruncated, Some(end), || "event array not closed".into());
     }
     Ok(builder.finish(form, truncated))
 }
 
-fn fatal(json: &[u8], e: &ParseError) -> LoadFailure {
+fn empty() -> LoadFailure {
+    LoadFailure { kind: "empty", message: "the file is empty".into(), location: None }
+}
+
+fn fatal(json: Window<'_>, e: &ParseError) -> LoadFailure {
     let message = match e.kind() {
         ErrorKind::Eof => "not a complete trace: input ended".to_string(),
         _ => format!("not a valid trace: {}", strip_offset(e)),
     };
-    LoadFailure { kind: "malformed", message, location: Some(e.locate(json)) }
+    LoadFailure { kind: "malformed", message, location: Some(Location::within(json, e.offset())) }
 }
 
 /// The error message without its trailing " at byte N" (the location says it better).

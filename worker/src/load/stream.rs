@@ -1,0 +1,248 @@
+//! Streaming load: JSON that arrives in pieces (a download, a file read in slices, a gzip
+//! inflating) -> the same [`Trace`] as [`super::parse`] of all of it, while holding only the
+//! bytes not yet read: the event cut by the end of the last piece, never the whole text.
+//!
+//! How: each read runs the tokenizer over the bytes held and feeds one builder; when the bytes
+//! run out inside an event, or where more may follow (after a comma, after the events array),
+//! the tokenizer's [`Checkpoint`] says where to go on, and the bytes before it are let go.
+//! Reading a longer prefix from a checkpoint gives what reading the whole input gives
+//! (`json::tokenizer`), so the result never depends on where the pieces were cut
+//! (tests/stream.rs cuts every real fixture at many sizes and compares fingerprints).
+//!
+//! Cost: each byte is read once, except the cut event's, read again with the next piece. A
+//! read that gets nowhere (one event or a head larger than what is held) waits for twice the
+//! bytes before trying again, so a huge element costs O(n), not O(n²).
+
+use super::{empty, end, Ending, LoadFailure};
+use crate::json::{Checkpoint, Form, ParseError, Tokenizer, Window};
+use crate::model::builder::Builder;
+use crate::model::Trace;
+
+/// Bytes held before a read, by default: reads of 1 MiB make the re-read cut event negligible.
+const READ_EVERY: usize = 1 << 20;
+
+/// UTF-8 byte-order mark, which the tokenizer skips at the start.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// Bytes of input kept after a syntax error, for the message's excerpt.
+const EXCERPT: u64 = 24;
+
+/// A load fed piece by piece; see the module docs.
+pub struct Stream {
+    read: Reader,
+    /// Bytes not read yet, from absolute offset `read.base`.
+    held: Vec<u8>,
+    /// Bytes that must be held before reading again.
+    want: usize,
+    /// `want` after a read that got somewhere.
+    every: usize,
+    /// Some byte that is not whitespace arrived.
+    any: bool,
+    /// Bytes received, those after the document's end included.
+    received: u64,
+}
+
+/// What reading has built and where it stands.
+struct Reader {
+    builder: Builder,
+    /// Where to go on; `None` until the document's head (up to the events array) was read.
+    at: Option<Checkpoint>,
+    form: Form,
+    base: u64,
+    /// Newlines before `base`, and where the line holding `base` starts.
+    lines_before: u64,
+    line_start: u64,
+    /// Events and skipped elements so far, and how reading ended once it has.
+    ending: Ending,
+    /// Reading ended (the document closed, or a syntax error); later bytes are not read.
+    ended: bool,
+}
+
+impl Default for Stream {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Stream {
+    /// An empty load that reads every 1 MiB.
+    pub fn new() -> Self {
+        Self::reading_every(READ_EVERY)
+    }
+
+    /// An empty load that reads once `bytes` more are held (at least 1).
+    pub fn reading_every(bytes: usize) -> Self {
+        let every = bytes.max(1);
+        let read = Reader {
+            builder: Builder::new(),
+            at: None,
+            form: Form::Array,
+            base: 0,
+            lines_before: 0,
+            line_start: 0,
+            ending: Ending { stopped: None, unclosed: false, element_start: 0, events: 0, skipped: 0 },
+            ended: false,
+        };
+        Self { read, held: Vec::new(), want: every, every, any: false, received: 0 }
+    }
+
+    /// Bytes received so far.
+    pub fn received(&self) -> u64 {
+        self.received
+    }
+
+    /// Events read so far.
+    pub fn events(&self) -> u64 {
+        self.read.ending.events
+    }
+
+    /// Approximate heap bytes held: the model being built and the bytes not read yet.
+    pub fn heap_bytes(&self) -> usize {
+        self.read.builder.heap_bytes() + self.held.capacity()
+    }
+
+    /// Takes the next piece of the input.
+    pub fn push(&mut self, bytes: &[u8]) {
+        self.received += bytes.len() as u64;
+        if !self.any {
+            self.any = bytes.iter().any(|b| !b.is_ascii_whitespace());
+        }
+        if self.read.ended {
+            self.keep_excerpt(bytes);
+            return;
+        }
+        // Read straight from the piece when nothing is held: only its cut tail is copied.
+        if self.held.is_empty() && bytes.len() >= self.want {
+            let used = self.read.read(bytes, false);
+            self.held.extend_from_slice(&bytes[used..]);
+            self.after_read(used, bytes.len());
+            return;
+        }
+        self.held.extend_from_slice(bytes);
+        if self.held.len() >= self.want {
+            let used = self.read.read(&self.held, false);
+            let len = self.held.len();
+            self.held.drain(..used);
+            self.after_read(used, len);
+        }
+    }
+
+    /// Ends the input: reads what is held as the input's end and builds the trace.
+    ///
+    /// # Errors
+    /// [`LoadFailure`] when no event could be read.
+    pub fn finish(mut self) -> Result<Trace, LoadFailure> {
+        if !self.any {
+            return Err(empty());
+        }
+        if !self.read.ended {
+            self.read.read(&self.held, true);
+        }
+        let r = self.read;
+        let window = Window { bytes: &self.held, base: r.base, lines_before: r.lines_before, line_start: r.line_start };
+        end(window, r.builder, r.form, r.ending)
+    }
+
+    /// After a read that used `used` of `len` bytes: wait for more before the next one when it
+    /// got nowhere (the element or head being read is larger than what is held).
+    fn after_read(&mut self, used: usize, len: usize) {
+        self.want = if used == 0 && !self.read.ended { len.saturating_mul(2).max(self.every) } else { self.every };
+    }
+
+    /// After a syntax error, keeps the bytes its excerpt shows.
+    fn keep_excerpt(&mut self, bytes: &[u8]) {
+        let Some(e) = &self.read.ending.stopped else { return };
+        let need = (e.offset() + EXCERPT).saturating_sub(self.read.base + self.held.len() as u64);
+        let take = usize::try_from(need).unwrap_or(usize::MAX).min(bytes.len());
+        self.held.extend_from_slice(&bytes[..take]);
+    }
+}
+
+/// A stream is written to: what a gzip inflates to goes straight into the parse.
+impl std::io::Write for Stream {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.push(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Reader {
+    /// Reads events from `buf` (the input from `self.base` on) into the builder; returns how
+    /// many bytes of it were used and can be let go. `last`: `buf` ends the input.
+    fn read(&mut self, buf: &[u8], last: bool) -> usize {
+        let (mut tokens, head) = match self.at {
+            Some(at) => (Tokenizer::resume(buf, at, self.form), 0),
+            // A byte-order mark cut short is not yet a wrong first byte.
+            None if !last && buf.len() < BOM.len() && BOM.starts_with(buf) => return 0,
+            None => match Tokenizer::new(buf, self.base) {
+                Ok(t) => {
+                    self.form = t.form();
+                    // Keys before the events array, in input order, once.
+                    for (key, raw) in &t.top_level().fields {
+                        self.builder.top_level(*key, raw);
+                    }
+                    let head = t.top_level().fields.len();
+                    (t, head)
+                }
+                Err(e) if e.is_eof() && !last => return 0,
+                Err(e) => {
+                    self.stop(Some(e));
+                    return 0;
+                }
+            },
+        };
+        loop {
+            match tokens.next_event() {
+                Ok(Some(ev)) => {
+                    self.builder.add(&ev);
+                    self.ending.events += 1;
+                }
+                Ok(None) if tokens.unclosed && !last => break,
+                Ok(None) => {
+                    for (key, raw) in tokens.top_level().fields.iter().skip(head) {
+                        self.builder.top_level(*key, raw);
+                    }
+                    self.ending.unclosed = tokens.unclosed;
+                    return self.ended(&tokens, None);
+                }
+                Err(e) if e.is_eof() && !last => break,
+                Err(e) => return self.ended(&tokens, Some(e)),
+            }
+        }
+        let at = tokens.checkpoint();
+        self.ending.skipped += at.skipped;
+        self.ending.element_start = tokens.element_start();
+        self.at = Some(at);
+        let used = usize::try_from(at.offset - self.base).unwrap_or(0).min(buf.len());
+        self.let_go(&buf[..used]);
+        used
+    }
+
+    /// Reading ended with `tokens` (at the input's end, the document's close, or an error);
+    /// everything is kept, for the diagnostics' locations.
+    fn ended(&mut self, tokens: &Tokenizer<'_>, stopped: Option<ParseError>) -> usize {
+        self.ending.skipped += tokens.skipped_elements;
+        self.ending.element_start = tokens.element_start();
+        self.stop(stopped);
+        0
+    }
+
+    fn stop(&mut self, stopped: Option<ParseError>) {
+        self.ending.stopped = stopped;
+        self.ended = true;
+    }
+
+    /// Counts the lines of `gone` (read, no longer held) and moves the base past it.
+    fn let_go(&mut self, gone: &[u8]) {
+        let lines = memchr::memchr_iter(b'\n', gone).count() as u64;
+        if let Some(last) = memchr::memrchr(b'\n', gone) {
+            self.line_start = self.base + last as u64 + 1;
+        }
+        self.lines_before += lines;
+        self.base += gone.len() as u64;
+    }
+}
