@@ -8,9 +8,12 @@
 //! when a message is built ([`ParseError::locate`]).
 
 mod error;
+mod minify;
 mod scan;
+mod search;
 mod tokenizer;
 
 pub use error::{ErrorKind, Location, ParseError, Window};
-pub use scan::{minify_into, unescape, Cursor, JStr, StringTracker};
+pub use minify::minify_into;
+pub use scan::{unescape, Cursor, JStr, StringTracker};
 pub use tokenizer::{Checkpoint, Form, RawEvent, Tokenizer, TopLevel};

@@ -10,6 +10,7 @@
 //! literal is not.
 
 use super::error::ParseError;
+use super::search;
 
 /// Maximum nesting of skipped values (serde_json uses the same limit).
 pub const MAX_DEPTH: u32 = 128;
@@ -84,74 +85,6 @@ fn decode_u_escape(rest: &[u8]) -> (char, usize) {
     (char::from_u32(hi).unwrap_or('\u{FFFD}'), 4)
 }
 
-/// Index of the first `"` or `\\` in `buf[from..]`, eight bytes at a time (SWAR): trace strings
-/// are mostly short, where this beats a SIMD search's setup, and it needs no SIMD on wasm.
-#[inline]
-fn find_quote_or_backslash(buf: &[u8], from: usize) -> Option<usize> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    let zero_byte = |v: u64| v.wrapping_sub(ONES) & !v & HIGHS;
-    let mut i = from;
-    while let Some(chunk) = buf.get(i..i + 8) {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(chunk);
-        let w = u64::from_le_bytes(word);
-        // The lowest flagged byte is always a real match (borrows only run upwards).
-        let hits = zero_byte(w ^ (ONES * u64::from(b'"'))) | zero_byte(w ^ (ONES * u64::from(b'\\')));
-        if hits != 0 {
-            return Some(i + (hits.trailing_zeros() / 8) as usize);
-        }
-        i += 8;
-    }
-    buf.get(i..)?.iter().position(|&b| b == b'"' || b == b'\\').map(|p| i + p)
-}
-
-/// Appends `raw` JSON text to `out` without the whitespace outside strings (what feeding every
-/// byte through a [`StringTracker`] and dropping structural whitespace gives), copying strings
-/// and runs of structural bytes whole instead of byte by byte: `args` are mostly strings and
-/// numbers of pretty-printed traces, so this is a few `memcpy`s per event.
-pub fn minify_into(out: &mut Vec<u8>, raw: &[u8]) {
-    out.reserve(raw.len());
-    let n = raw.len();
-    let mut i = 0;
-    while let Some(&b) = raw.get(i) {
-        match b {
-            b' ' | b'\n' | b'\r' | b'\t' => {
-                i += 1;
-                // Indentation of pretty-printed traces: skip eight spaces at a time.
-                while raw.get(i..i + 8) == Some(b"        ") {
-                    i += 8;
-                }
-            }
-            b'"' => {
-                // A string, copied through its closing quote (an unclosed one runs to the end).
-                let start = i;
-                i += 1;
-                loop {
-                    match find_quote_or_backslash(raw, i) {
-                        Some(at) if raw[at] == b'"' => {
-                            i = at + 1;
-                            break;
-                        }
-                        // The escaped byte is never a closing quote.
-                        Some(at) => i = at + 2,
-                        None => {
-                            i = n;
-                            break;
-                        }
-                    }
-                }
-                i = i.min(n);
-                out.extend_from_slice(&raw[start..i]);
-            }
-            _ => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-}
-
 /// Tells, byte by byte, whether a walk over raw JSON text is outside strings: the one place
 /// that knows how quotes and escapes nest, for code that scans raw args without parsing them.
 #[derive(Clone, Copy, Debug, Default)]
@@ -222,13 +155,17 @@ impl<'a> Cursor<'a> {
     /// Skips whitespace; returns the next byte without consuming it.
     #[inline]
     pub fn peek_nonws(&mut self) -> Option<u8> {
-        while let Some(&b) = self.buf.get(self.pos) {
-            if !matches!(b, b' ' | b'\n' | b'\r' | b'\t') {
+        // Runs are mostly empty or one space (after `,` and `:`): bytes one by one first, where
+        // a branch is cheaper than a vector's setup; longer runs (indentation) 16 at a time.
+        for _ in 0..2 {
+            let b = *self.buf.get(self.pos)?;
+            if !search::is_ws(b) {
                 return Some(b);
             }
             self.pos += 1;
         }
-        None
+        self.pos = search::non_ws(self.buf, self.pos);
+        self.buf.get(self.pos).copied()
     }
 
     /// Skips whitespace and consumes `want`.
@@ -257,7 +194,7 @@ impl<'a> Cursor<'a> {
         let mut i = start;
         let mut escaped = false;
         loop {
-            let Some(at) = find_quote_or_backslash(self.buf, i) else {
+            let Some(at) = search::quote_or_backslash(self.buf, i) else {
                 self.pos = self.buf.len();
                 return Err(self.eof());
             };
@@ -393,51 +330,5 @@ impl<'a> Cursor<'a> {
         }
         self.pos = end;
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{minify_into, StringTracker};
-
-    fn tracker_minify(raw: &[u8]) -> Vec<u8> {
-        let mut strings = StringTracker::default();
-        raw.iter().copied().filter(|&b| !strings.outside(b) || !matches!(b, b' ' | b'\n' | b'\r' | b'\t')).collect()
-    }
-
-    #[test]
-    fn minify_equals_the_byte_by_byte_tracker() {
-        let cases: [&[u8]; 9] = [
-            b"{ \"a\" : [1, 2],\n\t\"b c\": \"x y\" }",
-            b"{\"k\": \"esc \\\" still \\\\\" , \"n\": null }",
-            b"{\"unclosed\": \"abc  def",
-            b"{\"end\\",
-            b"\"\\",
-            b"  ",
-            b"",
-            b"{\"long string with no escapes at all, longer than a word\": 1 }",
-            b"{\"a\":\"\\u00e9 \\n\", \"b\" : { \"c\" : [ \" \" ] } }",
-        ];
-        for raw in cases {
-            let mut out = Vec::new();
-            minify_into(&mut out, raw);
-            assert_eq!(out, tracker_minify(raw), "{:?}", String::from_utf8_lossy(raw));
-        }
-        // Every byte string over a small alphabet up to length 6.
-        let alphabet = [b' ', b'"', b'\\', b'a', b'\n'];
-        let mut raw = Vec::new();
-        for len in 0..=6u32 {
-            for code in 0..alphabet.len().pow(len) {
-                raw.clear();
-                let mut c = code;
-                for _ in 0..len {
-                    raw.push(alphabet[c % alphabet.len()]);
-                    c /= alphabet.len();
-                }
-                let mut out = Vec::new();
-                minify_into(&mut out, &raw);
-                assert_eq!(out, tracker_minify(&raw), "{:?}", String::from_utf8_lossy(&raw));
-            }
-        }
     }
 }

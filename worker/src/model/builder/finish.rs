@@ -217,7 +217,10 @@ fn sort_slices(s: Slices, origin: i64) -> Slices {
             let j = i as usize;
             (s.start_ns[j], std::cmp::Reverse(s.dur_ns[j]), s.offset[j], i)
         }));
-        keys.sort_unstable();
+        // Stable sort (run-detecting merge): lanes are mostly in time order already, which it
+        // sorts in near-linear time; keys are unique (they hold the index), so the order is
+        // the one any sort gives.
+        keys.sort();
         for (slot, k) in group.iter_mut().zip(&keys) {
             *slot = k.3;
         }
