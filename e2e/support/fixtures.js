@@ -57,7 +57,7 @@ function protocolVersion() {
 // Differ legitimately between the page and the CLI: the name given, wall time, and how many
 // parts the JSON was parsed in (the CLI parses sequentially; the page splits 32 MB or more
 // across parse workers, which must not change anything else).
-const NOT_COMPARED = new Set(['file_name', 'parse_ms', 'parse_workers', 'span_us']);
+const NOT_COMPARED = new Set(['file_name', 'parse_ms', 'parse_workers', 'read_wait_ms', 'finish_ms', 'span_us']);
 
 /** The page's TraceSummary equals the CLI's, field by field (span_us within 0.001 µs). */
 function expectSameSummary(actual, expected) {

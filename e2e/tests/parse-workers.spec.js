@@ -11,47 +11,10 @@ const os = require('node:os');
 const path = require('node:path');
 const { test, expect } = require('../pages/app');
 
-/** Writes a Kineto-like trace of at least `minBytes` to `file`: nested B/E and X slices on two
- * threads, kernels on a stream linked by correlation, flows, counters, a metadata event. */
-function writeBigTrace(file, minBytes) {
-  const out = ['{"traceEvents":[\n{"ph":"M","name":"process_name","pid":1,"args":{"name":"trainer"}}'];
-  let bytes = out[0].length;
-  for (let i = 0; bytes < minBytes; i++) {
-    const ts = 1000 + i * 10;
-    const lines = [
-      `{"ph":"B","cat":"cpu_op","name":"aten::outer","pid":1,"tid":${1 + (i % 2)},"ts":${ts},"args":{"External id": ${i}, "Input Dims": [[${i % 7}, 3], []]}}`,
-      `{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":${1 + (i % 2)},"ts":${ts + 1},"dur":2,"args":{"correlation": ${i}}}`,
-      `{"ph":"X","cat":"kernel","name":"gemm_${i % 13}","pid":0,"tid":7,"ts":${ts + 3},"dur":4,"args":{"correlation": ${i}, "stream": 7}}`,
-      `{"ph":"s","cat":"ac2g","id":${i},"pid":1,"tid":${1 + (i % 2)},"ts":${ts + 1}}`,
-      `{"ph":"f","cat":"ac2g","id":${i},"pid":0,"tid":7,"ts":${ts + 3},"bp":"e"}`,
-      `{"ph":"C","name":"mem","pid":1,"ts":${ts},"args":{"bytes": ${i * 3}}}`,
-      `{"ph":"E","pid":1,"tid":${1 + (i % 2)},"ts":${ts + 8}}`,
-    ];
-    for (const l of lines) {
-      out.push(l);
-      bytes += l.length + 2;
-    }
-  }
-  fs.writeFileSync(file, out.join(',\n') + '\n]}\n');
-}
+const { writeBigTrace, watchWorkers } = require('../support/big-trace');
 
 /** `self.name` of a parse worker (worker/src/bin/worker/pool.rs `PARSER_NAME`); the load worker has none. */
 const PARSER = 'kinetoscope-parse';
-
-/** Every worker `page` starts from now on, in start order: {name: promise of its `self.name`,
- * closed}. The name is read at once, while the worker lives (a parse worker lives only as long
- * as its load); a worker gone before it could be read shows as "unreadable" and fails the test
- * that expects a name. */
-function watchWorkers(page) {
-  const seen = [];
-  page.on('worker', (w) => {
-    const entry = { closed: false };
-    entry.name = w.evaluate(() => self.name).catch((e) => `unreadable: ${e.message}`);
-    w.on('close', () => { entry.closed = true; });
-    seen.push(entry);
-  });
-  return seen;
-}
 
 test('a large trace parsed by two parse workers equals the single-worker parse, on any core count', async ({ app, page }) => {
   test.setTimeout(180_000);

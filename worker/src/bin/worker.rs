@@ -30,6 +30,10 @@
 //! sub-worker that fails, dies, or says nothing for `intake::SILENT_MS` (checked every second)
 //! ends the load with a `Failed` reply naming it.
 //!
+//! A large URL (`Content-Length` of at least `pump::MIN_BYTES`) is downloaded by another nested
+//! worker (`worker/pump.rs`) that posts the pieces here, so the download runs while this worker
+//! parses instead of stalling between reads.
+//!
 //! Runs (docs/architecture.md#runs-in-the-browser): `ReadRun` (the `File`s beside the message)
 //! or `FetchRun` (a manifest URL, fetched and resolved here) post `RunStarted`, then load each
 //! file through the same path as one load with the run's id, posting `RankProgress` instead of
@@ -54,6 +58,9 @@ mod pool;
 #[path = "worker/post.rs"]
 mod post;
 #[cfg(target_arch = "wasm32")]
+#[path = "worker/pump.rs"]
+mod pump;
+#[cfg(target_arch = "wasm32")]
 #[path = "worker/source.rs"]
 mod source;
 
@@ -69,6 +76,7 @@ fn main() {}
 mod wasm {
     use crate::crash;
     use crate::pool::{self, Pool};
+    use crate::pump::{self, Pump};
     use crate::post::{console_error, load_error, now_ms, post, post_with, progress_msg, throttled, wasm_memory_bytes};
     use crate::source::{self, Receiver};
     use kinetoscope::budget::Budget;
@@ -108,6 +116,8 @@ mod wasm {
         pool: Pool,
         /// Hands sub-worker events back to this state.
         pool_sink: pool::Sink,
+        /// The download worker of the last large URL load, if any.
+        pump: Option<Pump>,
         /// The open run's loads, if a run is open.
         run: Option<RunLoads<Source>>,
         /// The summary last posted with `Loaded`, posted again by `SetStepMarker`.
@@ -146,6 +156,9 @@ mod wasm {
         if scope.name() == pool::PARSER_NAME {
             return pool::serve(scope);
         }
+        if scope.name() == pump::NAME {
+            return pump::serve(scope);
+        }
         let state = Rc::new_cyclic(|me: &Weak<RefCell<Worker>>| {
             let weak = me.clone();
             let pool_sink: pool::Sink = Rc::new(move |slot, event| {
@@ -163,6 +176,7 @@ mod wasm {
                 job: None,
                 pool: Pool::default(),
                 pool_sink,
+                pump: None,
                 run: None,
                 summary: None,
             })
@@ -623,6 +637,24 @@ mod wasm {
             }
             self.progress(id, Phase::Reading, 0, size);
             true
+        }
+
+        fn handoff(&mut self, id: u32, url: &str) -> bool {
+            // Only a load parsed as it arrives stalls its download; one held whole for parse
+            // workers (`?workers=N`) only copies the bytes.
+            if self.streaming.as_ref().is_none_or(|(s, _)| s.id != id) {
+                return false;
+            }
+            match Pump::start(self.me.clone(), id, url) {
+                Ok(pump) => {
+                    self.pump = Some(pump);
+                    true
+                }
+                Err(e) => {
+                    console_error(&format!("worker: cannot start the download worker, reading here: {e}"));
+                    false
+                }
+            }
         }
 
         fn bytes(&mut self, id: u32, view: &js_sys::Uint8Array) -> bool {

@@ -11,8 +11,10 @@
 //!
 //! Invariants: a source stops (and cancels its fetch) as soon as the receiver refuses a piece
 //! (the load was cancelled or replaced), so a dropped load never keeps the network or the disk
-//! busy; at most one slice of a file is held here at a time.
+//! busy; at most two slices of a file are held here at a time (the one being parsed and the next,
+//! read meanwhile).
 
+use crate::pump;
 use js_sys::{Reflect, Uint8Array};
 use std::cell::RefCell;
 use std::rc::Weak;
@@ -33,6 +35,15 @@ pub trait Receiver {
     fn finish(&mut self, id: u32);
     /// Load `id` cannot be read: `message` says why.
     fn failed(&mut self, id: u32, message: String);
+    /// A promise to wait for before reading on, when too many bytes are still unparsed.
+    fn room(&mut self) -> Option<js_sys::Promise> {
+        None
+    }
+    /// Load `id`'s body (at `url`, large) could be downloaded by a `pump` instead; true if
+    /// one took it over (the fetch here then stops).
+    fn handoff(&mut self, _id: u32, _url: &str) -> bool {
+        false
+    }
 }
 
 /// Streams `url` into load `id` of `to`.
@@ -62,9 +73,17 @@ async fn fetch_into<R: Receiver>(to: &Weak<RefCell<R>>, id: u32, url: &str, name
         };
         return Err(format!("HTTP {code} {text} fetching {url:?}{hint}"));
     }
-    let size = response.headers().get("content-length").ok().flatten();
-    if !with(to, |r| r.open(id, name, size.and_then(|s| s.trim().parse().ok()))) {
+    let size: Option<u64> = response.headers().get("content-length").ok().flatten().and_then(|s| s.trim().parse().ok());
+    if !with(to, |r| r.open(id, name, size)) {
         // Refused (too big, or dropped): stop the download. The promise needs no handling.
+        if let Some(body) = response.body() {
+            let _ = body.cancel();
+        }
+        return Ok(());
+    }
+    // A large body goes to a download worker (`pump`) that reads it while this worker parses.
+    let final_url = Some(response.url()).filter(|u| !u.is_empty()).unwrap_or_else(|| url.to_owned());
+    if size.is_some_and(|s| s >= pump::MIN_BYTES) && with(to, |r| r.handoff(id, &final_url)) {
         if let Some(body) = response.body() {
             let _ = body.cancel();
         }
@@ -73,6 +92,9 @@ async fn fetch_into<R: Receiver>(to: &Weak<RefCell<R>>, id: u32, url: &str, name
     if let Some(body) = response.body() {
         let reader: ReadableStreamDefaultReader = body.get_reader().unchecked_into();
         loop {
+            if let Some(room) = with(to, Receiver::room) {
+                JsFuture::from(room).await.map_err(failed)?;
+            }
             let step = JsFuture::from(reader.read()).await.map_err(failed)?;
             if Reflect::get(&step, &"done".into()).map_or(true, |d| d.is_truthy()) {
                 break;
@@ -100,22 +122,29 @@ async fn read_into<R: Receiver>(to: &Weak<RefCell<R>>, id: u32, file: &File) -> 
     if !with(to, |r| r.open(id, &name, Some(size as u64))) {
         return Ok(());
     }
+    let read = |start: f64| -> Result<js_sys::Promise, String> {
+        let blob = file.slice_with_f64_and_f64(start, (start + SLICE_BYTES).min(size)).map_err(failed)?;
+        Ok(blob.array_buffer())
+    };
     let mut start = 0.0;
-    while start < size {
-        let end = (start + SLICE_BYTES).min(size);
-        let blob = file.slice_with_f64_and_f64(start, end).map_err(failed)?;
-        let buffer = JsFuture::from(blob.array_buffer()).await.map_err(failed)?;
+    let mut next = if size > 0.0 { Some(read(0.0)?) } else { None };
+    while let Some(reading) = next.take() {
+        let buffer = JsFuture::from(reading).await.map_err(failed)?;
+        start += SLICE_BYTES;
+        // The next slice is read while this one is parsed.
+        if start < size {
+            next = Some(read(start)?);
+        }
         if !with(to, |r| r.bytes(id, &Uint8Array::new(&buffer))) {
             return Ok(());
         }
-        start = end;
     }
     with(to, |r| r.finish(id));
     Ok(())
 }
 
 /// Runs `f` on the receiver if it still exists; false if it does not or `f` says stop.
-fn with<R, T: Default>(to: &Weak<RefCell<R>>, f: impl FnOnce(&mut R) -> T) -> T {
+pub fn with<R, T: Default>(to: &Weak<RefCell<R>>, f: impl FnOnce(&mut R) -> T) -> T {
     to.upgrade().map(|r| f(&mut r.borrow_mut())).unwrap_or_default()
 }
 
@@ -137,7 +166,7 @@ fn fetch_failure(scope: &WorkerGlobalScope, href: &str, why: &str) -> String {
 }
 
 /// The message of a JS exception or rejection value, or its debug form.
-fn js_error(e: &JsValue) -> String {
+pub fn js_error(e: &JsValue) -> String {
     if let Some(err) = e.dyn_ref::<js_sys::Error>() {
         return String::from(err.message());
     }
