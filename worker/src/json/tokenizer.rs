@@ -450,10 +450,33 @@ fn parse_i64(text: &[u8]) -> Option<i64> {
             return None;
         }
         let d = i64::from(b - b'0');
-        v = v.checked_mul(10)?;
-        v = if neg { v.checked_sub(d)? } else { v.checked_add(d)? };
+        v = if neg { digit_down(v, d)? } else { digit_up(v, d)? };
     }
     Some(v)
+}
+
+/// Largest magnitude to which a decimal digit can be appended without overflow.
+const SAFE_FOR_DIGIT: i64 = (i64::MAX - 9) / 10;
+
+/// `v * 10 + d`, `None` on overflow. The bound test comes first because a checked 64-bit
+/// multiply is a call to a 128-bit multiply in wasm32, and nearly every number passes it.
+#[inline]
+fn digit_up(v: i64, d: i64) -> Option<i64> {
+    if v <= SAFE_FOR_DIGIT {
+        Some(v * 10 + d)
+    } else {
+        v.checked_mul(10)?.checked_add(d)
+    }
+}
+
+/// `v * 10 - d` for a negative number, `None` on overflow (see [`digit_up`]).
+#[inline]
+fn digit_down(v: i64, d: i64) -> Option<i64> {
+    if v >= -SAFE_FOR_DIGIT {
+        Some(v * 10 - d)
+    } else {
+        v.checked_mul(10)?.checked_sub(d)
+    }
 }
 
 /// Converts decimal microseconds text to integer nanoseconds.
@@ -496,7 +519,8 @@ pub fn micros_to_ns(text: &[u8]) -> Option<i64> {
     if i != digits.len() {
         return exponent_form(text);
     }
-    let ns = int.checked_mul(1000)?.checked_add(frac_ns)?;
+    // `frac_ns` is at most 1000 (999 and a rounding), so below the bound nothing overflows.
+    let ns = if int <= (i64::MAX - 1000) / 1000 { int * 1000 + frac_ns } else { int.checked_mul(1000)?.checked_add(frac_ns)? };
     Some(if neg { -ns } else { ns })
 }
 
@@ -507,14 +531,14 @@ fn leading_digits(text: &[u8]) -> Option<(i64, usize)> {
     let mut v: i64 = 0;
     let mut i = 0;
     while let Some(eight) = text.get(i..i + 8).and_then(eight_digits) {
-        v = v.checked_mul(100_000_000)?.checked_add(eight)?;
+        v = if v <= (i64::MAX - 99_999_999) / 100_000_000 { v * 100_000_000 + eight } else { v.checked_mul(100_000_000)?.checked_add(eight)? };
         i += 8;
     }
     while let Some(&b) = text.get(i) {
         if !b.is_ascii_digit() {
             break;
         }
-        v = v.checked_mul(10)?.checked_add(i64::from(b - b'0'))?;
+        v = digit_up(v, i64::from(b - b'0'))?;
         i += 1;
     }
     Some((v, i))
@@ -572,6 +596,11 @@ mod tests {
         assert_eq!(micros_to_ns(b"1e3"), Some(1_000_000));
         assert_eq!(micros_to_ns(b"abc"), None);
         assert_eq!(micros_to_ns(b"1."), None);
+        // At the edge of the unchecked fast path and of i64 itself.
+        assert_eq!(micros_to_ns(b"9223372036854775.807"), Some(i64::MAX));
+        assert_eq!(micros_to_ns(b"9223372036854775.808"), None);
+        assert_eq!(micros_to_ns(b"9223372036854774.9995"), Some(9_223_372_036_854_775_000));
+        assert_eq!(micros_to_ns(b"9223372036854774.807"), Some(i64::MAX - 1000));
     }
 
     #[test]
