@@ -1,6 +1,7 @@
-// Large generated traces for the tests that need one (parse workers, the download worker), and a
-// watcher of the workers a page starts.
+// Large generated traces for the tests that need one (parse workers, the download worker), a
+// watcher of the workers a page starts, and what a cancelled load must leave behind.
 const fs = require('node:fs');
+const { expect } = require('@playwright/test');
 
 /** Writes a Kineto-like trace of at least `minBytes` to `file`: nested B/E and X slices on two
  * threads, kernels on a stream linked by correlation, flows, counters, a metadata event. */
@@ -41,4 +42,16 @@ function watchWorkers(page) {
   return seen;
 }
 
-module.exports = { writeBigTrace, watchWorkers };
+/** After Cancel: the load ended as cancelled, every worker in `workers` closed, the next file
+ * loads and the page threw nothing. */
+async function expectCancelled(app, workers) {
+  await app.waitForLoads(1);
+  const s = await app.state();
+  expect(s.status).toBe('error');
+  expect(s.error.kind).toBe('cancelled');
+  await expect.poll(() => workers.filter((w) => !w.closed).length, { message: 'Cancel closed every worker of the load' }).toBe(0);
+  await app.expectNextFileLoads();
+  expect(app.pageErrors).toEqual([]);
+}
+
+module.exports = { writeBigTrace, watchWorkers, expectCancelled };

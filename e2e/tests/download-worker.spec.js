@@ -10,7 +10,7 @@ const http = require('node:http');
 const os = require('node:os');
 const path = require('node:path');
 const { test, expect } = require('../pages/app');
-const { writeBigTrace, watchWorkers } = require('../support/big-trace');
+const { writeBigTrace, watchWorkers, expectCancelled } = require('../support/big-trace');
 
 /** `self.name` of the download worker (`pump::NAME`); the load worker has none. */
 const PUMP = 'kinetoscope-fetch';
@@ -72,13 +72,7 @@ test('Cancel while the download worker downloads closes the download and the wor
     expect(await Promise.all(seen.map((w) => w.name))).toEqual(['', PUMP]);
     await app.page.getByTestId('cancel-load').click();
     await expect.poll(() => server.state.closed, { message: 'both downloads closed' }).toBe(2);
-    await app.waitForLoads(1);
-    const s = await app.state();
-    expect(s.status).toBe('error');
-    expect(s.error.kind).toBe('cancelled');
-    await expect.poll(() => seen.filter((w) => !w.closed).length, { message: 'Cancel closed every worker of the load' }).toBe(0);
-    await app.expectNextFileLoads();
-    expect(app.pageErrors).toEqual([]);
+    await expectCancelled(app, seen);
   } finally {
     await server.close();
     fs.rmSync(file, { force: true });

@@ -11,7 +11,7 @@ const os = require('node:os');
 const path = require('node:path');
 const { test, expect } = require('../pages/app');
 
-const { writeBigTrace, watchWorkers } = require('../support/big-trace');
+const { writeBigTrace, watchWorkers, expectCancelled } = require('../support/big-trace');
 
 /** `self.name` of a parse worker (worker/src/bin/worker/pool.rs `PARSER_NAME`); the load worker has none. */
 const PARSER = 'kinetoscope-parse';
@@ -83,13 +83,7 @@ test('Cancel while the parse workers wait for a large file ends the load and clo
     expect(await Promise.all(before.map((w) => w.name))).toEqual(['', PARSER, PARSER]);
     await app.page.getByTestId('cancel-load').click();
     expect(await disconnected, 'the held download was closed').toBe(total - held);
-    await app.waitForLoads(1);
-    const s = await app.state();
-    expect(s.status).toBe('error');
-    expect(s.error.kind).toBe('cancelled');
-    await expect.poll(() => before.filter((w) => !w.closed).length, { message: 'Cancel closed every worker of the load' }).toBe(0);
-    await app.expectNextFileLoads();
-    expect(app.pageErrors).toEqual([]);
+    await expectCancelled(app, before);
   } finally {
     await new Promise((resolve) => server.close(resolve));
     fs.rmSync(file, { force: true });

@@ -13,6 +13,7 @@
 //! any. Rejected: a search per token (next whitespace or quote, then the end of the string),
 //! which cost ~60 instructions per token on pretty-printed args.
 
+use super::scan::StringTracker;
 use super::search::{self, Classes};
 
 /// Appends `raw` to `out` without the whitespace outside strings; see the module docs.
@@ -20,7 +21,7 @@ pub fn minify_into(out: &mut Vec<u8>, raw: &[u8]) {
     let base = out.len();
     // Room for every byte plus one block: a run's copy writes 16 bytes wherever it starts.
     out.resize(base + raw.len() + 16, 0);
-    let mut m = Minifier { out, dst: base, in_string: false, escape: false };
+    let mut m = Minifier { out, dst: base, strings: StringTracker::default() };
     let mut blocks = raw.chunks_exact(16);
     for chunk in &mut blocks {
         let Ok(block) = <&[u8; 16]>::try_from(chunk) else { break };
@@ -42,9 +43,8 @@ struct Minifier<'o> {
     out: &'o mut Vec<u8>,
     /// Next output index; always at least 16 bytes before the end of `out`.
     dst: usize,
-    in_string: bool,
-    /// The previous byte was a backslash inside a string.
-    escape: bool,
+    /// The string state carried across blocks, kept by the tracker's rules.
+    strings: StringTracker,
 }
 
 impl Minifier<'_> {
@@ -53,7 +53,7 @@ impl Minifier<'_> {
     fn block(&mut self, block: &[u8; 16], len: usize) {
         let c = search::classify(block);
         let valid = if len == 16 { 0xFFFF } else { (1u32 << len) - 1 };
-        if c.backslash & valid != 0 || self.escape {
+        if c.backslash & valid != 0 || self.strings.escape {
             self.bytewise(&block[..len]);
             return;
         }
@@ -70,11 +70,11 @@ impl Minifier<'_> {
         x ^= x << 2;
         x ^= x << 4;
         x ^= x << 8;
-        if self.in_string {
+        if self.strings.in_string {
             x = !x;
         }
         x &= 0xFFFF;
-        self.in_string = x & 0x8000 != 0;
+        self.strings.in_string = x & 0x8000 != 0;
         x
     }
 
@@ -94,24 +94,13 @@ impl Minifier<'_> {
         }
     }
 
-    /// The same as `block` one byte at a time (the tracker's rules), for blocks with escapes.
+    /// The same as `block` one byte at a time through the tracker, for blocks with escapes:
+    /// whitespace is dropped only where the tracker says the byte is structural.
     #[cold]
     fn bytewise(&mut self, bytes: &[u8]) {
         for &b in bytes {
-            let keep = if self.in_string {
-                if self.escape {
-                    self.escape = false;
-                } else if b == b'\\' {
-                    self.escape = true;
-                } else if b == b'"' {
-                    self.in_string = false;
-                }
-                true
-            } else {
-                self.in_string = b == b'"';
-                !search::is_ws(b)
-            };
-            if keep {
+            let structural = self.strings.outside(b);
+            if !structural || !search::is_ws(b) {
                 if let Some(to) = self.out.get_mut(self.dst) {
                     *to = b;
                 }

@@ -106,8 +106,10 @@ fn decode_u_escape(rest: &[u8]) -> (char, usize) {
 /// that knows how quotes and escapes nest, for code that scans raw args without parsing them.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct StringTracker {
-    in_string: bool,
-    escape: bool,
+    /// Inside a string (its opening quote seen, not its closing one).
+    pub(super) in_string: bool,
+    /// The previous byte was a backslash inside a string.
+    pub(super) escape: bool,
 }
 
 impl StringTracker {
