@@ -25,6 +25,7 @@
 //! Cost per part: one copy out of the load worker's memory, one into the sub-worker's, one for
 //! the encoded part and one back; copies are memcpy speed, small next to parsing.
 
+use crate::source::js_error;
 use kinetoscope::load::{parse_piece, Piece};
 use kinetoscope::json::Form;
 use serde::{Deserialize, Serialize};
@@ -173,20 +174,13 @@ impl Pool {
 
 fn post(worker: &Worker, json: &str, buffer: &js_sys::ArrayBuffer) -> Result<(), String> {
     let parts = js_sys::Array::of2(&JsValue::from_str(json), buffer);
-    worker.post_message_with_transfer(&parts, &js_sys::Array::of1(buffer)).map_err(|e| js_message(&e))
-}
-
-fn js_message(e: &JsValue) -> String {
-    if let Some(err) = e.dyn_ref::<js_sys::Error>() {
-        return String::from(err.message());
-    }
-    e.as_string().unwrap_or_else(|| format!("{e:?}"))
+    worker.post_message_with_transfer(&parts, &js_sys::Array::of1(buffer)).map_err(|e| js_error(&e))
 }
 
 fn spawn(slot: usize, sink: Sink, ended: Rc<Cell<bool>>) -> Result<Sub, String> {
     let options = WorkerOptions::new();
     options.set_name(PARSER_NAME);
-    let worker = Worker::new_with_options(LOADER_URL, &options).map_err(|e| js_message(&e))?;
+    let worker = Worker::new_with_options(LOADER_URL, &options).map_err(|e| js_error(&e))?;
     let on_message_sink = sink.clone();
     let on_message = Closure::<dyn Fn(MessageEvent)>::new(move |ev: MessageEvent| {
         on_message_sink(slot, decode(&ev.data()));
@@ -296,6 +290,6 @@ fn reply(scope: &DedicatedWorkerGlobalScope, msg: &FromParser, bytes: Option<&[u
         None => scope.post_message(&parts),
     };
     if let Err(e) = sent {
-        web_sys::console::error_1(&JsValue::from_str(&format!("parse worker: postMessage failed: {}", js_message(&e))));
+        web_sys::console::error_1(&JsValue::from_str(&format!("parse worker: postMessage failed: {}", js_error(&e))));
     }
 }
