@@ -401,3 +401,24 @@ fn demo_writes_the_committed_trace_and_inflate_repeats_one() {
         "mlp_train's 4 steps per copy"
     );
 }
+
+/// A JSON file of 40 MB is read in parts on two threads (where two cores are) and gives the
+/// summary a sequential streamed load of the same bytes gives.
+#[test]
+fn a_large_file_is_read_on_every_core_into_the_sequential_summary() {
+    let scratch = tempfile::tempdir().unwrap();
+    let big = scratch.path().join("big.json");
+    let input = common::real("param__dlrm_kineto__worker0_step_12.1694128201545.pt.trace.json");
+    let (code, _, err) = run(&["inflate", input.to_str().unwrap(), big.to_str().unwrap(), "--target-mb", "40"]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = run(&["info", "--json", big.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let printed: protocol::TraceSummary = serde_json::from_str(&out).unwrap();
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    assert_eq!(printed.parse_workers as usize, cores.min(2));
+    let (_, sequential) = common::load_bytes("big.json", std::fs::read(&big).unwrap());
+    let mut sequential = sequential.unwrap();
+    sequential.parse_ms = printed.parse_ms;
+    sequential.parse_workers = printed.parse_workers;
+    assert_eq!(printed, sequential);
+}

@@ -14,6 +14,8 @@
 mod args;
 #[path = "kinetoscope/bench.rs"]
 mod bench;
+#[path = "kinetoscope/read.rs"]
+mod read;
 
 use args::{Cli, Command};
 use clap::{CommandFactory, Parser};
@@ -49,7 +51,7 @@ fn main() -> ExitCode {
         Command::Run { paths, json, format, threads } => run(&paths, json, format.as_deref(), threads),
         Command::Serve { logdir, port, host, site } => serve(&logdir, std::net::SocketAddr::new(host, port), site.as_deref()),
         Command::Publish { logdir, out, site } => publish(&logdir, &out, site.as_deref()),
-        Command::Bench { trace, runs, threads } => bench::streamed(&trace, runs)
+        Command::Bench { trace, runs, threads } => bench::streamed(&trace, runs, threads.into())
             .and_then(|()| read(&trace))
             .and_then(|raw| bench::run(&trace, &raw, runs, threads.into())),
         Command::Demo { out } => demo(&out),
@@ -87,12 +89,8 @@ fn load_marked(path: &Path, marker: Option<String>) -> Result<(Arc<Session>, Tra
     let mut engine = Engine::new();
     engine.set_step_marker(marker);
     let started = Instant::now();
-    // Read and parsed piece by piece: the JSON is never held whole.
-    let mut file = std::fs::File::open(path).map_err(|e| format!("cannot read {path:?}: {e}"))?;
-    let size = file.metadata().ok().map(|m| m.len());
-    let mut summary = engine
-        .load_from(&name, &mut file, size, &mut |_, _, _| {})
-        .map_err(|e| format!("{}: {}", path.display(), e.message))?;
+    // Read and parsed piece by piece, on every core: the JSON is never held whole.
+    let mut summary = read::load_file(&mut engine, &name, path, read::cores()).map_err(|e| format!("{}: {e}", path.display()))?;
     summary.parse_ms = started.elapsed().as_secs_f64() * 1000.0;
     let session = engine.session().cloned().ok_or_else(|| format!("{}: no trace loaded", path.display()))?;
     Ok((session, summary))

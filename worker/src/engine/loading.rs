@@ -1,19 +1,21 @@
-//! Loads: a trace's bytes -> the [`Session`] the engine holds, one of two ways.
+//! Loads: a trace's bytes -> the [`Session`] the engine holds, one of three ways.
 //!
 //! - Streamed ([`Engine::begin`], [`Loading::push`], [`Engine::end`]): JSON is parsed as its
 //!   bytes arrive (`load::Stream`), a gzip inflated into the parse as its bytes arrive
-//!   (`input::Gunzip`), so neither is held whole and the parse overlaps the download. The CLI
-//!   and the page's default.
+//!   (`input::Gunzip`), so neither is held whole and the parse overlaps the download. The
+//!   page's default, and the CLI's for gzip and small files.
 //! - Split ([`Engine::prepare`], parts parsed anywhere, [`Engine::complete`]): the whole JSON
 //!   is cut into parts at event boundaries for parse workers (the page's `?workers=N`).
+//! - Joined ([`Engine::join`]): one file cut by `load::cut` and its parts streamed on their own
+//!   (the CLI's threads), so a large file is parsed on several cores and never held whole.
 //!
-//! Both give the same model as the sequential parse (tests/stream.rs, tests/part_codec.rs), and
-//! both check the input against the engine's [`Budget`] before holding it.
+//! All give the same model as the sequential parse (tests/stream.rs, tests/part_codec.rs,
+//! tests/cut.rs), and all check the input against the engine's [`Budget`] before holding it.
 
 use super::{error, failure, Engine, Target};
 use crate::budget::Budget;
 use crate::input::{self, Gunzip};
-use crate::load::{self, Part, Plan, Stream};
+use crate::load::{self, Part, Plan, Stream, StreamedPart};
 use crate::model::Trace;
 use crate::session::Session;
 use crate::answer::summary::summarize;
@@ -191,6 +193,22 @@ impl Engine {
         }
         drop(piece);
         self.end(loading)
+    }
+
+    /// Ends a load of one file read as parts on their own (`load::cut`, `load::Stream::part`,
+    /// on any threads; `file_bytes`: its size), as [`Engine::end`] does; `None` when a part
+    /// did not end cleanly at its cut: the caller then loads the file sequentially.
+    ///
+    /// # Errors
+    /// A `too-big` [`LoadError`] over the budget; as [`Engine::end`] when no event was read.
+    pub fn join(&mut self, name: &str, file_bytes: u64, parts: Vec<StreamedPart>) -> Result<Option<TraceSummary>, LoadError> {
+        self.budget.check_file(file_bytes, false).map_err(|t| t.to_load_error(name))?;
+        self.drop_current(Target::Current);
+        let count = parts.len();
+        let Some(joined) = load::join(parts) else { return Ok(None) };
+        let trace = joined.map_err(|f| failure(&f, false))?;
+        let sizes = Sizes { file_bytes, json_bytes: file_bytes, gzip: false, gzip_error: None, parts: count };
+        self.adopt(Target::Current, name.to_owned(), trace, sizes).map(Some)
     }
 
     /// First stage of a load split across workers: drops the loaded trace (not the baseline),

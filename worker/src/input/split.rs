@@ -39,7 +39,7 @@ pub fn split(json: &[u8], events_start: usize, form: Form, parts: usize) -> Vec<
 }
 
 /// The first verified boundary at or after `from`.
-fn boundary_after(json: &[u8], from: usize, form: Form) -> Option<usize> {
+pub fn boundary_after(json: &[u8], from: usize, form: Form) -> Option<usize> {
     let mut at = from;
     while let Some(rel) = memchr::memchr(b',', json.get(at..)?) {
         let comma = at + rel;

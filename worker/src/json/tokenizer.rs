@@ -94,6 +94,14 @@ pub struct Checkpoint {
     state: State,
 }
 
+impl Checkpoint {
+    /// At `offset`, an element boundary of the events array (right after a `,`): where a part
+    /// cut by `input::split` or `load::cut` starts.
+    pub fn events_at(offset: u64) -> Self {
+        Self { offset, skipped: 0, state: State::InEvents { first: true } }
+    }
+}
+
 /// Reads events one by one; see the module docs.
 pub struct Tokenizer<'a> {
     cur: Cursor<'a>,
@@ -168,7 +176,7 @@ impl<'a> Tokenizer<'a> {
     /// element boundary (right after a `,`), as made by `input::split`. A slice that is not the
     /// last ends right after a `,` (reported as `unclosed`); the last one reads on past `]`.
     pub fn events_only(buf: &'a [u8], base: u64, form: Form) -> Self {
-        Self::resume(buf, Checkpoint { offset: base, skipped: 0, state: State::InEvents { first: true } }, form)
+        Self::resume(buf, Checkpoint::events_at(base), form)
     }
 
     /// The last point reading can resume from: after the last complete event or skipped

@@ -15,6 +15,10 @@
 //! Streamed (the default in the page and the CLI): [`Stream`] reads pieces as they arrive into one
 //! builder and gives the same trace as [`parse`] of all of them (`stream.rs`).
 //!
+//! A file not held whole, on several threads (the CLI): [`cut`] finds the boundaries reading
+//! only windows of it, each part is streamed from its own range ([`Stream::part`]), and
+//! [`join`] merges them, or says to read the file sequentially (`cut.rs`).
+//!
 //! Across workers (the browser's `?workers=N`): [`Plan::piece`] names what a worker holding only one part's
 //! bytes needs, [`parse_piece`] parses them there, and [`Part::encode`] / [`Part::decode`] carry
 //! the result back as packed columns (`model::builder` `codec.rs`); decoding gives the same
@@ -28,9 +32,11 @@ use crate::model::builder::Builder;
 use crate::model::Trace;
 use std::ops::Range;
 
+mod cut;
 mod stream;
 
-pub use stream::Stream;
+pub use cut::{cut, join};
+pub use stream::{Stream, StreamedPart};
 
 /// Why nothing could be loaded.
 #[derive(Clone, Debug, PartialEq, Eq)]

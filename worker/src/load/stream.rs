@@ -13,7 +13,7 @@
 //! read that gets nowhere (one event or a head larger than what is held) waits for twice the
 //! bytes before trying again, so a huge element costs O(n), not O(n²).
 
-use super::{empty, end, Ending, LoadFailure};
+use super::{empty, end, Ending, LoadFailure, Part, Piece};
 use crate::json::{Checkpoint, Form, ParseError, Tokenizer, Window};
 use crate::model::builder::Builder;
 use crate::model::Trace;
@@ -26,6 +26,10 @@ const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// Bytes of input kept after a syntax error, for the message's excerpt.
 const EXCERPT: u64 = 24;
+
+/// `Reader::line_start` of a part that has not yet seen a newline: its line starts in an
+/// earlier part.
+const LINE_UNSEEN: u64 = u64::MAX;
 
 /// A load fed piece by piece; see the module docs.
 pub struct Stream {
@@ -40,6 +44,21 @@ pub struct Stream {
     any: bool,
     /// Bytes received, those after the document's end included.
     received: u64,
+}
+
+/// One part of a cut document read to its end ([`Stream::finish_part`]): the parsed part and
+/// what locating a diagnostic in it needs (the bytes it still holds, and its lines).
+pub struct StreamedPart {
+    pub(super) part: Part,
+    pub(super) held: Vec<u8>,
+    /// Absolute offset of `held`'s first byte.
+    pub(super) base: u64,
+    /// Newlines this part read before `base`.
+    pub(super) lines_before: u64,
+    /// Where the line holding `base` starts, if it starts in this part.
+    pub(super) line_start: Option<u64>,
+    /// Some byte that is not whitespace arrived.
+    pub(super) any: bool,
 }
 
 /// What reading has built and where it stands.
@@ -84,6 +103,41 @@ impl Stream {
             ended: false,
         };
         Self { read, held: Vec::new(), want: every, every, any: false, received: 0 }
+    }
+
+    /// A load of one part of a document cut at event boundaries (`load::cut`), fed only that
+    /// part's bytes and ended by [`Stream::finish_part`]; `load::join` merges the parts.
+    pub fn part(piece: Piece) -> Self {
+        let mut stream = Self::new();
+        if !piece.first {
+            let read = &mut stream.read;
+            read.builder = Builder::for_later_part();
+            read.at = Some(Checkpoint::events_at(piece.start));
+            read.form = piece.form;
+            read.base = piece.start;
+            read.line_start = LINE_UNSEEN;
+        }
+        stream
+    }
+
+    /// Ends a part's input ([`Stream::part`]): what it read, for `load::join`.
+    pub fn finish_part(mut self) -> StreamedPart {
+        if !self.read.ended {
+            self.read.read(&self.held, true);
+        }
+        let r = self.read;
+        let e = r.ending;
+        let part = Part {
+            builder: r.builder,
+            stopped: e.stopped,
+            unclosed: e.unclosed,
+            events: e.events,
+            skipped: e.skipped,
+            element_start: e.element_start,
+            form: r.form,
+        };
+        let line_start = (r.line_start != LINE_UNSEEN).then_some(r.line_start);
+        StreamedPart { part, held: self.held, base: r.base, lines_before: r.lines_before, line_start, any: self.any }
     }
 
     /// Bytes received so far.

@@ -10,17 +10,16 @@ use protocol::Query;
 use std::path::Path;
 use std::time::Instant;
 
-/// Loads `path` streamed from the file (as `report` does) `runs` times, printing a line per
-/// run with the process's peak resident memory; run first, before anything holds the file.
-pub fn streamed(path: &Path, runs: usize) -> Result<(), String> {
+/// Loads `path` streamed from the file on `threads` threads (as `report` does on every core)
+/// `runs` times, printing a line per run with the process's peak resident memory; run first,
+/// before anything holds the file.
+pub fn streamed(path: &Path, runs: usize, threads: usize) -> Result<(), String> {
     let file = path.display().to_string();
     for run in 0..runs {
         let before = rss_kb("VmRSS");
         let started = Instant::now();
-        let mut reader = std::fs::File::open(path).map_err(|e| format!("cannot read {file:?}: {e}"))?;
-        let size = reader.metadata().ok().map(|m| m.len());
         let mut engine = Engine::new();
-        let summary = engine.load_from(&file, &mut reader, size, &mut |_, _, _| {}).map_err(|e| e.message)?;
+        let summary = crate::read::load_file(&mut engine, &file, path, threads)?;
         let secs = started.elapsed().as_secs_f64();
         let json = summary.json_bytes;
         // The process's peak says something only for the first load (later ones reuse its pages).
@@ -30,7 +29,7 @@ pub fn streamed(path: &Path, runs: usize) -> Result<(), String> {
             .trace()
             .map_or((0, 0), |t| (t.args.heap_bytes(), t.args.len()));
         let line = serde_json::json!({
-            "bench": "stream", "target": "native", "file": file, "run": run, "json_bytes": json,
+            "bench": "stream", "target": "native", "file": file, "run": run, "threads": threads, "json_bytes": json,
             "events": summary.events, "seconds": secs, "mb_per_s": json as f64 / 1e6 / secs,
             "peak_rss_bytes": peak, "rss_ratio": peak.map(|p| p as f64 / json.max(1) as f64),
             "model_bytes": model, "model_ratio": model as f64 / json.max(1) as f64, "args_bytes": args, "args_raw_bytes": args_raw,

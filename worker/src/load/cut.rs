@@ -1,0 +1,87 @@
+//! One file read as parts on their own: [`cut`] finds event boundaries by reading only a window
+//! at each guess, each part is streamed from its own byte range ([`Stream::part`], on any
+//! thread), and [`join`] merges them into the trace a sequential parse gives. How the CLI
+//! streams one file on several cores without holding it whole.
+//!
+//! A cut is verified as `input::split`'s are; if a part but the last does not end cleanly at
+//! its boundary, [`join`] says so and the caller reads the file sequentially, so the result
+//! never depends on the cut.
+
+use super::{empty, finish, LoadFailure, Piece, StreamedPart};
+use crate::input::{is_gzip, split::boundary_after};
+use crate::json::{Form, Tokenizer, Window};
+use crate::model::Trace;
+use std::io;
+use std::ops::Range;
+
+/// Bytes read at the file's start to find its form and where its events begin.
+const HEAD: usize = 1 << 20;
+
+/// Bytes read at each guessed cut to find a boundary in: larger than any real event.
+const WINDOW: usize = 4 << 20;
+
+/// Cuts a file of `len` bytes into at most `parts` parts at event boundaries, reading only
+/// its head and a window at each guess with `read_at(offset, buf)` (fills `buf` from
+/// `offset`, returns the bytes read, fewer only at the end). One part, the whole file, when
+/// it is gzip, its head is not a trace's, or no boundary is found.
+///
+/// # Errors
+/// The first read that fails.
+pub fn cut(
+    len: u64,
+    parts: usize,
+    read_at: &mut dyn FnMut(u64, &mut [u8]) -> io::Result<usize>,
+) -> io::Result<Vec<(Piece, Range<u64>)>> {
+    // A first part finds its form itself.
+    let whole = |form| vec![(Piece { start: 0, form, first: true }, 0..len)];
+    let mut head = vec![0; HEAD.min(usize::try_from(len).unwrap_or(HEAD))];
+    let got = read_at(0, &mut head)?;
+    head.truncate(got);
+    if parts < 2 || is_gzip(&head) {
+        return Ok(whole(Form::Array));
+    }
+    let Ok(tokens) = Tokenizer::new(&head, 0) else { return Ok(whole(Form::Array)) };
+    let (form, events_start) = (tokens.form(), tokens.offset());
+    let step = len.saturating_sub(events_start) / parts as u64;
+    let mut starts = vec![0];
+    let mut window = vec![0; WINDOW];
+    for k in 1..parts as u64 {
+        let guess = events_start + k * step;
+        let got = read_at(guess, &mut window)?;
+        let Some(rel) = boundary_after(&window[..got], 0, form) else { continue };
+        let at = guess + rel as u64;
+        if starts.last().is_some_and(|&last| at > last) && at < len {
+            starts.push(at);
+        }
+    }
+    let ends = starts.iter().skip(1).copied().chain(std::iter::once(len));
+    let pieces = starts.iter().zip(ends).map(|(&start, end)| (Piece { start, form, first: start == 0 }, start..end));
+    Ok(pieces.collect())
+}
+
+/// Merges parts read on their own ([`Stream::finish_part`], in file order) into the trace a
+/// sequential parse of the file gives; `None` when a part but the last did not end cleanly at
+/// its cut (the caller then reads the file sequentially).
+pub fn join(mut parts: Vec<StreamedPart>) -> Option<Result<Trace, LoadFailure>> {
+    let last = parts.pop()?;
+    if parts.iter().any(|p| !p.part.ended_cleanly()) {
+        return None;
+    }
+    if !last.any && parts.iter().all(|p| !p.any) {
+        return Some(Err(empty()));
+    }
+    // The last part's diagnostics are located in the whole file: count the lines before it.
+    let (mut lines, mut line_start) = (0, 0);
+    for p in &parts {
+        lines += p.lines_before + memchr::memchr_iter(b'\n', &p.held).count() as u64;
+        line_start = memchr::memrchr(b'\n', &p.held).map(|i| p.base + i as u64 + 1).or(p.line_start).unwrap_or(line_start);
+    }
+    let window = Window {
+        bytes: &last.held,
+        base: last.base,
+        lines_before: lines + last.lines_before,
+        line_start: last.line_start.unwrap_or(line_start),
+    };
+    let all = parts.into_iter().map(|p| p.part).chain(std::iter::once(last.part)).collect();
+    Some(finish(window, all))
+}
