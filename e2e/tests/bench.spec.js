@@ -10,6 +10,9 @@ const { AppPage, test, expect } = require('../pages/app');
 const { realFixture } = require('../support/fixtures');
 
 const url = process.env.KINETOSCOPE_BENCH_URL;
+// KINETOSCOPE_BENCH_FILE=PATH: each run picks that file (the same bytes as the URL, read from
+// disk by the page as a user's pick or drop is) instead of opening `?url=`.
+const pickedFile = process.env.KINETOSCOPE_BENCH_FILE;
 
 /** Resident bytes of every Chromium process together (the browser, its renderers, GPU, workers). */
 function chromiumRss() {
@@ -83,11 +86,15 @@ test('browser parse+index benchmark', async ({ app, page }) => {
   let idle = 0;
   for (let run = 0; run < runs; run++) {
     // Memory above the idle page: the demo open, then the trace loaded in its place.
-    await app.open('');
+    await app.open(pickedFile && workers ? `?workers=${workers}` : '');
     idle = chromiumRss();
     const stop = sampleRss();
     const started = Date.now();
-    await app.open(query);
+    if (pickedFile) {
+      await app.upload(pickedFile);
+    } else {
+      await app.open(query);
+    }
     const wall = Date.now() - started;
     const peak = stop();
     const state = await app.state();
@@ -95,7 +102,7 @@ test('browser parse+index benchmark', async ({ app, page }) => {
     summary = state.summary;
     const secs = summary.parse_ms / 1000;
     console.log(JSON.stringify({
-      bench: 'parse_index', target: 'browser-wasm-worker', file: url, run,
+      bench: 'parse_index', target: 'browser-wasm-worker', file: pickedFile || url, source: pickedFile ? 'picked' : 'url', run,
       json_bytes: summary.json_bytes, events: summary.events, parse_ms: summary.parse_ms,
       workers: summary.parse_workers ?? 1, read_wait_ms: summary.read_wait_ms, finish_ms: summary.finish_ms,
       mb_per_s: summary.json_bytes / 1e6 / secs, events_per_s: summary.events / secs, page_load_ms: wall,

@@ -150,14 +150,18 @@ impl Incoming {
 /// longest honest silences are a worker's boot and the encoding of a large part, a few seconds.
 pub const SILENT_MS: f64 = 30_000.0;
 
-/// A load whose parts are parsed elsewhere (parse workers) and come back in any order.
-pub struct PartsJob {
+/// A load whose parts are parsed elsewhere (parse workers) and come back in any order: `L` is
+/// what completes it with the parts `P` (a JSON held whole with its [`Part`]s, or a file read
+/// in parts with their [`crate::load::StreamedPart`]s).
+pub struct PartsJob<L = Prepared, P = Part> {
     /// The load's id.
     pub id: u32,
     /// When the parse started, ms on the caller's clock (for the load's `parse_ms`).
     pub started_ms: f64,
-    prepared: Prepared,
-    parts: Vec<Option<Part>>,
+    load: L,
+    /// JSON bytes over all parts.
+    total: u64,
+    parts: Vec<Option<P>>,
     done: Vec<u64>,
     /// When each part's worker was last heard from, ms.
     heard_ms: Vec<f64>,
@@ -167,21 +171,34 @@ pub struct PartsJob {
 impl PartsJob {
     /// A job for `prepared`'s parts, none back yet.
     pub fn new(id: u32, prepared: Prepared, started_ms: f64) -> Self {
-        let n = prepared.plan.parts.len();
+        let (n, total) = (prepared.plan.parts.len(), prepared.json.len() as u64);
+        Self::of(id, prepared, n, total, started_ms)
+    }
+
+    /// The decompressed JSON the parts are ranges of.
+    pub fn prepared(&self) -> &Prepared {
+        &self.load
+    }
+
+    /// What `Engine::complete` takes: the load and its parts in plan order.
+    pub fn into_complete(self) -> (Prepared, Vec<Part>) {
+        self.into_parts()
+    }
+}
+
+impl<L, P> PartsJob<L, P> {
+    /// A job of `n` parts of `total` JSON bytes for `load`, none back yet.
+    pub fn of(id: u32, load: L, n: usize, total: u64, started_ms: f64) -> Self {
         Self {
             id,
             started_ms,
-            prepared,
+            load,
+            total,
             parts: (0..n).map(|_| None).collect(),
             done: vec![0; n],
             heard_ms: vec![started_ms; n],
             throttle: Throttle { last_ms: started_ms },
         }
-    }
-
-    /// The decompressed JSON the parts are ranges of.
-    pub fn prepared(&self) -> &Prepared {
-        &self.prepared
     }
 
     /// Part `index` has parsed `done` bytes; returns `(bytes done over all parts, JSON bytes)`
@@ -191,12 +208,11 @@ impl PartsJob {
             *d = done;
         }
         self.heard(index, now_ms);
-        let total = self.prepared.json.len() as u64;
-        self.throttle.due(now_ms).then(|| (self.done.iter().sum(), total))
+        self.throttle.due(now_ms).then(|| (self.done.iter().sum(), self.total))
     }
 
     /// Part `index` is back; true once every part is. An index past the plan is ignored.
-    pub fn part(&mut self, index: usize, part: Part) -> bool {
+    pub fn part(&mut self, index: usize, part: P) -> bool {
         if let Some(slot) = self.parts.get_mut(index) {
             *slot = Some(part);
         }
@@ -216,8 +232,8 @@ impl PartsJob {
         self.parts.iter().zip(&self.heard_ms).position(|(part, &heard)| part.is_none() && now_ms - heard > SILENT_MS)
     }
 
-    /// What `Engine::complete` takes: the load and its parts in plan order.
-    pub fn into_complete(self) -> (Prepared, Vec<Part>) {
-        (self.prepared, self.parts.into_iter().flatten().collect())
+    /// The load and its parts, in order.
+    pub fn into_parts(self) -> (L, Vec<P>) {
+        (self.load, self.parts.into_iter().flatten().collect())
     }
 }

@@ -338,6 +338,12 @@ fn bench_prints_a_line_per_run_with_the_files_events() {
             .expect("a first_view line");
         assert!(first_view["rects"].as_u64().unwrap() > 0, "{first_view}");
     }
+    let (code, out, err) = run(&["bench", path.to_str().unwrap(), "--runs", "1", "--python", "python3"]);
+    assert_eq!(code, 0, "{err}");
+    let anchor: serde_json::Value = out.lines().map(|l| serde_json::from_str(l).unwrap()).find(|l: &serde_json::Value| l["bench"] == "python_json_load").expect("a python_json_load line");
+    let (python, stream) = (anchor["seconds"].as_f64().unwrap(), anchor["stream_seconds"].as_f64().unwrap());
+    assert!(python > 0.0 && stream > 0.0, "{anchor}");
+    assert!((anchor["ratio"].as_f64().unwrap() - python / stream).abs() < 1e-9, "{anchor}");
 }
 
 /// `demo OUT` writes exactly the committed demo trace, and `inflate` repeats a trace: every

@@ -122,3 +122,21 @@ fn the_engine_joins_parts_into_the_summary_a_streamed_load_gives() {
     assert_eq!(summary, streamed.unwrap());
     assert!(engine.trace().is_some());
 }
+
+#[test]
+fn parts_sent_between_workers_encoded_join_to_the_same_trace() {
+    for name in ["param__dlrm_kineto__worker0_step_12.1694128201545.pt.trace.json", "kineto__resnet50_num_workers_4__worker0.pt.trace.json.gz"] {
+        let json = common::json_bytes(&common::real(name));
+        let cut_short = &json[..json.len() - 5];
+        for input in [&json[..], cut_short] {
+            let whole = fingerprint(&parse(input, &mut |_| {}).unwrap());
+            let wire: Vec<Vec<u8>> = streamed_parts(input, 3, 1 << 20).iter().map(StreamedPart::encode).collect();
+            let parts = wire.iter().map(|bytes| StreamedPart::decode(bytes).unwrap()).collect();
+            assert_eq!(fingerprint(&join(parts).unwrap().unwrap()), whole, "{name}");
+            for bytes in &wire {
+                assert!(StreamedPart::decode(&bytes[..bytes.len() - 1]).is_err(), "a part cut short");
+                assert!(StreamedPart::decode(&bytes[4..]).is_err(), "no magic");
+            }
+        }
+    }
+}

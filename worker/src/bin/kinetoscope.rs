@@ -51,7 +51,7 @@ fn main() -> ExitCode {
         Command::Run { paths, json, format, threads } => run(&paths, json, format.as_deref(), threads),
         Command::Serve { logdir, port, host, site } => serve(&logdir, std::net::SocketAddr::new(host, port), site.as_deref()),
         Command::Publish { logdir, out, site } => publish(&logdir, &out, site.as_deref()),
-        Command::Bench { trace, runs, threads } => bench::streamed(&trace, runs, threads.into())
+        Command::Bench { trace, runs, threads, python } => bench::streamed(&trace, runs, threads.into(), python.as_deref())
             .and_then(|()| read(&trace))
             .and_then(|raw| bench::run(&trace, &raw, runs, threads.into())),
         Command::Demo { out } => demo(&out),

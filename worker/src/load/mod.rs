@@ -202,6 +202,28 @@ impl Part {
     pub fn encode(&self) -> Vec<u8> {
         let mut w = Writer::with_capacity(self.builder.encoded_size_hint());
         w.u32(PART_MAGIC);
+        self.write(&mut w);
+        w.into_bytes()
+    }
+
+    /// Reads a part written by [`Part::encode`].
+    ///
+    /// # Errors
+    /// When `bytes` is not a complete, consistent part encoding.
+    pub fn decode(bytes: &[u8]) -> Result<Part, CodecError> {
+        let mut r = Reader::new(bytes);
+        if r.u32()? != PART_MAGIC {
+            return Err(CodecError("not a part encoding (bad magic)".into()));
+        }
+        let part = Self::read(&mut r)?;
+        if !r.at_end() {
+            return Err(CodecError("trailing bytes after the part".into()));
+        }
+        Ok(part)
+    }
+
+    /// Writes the part after its magic (a [`StreamedPart`] holds one too).
+    fn write(&self, w: &mut Writer) {
         match &self.stopped {
             None => w.u8(0),
             Some(e) => {
@@ -224,19 +246,11 @@ impl Part {
             Form::Object => 0,
             Form::Array => 1,
         });
-        self.builder.encode(&mut w);
-        w.into_bytes()
+        self.builder.encode(w);
     }
 
-    /// Reads a part written by [`Part::encode`].
-    ///
-    /// # Errors
-    /// When `bytes` is not a complete, consistent part encoding.
-    pub fn decode(bytes: &[u8]) -> Result<Part, CodecError> {
-        let mut r = Reader::new(bytes);
-        if r.u32()? != PART_MAGIC {
-            return Err(CodecError("not a part encoding (bad magic)".into()));
-        }
+    /// Reads what [`Part::write`] wrote.
+    fn read(r: &mut Reader<'_>) -> Result<Part, CodecError> {
         let stopped = match r.u8()? {
             0 => None,
             tag => {
@@ -255,10 +269,7 @@ impl Part {
             1 => Form::Array,
             f => return Err(CodecError(format!("bad form {f}"))),
         };
-        let builder = Builder::decode(&mut r)?;
-        if !r.at_end() {
-            return Err(CodecError("trailing bytes after the part".into()));
-        }
+        let builder = Builder::decode(r)?;
         Ok(Part { builder, stopped, unclosed, events, skipped, element_start, form })
     }
 

@@ -14,6 +14,7 @@
 //! bytes before trying again, so a huge element costs O(n), not O(n²).
 
 use super::{empty, end, Ending, LoadFailure, Part, Piece};
+use crate::codec::{CodecError, Reader as CodecReader, Writer};
 use crate::json::{Checkpoint, Form, ParseError, Tokenizer, Window};
 use crate::model::builder::Builder;
 use crate::model::Trace;
@@ -59,6 +60,43 @@ pub struct StreamedPart {
     pub(super) line_start: Option<u64>,
     /// Some byte that is not whitespace arrived.
     pub(super) any: bool,
+}
+
+/// First word of an encoded [`StreamedPart`] ("KSP" little-endian, version 1 in the high byte).
+const STREAMED_MAGIC: u32 = u32::from_le_bytes(*b"KSP\x01");
+
+impl StreamedPart {
+    /// The part as packed bytes, to send from the worker that read it to the one that joins
+    /// ([`crate::codec`]; the parsed part as `Part::encode` packs it).
+    pub fn encode(&self) -> Vec<u8> {
+        let mut w = Writer::with_capacity(self.part.builder.encoded_size_hint() + self.held.len() + 64);
+        w.u32(STREAMED_MAGIC);
+        w.u64(self.base);
+        w.u64(self.lines_before);
+        w.opt_u64(self.line_start);
+        w.bool(self.any);
+        w.bytes(&self.held);
+        self.part.write(&mut w);
+        w.into_bytes()
+    }
+
+    /// Reads a part written by [`StreamedPart::encode`].
+    ///
+    /// # Errors
+    /// When `bytes` is not a complete, consistent encoding.
+    pub fn decode(bytes: &[u8]) -> Result<Self, CodecError> {
+        let mut r = CodecReader::new(bytes);
+        if r.u32()? != STREAMED_MAGIC {
+            return Err(CodecError("not a streamed part encoding (bad magic)".into()));
+        }
+        let (base, lines_before, line_start, any) = (r.u64()?, r.u64()?, r.opt_u64()?, r.bool()?);
+        let held = r.bytes()?.to_vec();
+        let part = Part::read(&mut r)?;
+        if !r.at_end() {
+            return Err(CodecError("trailing bytes after the streamed part".into()));
+        }
+        Ok(Self { part, held, base, lines_before, line_start, any })
+    }
 }
 
 /// What reading has built and where it stands.

@@ -156,6 +156,10 @@ pub enum Command {
         /// Parse threads.
         #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]
         threads: u16,
+        /// Also time Python's `json.load` of the file after each streamed run, with this
+        /// interpreter (e.g. `python3`), and print the ratio (the anchor).
+        #[arg(long, value_name = "PYTHON")]
+        python: Option<String>,
     },
     /// Write the built-in demo trace (gzip when OUT ends in `.gz`).
     Demo {

@@ -12,8 +12,9 @@ use std::time::Instant;
 
 /// Loads `path` streamed from the file on `threads` threads (as `report` does on every core)
 /// `runs` times, printing a line per run with the process's peak resident memory; run first,
-/// before anything holds the file.
-pub fn streamed(path: &Path, runs: usize, threads: usize) -> Result<(), String> {
+/// before anything holds the file. With `python`, each run is followed by Python's
+/// `json.load` of the same file and a line with both times and their ratio.
+pub fn streamed(path: &Path, runs: usize, threads: usize, python: Option<&str>) -> Result<(), String> {
     let file = path.display().to_string();
     for run in 0..runs {
         let before = rss_kb("VmRSS");
@@ -35,8 +36,32 @@ pub fn streamed(path: &Path, runs: usize, threads: usize) -> Result<(), String> 
             "model_bytes": model, "model_ratio": model as f64 / json.max(1) as f64, "args_bytes": args, "args_raw_bytes": args_raw,
         });
         println!("{line}");
+        if let Some(python) = python {
+            let anchor = python_json_load(python, path)?;
+            let line = serde_json::json!({
+                "bench": "python_json_load", "target": "native", "file": file, "run": run, "threads": threads,
+                "seconds": anchor, "mb_per_s": json as f64 / 1e6 / anchor, "stream_seconds": secs, "ratio": anchor / secs,
+            });
+            println!("{line}");
+        }
     }
     Ok(())
+}
+
+/// Seconds Python's `json.load` takes on `path` (the file opened, read and parsed) in a fresh
+/// interpreter: the anchor the streamed load is compared with.
+fn python_json_load(python: &str, path: &Path) -> Result<f64, String> {
+    const TIMED: &str = "import json, sys, time\nt = time.perf_counter()\nwith open(sys.argv[1], 'rb') as f:\n    json.load(f)\nprint(time.perf_counter() - t)";
+    let out = std::process::Command::new(python)
+        .args(["-c", TIMED])
+        .arg(path)
+        .output()
+        .map_err(|e| format!("cannot run {python:?}: {e}"))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    match (out.status.success(), text.trim().parse::<f64>()) {
+        (true, Ok(secs)) => Ok(secs),
+        _ => Err(format!("{python} json.load of {path:?} failed: {}", String::from_utf8_lossy(&out.stderr).trim())),
+    }
 }
 
 /// A `kB` field of /proc/self/status (Linux; 0 elsewhere): `VmRSS` now, `VmHWM` the peak.
