@@ -1,6 +1,8 @@
 // Journey: open a trace large enough to be split (>= 32 MB of JSON: two 16 MB parts) and check
-// that two parse workers (?workers=2) give exactly the single-worker parse (?workers=1): same
-// summary (events, phases, categories, lanes, flows, links, warnings, truncation); and that
+// that two parse workers (?workers=2), each reading its own range of the picked file, give
+// exactly the single-worker parse (?workers=1), and so does the default (one parse worker per
+// core, at most one per 16 MB): same summary (events, phases, categories, lanes, flows, links,
+// warnings, truncation); and that
 // Cancel, pressed while a held download keeps the load from ending, closes the load worker and
 // its parse workers. `?workers=N` sets the count whatever the machine's cores (docs/architecture.md),
 // so both hold on a 1-core machine too; the workers themselves are watched through Playwright's
@@ -45,7 +47,38 @@ test('a large trace parsed by two parse workers equals the single-worker parse, 
 
     const strip = ({ parse_ms, parse_workers, read_wait_ms, finish_ms, ...rest }) => rest;
     expect(strip(many.summary)).toEqual(strip(one.summary));
+
+    await app.open('', 1);
+    const cores = await page.evaluate(() => navigator.hardwareConcurrency);
+    const byDefault = await app.upload(file);
+    expect(byDefault.error).toBeNull();
+    expect(byDefault.summary.parse_workers).toBe(Math.min(cores, 2));
+    expect(strip(byDefault.summary)).toEqual(strip(one.summary));
     expect(one.summary.events).toBeGreaterThan(200_000);
+    expect(app.pageErrors).toEqual([]);
+  } finally {
+    fs.rmSync(file, { force: true });
+  }
+});
+
+test('a syntax error in the first of two parts: the file is read again as one stream, as ?workers=1 reads it', async ({ app }) => {
+  test.setTimeout(180_000);
+  const file = path.join(os.tmpdir(), `kinetoscope-e2e-parse-broken-${process.pid}.json`);
+  writeBigTrace(file, 34e6);
+  // A ':' made '!' a quarter in: the first part cannot end cleanly at its cut.
+  const bytes = fs.readFileSync(file);
+  bytes[bytes.indexOf(':', bytes.length >> 2)] = '!'.charCodeAt(0);
+  fs.writeFileSync(file, bytes);
+  try {
+    await app.open('?workers=1', 1);
+    const one = await app.upload(file);
+    await app.open('?workers=2', 1);
+    const two = await app.upload(file);
+    expect(one.error).toBeNull();
+    expect(one.summary.truncated).toBe(true);
+    expect(two.summary.parse_workers).toBe(1);
+    const strip = ({ parse_ms, read_wait_ms, finish_ms, ...rest }) => rest;
+    expect(strip(two.summary)).toEqual(strip(one.summary));
     expect(app.pageErrors).toEqual([]);
   } finally {
     fs.rmSync(file, { force: true });

@@ -66,7 +66,7 @@ test.describe('a worker that dies mid-load', () => {
   test.afterAll(async () => { await site.close(); });
 
   test('a parse worker killed while it parses: the page names it, the next file loads', async ({ app, page }) => {
-    // Parse workers parse only when asked for (?workers=2); by default the load worker streams.
+    // ?workers=2: two parse workers whatever the machine's cores (by default, one per core).
     const file = path.join(os.tmpdir(), `kinetoscope-e2e-crash-${process.pid}.json`);
     writeBigTrace(file, 34e6);
     try {

@@ -30,6 +30,12 @@
 //! sub-worker that fails, dies, or says nothing for `intake::SILENT_MS` (checked every second)
 //! ends the load with a `Failed` reply naming it.
 //!
+//! A large picked JSON file (two parts or more by `load::parts_for`, one per core or per
+//! `?workers=N`, up to `Budget::held_whole`) is cut here from windows of it (`load::cut`) and
+//! each parse worker reads and parses its own range of the file; the parts come back encoded
+//! and are joined here (`Engine::join`), or, if a part did not end at its cut, the file is read
+//! again here as one stream. `?workers=1`, gzip and smaller files stream here.
+//!
 //! A large URL (`Content-Length` of at least `pump::MIN_BYTES`) is downloaded by another nested
 //! worker (`worker/pump.rs`) that posts the pieces here, so the download runs while this worker
 //! parses instead of stalling between reads.
@@ -83,7 +89,7 @@ mod wasm {
     use kinetoscope::engine::{Engine, Prepared, RankOpen, Target};
     use kinetoscope::ranks::loads::{Next, Purpose, RunLoads};
     use kinetoscope::intake::{Incoming, PartsJob, Streaming, SILENT_MS};
-    use kinetoscope::load::{self, Part};
+    use kinetoscope::load::{self, Part, StreamedPart};
     use protocol::{FromWorker, LoadError, Phase, ToWorker, PROTOCOL_VERSION};
     use std::cell::RefCell;
     use std::rc::{Rc, Weak};
@@ -112,7 +118,7 @@ mod wasm {
         /// The load whose bytes are arriving whole, for the parse workers (`?workers=N`, N > 1).
         pending: Option<Incoming>,
         /// The load whose parts the parse workers are parsing.
-        job: Option<PartsJob>,
+        job: Option<Job>,
         pool: Pool,
         /// Hands sub-worker events back to this state.
         pool_sink: pool::Sink,
@@ -122,6 +128,43 @@ mod wasm {
         run: Option<RunLoads<Source>>,
         /// The summary last posted with `Loaded`, posted again by `SetStepMarker`.
         summary: Option<protocol::TraceSummary>,
+    }
+
+    /// Parts out with the parse workers: of a JSON held whole here (`?workers=N` for a URL), or
+    /// of a file each parse worker reads itself (`Worker::read_in_parts`).
+    enum Job {
+        Held(PartsJob),
+        File(PartsJob<web_sys::File, StreamedPart>),
+    }
+
+    impl Job {
+        fn id(&self) -> u32 {
+            match self {
+                Job::Held(j) => j.id,
+                Job::File(j) => j.id,
+            }
+        }
+
+        fn heard(&mut self, slot: usize, now_ms: f64) {
+            match self {
+                Job::Held(j) => j.heard(slot, now_ms),
+                Job::File(j) => j.heard(slot, now_ms),
+            }
+        }
+
+        fn progress(&mut self, index: usize, done: u64, now_ms: f64) -> Option<(u64, u64)> {
+            match self {
+                Job::Held(j) => j.progress(index, done, now_ms),
+                Job::File(j) => j.progress(index, done, now_ms),
+            }
+        }
+
+        fn silent(&self, now_ms: f64) -> Option<usize> {
+            match self {
+                Job::Held(j) => j.silent(now_ms),
+                Job::File(j) => j.silent(now_ms),
+            }
+        }
     }
 
     /// When a streamed load started, and how long it waited for bytes: the bench tells a parse
@@ -220,7 +263,9 @@ mod wasm {
                     Ok(file) => {
                         self.end_run();
                         self.begin(id, workers);
-                        wasm_bindgen_futures::spawn_local(source::read(self.me.clone(), id, file));
+                        if !self.read_in_parts(id, workers, &file) {
+                            wasm_bindgen_futures::spawn_local(source::read(self.me.clone(), id, file));
+                        }
                     }
                     Err(_) => self.fail(id, "protocol", "Read message without a File".into()),
                 },
@@ -259,7 +304,7 @@ mod wasm {
                         self.reading = None;
                     }
                     let receiving = self.pending.as_ref().is_some_and(|p| p.id == id);
-                    if receiving || self.job.as_ref().is_some_and(|j| j.id == id) {
+                    if receiving || self.job.as_ref().is_some_and(|j| j.id() == id) {
                         self.pending = None;
                         self.stop_parsers();
                     }
@@ -427,12 +472,12 @@ mod wasm {
             }
             let json_bytes = prepared.json.len() as u64;
             self.progress(id, Phase::Parsing, 0, Some(json_bytes));
-            self.job = Some(PartsJob::new(id, prepared, started_ms));
+            self.job = Some(Job::Held(PartsJob::new(id, prepared, started_ms)));
         }
 
         /// One sub-worker event: boot, progress, a part back, or a failure that ends the load.
         fn on_pool(&mut self, slot: usize, event: pool::Event) {
-            let current = self.job.as_ref().map(|j| j.id);
+            let current = self.job.as_ref().map(Job::id);
             match event {
                 pool::Event::Ready => {
                     let now = now_ms(&self.scope);
@@ -444,10 +489,10 @@ mod wasm {
                     }
                 }
                 pool::Event::Progress { job, index, done } if Some(job) == current => self.job_progress(index, done),
-                pool::Event::Parsed { job, index, bytes } if Some(job) == current => match Part::decode(&bytes) {
-                    Ok(part) => self.job_part(index, part),
-                    Err(e) => self.job_failed(format!("parse worker {index} sent an unreadable part: {e}")),
-                },
+                pool::Event::Parsed { job, index, bytes } if Some(job) == current => {
+                    self.pool.retire(slot);
+                    self.job_part(index, &bytes);
+                }
                 pool::Event::Failed { job, index, message } if Some(job) == current => {
                     self.job_failed(format!("parse worker {index} failed: {message}"));
                 }
@@ -477,28 +522,107 @@ mod wasm {
             let now = now_ms(&self.scope);
             let Some(job) = self.job.as_mut() else { return };
             if let Some((sum, total)) = job.progress(index, done, now) {
-                let id = job.id;
+                let id = job.id();
                 self.progress(id, Phase::Parsing, sum, Some(total));
             }
         }
 
-        fn job_part(&mut self, index: usize, part: Part) {
+        /// Part `index` came back encoded; the last one completes the load.
+        fn job_part(&mut self, index: usize, bytes: &[u8]) {
             let Some(job) = self.job.as_mut() else { return };
-            if !job.part(index, part) {
-                return;
+            let complete = match job {
+                Job::Held(job) => Part::decode(bytes).map(|part| job.part(index, part)),
+                Job::File(job) => StreamedPart::decode(bytes).map(|part| job.part(index, part)),
+            };
+            match complete {
+                Ok(true) => {}
+                Ok(false) => return,
+                Err(e) => return self.job_failed(format!("parse worker {index} sent an unreadable part: {e}")),
             }
             let Some(job) = self.job.take() else { return };
             self.pool.terminate();
-            let (id, started_ms) = (job.id, job.started_ms);
-            let (prepared, parts) = job.into_complete();
-            let reply = self.engine.complete(prepared, parts);
-            self.loaded(id, reply, started_ms);
+            match job {
+                Job::Held(job) => {
+                    let (id, started_ms) = (job.id, job.started_ms);
+                    let (prepared, parts) = job.into_complete();
+                    let reply = self.engine.complete(prepared, parts);
+                    self.loaded(id, reply, started_ms);
+                }
+                Job::File(job) => {
+                    let (id, started_ms) = (job.id, job.started_ms);
+                    let (file, parts) = job.into_parts();
+                    let last_part = now_ms(&self.scope);
+                    let size = file.size() as u64;
+                    let reply = match self.engine.join(&file.name(), size, parts) {
+                        Ok(Some(mut summary)) => {
+                            summary.finish_ms = now_ms(&self.scope) - last_part;
+                            Ok(summary)
+                        }
+                        // A part did not end at its cut: the file is read again, here, as a stream.
+                        Ok(None) => {
+                            self.begin(id, Some(1));
+                            return wasm_bindgen_futures::spawn_local(source::read(self.me.clone(), id, file));
+                        }
+                        Err(error) => Err(error),
+                    };
+                    self.loaded(id, reply, started_ms);
+                }
+            }
+        }
+
+        /// Reads a large JSON file in parts, each parsed by a parse worker that reads its own
+        /// range of the file (`load::cut`, one part per core or per `?workers=N`), so neither
+        /// the file nor its bytes pass through here; false when it is read here as a stream
+        /// (small, gzip, not a trace's head, `?workers=1`, or larger than
+        /// `Budget::held_whole`, past which the parts and their join were not measured).
+        fn read_in_parts(&mut self, id: u32, workers: Option<u32>, file: &web_sys::File) -> bool {
+            let started = now_ms(&self.scope);
+            // `File.size` is an integral byte count; the cast is exact below 2^53.
+            let size = file.size() as u64;
+            let cores = workers.map_or_else(|| self.scope.navigator().hardware_concurrency() as usize, |w| w as usize);
+            let parts = load::parts_for(usize::try_from(size).unwrap_or(usize::MAX), cores);
+            if parts < 2 || self.engine.budget().held_whole().check_file(size, false).is_err() {
+                return false;
+            }
+            let cuts = web_sys::FileReaderSync::new().map_err(|e| source::js_error(&e)).and_then(|reader| {
+                let mut buf = Vec::new();
+                let mut read = |at: u64, into: &mut [u8]| {
+                    let end = size.min(at + into.len() as u64);
+                    pool::read_at(&reader, file, at, end, &mut buf).map_err(std::io::Error::other)?;
+                    into[..buf.len()].copy_from_slice(&buf);
+                    Ok(buf.len())
+                };
+                load::cut(size, parts, &mut read).map_err(|e| e.to_string())
+            });
+            let cuts = match cuts {
+                Ok(cuts) if cuts.len() > 1 => cuts,
+                Ok(_) => return false,
+                Err(e) => {
+                    self.reading = None;
+                    self.fail(id, "io", e);
+                    return true;
+                }
+            };
+            self.reading = None;
+            self.pool = Pool::default();
+            let mut sent = self.pool.grow(cuts.len(), &self.pool_sink);
+            for (index, (piece, range)) in cuts.iter().enumerate() {
+                sent = sent.and_then(|()| self.pool.read_part(id, index, *piece, range.end, file));
+            }
+            if let Err(e) = sent {
+                self.stop_parsers();
+                self.fail(id, "worker", format!("cannot start the parse workers: {e}"));
+                return true;
+            }
+            self.progress(id, Phase::Parsing, 0, Some(size));
+            self.job = Some(Job::File(PartsJob::of(id, file.clone(), cuts.len(), size, started)));
+            true
         }
 
         fn job_failed(&mut self, message: String) {
             let Some(job) = self.job.take() else { return };
             self.pool.terminate();
-            self.fail(job.id, "worker", message);
+            self.fail(job.id(), "worker", message);
         }
 
         /// Drops the load being parsed by sub-workers, if any, and terminates them.

@@ -9,7 +9,10 @@
 //! (both ends are the same build, so no version handshake). [`ToParser::Parse`] carries one
 //! part's bytes (transferred); the sub-worker answers `Progress` (bytes of its part done, every
 //! few MB), then `Parsed` with the part encoded by `load::Part::encode` (transferred), or
-//! `Failed`. A trap or a panic in a sub-worker reaches the load worker as an `error` event
+//! `Failed`. [`ToParser::ReadPart`] carries a picked `File` and a byte range of it instead: the
+//! sub-worker reads the range itself, 8 MiB at a time with `FileReaderSync`, parses it as it
+//! reads (`load::Stream::part`) and answers the same way with a `load::StreamedPart` encoded,
+//! so a large file's bytes never pass through the load worker. A trap or a panic in a sub-worker reaches the load worker as an `error` event
 //! ([`Event::Crashed`], cancelled there so it does not go on to the page as the load worker's),
 //! and a part lost on the way as a `messageerror`, so no failure is silent.
 //!
@@ -23,10 +26,12 @@
 //! instance's memory never shrinks, so an idle parser would keep its part's memory.
 //!
 //! Cost per part: one copy out of the load worker's memory, one into the sub-worker's, one for
-//! the encoded part and one back; copies are memcpy speed, small next to parsing.
+//! the encoded part and one back; copies are memcpy speed, small next to parsing. A sub-worker
+//! is terminated as soon as its part is back ([`Pool::retire`]), so its memory goes while the
+//! others still parse.
 
 use crate::source::js_error;
-use kinetoscope::load::{parse_piece, Piece};
+use kinetoscope::load::{parse_piece, Piece, Stream};
 use kinetoscope::json::Form;
 use serde::{Deserialize, Serialize};
 use std::cell::Cell;
@@ -47,6 +52,9 @@ const LOADER_URL: &str = "./worker_loader.js";
 enum ToParser {
     /// Parse the transferred bytes as part `index` of load `job`.
     Parse { job: u32, index: u32, start: u64, object: bool, first: bool },
+    /// Read bytes `start..end` of the `File` beside this message as part `index` of load
+    /// `job`, parsing them as they are read (`load::Stream::part`).
+    ReadPart { job: u32, index: u32, start: u64, end: u64, object: bool, first: bool },
 }
 
 /// From a sub-worker to the load worker.
@@ -77,11 +85,17 @@ pub enum Event {
 /// Receives a sub-worker's slot and event.
 pub type Sink = Rc<dyn Fn(usize, Event)>;
 
+/// What goes beside a message's JSON: part bytes (transferred) or a `File` (cloned).
+enum Attached {
+    Bytes(js_sys::ArrayBuffer),
+    File(web_sys::File),
+}
+
 /// One sub-worker and its handlers; a message posted before `Ready` waits in `queued`.
 struct Sub {
     worker: Worker,
     ready: bool,
-    queued: Vec<(String, js_sys::ArrayBuffer)>,
+    queued: Vec<(String, Attached)>,
     _on_message: Closure<dyn Fn(MessageEvent)>,
     _on_error: Closure<dyn Fn(web_sys::Event)>,
     _on_message_error: Closure<dyn Fn(MessageEvent)>,
@@ -124,8 +138,8 @@ impl Pool {
     pub fn ready(&mut self, slot: usize) -> Result<(), String> {
         let Some(sub) = self.subs.get_mut(slot) else { return Ok(()) };
         sub.ready = true;
-        for (json, buffer) in std::mem::take(&mut sub.queued) {
-            post(&sub.worker, &json, &buffer)?;
+        for (json, attached) in std::mem::take(&mut sub.queued) {
+            post(&sub.worker, &json, &attached)?;
         }
         Ok(())
     }
@@ -141,13 +155,20 @@ impl Pool {
         let len = u32::try_from(bytes.len()).map_err(|_| format!("part {index} is larger than 4 GiB"))?;
         let array = js_sys::Uint8Array::new_with_length(len);
         array.copy_from(bytes);
-        let buffer = array.buffer();
-        if sub.ready {
-            post(&sub.worker, &json, &buffer)
-        } else {
-            sub.queued.push((json, buffer));
-            Ok(())
-        }
+        sub.send(json, Attached::Bytes(array.buffer()))
+    }
+
+    /// Sends part `index` of load `job` (bytes `piece.start..end` of `file`) to sub-worker
+    /// `index`, which reads them itself.
+    ///
+    /// # Errors
+    /// The browser's message when the post fails.
+    pub fn read_part(&mut self, job: u32, index: usize, piece: Piece, end: u64, file: &web_sys::File) -> Result<(), String> {
+        let Some(sub) = self.subs.get_mut(index) else { return Err(format!("no sub-worker {index}")) };
+        let (start, object, first) = (piece.start, piece.form == Form::Object, piece.first);
+        let msg = ToParser::ReadPart { job, index: index as u32, start, end, object, first };
+        let json = serde_json::to_string(&msg).map_err(|e| e.to_string())?;
+        sub.send(json, Attached::File(file.clone()))
     }
 
     /// Terminates every sub-worker. Their `error` handlers stay until the pool is dropped,
@@ -166,15 +187,43 @@ impl Pool {
         }
     }
 
+    /// Terminates sub-worker `slot` once its part is back: its memory (a wasm instance's
+    /// never shrinks) is freed while the others still parse.
+    pub fn retire(&mut self, slot: usize) {
+        if let Some(sub) = self.subs.get(slot) {
+            sub.worker.set_onmessage(None);
+            sub.worker.set_onmessageerror(None);
+            sub.worker.terminate();
+        }
+    }
+
     /// True once [`Pool::terminate`] ran: the pool cannot parse any more.
     pub fn is_terminated(&self) -> bool {
         self.ended.get()
     }
 }
 
-fn post(worker: &Worker, json: &str, buffer: &js_sys::ArrayBuffer) -> Result<(), String> {
-    let parts = js_sys::Array::of2(&JsValue::from_str(json), buffer);
-    worker.post_message_with_transfer(&parts, &js_sys::Array::of1(buffer)).map_err(|e| js_error(&e))
+impl Sub {
+    /// Posts now if booted, else when it reports `Ready`.
+    fn send(&mut self, json: String, attached: Attached) -> Result<(), String> {
+        if self.ready {
+            post(&self.worker, &json, &attached)
+        } else {
+            self.queued.push((json, attached));
+            Ok(())
+        }
+    }
+}
+
+fn post(worker: &Worker, json: &str, attached: &Attached) -> Result<(), String> {
+    let sent = match attached {
+        Attached::Bytes(buffer) => {
+            let parts = js_sys::Array::of2(&JsValue::from_str(json), buffer);
+            worker.post_message_with_transfer(&parts, &js_sys::Array::of1(buffer))
+        }
+        Attached::File(file) => worker.post_message(&js_sys::Array::of2(&JsValue::from_str(json), file)),
+    };
+    sent.map_err(|e| js_error(&e))
 }
 
 fn spawn(slot: usize, sink: Sink, ended: Rc<Cell<bool>>) -> Result<Sub, String> {
@@ -247,10 +296,22 @@ pub fn serve(scope: DedicatedWorkerGlobalScope) {
     let reply_scope = scope.clone();
     let on_message = Closure::<dyn Fn(MessageEvent)>::new(move |ev: MessageEvent| {
         let parts = js_sys::Array::from(&ev.data());
-        let Some(Ok(ToParser::Parse { job, index, start, object, first })) =
-            parts.get(0).as_string().map(|json| serde_json::from_str::<ToParser>(&json))
-        else {
-            return reply(&reply_scope, &FromParser::Failed { job: 0, index: 0, message: "bad message to a parse worker".into() }, None);
+        let (job, index, start, object, first) = match parts.get(0).as_string().map(|json| serde_json::from_str::<ToParser>(&json)) {
+            Some(Ok(ToParser::Parse { job, index, start, object, first })) => (job, index, start, object, first),
+            Some(Ok(ToParser::ReadPart { job, index, start, end, object, first })) => {
+                let piece = Piece { start, form: if object { Form::Object } else { Form::Array }, first };
+                let encoded = match parts.get(1).dyn_into::<web_sys::File>() {
+                    Ok(file) => read_part(&file, piece, end, &mut |done| {
+                        reply(&reply_scope, &FromParser::Progress { job, index, done }, None);
+                    }),
+                    Err(_) => Err("part sent without its file".into()),
+                };
+                return match encoded {
+                    Ok(encoded) => reply(&reply_scope, &FromParser::Parsed { job, index }, Some(&encoded)),
+                    Err(message) => reply(&reply_scope, &FromParser::Failed { job, index, message }, None),
+                };
+            }
+            _ => return reply(&reply_scope, &FromParser::Failed { job: 0, index: 0, message: "bad message to a parse worker".into() }, None),
         };
         let Some(buffer) = parts.get(1).dyn_into::<js_sys::ArrayBuffer>().ok() else {
             return reply(&reply_scope, &FromParser::Failed { job, index, message: "part sent without its bytes".into() }, None);
@@ -271,6 +332,38 @@ pub fn serve(scope: DedicatedWorkerGlobalScope) {
     // The handler lives as long as the sub-worker.
     on_message.forget();
     reply(&scope, &FromParser::Ready, None);
+}
+
+/// Bytes a sub-worker reads from its file at a time.
+const READ_BYTES: u64 = 8 << 20;
+
+/// Reads bytes `piece.start..end` of `file` with the worker's synchronous reader, parsing them
+/// as they are read; `progress(bytes done)` after each read. The part, encoded.
+fn read_part(file: &web_sys::File, piece: Piece, end: u64, progress: &mut dyn FnMut(u64)) -> Result<Vec<u8>, String> {
+    let reader = web_sys::FileReaderSync::new().map_err(|e| js_error(&e))?;
+    let mut stream = Stream::part(piece);
+    let mut buf = Vec::new();
+    let mut at = piece.start;
+    while at < end {
+        let until = end.min(at + READ_BYTES);
+        read_at(&reader, file, at, until, &mut buf)?;
+        stream.push(&buf);
+        at = until;
+        progress(at - piece.start);
+    }
+    Ok(stream.finish_part().encode())
+}
+
+/// Bytes `start..end` of `file` into `buf` (replacing what it held).
+pub fn read_at(reader: &web_sys::FileReaderSync, file: &web_sys::File, start: u64, end: u64, buf: &mut Vec<u8>) -> Result<(), String> {
+    let failed = |e: JsValue| format!("reading {:?} failed: {}", file.name(), js_error(&e));
+    // Offsets are exact as f64 below 2^53.
+    let blob = file.slice_with_f64_and_f64(start as f64, end as f64).map_err(failed)?;
+    let buffer = reader.read_as_array_buffer(&blob).map_err(failed)?;
+    let array = js_sys::Uint8Array::new(&buffer);
+    buf.resize(array.length() as usize, 0);
+    array.copy_to(buf);
+    Ok(())
 }
 
 /// Posts `[json, ArrayBuffer?]` from a sub-worker, transferring a copy of `bytes` if given.
