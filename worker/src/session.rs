@@ -1,5 +1,6 @@
 //! One loaded trace: its name, model and timeline index, and the analyses built from it on
-//! first use (op index, GPU profiles, memory series, findings).
+//! first use (op index, GPU profiles, memory series, the whole trace's kernel table and steps,
+//! findings).
 //!
 //! The engine holds the current trace and the comparison baseline as sessions (the baseline is
 //! the same `Arc<Session>`, not a copy); the CLI's report reads a session too. So a number on
@@ -11,7 +12,7 @@
 //! trace (range-limited tables are computed per query from the whole-trace indexes).
 
 use crate::analysis::explain;
-use crate::analysis::gpu::{metrics_window, GpuIndex, GpuMetrics};
+use crate::analysis::gpu::{metrics_window_of, GpuIndex, GpuMetrics};
 use crate::analysis::kernels::{self, KernelTable};
 use crate::analysis::memory::{self, Memory};
 use crate::analysis::ops::{OpIndex, OpOptions, OpTable};
@@ -32,6 +33,12 @@ pub struct Session {
     gpu: OnceLock<GpuIndex>,
     memory: OnceLock<Memory>,
     findings: OnceLock<Vec<Finding>>,
+    /// The whole trace's kernel table: the findings, the Kernels tab, a comparison and the
+    /// roofline each ask for it, and it reads every kernel's args.
+    kernels: OnceLock<KernelTable>,
+    /// The whole trace's steps: the findings, the Steps tab, a step's explanation and the GPU
+    /// metrics' window each ask for them.
+    steps: OnceLock<Steps>,
     /// Peaks given by hand, over the table's for the trace's GPU.
     peaks: Option<Peaks>,
     work: OnceLock<WorkIndex>,
@@ -72,6 +79,8 @@ impl Session {
             gpu: OnceLock::new(),
             memory: OnceLock::new(),
             findings: OnceLock::new(),
+            kernels: OnceLock::new(),
+            steps: OnceLock::new(),
             peaks: None,
             work: OnceLock::new(),
         }
@@ -110,7 +119,7 @@ impl Session {
     /// GPU metrics of every device over `range` (kernels clipped to it), or over the step
     /// window when `None` (tb_plugin's window), from the GPU profiles.
     pub fn gpus(&self, range: Option<(i64, i64)>) -> Vec<GpuMetrics> {
-        self.gpu().metrics(range.unwrap_or_else(|| metrics_window(&self.trace)))
+        self.gpu().metrics(range.unwrap_or_else(|| metrics_window_of(&self.trace, self.whole_steps())))
     }
 
     /// The memory series of the whole trace (built on first use).
@@ -118,10 +127,13 @@ impl Session {
         self.memory.get_or_init(|| memory::analyze(&self.trace, None, 0))
     }
 
-    /// The kernel table over `range` (ns from the trace origin), or the whole trace, with
-    /// each row's achieved rates.
+    /// The kernel table over `range` (ns from the trace origin), or the whole trace (built
+    /// on first use), with each row's achieved rates.
     pub fn kernels(&self, range: Option<(i64, i64)>) -> KernelTable {
-        kernels::kernel_table_with(&self.trace, range, Some(self.work()))
+        match range {
+            Some(_) => kernels::kernel_table_with(&self.trace, range, Some(self.work())),
+            None => self.kernels.get_or_init(|| kernels::kernel_table_with(&self.trace, None, Some(self.work()))).clone(),
+        }
     }
 
     /// FLOPs and bytes per kernel, the GPU's peaks (built on first use).
@@ -134,9 +146,17 @@ impl Session {
         self.work().step_mfu(&self.trace, steps)
     }
 
-    /// The steps over `range`, or the whole trace.
+    /// The steps over `range`, or the whole trace (built on first use).
     pub fn steps(&self, range: Option<(i64, i64)>) -> Steps {
-        steps::analyze(&self.trace, range)
+        match range {
+            Some(_) => steps::analyze(&self.trace, range),
+            None => self.whole_steps().clone(),
+        }
+    }
+
+    /// The whole trace's steps (built on first use).
+    pub fn whole_steps(&self) -> &Steps {
+        self.steps.get_or_init(|| steps::analyze(&self.trace, None))
     }
 
     /// Why step `which` is slow, over the whole trace's steps.
@@ -144,7 +164,7 @@ impl Session {
     /// # Errors
     /// No complete step, or no step of that number.
     pub fn explain(&self, which: explain::Which) -> Result<explain::Explanation, String> {
-        explain::explain(&self.trace, &self.steps(None), which)
+        explain::explain(&self.trace, self.whole_steps(), which)
     }
 
     /// The cheatsheet findings, always over the whole trace (detected on first use).

@@ -245,6 +245,10 @@ fn marking_the_loaded_trace_equals_loading_it_with_the_marker() {
     assert_eq!(marking.marker, None);
     let first = marking.candidates.first().expect("vLLM's graph capture has a candidate").clone();
     assert_eq!(first.count, 23);
+    // Asked before the marker changes, so the session's kept steps and kernel table exist.
+    for q in [Query::Steps, Query::Findings, Query::Kernels { range_ns: None }] {
+        e.query(&q).unwrap();
+    }
     e.query(&Query::KeepAsBaseline).unwrap();
 
     let started = std::time::Instant::now();

@@ -173,6 +173,12 @@ fn step_mfu_by_construction() {
     let given = kinetoscope::analysis::work::peaks::Peaks::with_overrides(None, "bf16=494.7,gbps=3350").unwrap();
     let work = kinetoscope::analysis::work::WorkIndex::new(session.trace(), Some(given));
     assert!((work.step_mfu(session.trace(), &steps)[0].unwrap() - 2.0 * expect).abs() < 1e-9);
+    // The whole trace's kernel table is kept by the session, and rebuilt with the peaks.
+    assert_eq!(session.kernels(None), session.kernels(None));
+    let mut engine = engine;
+    engine.set_peaks(Some("bf16=494.7,gbps=3350")).unwrap();
+    let row = &engine.session().unwrap().kernels(None).rows[0];
+    assert!((row.achieved.unwrap().peak_pct.unwrap() - 2.0 * 27.782).abs() < 2e-3);
 }
 
 /// Without a known GPU there are no peaks: no MFU, no percentages, rates still shown.

@@ -41,7 +41,7 @@
 
 use super::args::ArgKey;
 use super::kernels::LaunchArgs;
-use super::steps;
+use super::steps::{self, Steps};
 use super::kernel_class::uses_tensor_cores;
 use crate::analysis::args::parse_i64;
 use crate::model::strings::FxHashMap;
@@ -376,7 +376,12 @@ pub fn gpu_timeseries(
 
 /// tb_plugin's metrics window `[w0, w1)`, ns (see the module docs, **Window**).
 pub fn metrics_window(trace: &Trace) -> (i64, i64) {
-    let all = steps::analyze(trace, None).steps;
+    metrics_window_of(trace, &steps::analyze(trace, None))
+}
+
+/// [`metrics_window`] from the whole trace's step analysis, already made.
+pub fn metrics_window_of(trace: &Trace, whole: &Steps) -> (i64, i64) {
+    let all = &whole.steps;
     let complete: Vec<_> = all.iter().filter(|s| !s.incomplete).collect();
     let spans = if complete.is_empty() {
         all.iter().collect()

@@ -12,7 +12,7 @@ use super::{dur, finding, pct, Ctx, Finding, Severity};
 use crate::analysis::kernel_class::KernelClass;
 use crate::analysis::kernels::KernelRow;
 use crate::analysis::breakdown::{is_communication_kernel, is_communication_op, is_dataloader, Breakdown, Category, Roles};
-use crate::analysis::gpu::metrics_window;
+use crate::analysis::gpu::metrics_window_of;
 use crate::analysis::memory;
 use crate::model::{CatClass, ProcessKind};
 
@@ -29,7 +29,7 @@ pub(super) fn rules(ctx: &Ctx, out: &mut Vec<Finding>) {
 fn breakdown(ctx: &Ctx) -> Breakdown {
     let steps = ctx.complete_steps();
     if steps.is_empty() {
-        let (w0, w1) = metrics_window(ctx.trace);
+        let (w0, w1) = metrics_window_of(ctx.trace, &ctx.steps);
         return Roles::new(ctx.trace).breakdown(w0, w1);
     }
     let mut b = Breakdown::default();

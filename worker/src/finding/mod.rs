@@ -47,7 +47,7 @@ pub mod thresholds;
 use crate::analysis::gpu::{GpuIndex, GpuMetrics};
 use crate::analysis::kernels::KernelTable;
 use crate::analysis::ops::{OpOptions, OpTable};
-use crate::analysis::steps::{self, StepSpan, Steps};
+use crate::analysis::steps::{StepSpan, Steps};
 use crate::analysis::device::{device_properties, DeviceProps};
 use crate::analysis::work::WorkIndex;
 use crate::model::strings::FxHashMap;
@@ -199,7 +199,7 @@ impl<'t> Ctx<'t> {
         }
         Self {
             trace,
-            steps: steps::analyze(trace, None),
+            steps: session.whole_steps().clone(),
             ops: session.op_table(&OpOptions::default()),
             kernels: session.kernels(None),
             gpus: session.gpus(None),
