@@ -8,7 +8,6 @@
 mod common;
 
 use common::fingerprint;
-use kinetoscope::engine::Engine;
 use kinetoscope::load::{cut, join, parse, LoadFailure, Piece, Stream, StreamedPart};
 use kinetoscope::model::Trace;
 
@@ -114,9 +113,11 @@ fn gzip_and_documents_that_are_not_traces_are_one_part() {
 #[test]
 fn the_engine_joins_parts_into_the_summary_a_streamed_load_gives() {
     let json = common::json_bytes(&common::real("param__dlrm_kineto__worker0_step_12.1694128201545.pt.trace.json"));
-    let (_, streamed) = common::load_bytes("t.json", json.clone());
-    let mut engine = Engine::new();
-    let mut summary = engine.join("t.json", json.len() as u64, streamed_parts(&json, 3, 1 << 20)).unwrap().unwrap();
+    let (mut engine, streamed) = common::load_bytes("t.json", json.clone());
+    // As a streamed load does, the parts' load drops the loaded trace before the parts come.
+    let joining = engine.begin_parts("t.json", json.len() as u64).unwrap();
+    assert!(engine.trace().is_none());
+    let mut summary = engine.join(joining, streamed_parts(&json, 3, 1 << 20)).unwrap().unwrap();
     assert_eq!(summary.parse_workers, 3);
     summary.parse_workers = 1;
     assert_eq!(summary, streamed.unwrap());

@@ -86,7 +86,7 @@ mod wasm {
     use crate::post::{console_error, load_error, now_ms, post, post_with, progress_msg, throttled, wasm_memory_bytes};
     use crate::source::{self, Receiver};
     use kinetoscope::budget::Budget;
-    use kinetoscope::engine::{Engine, Prepared, RankOpen, Target};
+    use kinetoscope::engine::{Engine, Joining, Prepared, RankOpen, Target};
     use kinetoscope::ranks::loads::{Next, Purpose, RunLoads};
     use kinetoscope::intake::{Incoming, PartsJob, Streaming, SILENT_MS};
     use kinetoscope::load::{self, Part, StreamedPart};
@@ -134,7 +134,7 @@ mod wasm {
     /// of a file each parse worker reads itself (`Worker::read_in_parts`).
     enum Job {
         Held(PartsJob),
-        File(PartsJob<web_sys::File, StreamedPart>),
+        File(PartsJob<(Joining, web_sys::File), StreamedPart>),
     }
 
     impl Job {
@@ -550,10 +550,9 @@ mod wasm {
                 }
                 Job::File(job) => {
                     let (id, started_ms) = (job.id, job.started_ms);
-                    let (file, parts) = job.into_parts();
+                    let ((joining, file), parts) = job.into_parts();
                     let last_part = now_ms(&self.scope);
-                    let size = file.size() as u64;
-                    let reply = match self.engine.join(&file.name(), size, parts) {
+                    let reply = match self.engine.join(joining, parts) {
                         Ok(Some(mut summary)) => {
                             summary.finish_ms = now_ms(&self.scope) - last_part;
                             Ok(summary)
@@ -584,6 +583,14 @@ mod wasm {
             if parts < 2 || self.engine.budget().held_whole().check_file(size, false).is_err() {
                 return false;
             }
+            let joining = match self.engine.begin_parts(&file.name(), size) {
+                Ok(joining) => joining,
+                Err(error) => {
+                    self.reading = None;
+                    self.loaded(id, Err(error), 0.0);
+                    return true;
+                }
+            };
             let cuts = web_sys::FileReaderSync::new().map_err(|e| source::js_error(&e)).and_then(|reader| {
                 let mut buf = Vec::new();
                 let mut read = |at: u64, into: &mut [u8]| {
@@ -615,7 +622,7 @@ mod wasm {
                 return true;
             }
             self.progress(id, Phase::Parsing, 0, Some(size));
-            self.job = Some(Job::File(PartsJob::of(id, file.clone(), cuts.len(), size, started)));
+            self.job = Some(Job::File(PartsJob::of(id, (joining, file.clone()), cuts.len(), size, started)));
             true
         }
 

@@ -6,7 +6,7 @@
 //!   page's default, and the CLI's for gzip and small files.
 //! - Split ([`Engine::prepare`], parts parsed anywhere, [`Engine::complete`]): the whole JSON
 //!   is cut into parts at event boundaries for parse workers (the page's `?workers=N`).
-//! - Joined ([`Engine::join`]): one file cut by `load::cut` and its parts streamed on their own
+//! - Joined ([`Engine::begin_parts`], parts parsed anywhere, [`Engine::join`]): one file cut by `load::cut` and its parts streamed on their own
 //!   (the CLI's threads), so a large file is parsed on several cores and never held whole.
 //!
 //! All give the same model as the sequential parse (tests/stream.rs, tests/part_codec.rs,
@@ -37,6 +37,12 @@ pub struct Prepared {
     gzip_error: Option<String>,
     /// The parts to parse.
     pub plan: Plan,
+}
+
+/// A load read as parts between [`Engine::begin_parts`] and [`Engine::join`].
+pub struct Joining {
+    name: String,
+    file_bytes: u64,
 }
 
 /// A streamed load between [`Engine::begin`] and [`Engine::end`].
@@ -195,20 +201,31 @@ impl Engine {
         self.end(loading)
     }
 
-    /// Ends a load of one file read as parts on their own (`load::cut`, `load::Stream::part`,
-    /// on any threads; `file_bytes`: its size), as [`Engine::end`] does; `None` when a part
-    /// did not end cleanly at its cut: the caller then loads the file sequentially.
+    /// Starts a load of file `name` (`file_bytes` of JSON) read as parts on their own
+    /// (`load::cut`, `load::Stream::part`, on any threads), ended by [`Engine::join`]; like
+    /// [`Engine::begin`], it drops the current trace first, so its memory is free for the parts.
     ///
     /// # Errors
-    /// A `too-big` [`LoadError`] over the budget; as [`Engine::end`] when no event was read.
-    pub fn join(&mut self, name: &str, file_bytes: u64, parts: Vec<StreamedPart>) -> Result<Option<TraceSummary>, LoadError> {
+    /// A `too-big` [`LoadError`] when the size is over the budget.
+    pub fn begin_parts(&mut self, name: &str, file_bytes: u64) -> Result<Joining, LoadError> {
         self.budget.check_file(file_bytes, false).map_err(|t| t.to_load_error(name))?;
         self.drop_current(Target::Current);
+        Ok(Joining { name: name.to_owned(), file_bytes })
+    }
+
+    /// Ends a load started by [`Engine::begin_parts`] with its parts, in file order, as
+    /// [`Engine::end`] does; `None` when a part did not end cleanly at its cut: the caller then
+    /// loads the file sequentially.
+    ///
+    /// # Errors
+    /// As [`Engine::end`] when no event was read.
+    pub fn join(&mut self, joining: Joining, parts: Vec<StreamedPart>) -> Result<Option<TraceSummary>, LoadError> {
+        let Joining { name, file_bytes } = joining;
         let count = parts.len();
         let Some(joined) = load::join(parts) else { return Ok(None) };
         let trace = joined.map_err(|f| failure(&f, false))?;
         let sizes = Sizes { file_bytes, json_bytes: file_bytes, gzip: false, gzip_error: None, parts: count };
-        self.adopt(Target::Current, name.to_owned(), trace, sizes).map(Some)
+        self.adopt(Target::Current, name, trace, sizes).map(Some)
     }
 
     /// First stage of a load split across workers: drops the loaded trace (not the baseline),

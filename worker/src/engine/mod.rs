@@ -29,7 +29,7 @@ use std::sync::{Arc, Weak};
 
 mod loading;
 
-pub use loading::{Loading, Prepared};
+pub use loading::{Joining, Loading, Prepared};
 
 /// Buckets of [`Engine::warm_tiles`]: enough work for the JIT to optimize the tile code.
 const WARM_BUCKETS: i64 = 256;

@@ -27,11 +27,12 @@ pub fn load_file(engine: &mut Engine, name: &str, path: &Path, threads: usize) -
     let parts = load::parts_for(usize::try_from(size).unwrap_or(usize::MAX), threads);
     let cuts = if parts > 1 { load::cut(size, parts, &mut |at, buf| read_at(&mut file, at, buf)).map_err(cannot)? } else { Vec::new() };
     if cuts.len() > 1 {
+        let joining = engine.begin_parts(name, size).map_err(|e| e.message)?;
         let streamed = std::thread::scope(|scope| {
             let handles: Vec<_> = cuts.into_iter().map(|(piece, range)| scope.spawn(move || read_part(path, piece, range))).collect();
             handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err("a read thread panicked".into()))).collect::<Result<Vec<_>, _>>()
         })?;
-        if let Some(summary) = engine.join(name, size, streamed).map_err(|e| e.message)? {
+        if let Some(summary) = engine.join(joining, streamed).map_err(|e| e.message)? {
             return Ok(summary);
         }
     }
