@@ -592,13 +592,7 @@ mod wasm {
                 }
             };
             let cuts = web_sys::FileReaderSync::new().map_err(|e| source::js_error(&e)).and_then(|reader| {
-                let mut buf = Vec::new();
-                let mut read = |at: u64, into: &mut [u8]| {
-                    let end = size.min(at + into.len() as u64);
-                    pool::read_at(&reader, file, at, end, &mut buf).map_err(std::io::Error::other)?;
-                    into[..buf.len()].copy_from_slice(&buf);
-                    Ok(buf.len())
-                };
+                let mut read = |at, into: &mut [u8]| pool::read_at(&reader, file, at, into).map_err(std::io::Error::other);
                 load::cut(size, parts, &mut read).map_err(|e| e.to_string())
             });
             let cuts = match cuts {

@@ -296,37 +296,22 @@ pub fn serve(scope: DedicatedWorkerGlobalScope) {
     let reply_scope = scope.clone();
     let on_message = Closure::<dyn Fn(MessageEvent)>::new(move |ev: MessageEvent| {
         let parts = js_sys::Array::from(&ev.data());
-        let (job, index, start, object, first) = match parts.get(0).as_string().map(|json| serde_json::from_str::<ToParser>(&json)) {
-            Some(Ok(ToParser::Parse { job, index, start, object, first })) => (job, index, start, object, first),
+        let piece = |start, object, first| Piece { start, form: if object { Form::Object } else { Form::Array }, first };
+        let (job, index, encoded) = match parts.get(0).as_string().map(|json| serde_json::from_str::<ToParser>(&json)) {
+            Some(Ok(ToParser::Parse { job, index, start, object, first })) => {
+                let mut progress = |done| reply(&reply_scope, &FromParser::Progress { job, index, done }, None);
+                (job, index, parse_bytes(&parts.get(1), piece(start, object, first), &mut progress))
+            }
             Some(Ok(ToParser::ReadPart { job, index, start, end, object, first })) => {
-                let piece = Piece { start, form: if object { Form::Object } else { Form::Array }, first };
-                let encoded = match parts.get(1).dyn_into::<web_sys::File>() {
-                    Ok(file) => read_part(&file, piece, end, &mut |done| {
-                        reply(&reply_scope, &FromParser::Progress { job, index, done }, None);
-                    }),
-                    Err(_) => Err("part sent without its file".into()),
-                };
-                return match encoded {
-                    Ok(encoded) => reply(&reply_scope, &FromParser::Parsed { job, index }, Some(&encoded)),
-                    Err(message) => reply(&reply_scope, &FromParser::Failed { job, index, message }, None),
-                };
+                let mut progress = |done| reply(&reply_scope, &FromParser::Progress { job, index, done }, None);
+                (job, index, read_part(&parts.get(1), piece(start, object, first), end, &mut progress))
             }
             _ => return reply(&reply_scope, &FromParser::Failed { job: 0, index: 0, message: "bad message to a parse worker".into() }, None),
         };
-        let Some(buffer) = parts.get(1).dyn_into::<js_sys::ArrayBuffer>().ok() else {
-            return reply(&reply_scope, &FromParser::Failed { job, index, message: "part sent without its bytes".into() }, None);
-        };
-        let bytes = js_sys::Uint8Array::new(&buffer).to_vec();
-        drop(buffer);
-        let piece = Piece { start, form: if object { Form::Object } else { Form::Array }, first };
-        let part = parse_piece(&bytes, piece, &mut |offset| {
-            let done = offset.saturating_sub(start);
-            reply(&reply_scope, &FromParser::Progress { job, index, done }, None);
-        });
-        drop(bytes);
-        let encoded = part.encode();
-        drop(part);
-        reply(&reply_scope, &FromParser::Parsed { job, index }, Some(&encoded));
+        match encoded {
+            Ok(encoded) => reply(&reply_scope, &FromParser::Parsed { job, index }, Some(&encoded)),
+            Err(message) => reply(&reply_scope, &FromParser::Failed { job, index, message }, None),
+        }
     });
     scope.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
     // The handler lives as long as the sub-worker.
@@ -335,35 +320,48 @@ pub fn serve(scope: DedicatedWorkerGlobalScope) {
 }
 
 /// Bytes a sub-worker reads from its file at a time.
-const READ_BYTES: u64 = 8 << 20;
+const READ_BYTES: usize = 8 << 20;
 
-/// Reads bytes `piece.start..end` of `file` with the worker's synchronous reader, parsing them
-/// as they are read; `progress(bytes done)` after each read. The part, encoded.
-fn read_part(file: &web_sys::File, piece: Piece, end: u64, progress: &mut dyn FnMut(u64)) -> Result<Vec<u8>, String> {
+/// Parses the transferred bytes (`attached`, an `ArrayBuffer`) as `piece`; `progress(bytes
+/// done)` every few MB. The part, encoded.
+fn parse_bytes(attached: &JsValue, piece: Piece, progress: &mut dyn FnMut(u64)) -> Result<Vec<u8>, String> {
+    let buffer = attached.dyn_ref::<js_sys::ArrayBuffer>().ok_or("part sent without its bytes")?;
+    let bytes = js_sys::Uint8Array::new(buffer).to_vec();
+    let part = parse_piece(&bytes, piece, &mut |offset| progress(offset.saturating_sub(piece.start)));
+    drop(bytes);
+    Ok(part.encode())
+}
+
+/// Reads bytes `piece.start..end` of the `File` `attached` with the worker's synchronous
+/// reader, parsing them as they are read; `progress(bytes done)` after each read. The part,
+/// encoded.
+fn read_part(attached: &JsValue, piece: Piece, end: u64, progress: &mut dyn FnMut(u64)) -> Result<Vec<u8>, String> {
+    let file = attached.dyn_ref::<web_sys::File>().ok_or("part sent without its file")?;
     let reader = web_sys::FileReaderSync::new().map_err(|e| js_error(&e))?;
     let mut stream = Stream::part(piece);
-    let mut buf = Vec::new();
+    let mut buf = vec![0; READ_BYTES];
     let mut at = piece.start;
     while at < end {
-        let until = end.min(at + READ_BYTES);
-        read_at(&reader, file, at, until, &mut buf)?;
-        stream.push(&buf);
-        at = until;
+        let want = usize::try_from(end - at).map_or(READ_BYTES, |left| left.min(READ_BYTES));
+        let got = read_at(&reader, file, at, &mut buf[..want])?;
+        stream.push(&buf[..got]);
+        at += want as u64;
         progress(at - piece.start);
     }
     Ok(stream.finish_part().encode())
 }
 
-/// Bytes `start..end` of `file` into `buf` (replacing what it held).
-pub fn read_at(reader: &web_sys::FileReaderSync, file: &web_sys::File, start: u64, end: u64, buf: &mut Vec<u8>) -> Result<(), String> {
+/// Fills `into` from byte `start` of `file` (fewer bytes only at its end); the bytes read.
+pub fn read_at(reader: &web_sys::FileReaderSync, file: &web_sys::File, start: u64, into: &mut [u8]) -> Result<usize, String> {
     let failed = |e: JsValue| format!("reading {:?} failed: {}", file.name(), js_error(&e));
     // Offsets are exact as f64 below 2^53.
+    let end = start + into.len() as u64;
     let blob = file.slice_with_f64_and_f64(start as f64, end as f64).map_err(failed)?;
     let buffer = reader.read_as_array_buffer(&blob).map_err(failed)?;
     let array = js_sys::Uint8Array::new(&buffer);
-    buf.resize(array.length() as usize, 0);
-    array.copy_to(buf);
-    Ok(())
+    let got = (array.length() as usize).min(into.len());
+    array.subarray(0, got as u32).copy_to(&mut into[..got]);
+    Ok(got)
 }
 
 /// Posts `[json, ArrayBuffer?]` from a sub-worker, transferring a copy of `bytes` if given.
