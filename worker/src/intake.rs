@@ -179,11 +179,6 @@ impl PartsJob {
     pub fn prepared(&self) -> &Prepared {
         &self.load
     }
-
-    /// What `Engine::complete` takes: the load and its parts in plan order.
-    pub fn into_complete(self) -> (Prepared, Vec<Part>) {
-        self.into_parts()
-    }
 }
 
 impl<L, P> PartsJob<L, P> {

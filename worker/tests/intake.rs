@@ -61,7 +61,7 @@ fn parts_back_in_any_order_complete_the_load() {
     for (k, (index, part)) in back.into_iter().enumerate() {
         assert_eq!(job.part(index, part), k == last, "complete only with the last part");
     }
-    let (prepared, parts) = job.into_complete();
+    let (prepared, parts) = job.into_parts();
     let merged = engine.complete(prepared, parts).unwrap();
     let (_, whole) = common::load_bytes("dlrm.json", bytes);
     assert_eq!(merged.events, whole.unwrap().events);

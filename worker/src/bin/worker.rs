@@ -544,7 +544,7 @@ mod wasm {
             match job {
                 Job::Held(job) => {
                     let (id, started_ms) = (job.id, job.started_ms);
-                    let (prepared, parts) = job.into_complete();
+                    let (prepared, parts) = job.into_parts();
                     let reply = self.engine.complete(prepared, parts);
                     self.loaded(id, reply, started_ms);
                 }
