@@ -174,11 +174,6 @@ impl PartsJob {
         let (n, total) = (prepared.plan.parts.len(), prepared.json.len() as u64);
         Self::of(id, prepared, n, total, started_ms)
     }
-
-    /// The decompressed JSON the parts are ranges of.
-    pub fn prepared(&self) -> &Prepared {
-        &self.load
-    }
 }
 
 impl<L, P> PartsJob<L, P> {
