@@ -44,17 +44,17 @@ pub fn load_file(engine: &mut Engine, name: &str, path: &Path, threads: usize) -
 fn read_part(path: &Path, piece: Piece, range: Range<u64>) -> Result<StreamedPart, String> {
     let cannot = |e: std::io::Error| format!("cannot read {path:?}: {e}");
     let mut file = File::open(path).map_err(cannot)?;
-    file.seek(SeekFrom::Start(range.start)).map_err(cannot)?;
-    let mut file = file.take(range.end - range.start);
     let mut stream = Stream::part(piece);
     let mut buf = vec![0; PIECE];
-    loop {
-        match file.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => stream.push(&buf[..n]),
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(cannot(e)),
+    let mut at = range.start;
+    while at < range.end {
+        let want = usize::try_from(range.end - at).map_or(PIECE, |left| left.min(PIECE));
+        let got = read_at(&mut file, at, &mut buf[..want]).map_err(cannot)?;
+        if got == 0 {
+            break;
         }
+        stream.push(&buf[..got]);
+        at += got as u64;
     }
     Ok(stream.finish_part())
 }
