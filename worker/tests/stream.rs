@@ -19,9 +19,38 @@ fn streamed(json: &[u8], piece: usize, every: usize) -> Result<Trace, LoadFailur
     stream.finish()
 }
 
+/// A reader that gives at most `most` bytes per read, as a pipe or a socket may.
+struct Trickle<'a> {
+    rest: &'a [u8],
+    most: usize,
+}
+
+impl std::io::Read for Trickle<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = buf.len().min(self.most).min(self.rest.len());
+        buf[..n].copy_from_slice(&self.rest[..n]);
+        self.rest = &self.rest[n..];
+        Ok(n)
+    }
+}
+
+/// `json` read by the stream itself ([`Stream::fill_from`]) from a reader giving at most
+/// `piece` bytes per read, reading every `every` bytes.
+fn filled(json: &[u8], piece: usize, every: usize) -> Result<Trace, LoadFailure> {
+    let mut stream = Stream::reading_every(every);
+    let mut source = Trickle { rest: json, most: piece.max(1) };
+    while stream.fill_from(&mut source).unwrap() > 0 {}
+    assert_eq!(stream.received(), json.len() as u64);
+    stream.finish()
+}
+
 /// Same result as the sequential parse: the fingerprint, or the same failure.
 fn assert_same(json: &[u8], piece: usize, every: usize, what: &str) {
-    match (parse(json, &mut |_| {}), streamed(json, piece, every)) {
+    assert_same_as(json, streamed(json, piece, every), piece, every, what);
+}
+
+fn assert_same_as(json: &[u8], streamed: Result<Trace, LoadFailure>, piece: usize, every: usize, what: &str) {
+    match (parse(json, &mut |_| {}), streamed) {
         (Ok(a), Ok(b)) => assert_eq!(fingerprint(&b), fingerprint(&a), "{what}: pieces of {piece}, read every {every}"),
         (Err(a), Err(b)) => assert_eq!(b, a, "{what}: pieces of {piece}, read every {every}"),
         (a, b) => panic!("{what}: pieces of {piece}, read every {every}: sequential {:?}, streamed {:?}", a.err(), b.err()),
@@ -37,6 +66,8 @@ fn every_fixture_streamed_in_pieces_is_the_sequential_parse() {
         for (piece, every) in [(65_536, 1 << 20), (8 << 20, 1 << 20), (4_099, 10_007), (333_333, 1)] {
             assert_same(&json, piece, every, &what);
         }
+        // Read by the stream itself, in short reads.
+        assert_same_as(&json, filled(&json, 4_099, 100_003), 4_099, 100_003, &format!("{what} (filled)"));
     }
 }
 
@@ -53,6 +84,7 @@ fn every_edge_case_file_at_every_cut() {
             for piece in [1, 2, 3, 7, 64] {
                 assert_same(&json, piece, 1, &path.display().to_string());
             }
+            assert_same_as(&json, filled(&json, 7, 1), 7, 1, &format!("{} (filled)", path.display()));
         }
     }
 }

@@ -18,9 +18,14 @@ use crate::codec::{CodecError, Reader as CodecReader, Writer};
 use crate::json::{Checkpoint, Form, ParseError, Tokenizer, Window};
 use crate::model::builder::Builder;
 use crate::model::Trace;
+use std::io::Read as _;
 
 /// Bytes held before a read, by default: reads of 1 MiB make the re-read cut event negligible.
 const READ_EVERY: usize = 1 << 20;
+
+/// Fewest bytes [`Stream::fill_from`] asks its source for: a stream reading every few bytes
+/// would otherwise read its source a few bytes at a time.
+const MIN_FILL: usize = 64 << 10;
 
 /// UTF-8 byte-order mark, which the tokenizer skips at the start.
 const BOM: &[u8] = b"\xEF\xBB\xBF";
@@ -217,6 +222,37 @@ impl Stream {
             self.held.drain(..used);
             self.after_read(used, len);
         }
+    }
+
+    /// Reads the next piece from `source` straight into the bytes held, then reads as
+    /// [`Stream::push`] does; returns how many bytes came (0 at `source`'s end). Unlike a
+    /// `push` of a caller's buffer, nothing is copied but the cut event's tail, and the piece
+    /// is parsed while it is still in cache.
+    ///
+    /// # Errors
+    /// What `source` returned.
+    pub fn fill_from(&mut self, source: &mut dyn std::io::Read) -> std::io::Result<usize> {
+        if self.read.ended {
+            let mut excerpt = [0; EXCERPT as usize];
+            let got = source.read(&mut excerpt)?;
+            self.push(&excerpt[..got]);
+            return Ok(got);
+        }
+        let start = self.held.len();
+        let want = self.want.saturating_sub(start).max(MIN_FILL);
+        // `read_to_end` appends into spare capacity without zeroing it first.
+        let got = std::io::Read::take(&mut *source, want as u64).read_to_end(&mut self.held)?;
+        self.received += got as u64;
+        if !self.any {
+            self.any = self.held[start..].iter().any(|b| !b.is_ascii_whitespace());
+        }
+        if got > 0 && self.held.len() >= self.want {
+            let used = self.read.read(&self.held, false);
+            let len = self.held.len();
+            self.held.drain(..used);
+            self.after_read(used, len);
+        }
+        Ok(got)
     }
 
     /// Ends the input: reads what is held as the input's end and builds the trace.

@@ -1,7 +1,8 @@
 //! Reading a trace file into the engine without holding it whole: a large JSON file is cut at
 //! event boundaries (`load::cut`) and each part is read and parsed on a thread of its own,
 //! then joined (`Engine::join`); gzip, a small file or one core is read on this thread
-//! (`Engine::load_from`). Both read 8 MiB at a time.
+//! (`Engine::load_from`). A part reads its file straight into its stream's buffer
+//! (`Stream::fill_from`).
 
 use kinetoscope::engine::Engine;
 use kinetoscope::load::{self, Piece, Stream, StreamedPart};
@@ -10,9 +11,6 @@ use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::ops::Range;
 use std::path::Path;
-
-/// Bytes read at a time.
-const PIECE: usize = 8 << 20;
 
 /// The cores this process may use.
 pub fn cores() -> usize {
@@ -44,18 +42,10 @@ pub fn load_file(engine: &mut Engine, name: &str, path: &Path, threads: usize) -
 fn read_part(path: &Path, piece: Piece, range: Range<u64>) -> Result<StreamedPart, String> {
     let cannot = |e: std::io::Error| format!("cannot read {path:?}: {e}");
     let mut file = File::open(path).map_err(cannot)?;
+    file.seek(SeekFrom::Start(range.start)).map_err(cannot)?;
+    let mut part = file.take(range.end - range.start);
     let mut stream = Stream::part(piece);
-    let mut buf = vec![0; PIECE];
-    let mut at = range.start;
-    while at < range.end {
-        let want = usize::try_from(range.end - at).map_or(PIECE, |left| left.min(PIECE));
-        let got = read_at(&mut file, at, &mut buf[..want]).map_err(cannot)?;
-        if got == 0 {
-            break;
-        }
-        stream.push(&buf[..got]);
-        at += got as u64;
-    }
+    while stream.fill_from(&mut part).map_err(cannot)? > 0 {}
     Ok(stream.finish_part())
 }
 
