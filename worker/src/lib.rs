@@ -37,6 +37,7 @@ pub mod compare;
 pub mod diag;
 pub mod engine;
 pub mod finding;
+pub mod fork;
 pub mod index;
 pub mod input;
 pub mod intake;

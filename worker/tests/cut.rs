@@ -8,6 +8,7 @@
 mod common;
 
 use common::fingerprint;
+use kinetoscope::fork::{Sequential, Threads};
 use kinetoscope::load::{cut, join, parse, LoadFailure, Piece, Stream, StreamedPart};
 use kinetoscope::model::Trace;
 
@@ -37,7 +38,8 @@ fn streamed_parts(json: &[u8], parts: usize, piece: usize) -> Vec<StreamedPart> 
 }
 
 fn joined(json: &[u8], parts: usize, piece: usize) -> Result<Trace, LoadFailure> {
-    join(streamed_parts(json, parts, piece)).expect("every part ends at its cut")
+    // On threads, as the CLI joins: the same trace as the sequential join the page does.
+    join(streamed_parts(json, parts, piece), &Threads).expect("every part ends at its cut")
 }
 
 #[test]
@@ -99,7 +101,7 @@ fn a_part_that_does_not_end_at_its_cut_is_not_joined() {
     let at = json.len() / 5;
     let colon = at + broken[at..].iter().position(|&b| b == b':').unwrap();
     broken[colon] = b'!';
-    assert!(join(streamed_parts(&broken, 3, 1 << 20)).is_none(), "a syntax error in the first part");
+    assert!(join(streamed_parts(&broken, 3, 1 << 20), &Sequential).is_none(), "a syntax error in the first part");
 }
 
 #[test]
@@ -117,7 +119,7 @@ fn the_engine_joins_parts_into_the_summary_a_streamed_load_gives() {
     // As a streamed load does, the parts' load drops the loaded trace before the parts come.
     let joining = engine.begin_parts("t.json", json.len() as u64).unwrap();
     assert!(engine.trace().is_none());
-    let mut summary = engine.join(joining, streamed_parts(&json, 3, 1 << 20)).unwrap().unwrap();
+    let mut summary = engine.join(joining, streamed_parts(&json, 3, 1 << 20), &Threads).unwrap().unwrap();
     assert_eq!(summary.parse_workers, 3);
     summary.parse_workers = 1;
     assert_eq!(summary, streamed.unwrap());
@@ -133,7 +135,7 @@ fn parts_sent_between_workers_encoded_join_to_the_same_trace() {
             let whole = fingerprint(&parse(input, &mut |_| {}).unwrap());
             let wire: Vec<Vec<u8>> = streamed_parts(input, 3, 1 << 20).iter().map(StreamedPart::encode).collect();
             let parts = wire.iter().map(|bytes| StreamedPart::decode(bytes).unwrap()).collect();
-            assert_eq!(fingerprint(&join(parts).unwrap().unwrap()), whole, "{name}");
+            assert_eq!(fingerprint(&join(parts, &Sequential).unwrap().unwrap()), whole, "{name}");
             for bytes in &wire {
                 assert!(StreamedPart::decode(&bytes[..bytes.len() - 1]).is_err(), "a part cut short");
                 assert!(StreamedPart::decode(&bytes[4..]).is_err(), "no magic");

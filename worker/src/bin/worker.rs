@@ -552,7 +552,7 @@ mod wasm {
                     let (id, started_ms) = (job.id, job.started_ms);
                     let ((joining, file), parts) = job.into_parts();
                     let last_part = now_ms(&self.scope);
-                    let reply = match self.engine.join(joining, parts) {
+                    let reply = match self.engine.join(joining, parts, &kinetoscope::fork::Sequential) {
                         Ok(Some(mut summary)) => {
                             summary.finish_ms = now_ms(&self.scope) - last_part;
                             Ok(summary)

@@ -14,6 +14,7 @@
 
 use super::{error, failure, Engine, Target};
 use crate::budget::Budget;
+use crate::fork::Fork;
 use crate::input::{self, Gunzip};
 use crate::load::{self, Part, Plan, Stream, StreamedPart};
 use crate::model::Trace;
@@ -215,14 +216,14 @@ impl Engine {
 
     /// Ends a load started by [`Engine::begin_parts`] with its parts, in file order, as
     /// [`Engine::end`] does; `None` when a part did not end cleanly at its cut: the caller then
-    /// loads the file sequentially.
+    /// loads the file sequentially. `fork` runs the join's independent steps at once.
     ///
     /// # Errors
     /// As [`Engine::end`] when no event was read.
-    pub fn join(&mut self, joining: Joining, parts: Vec<StreamedPart>) -> Result<Option<TraceSummary>, LoadError> {
+    pub fn join(&mut self, joining: Joining, parts: Vec<StreamedPart>, fork: &impl Fork) -> Result<Option<TraceSummary>, LoadError> {
         let Joining { name, file_bytes } = joining;
         let count = parts.len();
-        let Some(joined) = load::join(parts) else { return Ok(None) };
+        let Some(joined) = load::join(parts, fork) else { return Ok(None) };
         let trace = joined.map_err(|f| failure(&f, false))?;
         let sizes = Sizes { file_bytes, json_bytes: file_bytes, gzip: false, gzip_error: None, parts: count };
         self.adopt(Target::Current, name, trace, sizes).map(Some)

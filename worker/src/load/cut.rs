@@ -8,6 +8,7 @@
 //! never depends on the cut.
 
 use super::{empty, finish, LoadFailure, Piece, StreamedPart};
+use crate::fork::Fork;
 use crate::input::{is_gzip, split::boundary_after};
 use crate::json::{Form, Tokenizer, Window};
 use crate::model::Trace;
@@ -60,9 +61,10 @@ pub fn cut(
 }
 
 /// Merges parts read on their own ([`Stream::finish_part`], in file order) into the trace a
-/// sequential parse of the file gives; `None` when a part but the last did not end cleanly at
-/// its cut (the caller then reads the file sequentially).
-pub fn join(mut parts: Vec<StreamedPart>) -> Option<Result<Trace, LoadFailure>> {
+/// sequential parse of the file gives, `fork` running its independent steps at once; `None`
+/// when a part but the last did not end cleanly at its cut (the caller then reads the file
+/// sequentially).
+pub fn join(mut parts: Vec<StreamedPart>, fork: &impl Fork) -> Option<Result<Trace, LoadFailure>> {
     let last = parts.pop()?;
     if parts.iter().any(|p| !p.part.ended_cleanly()) {
         return None;
@@ -83,5 +85,5 @@ pub fn join(mut parts: Vec<StreamedPart>) -> Option<Result<Trace, LoadFailure>> 
         line_start: last.line_start.unwrap_or(line_start),
     };
     let all = parts.into_iter().map(|p| p.part).chain(std::iter::once(last.part)).collect();
-    Some(finish(window, all))
+    Some(finish(window, all, fork))
 }

@@ -26,6 +26,7 @@
 
 use crate::codec::{CodecError, Reader, Writer};
 use crate::diag::DiagKind;
+use crate::fork::{Fork, Sequential};
 use crate::input::split::split;
 use crate::json::{ErrorKind, Form, Location, ParseError, Tokenizer, Window};
 use crate::model::builder::Builder;
@@ -289,9 +290,9 @@ pub fn assemble(json: &[u8], plan: &Plan, parts: Vec<Part>) -> Result<Trace, Loa
         // A cut that was not a clean boundary: the sequential parse decides what the input is.
         let whole = Plan { form: plan.form, parts: std::iter::once(0..json.len()).collect() };
         let part = parse_part(json, &whole, 0, &mut |_| {});
-        return finish(Window::whole(json), vec![part]);
+        return finish(Window::whole(json), vec![part], &Sequential);
     }
-    finish(Window::whole(json), parts)
+    finish(Window::whole(json), parts, &Sequential)
 }
 
 /// How reading ended, over all parts: the last part's ending and every part's counts.
@@ -303,21 +304,22 @@ struct Ending {
     skipped: u64,
 }
 
-fn finish(json: Window<'_>, parts: Vec<Part>) -> Result<Trace, LoadFailure> {
+/// The trace from parsed parts, in order; `fork` runs the join's independent steps at once.
+fn finish(json: Window<'_>, parts: Vec<Part>, fork: &impl Fork) -> Result<Trace, LoadFailure> {
     let events: u64 = parts.iter().map(|p| p.events).sum();
     let skipped: u64 = parts.iter().map(|p| p.skipped).sum();
     let mut parts = parts.into_iter();
     let Some(first) = parts.next() else { return Err(fatal(json, &ParseError::eof(0))) };
     let Part { mut builder, mut stopped, mut unclosed, mut element_start, mut form, .. } = first;
     for p in parts {
-        builder.merge(p.builder);
+        builder.merge(p.builder, fork);
         (stopped, unclosed, element_start, form) = (p.stopped, p.unclosed, p.element_start, p.form);
     }
-    end(json, builder, form, Ending { stopped, unclosed, element_start, events, skipped })
+    end(json, builder, form, Ending { stopped, unclosed, element_start, events, skipped }, fork)
 }
 
 /// The trace from a builder that read every event, with diagnostics for how reading ended.
-fn end(json: Window<'_>, mut builder: Builder, form: Form, ending: Ending) -> Result<Trace, LoadFailure> {
+fn end(json: Window<'_>, mut builder: Builder, form: Form, ending: Ending, fork: &impl Fork) -> Result<Trace, LoadFailure> {
     let Ending { stopped, unclosed, element_start, events, skipped } = ending;
     if let (Some(e), 0) = (&stopped, events) {
         return Err(fatal(json, e));
@@ -340,7 +342,7 @@ fn end(json: Window<'_>, mut builder: Builder, form: Form, ending: Ending) -> Re
         let end = json.base + json.bytes.len() as u64;
         builder.diagnostics().report(DiagKind::JsonTruncated, Some(end), || "event array not closed".into());
     }
-    Ok(builder.finish(form, truncated))
+    Ok(builder.finish_with(form, truncated, fork))
 }
 
 fn empty() -> LoadFailure {

@@ -268,7 +268,7 @@ impl Stream {
         }
         let r = self.read;
         let window = Window { bytes: &self.held, base: r.base, lines_before: r.lines_before, line_start: r.line_start };
-        end(window, r.builder, r.form, r.ending)
+        end(window, r.builder, r.form, r.ending, &crate::fork::Sequential)
     }
 
     /// After a read that used `used` of `len` bytes: wait for more before the next one when it

@@ -12,20 +12,34 @@
 //! lane; other `f`s bind to the next slice starting at or after it (Trace Event format).
 //!
 //! Cost: O(n) hashing for launches; O(p log p) sort plus O(log n) binding per flow endpoint.
+//! Launches and flows are found apart (at once with a [`Fork`]), then written in that order.
 
 use super::builder::FlowPoint;
 use super::category::CatClass;
 use super::strings::FxHashMap;
 use super::{Flow, LaneId, Trace, NONE, NO_ID};
 use crate::diag::DiagKind;
+use crate::fork::Fork;
 
-/// Fills `slices.launch`, `flows` and `flows_unlinked`.
-pub(super) fn link(trace: &mut Trace, points: &[FlowPoint]) {
-    link_launches(trace);
-    link_flows(trace, points);
+/// Fills `slices.launch`, `flows` and `flows_unlinked`; `order` is [`flow_order`] of `points`.
+pub(super) fn link(trace: &mut Trace, points: &[FlowPoint], order: &[u32], fork: &impl Fork) {
+    let shared = &*trace;
+    let ((launch, missing), (flows, unlinked)) = fork.join(|| launches(shared), || link_flows(shared, points, order));
+    trace.slices.launch = launch;
+    for i in missing {
+        let corr = trace.slices.correlation[i];
+        trace.diagnostics.report(DiagKind::LinkKernelWithoutLaunch, Some(trace.slices.offset[i]), || format!("correlation {corr}"));
+    }
+    trace.flows = flows;
+    trace.flows_unlinked = unlinked;
+    if unlinked > 0 {
+        trace.diagnostics.report(DiagKind::LinkFlowUnmatched, None, || format!("{unlinked} endpoints"));
+    }
 }
 
-fn link_launches(trace: &mut Trace) {
+/// Every slice's launching call (`NONE` if none), and the device activities whose correlation
+/// no call has.
+fn launches(trace: &Trace) -> (Vec<u32>, Vec<usize>) {
     let s = &trace.slices;
     let mut by_correlation: FxHashMap<u32, u32> = FxHashMap::default();
     for i in 0..s.len() {
@@ -33,21 +47,18 @@ fn link_launches(trace: &mut Trace) {
             by_correlation.entry(s.correlation[i]).or_insert(i as u32);
         }
     }
+    let mut launch = vec![NONE; s.len()];
     let mut missing = Vec::new();
-    for i in 0..trace.slices.len() {
-        let class = trace.class(trace.slices.cat[i]);
-        if !class.is_device_activity() || trace.slices.correlation[i] == NO_ID {
+    for i in 0..s.len() {
+        if !trace.class(s.cat[i]).is_device_activity() || s.correlation[i] == NO_ID {
             continue;
         }
-        match by_correlation.get(&trace.slices.correlation[i]) {
-            Some(&launch) => trace.slices.launch[i] = launch,
+        match by_correlation.get(&s.correlation[i]) {
+            Some(&call) => launch[i] = call,
             None => missing.push(i),
         }
     }
-    for i in missing {
-        let corr = trace.slices.correlation[i];
-        trace.diagnostics.report(DiagKind::LinkKernelWithoutLaunch, Some(trace.slices.offset[i]), || format!("correlation {corr}"));
-    }
+    (launch, missing)
 }
 
 /// The innermost `cpu_op` slice enclosing slice `i` on its thread (itself excluded), if any.
@@ -98,7 +109,9 @@ fn next_slice(trace: &Trace, lane: LaneId, ts: i64) -> u32 {
     if idx < hi { idx as u32 } else { NONE }
 }
 
-fn link_flows(trace: &mut Trace, points: &[FlowPoint]) {
+/// `points` by (category, id, time, `s` then `t` then `f`): each flow's endpoints in chain
+/// order. Needs only the points, so it runs while the slices are sorted.
+pub(super) fn flow_order(points: &[FlowPoint]) -> Vec<u32> {
     let mut order: Vec<u32> = (0..points.len() as u32).collect();
     let rank = |k: u8| match k {
         b's' => 0,
@@ -109,6 +122,12 @@ fn link_flows(trace: &mut Trace, points: &[FlowPoint]) {
         let p = &points[i as usize];
         (p.cat, p.id, p.ts_ns, rank(p.kind), i)
     });
+    order
+}
+
+/// The flows chained from `points` taken in `order`, sorted, and how many endpoints stayed
+/// unlinked.
+fn link_flows(trace: &Trace, points: &[FlowPoint], order: &[u32]) -> (Vec<Flow>, u64) {
     let bound: Vec<u32> = points
         .iter()
         .map(|p| if p.enclosing { enclosing(trace, p.lane, p.ts_ns) } else { next_slice(trace, p.lane, p.ts_ns) })
@@ -126,11 +145,7 @@ fn link_flows(trace: &mut Trace, points: &[FlowPoint]) {
         g = end;
     }
     flows.sort_unstable_by_key(|f: &Flow| (f.from, f.to));
-    trace.flows = flows;
-    trace.flows_unlinked = unlinked;
-    if unlinked > 0 {
-        trace.diagnostics.report(DiagKind::LinkFlowUnmatched, None, || format!("{unlinked} endpoints"));
-    }
+    (flows, unlinked)
 }
 
 /// Chains one (cat, id) group in time order; returns how many endpoints stayed unlinked.

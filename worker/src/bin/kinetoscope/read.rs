@@ -5,6 +5,7 @@
 //! (`Stream::fill_from`).
 
 use kinetoscope::engine::Engine;
+use kinetoscope::fork::Threads;
 use kinetoscope::load::{self, Piece, Stream, StreamedPart};
 use protocol::TraceSummary;
 use std::fs::File;
@@ -30,7 +31,7 @@ pub fn load_file(engine: &mut Engine, name: &str, path: &Path, threads: usize) -
             let handles: Vec<_> = cuts.into_iter().map(|(piece, range)| scope.spawn(move || read_part(path, piece, range))).collect();
             handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err("a read thread panicked".into()))).collect::<Result<Vec<_>, _>>()
         })?;
-        if let Some(summary) = engine.join(joining, streamed).map_err(|e| e.message)? {
+        if let Some(summary) = engine.join(joining, streamed, &Threads).map_err(|e| e.message)? {
             return Ok(summary);
         }
     }

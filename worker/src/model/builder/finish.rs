@@ -4,6 +4,7 @@
 
 use super::{Builder, Open, PendingEnd};
 use crate::diag::DiagKind;
+use crate::fork::{Fork, Sequential};
 use crate::json::{Form, RawEvent};
 use crate::model::category::CatClass;
 use crate::model::strings::{StrId, Strings};
@@ -11,12 +12,29 @@ use crate::model::{Counters, Instants, Lane, LaneId, Process, ProcessKind, Slice
 
 impl Builder {
     /// Sorts, nests, links and orders everything; see the module docs.
-    pub fn finish(mut self, form: Form, truncated: bool) -> Trace {
+    pub fn finish(self, form: Form, truncated: bool) -> Trace {
+        self.finish_with(form, truncated, &Sequential)
+    }
+
+    /// [`Builder::finish`], `fork` running its independent steps at once: the slices' sort
+    /// beside everything else's, each half of the columns' reordering, launches beside flows.
+    pub fn finish_with(mut self, form: Form, truncated: bool, fork: &impl Fork) -> Trace {
         let origin = if self.min_ts == i64::MAX { 0 } else { self.min_ts };
         let end = if self.max_end == i64::MIN { origin } else { self.max_end };
         self.close_open(end);
         let cat_class = self.classify_categories();
-        let slices = sort_slices(std::mem::take(&mut self.slices), origin);
+        let (slices, instants, counters) = (std::mem::take(&mut self.slices), std::mem::take(&mut self.instants), std::mem::take(&mut self.counters));
+        let (mut args, mut points) = (std::mem::take(&mut self.args), std::mem::take(&mut self.flow_points));
+        let (slices, (instants, counters, flow_order)) = fork.join(
+            || sort_slices(slices, origin, fork),
+            || {
+                args.finish();
+                for p in &mut points {
+                    p.ts_ns -= origin;
+                }
+                (sort_instants(instants, origin), sort_counters(counters, origin), crate::model::link::flow_order(&points))
+            },
+        );
         let mut lanes = self.lane_table(&slices);
         let mut trace = Trace {
             strings: std::mem::take(&mut self.strings),
@@ -24,15 +42,11 @@ impl Builder {
             processes: Vec::new(),
             lanes: Vec::new(),
             slices,
-            instants: sort_instants(std::mem::take(&mut self.instants), origin),
-            counters: sort_counters(std::mem::take(&mut self.counters), origin),
+            instants,
+            counters,
             flows: Vec::new(),
             flows_unlinked: 0,
-            args: {
-                let mut args = std::mem::take(&mut self.args);
-                args.finish();
-                args
-            },
+            args,
             origin_ns: origin,
             end_ns: end - origin,
             top_level: std::mem::take(&mut self.top_level),
@@ -44,11 +58,7 @@ impl Builder {
         };
         crate::model::nest::nest(&mut trace, &mut lanes);
         trace.lanes = lanes;
-        let mut points = std::mem::take(&mut self.flow_points);
-        for p in &mut points {
-            p.ts_ns -= origin;
-        }
-        crate::model::link::link(&mut trace, &points);
+        crate::model::link::link(&mut trace, &points, &flow_order, fork);
         self.order(&mut trace);
         trace
     }
@@ -192,8 +202,9 @@ fn numeric(strings: &Strings, id: StrId) -> Option<i64> {
 ///
 /// Cost: a counting pass groups slices by lane (keeping input order, which is mostly time
 /// order), then each lane sorts packed keys: sequential memory, where sorting indexes by a key
-/// read from four columns missed the cache on every comparison.
-fn sort_slices(s: Slices, origin: i64) -> Slices {
+/// read from four columns missed the cache on every comparison. With `fork`, the lanes are
+/// sorted in two halves of about as many slices, and the columns reordered in two groups.
+fn sort_slices(s: Slices, origin: i64, fork: &impl Fork) -> Slices {
     let lanes = s.lane.iter().map(|l| l.0 as usize + 1).max().unwrap_or(0);
     let mut starts = vec![0usize; lanes + 1];
     for l in &s.lane {
@@ -209,39 +220,28 @@ fn sort_slices(s: Slices, origin: i64) -> Slices {
         order[*at] = i as u32;
         *at += 1;
     }
-    let mut keys: Vec<(i64, std::cmp::Reverse<i64>, u64, u32)> = Vec::new();
-    for w in starts.windows(2) {
-        let group = &mut order[w[0]..w[1]];
-        keys.clear();
-        keys.extend(group.iter().map(|&i| {
-            let j = i as usize;
-            (s.start_ns[j], std::cmp::Reverse(s.dur_ns[j]), s.offset[j], i)
-        }));
-        // Stable sort (run-detecting merge): lanes are mostly in time order already, which it
-        // sorts in near-linear time; keys are unique (they hold the index), so the order is
-        // the one any sort gives.
-        keys.sort();
-        for (slot, k) in group.iter_mut().zip(&keys) {
-            *slot = k.3;
-        }
-    }
-    drop(keys);
-    // One column at a time, each old one freed as its sorted copy is made: the sort then
-    // needs one column more than the model, not a second model.
+    // The lane boundary nearest the middle: each half is sorted on its own.
+    let half = starts.partition_point(|&at| at < order.len() / 2).min(starts.len() - 1);
+    let (low, high) = order.split_at_mut(starts[half]);
+    fork.join(|| sort_lanes(&s, low, &starts[..=half], 0), || sort_lanes(&s, high, &starts[half..], starts[half]));
+    // One column at a time per group, each old one freed as its sorted copy is made: the sort
+    // then needs a column or two more than the model, not a second model.
     let Slices { start_ns, dur_ns, lane, name, cat, args, correlation, external_id, offset, .. } = s;
-    let start_ns = {
-        let sorted = order.iter().map(|&i| start_ns[i as usize] - origin).collect();
-        drop(start_ns);
-        sorted
-    };
-    let dur_ns = permute_owned(dur_ns, &order);
-    let lane = permute_owned(lane, &order);
-    let name = permute_owned(name, &order);
-    let cat = permute_owned(cat, &order);
-    let args = permute_owned(args, &order);
-    let correlation = permute_owned(correlation, &order);
-    let external_id = permute_owned(external_id, &order);
-    let offset = permute_owned(offset, &order);
+    let by = &order;
+    let ((start_ns, dur_ns, lane, name), (cat, args, correlation, external_id, offset)) = fork.join(
+        || {
+            let start_ns = {
+                let sorted = by.iter().map(|&i| start_ns[i as usize] - origin).collect();
+                drop(start_ns);
+                sorted
+            };
+            (start_ns, permute_owned(dur_ns, by), permute_owned(lane, by), permute_owned(name, by))
+        },
+        || {
+            let (cat, args) = (permute_owned(cat, by), permute_owned(args, by));
+            (cat, args, permute_owned(correlation, by), permute_owned(external_id, by), permute_owned(offset, by))
+        },
+    );
     let n = order.len();
     drop(order);
     Slices {
@@ -258,6 +258,27 @@ fn sort_slices(s: Slices, origin: i64) -> Slices {
         external_id,
         launch: vec![NONE; n],
         offset,
+    }
+}
+
+/// Sorts each lane of `group` (the slices of the lanes whose starts, offset by `base`, are
+/// `starts`) by (start, longer first, offset).
+fn sort_lanes(s: &Slices, group: &mut [u32], starts: &[usize], base: usize) {
+    let mut keys: Vec<(i64, std::cmp::Reverse<i64>, u64, u32)> = Vec::new();
+    for w in starts.windows(2) {
+        let lane = &mut group[w[0] - base..w[1] - base];
+        keys.clear();
+        keys.extend(lane.iter().map(|&i| {
+            let j = i as usize;
+            (s.start_ns[j], std::cmp::Reverse(s.dur_ns[j]), s.offset[j], i)
+        }));
+        // Stable sort (run-detecting merge): lanes are mostly in time order already, which it
+        // sorts in near-linear time; keys are unique (they hold the index), so the order is
+        // the one any sort gives.
+        keys.sort();
+        for (slot, k) in lane.iter_mut().zip(&keys) {
+            *slot = k.3;
+        }
     }
 }
 

@@ -7,12 +7,14 @@
 //! `tests/chunking.rs` checks this on every real fixture).
 
 use super::{Builder, FlowPoint, PendingEnd};
+use crate::fork::Fork;
 use crate::model::strings::StrId;
-use crate::model::{Args, ArgsRef, LaneId, NONE};
+use crate::model::{Args, ArgsRef, LaneId, Slices, NONE};
 
 impl Builder {
-    /// Appends `later` (the builder of the part right after this one's) into `self`.
-    pub fn merge(&mut self, mut later: Builder) {
+    /// Appends `later` (the builder of the part right after this one's) into `self`; `fork`
+    /// appends the slices' columns in two groups at once, the other tables beside the second.
+    pub fn merge(&mut self, mut later: Builder, fork: &impl Fork) {
         let strings: Vec<StrId> =
             (0..later.strings.len() as u32).map(|i| self.strings.intern(later.strings.bytes_of(StrId(i)))).collect();
         let s = |id: StrId| strings[id.0 as usize];
@@ -67,36 +69,44 @@ impl Builder {
         }
 
         let (a, b) = (&mut self.slices, &later.slices);
-        a.start_ns.extend_from_slice(&b.start_ns);
-        a.dur_ns.extend_from_slice(&b.dur_ns);
-        a.lane.extend(b.lane.iter().map(|&l| lane(l)));
-        a.name.extend(b.name.iter().map(|&n| s(n)));
-        a.cat.extend(b.cat.iter().map(|&c| s(c)));
-        a.args.extend(b.args.iter().map(|&x| shift(x)));
-        a.correlation.extend_from_slice(&b.correlation);
-        a.external_id.extend_from_slice(&b.external_id);
-        a.offset.extend_from_slice(&b.offset);
+        let Slices { start_ns, dur_ns, lane: lanes_of, name, cat, args, correlation, external_id, offset, .. } = a;
+        let (instants, counters, flow_points) = (&mut self.instants, &mut self.counters, &mut self.flow_points);
+        fork.join(
+            || {
+                start_ns.extend_from_slice(&b.start_ns);
+                dur_ns.extend_from_slice(&b.dur_ns);
+                lanes_of.extend(b.lane.iter().map(|&l| lane(l)));
+                name.extend(b.name.iter().map(|&n| s(n)));
+                cat.extend(b.cat.iter().map(|&c| s(c)));
+            },
+            || {
+                args.extend(b.args.iter().map(|&x| shift(x)));
+                correlation.extend_from_slice(&b.correlation);
+                external_id.extend_from_slice(&b.external_id);
+                offset.extend_from_slice(&b.offset);
 
-        let (a, b) = (&mut self.instants, &later.instants);
-        a.ts_ns.extend_from_slice(&b.ts_ns);
-        a.lane.extend(b.lane.iter().map(|&l| lane(l)));
-        a.name.extend(b.name.iter().map(|&n| s(n)));
-        a.cat.extend(b.cat.iter().map(|&c| s(c)));
-        a.args.extend(b.args.iter().map(|&x| shift(x)));
+                let (a, b) = (instants, &later.instants);
+                a.ts_ns.extend_from_slice(&b.ts_ns);
+                a.lane.extend(b.lane.iter().map(|&l| lane(l)));
+                a.name.extend(b.name.iter().map(|&n| s(n)));
+                a.cat.extend(b.cat.iter().map(|&c| s(c)));
+                a.args.extend(b.args.iter().map(|&x| shift(x)));
 
-        let (a, b) = (&mut self.counters, &later.counters);
-        a.ts_ns.extend_from_slice(&b.ts_ns);
-        a.process.extend(b.process.iter().map(|&p| procs[p as usize]));
-        a.name.extend(b.name.iter().map(|&n| s(n)));
-        a.args.extend(b.args.iter().map(|&x| shift(x)));
+                let (a, b) = (counters, &later.counters);
+                a.ts_ns.extend_from_slice(&b.ts_ns);
+                a.process.extend(b.process.iter().map(|&p| procs[p as usize]));
+                a.name.extend(b.name.iter().map(|&n| s(n)));
+                a.args.extend(b.args.iter().map(|&x| shift(x)));
 
-        self.flow_points.extend(later.flow_points.iter().map(|p| FlowPoint {
-            lane: lane(p.lane),
-            cat: s(p.cat),
-            // String ids carry the top bit and an interned id (see `flow_id`).
-            id: if p.id >> 63 == 1 { (1 << 63) | u64::from(s(StrId((p.id & !(1 << 63)) as u32)).0) } else { p.id },
-            ..*p
-        }));
+                flow_points.extend(later.flow_points.iter().map(|p| FlowPoint {
+                    lane: lane(p.lane),
+                    cat: s(p.cat),
+                    // String ids carry the top bit and an interned id (see `flow_id`).
+                    id: if p.id >> 63 == 1 { (1 << 63) | u64::from(s(StrId((p.id & !(1 << 63)) as u32)).0) } else { p.id },
+                    ..*p
+                }));
+            },
+        );
         self.min_ts = self.min_ts.min(later.min_ts);
         self.max_end = self.max_end.max(later.max_end);
         self.top_level.append(&mut later.top_level);
