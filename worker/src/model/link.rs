@@ -49,12 +49,12 @@ fn launches(trace: &Trace) -> (Vec<u32>, Vec<usize>) {
     }
     let mut launch = vec![NONE; s.len()];
     let mut missing = Vec::new();
-    for i in 0..s.len() {
+    for (i, call) in launch.iter_mut().enumerate() {
         if !trace.class(s.cat[i]).is_device_activity() || s.correlation[i] == NO_ID {
             continue;
         }
         match by_correlation.get(&s.correlation[i]) {
-            Some(&call) => launch[i] = call,
+            Some(&launching) => *call = launching,
             None => missing.push(i),
         }
     }
