@@ -16,8 +16,9 @@
 //!
 //! The engine never reads a clock, a file or the environment and never spawns threads: callers
 //! (the CLI in `src/bin/kinetoscope.rs`, the wasm worker in `src/bin/worker.rs`) pass bytes in and
-//! measure time themselves (`worker/clippy.toml` enforces it; the one native exception is
-//! `run::load`, the CLI's entry that reads many rank files on threads with bounded memory).
+//! measure time themselves (`worker/clippy.toml` enforces it; the native exceptions are
+//! `run::load`, the CLI's entry that reads many rank files on threads with bounded memory, and
+//! `fork::Threads`, which a caller passes to run a load's join on two threads).
 //! `text` formats every number the engine writes for people. `synth` generates traces (the demo, large benchmark inputs).
 //! `compare` diffs the analyses of two traces (baseline / candidate, `kinetoscope diff`).
 //! `run` analyses a distributed run (one trace per rank): per-rank summaries, collectives
