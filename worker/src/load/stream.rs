@@ -18,7 +18,6 @@ use crate::codec::{CodecError, Reader as CodecReader, Writer};
 use crate::json::{Checkpoint, Form, ParseError, Tokenizer, Window};
 use crate::model::builder::Builder;
 use crate::model::Trace;
-use std::io::Read as _;
 
 /// Bytes held before a read, by default: reads of 1 MiB make the re-read cut event negligible.
 const READ_EVERY: usize = 1 << 20;
@@ -225,26 +224,45 @@ impl Stream {
     }
 
     /// Reads the next piece from `source` straight into the bytes held, then reads as
-    /// [`Stream::push`] does; returns how many bytes came (0 at `source`'s end). Unlike a
-    /// `push` of a caller's buffer, nothing is copied but the cut event's tail, and the piece
-    /// is parsed while it is still in cache.
+    /// [`Stream::push`] does; returns how many bytes came: 0 at `source`'s end, or once reading
+    /// has ended (the document closed, or a syntax error whose excerpt is now held), since no
+    /// later byte is needed. Unlike a `push` of a caller's buffer, nothing is copied but the cut
+    /// event's tail, and the piece is parsed while it is still in cache.
     ///
     /// # Errors
     /// What `source` returned.
     pub fn fill_from(&mut self, source: &mut dyn std::io::Read) -> std::io::Result<usize> {
         if self.read.ended {
             let mut excerpt = [0; EXCERPT as usize];
-            let got = source.read(&mut excerpt)?;
+            let want = self.excerpt_missing().min(excerpt.len());
+            let got = if want == 0 { 0 } else { source.read(&mut excerpt[..want])? };
             self.push(&excerpt[..got]);
             return Ok(got);
         }
         let start = self.held.len();
         let want = self.want.saturating_sub(start).max(MIN_FILL);
-        // `read_to_end` appends into spare capacity without zeroing it first.
-        let got = std::io::Read::take(&mut *source, want as u64).read_to_end(&mut self.held)?;
+        // Zeroing the room costs a write of what is about to be read, in cache; `read_to_end`
+        // would not zero it, but it grows its reads from a few bytes: 16 reads for the first MiB.
+        self.held.resize(start + want, 0);
+        let (mut got, mut failed) = (0, None);
+        while got < want {
+            match source.read(&mut self.held[start + got..]) {
+                Ok(0) => break,
+                Ok(n) => got += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
+            }
+        }
+        self.held.truncate(start + got);
         self.received += got as u64;
         if !self.any {
             self.any = self.held[start..].iter().any(|b| !b.is_ascii_whitespace());
+        }
+        if let Some(e) = failed {
+            return Err(e);
         }
         if got > 0 && self.held.len() >= self.want {
             let used = self.read.read(&self.held, false);
@@ -279,10 +297,15 @@ impl Stream {
 
     /// After a syntax error, keeps the bytes its excerpt shows.
     fn keep_excerpt(&mut self, bytes: &[u8]) {
-        let Some(e) = &self.read.ending.stopped else { return };
-        let need = (e.offset() + EXCERPT).saturating_sub(self.read.base + self.held.len() as u64);
-        let take = usize::try_from(need).unwrap_or(usize::MAX).min(bytes.len());
+        let take = self.excerpt_missing().min(bytes.len());
         self.held.extend_from_slice(&bytes[..take]);
+    }
+
+    /// Bytes the syntax error's excerpt still lacks (0 when reading did not stop on one).
+    fn excerpt_missing(&self) -> usize {
+        let Some(e) = &self.read.ending.stopped else { return 0 };
+        let need = (e.offset() + EXCERPT).saturating_sub(self.read.base + self.held.len() as u64);
+        usize::try_from(need).unwrap_or(usize::MAX)
     }
 }
 
