@@ -215,12 +215,7 @@ impl Stream {
             return;
         }
         self.held.extend_from_slice(bytes);
-        if self.held.len() >= self.want {
-            let used = self.read.read(&self.held, false);
-            let len = self.held.len();
-            self.held.drain(..used);
-            self.after_read(used, len);
-        }
+        self.read_held_if_due();
     }
 
     /// Reads the next piece from `source` straight into the bytes held, then reads as
@@ -264,13 +259,20 @@ impl Stream {
         if let Some(e) = failed {
             return Err(e);
         }
-        if got > 0 && self.held.len() >= self.want {
+        if got > 0 {
+            self.read_held_if_due();
+        }
+        Ok(got)
+    }
+
+    /// Reads the bytes held once there are enough, and lets go of what was read.
+    fn read_held_if_due(&mut self) {
+        if self.held.len() >= self.want {
             let used = self.read.read(&self.held, false);
             let len = self.held.len();
             self.held.drain(..used);
             self.after_read(used, len);
         }
-        Ok(got)
     }
 
     /// Ends the input: reads what is held as the input's end and builds the trace.
