@@ -319,7 +319,9 @@ pub fn serve(scope: DedicatedWorkerGlobalScope) {
     reply(&scope, &FromParser::Ready, None);
 }
 
-/// Bytes a sub-worker reads from its file at a time.
+/// Bytes a sub-worker reads from its file at a time. Read into a buffer and pushed, not
+/// through `Stream::fill_from` as the CLI reads: `FileReaderSync` reads of its 1 MiB took a
+/// 1 GB pick from 5.0-5.1 s to 7.2-7.6 s.
 const READ_BYTES: usize = 8 << 20;
 
 /// Parses the transferred bytes (`attached`, an `ArrayBuffer`) as `piece`; `progress(bytes
