@@ -256,7 +256,8 @@ fn sort_slices(s: Slices, origin: i64, fork: &impl Fork) -> Slices {
         args,
         correlation,
         external_id,
-        launch: vec![NONE; n],
+        // Filled by `link`, which builds the column whole.
+        launch: Vec::new(),
         offset,
     }
 }
