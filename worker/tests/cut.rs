@@ -2,25 +2,65 @@
 //! does on several threads): the sequential parse on every real fixture, wherever the parts'
 //! pieces are cut; truncated and malformed inputs give the same diagnostics at the same lines
 //! and columns; a part that does not end at its cut makes `join` give up (the CLI then reads
-//! the file sequentially); gzip is never cut.
+//! the file sequentially); gzip is never cut. Parts that share their bytes out (`load::Shares`,
+//! a reader done early taking half of another's unread bytes) join to the same trace, stolen
+//! from in a set order and on threads.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
 mod common;
 
 use common::fingerprint;
 use kinetoscope::fork::{Sequential, Threads};
-use kinetoscope::load::{cut, join, parse, LoadFailure, Piece, Stream, StreamedPart};
+use kinetoscope::load::{cut, join, parse, LoadFailure, Piece, Shares, Stream, StreamedPart};
 use kinetoscope::model::Trace;
 
 /// Cuts `json` into at most `parts` parts reading only windows of it.
 fn cuts(json: &[u8], parts: usize) -> Vec<(Piece, std::ops::Range<u64>)> {
-    cut(json.len() as u64, parts, &mut |at, buf| {
-        let at = at as usize;
-        let n = buf.len().min(json.len() - at);
-        buf[..n].copy_from_slice(&json[at..at + n]);
-        Ok(n)
-    })
-    .unwrap()
+    cut(json.len() as u64, parts, &mut |at, buf| read_at(json, at, buf)).unwrap()
+}
+
+/// Fills `buf` from byte `at` of `json`, as a file's read at an offset.
+fn read_at(json: &[u8], at: u64, buf: &mut [u8]) -> std::io::Result<usize> {
+    let at = (at as usize).min(json.len());
+    let n = buf.len().min(json.len() - at);
+    buf[..n].copy_from_slice(&json[at..at + n]);
+    Ok(n)
+}
+
+/// A part read from `shares` claim by claim: its index there and its stream.
+struct Sharing {
+    k: usize,
+    stream: Stream,
+}
+
+impl Sharing {
+    /// Reads one claim of at most `bytes`; false once the part is read.
+    fn step(&mut self, shares: &Shares, json: &[u8], bytes: u64) -> bool {
+        let range = shares.claim(self.k, bytes);
+        self.stream.push(&json[range.start as usize..range.end as usize]);
+        !range.is_empty()
+    }
+
+    /// Reads the rest of the part; its index and the part.
+    fn finish(mut self, shares: &Shares, json: &[u8], bytes: u64) -> (usize, StreamedPart) {
+        while self.step(shares, json, bytes) {}
+        (self.k, self.stream.finish_part())
+    }
+
+    /// A part stolen for an idle reader, if any part has enough left.
+    fn stolen(shares: &Shares, json: &[u8]) -> Option<Sharing> {
+        let (k, piece, _) = shares.steal(&mut |at, buf| read_at(json, at, buf)).unwrap()?;
+        Some(Sharing { k, stream: Stream::part(piece) })
+    }
+}
+
+/// `read` (part index, part) joined in the file order `shares` gives.
+fn join_shared(shares: &Shares, mut read: Vec<(usize, StreamedPart)>) -> Trace {
+    let mut parts: Vec<usize> = read.iter().map(|&(k, _)| k).collect();
+    parts.sort_unstable();
+    assert_eq!(parts, (0..read.len()).collect::<Vec<_>>(), "every part read once");
+    read.sort_by_key(|&(k, _)| shares.start(k));
+    join(read.into_iter().map(|(_, p)| p).collect(), &Threads).expect("every part ends at its cut").unwrap()
 }
 
 /// Each part of `json` streamed from its own bytes in pieces of `piece` bytes.
@@ -53,6 +93,77 @@ fn every_fixture_read_in_parts_is_the_sequential_parse() {
             let trace = joined(&json, parts, piece).unwrap();
             assert_eq!(fingerprint(&trace), whole, "{path:?} in {parts} parts, pieces of {piece}");
         }
+    }
+}
+
+#[test]
+fn parts_stolen_from_in_a_set_order_join_to_the_sequential_parse() {
+    for path in common::real_fixtures() {
+        let json = common::json_bytes(&path);
+        let cuts = cuts(&json, 2);
+        if cuts.len() < 2 || json.len() < 1 << 20 {
+            continue;
+        }
+        let whole = fingerprint(&parse(&json, &mut |_| {}).unwrap());
+        let claim = 65_537;
+        let shares = Shares::new(&cuts, 4 * claim);
+        let mut a = Sharing { k: 0, stream: Stream::part(cuts[0].0) };
+        let b = Sharing { k: 1, stream: Stream::part(cuts[1].0) };
+        for _ in 0..3 {
+            a.step(&shares, &json, claim);
+        }
+        // B is done first and takes the second half of what A has not read.
+        let mut read = vec![b.finish(&shares, &json, claim)];
+        let mut c = Sharing::stolen(&shares, &json).expect("part 0 has bytes to steal");
+        assert_eq!(c.k, 2);
+        a.step(&shares, &json, claim);
+        c.step(&shares, &json, claim);
+        // Then A, which takes half of the stolen part's rest; then every part is read.
+        read.push(a.finish(&shares, &json, claim));
+        if let Some(d) = Sharing::stolen(&shares, &json) {
+            read.push(d.finish(&shares, &json, claim));
+        }
+        read.push(c.finish(&shares, &json, claim));
+        while let Some(e) = Sharing::stolen(&shares, &json) {
+            read.push(e.finish(&shares, &json, claim));
+        }
+        assert!(read.len() >= 3, "{path:?}: {} parts", read.len());
+        assert_eq!(fingerprint(&join_shared(&shares, read)), whole, "{path:?}");
+    }
+}
+
+#[test]
+fn parts_stolen_from_on_threads_join_to_the_sequential_parse() {
+    for path in common::real_fixtures() {
+        let json = common::json_bytes(&path);
+        let cuts = cuts(&json, 2);
+        if cuts.len() < 2 {
+            continue;
+        }
+        let whole = fingerprint(&parse(&json, &mut |_| {}).unwrap());
+        let claim = 4_099;
+        let shares = Shares::new(&cuts, 4 * claim);
+        // As the CLI reads: each thread reads its part, then steals until nothing is left.
+        let read: Vec<(usize, StreamedPart)> = std::thread::scope(|scope| {
+            let (shares, json) = (&shares, &json);
+            let threads: Vec<_> = cuts
+                .iter()
+                .enumerate()
+                .map(|(k, &(piece, _))| {
+                    scope.spawn(move || {
+                        let mut read = Vec::new();
+                        let mut next = Some(Sharing { k, stream: Stream::part(piece) });
+                        while let Some(part) = next {
+                            read.push(part.finish(shares, json, claim));
+                            next = Sharing::stolen(shares, json);
+                        }
+                        read
+                    })
+                })
+                .collect();
+            threads.into_iter().flat_map(|t| t.join().unwrap()).collect()
+        });
+        assert_eq!(fingerprint(&join_shared(&shares, read)), whole, "{path:?}");
     }
 }
 

@@ -45,19 +45,31 @@ pub fn cut(
     let (form, events_start) = (tokens.form(), tokens.offset());
     let step = len.saturating_sub(events_start) / parts as u64;
     let mut starts = vec![0];
-    let mut window = vec![0; WINDOW];
     for k in 1..parts as u64 {
-        let guess = events_start + k * step;
-        let got = read_at(guess, &mut window)?;
-        let Some(rel) = boundary_after(&window[..got], 0, form) else { continue };
-        let at = guess + rel as u64;
-        if starts.last().is_some_and(|&last| at > last) && at < len {
+        let Some(at) = boundary_near(events_start + k * step, len, form, read_at)? else { continue };
+        if starts.last().is_some_and(|&last| at > last) {
             starts.push(at);
         }
     }
     let ends = starts.iter().skip(1).copied().chain(std::iter::once(len));
     let pieces = starts.iter().zip(ends).map(|(&start, end)| (Piece { start, form, first: start == 0 }, start..end));
     Ok(pieces.collect())
+}
+
+/// The first event boundary at or after `guess` and before `end`, found by reading a window
+/// there with `read_at`; `None` when there is none in the window.
+///
+/// # Errors
+/// The window's read.
+pub(super) fn boundary_near(
+    guess: u64,
+    end: u64,
+    form: Form,
+    read_at: &mut dyn FnMut(u64, &mut [u8]) -> io::Result<usize>,
+) -> io::Result<Option<u64>> {
+    let mut window = vec![0; WINDOW];
+    let got = read_at(guess, &mut window)?;
+    Ok(boundary_after(&window[..got], 0, form).map(|rel| guess + rel as u64).filter(|&at| at < end))
 }
 
 /// Merges parts read on their own ([`Stream::finish_part`], in file order) into the trace a

@@ -34,9 +34,11 @@ use crate::model::Trace;
 use std::ops::Range;
 
 mod cut;
+mod share;
 mod stream;
 
 pub use cut::{cut, join};
+pub use share::Shares;
 pub use stream::{Stream, StreamedPart};
 
 /// Why nothing could be loaded.

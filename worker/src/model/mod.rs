@@ -24,6 +24,7 @@ pub mod args;
 pub mod builder;
 pub mod category;
 pub mod link;
+mod nearly;
 mod nest;
 pub mod strings;
 

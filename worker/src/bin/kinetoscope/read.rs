@@ -2,15 +2,15 @@
 //! event boundaries (`load::cut`) and each part is read and parsed on a thread of its own,
 //! then joined (`Engine::join`); gzip, a small file or one core is read on this thread
 //! (`Engine::load_from`). A part reads its file straight into its stream's buffer
-//! (`Stream::fill_from`).
+//! (`Stream::fill_from`), claiming its bytes from `load::Shares`, so a thread done early takes
+//! half of what another has left.
 
 use kinetoscope::engine::Engine;
 use kinetoscope::fork::Threads;
-use kinetoscope::load::{self, Piece, Stream, StreamedPart};
+use kinetoscope::load::{self, Piece, Shares, Stream, StreamedPart};
 use protocol::TraceSummary;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
-use std::ops::Range;
 use std::path::Path;
 
 /// The cores this process may use.
@@ -27,10 +27,15 @@ pub fn load_file(engine: &mut Engine, name: &str, path: &Path, threads: usize) -
     let cuts = if parts > 1 { load::cut(size, parts, &mut |at, buf| read_at(&mut file, at, buf)).map_err(cannot)? } else { Vec::new() };
     if cuts.len() > 1 {
         let joining = engine.begin_parts(name, size).map_err(|e| e.message)?;
-        let streamed = std::thread::scope(|scope| {
-            let handles: Vec<_> = cuts.into_iter().map(|(piece, range)| scope.spawn(move || read_part(path, piece, range))).collect();
+        let shares = Shares::new(&cuts, STEAL_BYTES);
+        let read = std::thread::scope(|scope| {
+            let shares = &shares;
+            let handles: Vec<_> = cuts.into_iter().enumerate().map(|(k, (piece, _))| scope.spawn(move || read_parts(path, shares, k, piece))).collect();
             handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err("a read thread panicked".into()))).collect::<Result<Vec<_>, _>>()
         })?;
+        let mut read: Vec<(usize, StreamedPart)> = read.into_iter().flatten().collect();
+        read.sort_by_key(|&(k, _)| shares.start(k));
+        let streamed = read.into_iter().map(|(_, part)| part).collect();
         if let Some(summary) = engine.join(joining, streamed, &Threads).map_err(|e| e.message)? {
             return Ok(summary);
         }
@@ -39,15 +44,45 @@ pub fn load_file(engine: &mut Engine, name: &str, path: &Path, threads: usize) -
     engine.load_from(name, &mut file, Some(size), &mut |_, _, _| {}).map_err(|e| e.message)
 }
 
-/// Reads part `piece` (bytes `range` of the file at `path`) on the calling thread.
-fn read_part(path: &Path, piece: Piece, range: Range<u64>) -> Result<StreamedPart, String> {
+/// Fewest unread bytes a part must have for an idle thread to take half: below, the window
+/// read to cut it and the merge of one more part cost about what the idle core would save.
+const STEAL_BYTES: u64 = 16 << 20;
+
+/// Reads part `k` (`piece`) of the file at `path` on the calling thread, then parts taken from
+/// the others while there are any: each with its index in `shares`.
+fn read_parts(path: &Path, shares: &Shares, k: usize, piece: Piece) -> Result<Vec<(usize, StreamedPart)>, String> {
     let cannot = |e: std::io::Error| format!("cannot read {path:?}: {e}");
     let mut file = File::open(path).map_err(cannot)?;
-    file.seek(SeekFrom::Start(range.start)).map_err(cannot)?;
-    let mut part = file.take(range.end - range.start);
-    let mut stream = Stream::part(piece);
-    while stream.fill_from(&mut part).map_err(cannot)? > 0 {}
-    Ok(stream.finish_part())
+    let mut read = Vec::new();
+    let mut next = Some((k, piece));
+    while let Some((k, piece)) = next {
+        let mut stream = Stream::part(piece);
+        let mut claimed = Claimed { file: &mut file, shares, k };
+        while stream.fill_from(&mut claimed).map_err(cannot)? > 0 {}
+        read.push((k, stream.finish_part()));
+        next = shares.steal(&mut |at, buf| read_at(&mut file, at, buf)).map_err(cannot)?.map(|(k, piece, _)| (k, piece));
+    }
+    Ok(read)
+}
+
+/// Part `k` of `file` as a reader: each read claims its bytes from `shares` first.
+struct Claimed<'a> {
+    file: &'a mut File,
+    shares: &'a Shares,
+    k: usize,
+}
+
+impl Read for Claimed<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let range = self.shares.claim(self.k, buf.len() as u64);
+        let n = (range.end - range.start) as usize;
+        if n > 0 {
+            // Claimed bytes are read whole: a part that stole the rest starts right after them.
+            self.file.seek(SeekFrom::Start(range.start))?;
+            self.file.read_exact(&mut buf[..n])?;
+        }
+        Ok(n)
+    }
 }
 
 /// Fills `buf` from byte `at` of `file` (fewer bytes only at its end).

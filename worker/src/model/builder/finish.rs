@@ -201,9 +201,10 @@ fn numeric(strings: &Strings, id: StrId) -> Option<i64> {
 /// offset, which no parse path changes) and shifts times to origin.
 ///
 /// Cost: a counting pass groups slices by lane (keeping input order, which is mostly time
-/// order), then each lane sorts packed keys: sequential memory, where sorting indexes by a key
-/// read from four columns missed the cache on every comparison. With `fork`, the lanes are
-/// sorted in two halves of about as many slices, and the columns reordered in two groups.
+/// order), then each lane's indexes are sorted in place by `model::nearly`: reading the columns
+/// nearly in sequence when the lane is nearly in order, else by packed keys. With `fork`, the
+/// lanes are sorted in two halves of about as many slices, and the columns reordered in two
+/// groups.
 fn sort_slices(s: Slices, origin: i64, fork: &impl Fork) -> Slices {
     let lanes = s.lane.iter().map(|l| l.0 as usize + 1).max().unwrap_or(0);
     let mut starts = vec![0usize; lanes + 1];
@@ -221,7 +222,9 @@ fn sort_slices(s: Slices, origin: i64, fork: &impl Fork) -> Slices {
         *at += 1;
     }
     // The lane boundary nearest the middle: each half is sorted on its own.
-    let half = starts.partition_point(|&at| at < order.len() / 2).min(starts.len() - 1);
+    let mid = order.len() / 2;
+    let above = starts.partition_point(|&at| at < mid).min(starts.len() - 1);
+    let half = if above > 0 && mid - starts[above - 1] < starts[above] - mid { above - 1 } else { above };
     let (low, high) = order.split_at_mut(starts[half]);
     fork.join(|| sort_lanes(&s, low, &starts[..=half], 0), || sort_lanes(&s, high, &starts[half..], starts[half]));
     // One column at a time per group, each old one freed as its sorted copy is made: the sort
@@ -265,21 +268,13 @@ fn sort_slices(s: Slices, origin: i64, fork: &impl Fork) -> Slices {
 /// Sorts each lane of `group` (the slices of the lanes whose starts, offset by `base`, are
 /// `starts`) by (start, longer first, offset).
 fn sort_lanes(s: &Slices, group: &mut [u32], starts: &[usize], base: usize) {
-    let mut keys: Vec<(i64, std::cmp::Reverse<i64>, u64, u32)> = Vec::new();
+    let key = |i: u32| {
+        let j = i as usize;
+        (s.start_ns[j], std::cmp::Reverse(s.dur_ns[j]), s.offset[j])
+    };
+    let mut aside = Vec::new();
     for w in starts.windows(2) {
-        let lane = &mut group[w[0] - base..w[1] - base];
-        keys.clear();
-        keys.extend(lane.iter().map(|&i| {
-            let j = i as usize;
-            (s.start_ns[j], std::cmp::Reverse(s.dur_ns[j]), s.offset[j], i)
-        }));
-        // Stable sort (run-detecting merge): lanes are mostly in time order already, which it
-        // sorts in near-linear time; keys are unique (they hold the index), so the order is
-        // the one any sort gives.
-        keys.sort();
-        for (slot, k) in lane.iter_mut().zip(&keys) {
-            *slot = k.3;
-        }
+        crate::model::nearly::sort_by_key(&mut group[w[0] - base..w[1] - base], &mut aside, &key);
     }
 }
 
@@ -307,7 +302,9 @@ fn sort_counters(c: Counters, origin: i64) -> Counters {
 /// The stable time order of `ts` and the times in that order, shifted to `origin`.
 fn time_order(ts: &[i64], origin: i64) -> (Vec<u32>, Vec<i64>) {
     let mut order: Vec<u32> = (0..ts.len() as u32).collect();
-    order.sort_by_key(|&i| ts[i as usize]);
+    // By time, then index: the stable order.
+    let key = |i: u32| ts[i as usize];
+    crate::model::nearly::sort_by_key(&mut order, &mut Vec::new(), &key);
     let shifted = order.iter().map(|&i| ts[i as usize] - origin).collect();
     (order, shifted)
 }
