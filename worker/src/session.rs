@@ -51,6 +51,11 @@ impl Session {
         Self::from_parts(name.into(), trace, index)
     }
 
+    /// A session over `trace` with its timeline index, `index`, built already (`Index::build`).
+    pub fn indexed(name: impl Into<String>, trace: Trace, index: Index) -> Self {
+        Self::from_parts(name.into(), trace, index)
+    }
+
     /// This session's trace with steps marked by `marker` (`None`: `ProfilerStep#N`): the
     /// timeline index is kept (it knows nothing of steps), every lazily built analysis is
     /// dropped, since findings and GPU metrics read the steps.

@@ -14,10 +14,11 @@
 
 use super::{error, failure, Engine, Target};
 use crate::budget::Budget;
-use crate::fork::Fork;
+use crate::fork::{Fork, Sequential};
 use crate::input::{self, Gunzip};
 use crate::load::{self, Part, Plan, Stream, StreamedPart};
 use crate::model::Trace;
+use crate::index::Index;
 use crate::session::Session;
 use crate::answer::summary::summarize;
 use protocol::{LoadError, Phase, TraceSummary};
@@ -151,7 +152,7 @@ impl Engine {
     pub fn end(&mut self, loading: Loading) -> Result<TraceSummary, LoadError> {
         let (target, name, file_bytes) = (loading.target, loading.name.clone(), loading.file_bytes);
         let (trace, json_bytes, gzip, gzip_error) = loading.finish()?;
-        self.adopt(target, name, trace, Sizes { file_bytes, json_bytes, gzip, gzip_error, parts: 1 })
+        self.adopt(target, name, trace, Sizes { file_bytes, json_bytes, gzip, gzip_error, parts: 1 }, &Sequential)
     }
 
     /// Decompresses (gzip by magic bytes), parses and indexes `bytes`, replacing any loaded
@@ -226,7 +227,7 @@ impl Engine {
         let Some(joined) = load::join(parts, fork) else { return Ok(None) };
         let trace = joined.map_err(|f| failure(&f, false))?;
         let sizes = Sizes { file_bytes, json_bytes: file_bytes, gzip: false, gzip_error: None, parts: count };
-        self.adopt(Target::Current, name, trace, sizes).map(Some)
+        self.adopt(Target::Current, name, trace, sizes, fork).map(Some)
     }
 
     /// First stage of a load split across workers: drops the loaded trace (not the baseline),
@@ -284,7 +285,7 @@ impl Engine {
         let json_bytes = json.len() as u64;
         let trace = load::assemble(&json, &plan, parts).map_err(|f| failure(&f, gzip))?;
         drop(json);
-        self.adopt(target, name, trace, Sizes { file_bytes, json_bytes, gzip, gzip_error, parts: plan.parts.len() })
+        self.adopt(target, name, trace, Sizes { file_bytes, json_bytes, gzip, gzip_error, parts: plan.parts.len() }, &Sequential)
     }
 
     /// A load of the current trace drops it (and what was computed from it) first, so its
@@ -301,16 +302,18 @@ impl Engine {
         }
     }
 
-    /// A parsed trace becomes a session at `target`; returns its summary.
-    fn adopt(&mut self, target: Target, name: String, mut trace: Trace, sizes: Sizes) -> Result<TraceSummary, LoadError> {
+    /// A parsed trace becomes a session at `target`; returns its summary. `fork` builds the
+    /// summary beside the timeline index.
+    fn adopt(&mut self, target: Target, name: String, mut trace: Trace, sizes: Sizes, fork: &impl Fork) -> Result<TraceSummary, LoadError> {
         if let Some(why) = &sizes.gzip_error {
             trace.diagnostics.report(crate::diag::DiagKind::InputGzipTruncated, Some(sizes.json_bytes), || why.clone());
             trace.truncated = true;
         }
         trace.step_marker.clone_from(&self.step_marker);
-        let mut summary = summarize(&trace, &name, sizes.file_bytes, sizes.json_bytes, sizes.gzip);
+        let (mut summary, index) =
+            fork.join(|| summarize(&trace, &name, sizes.file_bytes, sizes.json_bytes, sizes.gzip), || Index::build(&trace));
         summary.parse_workers = sizes.parts as u32;
-        let session = Arc::new(Session::new(name, trace));
+        let session = Arc::new(Session::indexed(name, trace, index));
         match (target, self.run.as_mut()) {
             (Target::Held(index), Some(run)) => {
                 run.keep(index, session, summary.clone());

@@ -180,7 +180,7 @@ pub struct Counters {
 }
 
 /// A flow bound at both ends, from a slice to a slice.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Flow {
     /// Slice where the flow starts (or continues from).
     pub from: u32,
