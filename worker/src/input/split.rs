@@ -9,7 +9,7 @@
 //!
 //! Cost: O(parts × search window); the search stops at the first verified boundary.
 
-use crate::json::{Form, Tokenizer};
+use crate::json::{Form, RawEvent, Tokenizer};
 use std::ops::Range;
 
 /// Events that must parse after a candidate boundary.
@@ -60,11 +60,12 @@ pub fn boundary_after(json: &[u8], from: usize, form: Form) -> Option<usize> {
 fn verified(json: &[u8], start: usize, form: Form) -> bool {
     let end = (start + VERIFY_WINDOW).min(json.len());
     let mut t = Tokenizer::events_only(&json[start..end], start as u64, form);
+    let mut ev = RawEvent::default();
     for _ in 0..VERIFY_EVENTS {
-        match t.next_event() {
-            Ok(Some(ev)) if ev.ph.is_some() => {}
-            Ok(None) => return t.events_read() > 0,
-            Ok(Some(_)) => return false,
+        match t.next_event(&mut ev) {
+            Ok(true) if ev.ph.is_some() => {}
+            Ok(false) => return t.events_read() > 0,
+            Ok(true) => return false,
             Err(e) => return e.is_eof() && t.events_read() > 0,
         }
     }

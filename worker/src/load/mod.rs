@@ -28,7 +28,7 @@ use crate::codec::{CodecError, Reader, Writer};
 use crate::diag::DiagKind;
 use crate::fork::{Fork, Sequential};
 use crate::input::split::split;
-use crate::json::{ErrorKind, Form, Location, ParseError, Tokenizer, Window};
+use crate::json::{ErrorKind, Form, Location, ParseError, RawEvent, Tokenizer, Window};
 use crate::model::builder::Builder;
 use crate::model::Trace;
 use std::ops::Range;
@@ -165,16 +165,17 @@ pub fn parse_piece(bytes: &[u8], piece: Piece, progress: &mut dyn FnMut(u64)) ->
     let mut tokens = tokens;
     let mut next_report = PROGRESS_STEP;
     let mut stopped = None;
+    let mut ev = RawEvent::default();
     loop {
-        match tokens.next_event() {
-            Ok(Some(ev)) => {
+        match tokens.next_event(&mut ev) {
+            Ok(true) => {
                 builder.add(&ev);
                 if ev.offset >= next_report {
                     progress(ev.offset);
                     next_report = ev.offset + PROGRESS_STEP;
                 }
             }
-            Ok(None) => break,
+            Ok(false) => break,
             Err(e) => {
                 stopped = Some(e);
                 break;

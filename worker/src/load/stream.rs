@@ -15,7 +15,7 @@
 
 use super::{empty, end, Ending, LoadFailure, Part, Piece};
 use crate::codec::{CodecError, Reader as CodecReader, Writer};
-use crate::json::{Checkpoint, Form, ParseError, Tokenizer, Window};
+use crate::json::{Checkpoint, Form, ParseError, RawEvent, Tokenizer, Window};
 use crate::model::builder::Builder;
 use crate::model::Trace;
 
@@ -348,14 +348,15 @@ impl Reader {
                 }
             },
         };
+        let mut ev = RawEvent::default();
         loop {
-            match tokens.next_event() {
-                Ok(Some(ev)) => {
+            match tokens.next_event(&mut ev) {
+                Ok(true) => {
                     self.builder.add(&ev);
                     self.ending.events += 1;
                 }
-                Ok(None) if tokens.unclosed && !last => break,
-                Ok(None) => {
+                Ok(false) if tokens.unclosed && !last => break,
+                Ok(false) => {
                     for (key, raw) in tokens.top_level().fields.iter().skip(head) {
                         self.builder.top_level(*key, raw);
                     }
