@@ -44,9 +44,9 @@ pub fn cut(
     let Ok(tokens) = Tokenizer::new(&head, 0) else { return Ok(whole(Form::Array)) };
     let (form, events_start) = (tokens.form(), tokens.offset());
     let step = len.saturating_sub(events_start) / parts as u64;
-    let mut starts = vec![0];
+    let (mut starts, mut window) = (vec![0], Vec::new());
     for k in 1..parts as u64 {
-        let Some(at) = boundary_near(events_start + k * step, len, form, read_at)? else { continue };
+        let Some(at) = boundary_near(events_start + k * step, len, form, &mut window, read_at)? else { continue };
         if starts.last().is_some_and(|&last| at > last) {
             starts.push(at);
         }
@@ -57,7 +57,8 @@ pub fn cut(
 }
 
 /// The first event boundary at or after `guess` and before `end`, found by reading a window
-/// there with `read_at`; `None` when there is none in the window.
+/// there with `read_at` into `window` (the caller's, grown once to [`WINDOW`] and reused across
+/// guesses); `None` when there is none in the window.
 ///
 /// # Errors
 /// The window's read.
@@ -65,10 +66,11 @@ pub(super) fn boundary_near(
     guess: u64,
     end: u64,
     form: Form,
+    window: &mut Vec<u8>,
     read_at: &mut dyn FnMut(u64, &mut [u8]) -> io::Result<usize>,
 ) -> io::Result<Option<u64>> {
-    let mut window = vec![0; WINDOW];
-    let got = read_at(guess, &mut window)?;
+    window.resize(WINDOW, 0);
+    let got = read_at(guess, window)?;
     Ok(boundary_after(&window[..got], 0, form).map(|rel| guess + rel as u64).filter(|&at| at < end))
 }
 

@@ -69,6 +69,7 @@ impl Shares {
     pub fn steal(&self, read_at: &mut dyn FnMut(u64, &mut [u8]) -> io::Result<usize>) -> io::Result<Option<(usize, Piece, Range<u64>)>> {
         // The victim reads on meanwhile: a cut it has claimed past is given up and looked for
         // again from where it stands.
+        let mut window = Vec::new();
         for _ in 0..STEAL_TRIES {
             let victim = {
                 let parts = self.lock();
@@ -76,7 +77,7 @@ impl Shares {
             };
             let Some((k, seen)) = victim.filter(|(_, p)| p.end - p.next >= self.min_steal) else { return Ok(None) };
             let guess = seen.next + (seen.end - seen.next) / 2;
-            let Some(at) = boundary_near(guess, seen.end, self.form, read_at)? else { return Ok(None) };
+            let Some(at) = boundary_near(guess, seen.end, self.form, &mut window, read_at)? else { return Ok(None) };
             let mut parts = self.lock();
             let p = &mut parts[k];
             if p.end != seen.end || p.next > at {
