@@ -48,7 +48,7 @@ impl Session {
     /// A session over `trace` (named `name`, the file name), with its timeline index built.
     pub fn new(name: impl Into<String>, trace: Trace) -> Self {
         let index = Index::build(&trace);
-        Self::from_parts(name.into(), trace, index)
+        Self::indexed(name, trace, index)
     }
 
     /// A session over `trace` with its timeline index, `index`, built already (`Index::build`).
