@@ -133,6 +133,8 @@ struct Hook {
     idle: Function,
     loading: bool,
     waiters: Vec<Function>,
+    /// A microtask that resolves the waiters if still idle is queued ([`publish`]).
+    recheck_queued: bool,
     summary_cache: Option<(Arc<TraceSummary>, JsValue)>,
 }
 
@@ -163,6 +165,7 @@ pub fn install(refresh: impl Fn() + 'static) {
         refresh: Rc::new(refresh),
         idle: idle_fn,
         loading: false,
+        recheck_queued: false,
         waiters: Vec::new(),
         summary_cache: None,
     }));
@@ -227,12 +230,12 @@ pub struct States<'a> {
     pub rank_stack: &'a StackState,
 }
 
-/// Marks the snapshot stale, and resolves `idle()` waiters if no load is running and no query
-/// is pending.
+/// Marks the snapshot stale, and resolves `idle()` waiters once the current change is done if
+/// no load is running and no query is pending then.
 pub fn publish(s: &States) {
-    let waiters = HOOK.with_borrow_mut(|hook| {
+    let queue = HOOK.with_borrow_mut(|hook| {
         let Some(hook) = hook.as_mut() else {
-            return Vec::new();
+            return false;
         };
         hook.stale = true;
         hook.loading = s.load.status == Status::Loading
@@ -247,9 +250,21 @@ pub fn publish(s: &States) {
             || s.explain.pending.is_some()
             || s.ranks.busy()
             || s.rank_stack.busy();
-        take_waiters(hook)
+        // Resolved in a microtask, after the state change that called this has run to its end:
+        // a change that publishes between two steps (a view moved, then its slice asked for)
+        // must not let `idle()` resolve before the query of its second step is pending.
+        !hook.waiters.is_empty() && !busy(hook) && !std::mem::replace(&mut hook.recheck_queued, true)
     });
-    resolve(waiters);
+    if queue {
+        wasm_bindgen_futures::spawn_local(async {
+            HOOK.with_borrow_mut(|hook| {
+                if let Some(hook) = hook.as_mut() {
+                    hook.recheck_queued = false;
+                }
+            });
+            recheck();
+        });
+    }
 }
 
 /// Replaces the snapshot with the app's states.
