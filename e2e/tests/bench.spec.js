@@ -74,6 +74,48 @@ async function v8JsonParseMs(page, href) {
   }, href);
 }
 
+/**
+ * The browser's own cost of reading a picked file, ms: `workers` dedicated workers each read
+ * their share with four 8 MiB `Blob.arrayBuffer` reads in flight (as the parse workers do) and
+ * copy every slice into a buffer, parsing nothing. The floor under a picked file's `parse_ms`.
+ * Run in a blank page of the same browser: the app's CSP allows no worker from a blob.
+ */
+async function fileReadMs(context, file, workers) {
+  const page = await context.newPage();
+  try {
+    await page.setContent('<input type="file" id="bench-read">');
+    await page.setInputFiles('#bench-read', file);
+    return await page.evaluate(async (workers) => {
+      const file = document.getElementById('bench-read').files[0];
+      const source = `onmessage = async ({ data: [file, from, to] }) => {
+        const slice = 8 << 20, copy = new Uint8Array(slice), reading = [];
+        let next = from;
+        const ask = () => { reading.push(file.slice(next, Math.min(next + slice, to)).arrayBuffer()); next += slice; };
+        while (next < to && reading.length < 4) ask();
+        while (reading.length) {
+          const bytes = new Uint8Array(await reading.shift());
+          if (next < to) ask();
+          copy.set(bytes);
+        }
+        postMessage(0);
+      };`;
+      const script = URL.createObjectURL(new Blob([source]));
+      const share = Math.ceil(file.size / workers);
+      const started = performance.now();
+      await Promise.all(Array.from({ length: workers }, (_, k) => new Promise((done, failed) => {
+        const w = new Worker(script);
+        w.onmessage = () => { w.terminate(); done(); };
+        w.onerror = (e) => failed(new Error(`read worker: ${e.message}`));
+        w.postMessage([file, k * share, Math.min(file.size, (k + 1) * share)]);
+      })));
+      URL.revokeObjectURL(script);
+      return performance.now() - started;
+    }, workers);
+  } finally {
+    await page.close();
+  }
+}
+
 test('browser parse+index benchmark', async ({ app, page }) => {
   test.skip(!url, 'set by scripts/bench');
   test.setTimeout(15 * 60_000);
@@ -195,6 +237,16 @@ test('browser parse+index benchmark', async ({ app, page }) => {
       bench: 'v8_json_parse', target: 'browser-main-thread', file: url, json_bytes: summary.json_bytes,
       pieces: v8.pieces, json_parse_ms: v8.ms, mb_per_s: theirs, ours_mb_per_s: ours, ratio: ours / theirs,
     }));
+    // A picked file: what reading it alone costs, and the most parse + index could then reach
+    // against V8 if it took no time at all.
+    if (pickedFile) {
+      const workers = summary.parse_workers ?? 1;
+      const readMs = await fileReadMs(page.context(), pickedFile, workers);
+      console.log(JSON.stringify({
+        bench: 'file_read', target: 'browser-workers', file: pickedFile, workers, read_ms: readMs,
+        mb_per_s: summary.json_bytes / 1e3 / readMs, v8_ratio_if_parse_were_free: v8.ms / readMs,
+      }));
+    }
   }
 });
 

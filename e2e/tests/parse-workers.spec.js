@@ -37,6 +37,9 @@ test('a large trace parsed by two parse workers equals the single-worker parse, 
     const many = await app.upload(file);
     expect(many.error).toBeNull();
     expect(many.summary.parse_workers).toBe(2);
+    // Each parse worker read its own range: the longest wait for bytes is part of the load's time.
+    expect(many.summary.read_wait_ms).toBeGreaterThanOrEqual(0);
+    expect(many.summary.read_wait_ms).toBeLessThan(many.summary.parse_ms);
     // This page's load worker, then one parse worker per part: each parsed its part (a split
     // load completes only from the parts its pool sends back), and both were terminated with
     // their load while the load worker keeps the trace.

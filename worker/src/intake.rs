@@ -165,6 +165,8 @@ pub struct PartsJob<L = Prepared, P = Part> {
     done: Vec<u64>,
     /// When each part's worker was last heard from, ms.
     heard_ms: Vec<f64>,
+    /// The longest any part's worker waited for its bytes, ms.
+    waited_ms: f64,
     throttle: Throttle,
 }
 
@@ -187,6 +189,7 @@ impl<L, P> PartsJob<L, P> {
             parts: (0..n).map(|_| None).collect(),
             done: vec![0; n],
             heard_ms: vec![started_ms; n],
+            waited_ms: 0.0,
             throttle: Throttle { last_ms: started_ms },
         }
     }
@@ -214,6 +217,16 @@ impl<L, P> PartsJob<L, P> {
         if let Some(h) = self.heard_ms.get_mut(index) {
             *h = h.max(now_ms);
         }
+    }
+
+    /// A part's worker waited `ms` for its bytes (reading them itself).
+    pub fn waited(&mut self, ms: f64) {
+        self.waited_ms = self.waited_ms.max(ms);
+    }
+
+    /// The longest any part's worker waited for its bytes, ms: the load's `read_wait_ms`.
+    pub fn waited_ms(&self) -> f64 {
+        self.waited_ms
     }
 
     /// The first part still out whose worker has been silent for more than [`SILENT_MS`] at

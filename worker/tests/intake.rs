@@ -38,8 +38,8 @@ fn incoming_that_cannot_be_reserved_says_how_big() {
     assert!(err.starts_with("This tab ran out of memory at ") && err.ends_with("\"huge.json\""), "{err}");
 }
 
-/// A trace split in parts that come back out of order completes only with the last part, and
-/// the model equals a sequential load.
+/// A trace split in parts that come back out of order completes only with the last part, keeps
+/// the longest wait for bytes its workers report, and the model equals a sequential load.
 #[test]
 fn parts_back_in_any_order_complete_the_load() {
     // Large enough for the plan to cut it in parts (`load::MIN_SPLIT_BYTES` per part).
@@ -58,9 +58,12 @@ fn parts_back_in_any_order_complete_the_load() {
     let mut back: Vec<_> = parts.into_iter().enumerate().collect();
     back.reverse();
     let last = back.len() - 1;
+    assert_eq!(job.waited_ms(), 0.0, "no wait reported yet");
     for (k, (index, part)) in back.into_iter().enumerate() {
+        job.waited([40.0, 250.0, 90.0][k % 3]);
         assert_eq!(job.part(index, part), k == last, "complete only with the last part");
     }
+    assert_eq!(job.waited_ms(), if last == 0 { 40.0 } else { 250.0 }, "the longest wait of one part's worker");
     let (prepared, parts) = job.into_parts();
     let merged = engine.complete(prepared, parts).unwrap();
     let (_, whole) = common::load_bytes("dlrm.json", bytes);

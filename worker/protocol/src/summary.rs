@@ -40,7 +40,8 @@ pub struct TraceSummary {
     #[serde(default)]
     pub parse_workers: u32,
     /// Of `parse_ms`, the time spent waiting for bytes (the source slower than the parse) while
-    /// parsing as they arrive; 0 when unmeasured.
+    /// parsing as they arrive (in parts read by parse workers: the longest wait of one); 0 when
+    /// unmeasured.
     #[serde(default)]
     pub read_wait_ms: f64,
     /// Of `parse_ms`, the time from the last byte to loaded (the model finished, indexed and

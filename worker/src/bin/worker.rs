@@ -489,9 +489,9 @@ mod wasm {
                     }
                 }
                 pool::Event::Progress { job, index, done } if Some(job) == current => self.job_progress(index, done),
-                pool::Event::Parsed { job, index, bytes } if Some(job) == current => {
+                pool::Event::Parsed { job, index, bytes, waited_ms } if Some(job) == current => {
                     self.pool.retire(slot);
-                    self.job_part(index, &bytes);
+                    self.job_part(index, &bytes, waited_ms);
                 }
                 pool::Event::Failed { job, index, message } if Some(job) == current => {
                     self.job_failed(format!("parse worker {index} failed: {message}"));
@@ -527,12 +527,16 @@ mod wasm {
             }
         }
 
-        /// Part `index` came back encoded; the last one completes the load.
-        fn job_part(&mut self, index: usize, bytes: &[u8]) {
+        /// Part `index` came back encoded, its worker having waited `waited_ms` for bytes; the
+        /// last one completes the load.
+        fn job_part(&mut self, index: usize, bytes: &[u8], waited_ms: f64) {
             let Some(job) = self.job.as_mut() else { return };
             let complete = match job {
                 Job::Held(job) => Part::decode(bytes).map(|part| job.part(index, part)),
-                Job::File(job) => StreamedPart::decode(bytes).map(|part| job.part(index, part)),
+                Job::File(job) => {
+                    job.waited(waited_ms);
+                    StreamedPart::decode(bytes).map(|part| job.part(index, part))
+                }
             };
             match complete {
                 Ok(true) => {}
@@ -549,11 +553,12 @@ mod wasm {
                     self.loaded(id, reply, started_ms);
                 }
                 Job::File(job) => {
-                    let (id, started_ms) = (job.id, job.started_ms);
+                    let (id, started_ms, waited_ms) = (job.id, job.started_ms, job.waited_ms());
                     let ((joining, file), parts) = job.into_parts();
                     let last_part = now_ms(&self.scope);
                     let reply = match self.engine.join(joining, parts, &kinetoscope::fork::Sequential) {
                         Ok(Some(mut summary)) => {
+                            summary.read_wait_ms = waited_ms;
                             summary.finish_ms = now_ms(&self.scope) - last_part;
                             Ok(summary)
                         }

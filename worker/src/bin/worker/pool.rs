@@ -10,9 +10,10 @@
 //! part's bytes (transferred); the sub-worker answers `Progress` (bytes of its part done, every
 //! few MB), then `Parsed` with the part encoded by `load::Part::encode` (transferred), or
 //! `Failed`. [`ToParser::ReadPart`] carries a picked `File` and a byte range of it instead: the
-//! sub-worker reads the range itself, 8 MiB at a time with `FileReaderSync`, parses it as it
-//! reads (`load::Stream::part`) and answers the same way with a `load::StreamedPart` encoded,
-//! so a large file's bytes never pass through the load worker. A trap or a panic in a sub-worker reaches the load worker as an `error` event
+//! sub-worker reads the range itself, [`READ_BYTES`] at a time with [`READS_AHEAD`] reads in
+//! flight, parses it as it reads (`load::Stream::part`) and answers the same way with a
+//! `load::StreamedPart` encoded and how long it waited for bytes, so a large file's bytes never
+//! pass through the load worker. A trap or a panic in a sub-worker reaches the load worker as an `error` event
 //! ([`Event::Crashed`], cancelled there so it does not go on to the page as the load worker's),
 //! and a part lost on the way as a `messageerror`, so no failure is silent.
 //!
@@ -30,6 +31,7 @@
 //! is terminated as soon as its part is back ([`Pool::retire`]), so its memory goes while the
 //! others still parse.
 
+use crate::post::now_ms;
 use crate::source::js_error;
 use kinetoscope::load::{parse_piece, Piece, Stream};
 use kinetoscope::json::Form;
@@ -38,6 +40,7 @@ use std::cell::Cell;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
 use web_sys::{DedicatedWorkerGlobalScope, MessageEvent, Worker, WorkerOptions};
 
 /// Name given to sub-workers; `worker.rs` reads it to pick the role.
@@ -63,8 +66,9 @@ enum ToParser {
 enum FromParser {
     Ready,
     Progress { job: u32, index: u32, done: u64 },
-    /// The encoded part is the transferred buffer beside this message.
-    Parsed { job: u32, index: u32 },
+    /// The encoded part is the transferred buffer beside this message; `waited_ms` is how
+    /// long the sub-worker waited for its file's bytes.
+    Parsed { job: u32, index: u32, waited_ms: f64 },
     Failed { job: u32, index: u32, message: String },
 }
 
@@ -74,8 +78,8 @@ pub enum Event {
     Ready,
     /// `done` bytes of part `index` of load `job` parsed.
     Progress { job: u32, index: usize, done: u64 },
-    /// Part `index` of load `job`, encoded.
-    Parsed { job: u32, index: usize, bytes: Vec<u8> },
+    /// Part `index` of load `job`, encoded, after `waited_ms` waiting for its file's bytes.
+    Parsed { job: u32, index: usize, bytes: Vec<u8>, waited_ms: f64 },
     /// The sub-worker could not parse or answer (`message` says why).
     Failed { job: u32, index: usize, message: String },
     /// The sub-worker died (a trap, or its script could not load).
@@ -283,8 +287,8 @@ fn decode(data: &JsValue) -> Event {
         Ok(FromParser::Ready) => Event::Ready,
         Ok(FromParser::Progress { job, index, done }) => Event::Progress { job, index: index as usize, done },
         Ok(FromParser::Failed { job, index, message }) => Event::Failed { job, index: index as usize, message },
-        Ok(FromParser::Parsed { job, index }) => match parts.get(1).dyn_ref::<js_sys::ArrayBuffer>() {
-            Some(buffer) => Event::Parsed { job, index: index as usize, bytes: js_sys::Uint8Array::new(buffer).to_vec() },
+        Ok(FromParser::Parsed { job, index, waited_ms }) => match parts.get(1).dyn_ref::<js_sys::ArrayBuffer>() {
+            Some(buffer) => Event::Parsed { job, index: index as usize, bytes: js_sys::Uint8Array::new(buffer).to_vec(), waited_ms },
             None => Event::Failed { job, index: index as usize, message: "part sent without its bytes".into() },
         },
         Err(e) => Event::Crashed(format!("bad message {e}: {json:?}")),
@@ -297,20 +301,22 @@ pub fn serve(scope: DedicatedWorkerGlobalScope) {
     let on_message = Closure::<dyn Fn(MessageEvent)>::new(move |ev: MessageEvent| {
         let parts = js_sys::Array::from(&ev.data());
         let piece = |start, object, first| Piece { start, form: if object { Form::Object } else { Form::Array }, first };
-        let (job, index, encoded) = match parts.get(0).as_string().map(|json| serde_json::from_str::<ToParser>(&json)) {
+        match parts.get(0).as_string().map(|json| serde_json::from_str::<ToParser>(&json)) {
             Some(Ok(ToParser::Parse { job, index, start, object, first })) => {
                 let mut progress = |done| reply(&reply_scope, &FromParser::Progress { job, index, done }, None);
-                (job, index, parse_bytes(&parts.get(1), piece(start, object, first), &mut progress))
+                let encoded = parse_bytes(&parts.get(1), piece(start, object, first), &mut progress);
+                answer(&reply_scope, job, index, encoded.map(|part| (part, 0.0)));
             }
+            // Read with reads in flight, so the answer comes from a task of its own.
             Some(Ok(ToParser::ReadPart { job, index, start, end, object, first })) => {
-                let mut progress = |done| reply(&reply_scope, &FromParser::Progress { job, index, done }, None);
-                (job, index, read_part(&parts.get(1), piece(start, object, first), end, &mut progress))
+                let (scope, file) = (reply_scope.clone(), parts.get(1));
+                wasm_bindgen_futures::spawn_local(async move {
+                    let mut progress = |done| reply(&scope, &FromParser::Progress { job, index, done }, None);
+                    let encoded = read_part(&scope, &file, piece(start, object, first), end, &mut progress).await;
+                    answer(&scope, job, index, encoded);
+                });
             }
-            _ => return reply(&reply_scope, &FromParser::Failed { job: 0, index: 0, message: "bad message to a parse worker".into() }, None),
-        };
-        match encoded {
-            Ok(encoded) => reply(&reply_scope, &FromParser::Parsed { job, index }, Some(&encoded)),
-            Err(message) => reply(&reply_scope, &FromParser::Failed { job, index, message }, None),
+            _ => reply(&reply_scope, &FromParser::Failed { job: 0, index: 0, message: "bad message to a parse worker".into() }, None),
         }
     });
     scope.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
@@ -319,10 +325,23 @@ pub fn serve(scope: DedicatedWorkerGlobalScope) {
     reply(&scope, &FromParser::Ready, None);
 }
 
-/// Bytes a sub-worker reads from its file at a time. Read into a buffer and pushed, not
-/// through `Stream::fill_from` as the CLI reads: `FileReaderSync` reads of its 1 MiB took a
-/// 1 GB pick from 5.0-5.1 s to 7.2-7.6 s.
-const READ_BYTES: usize = 8 << 20;
+/// Posts part `index` of load `job` back, encoded with the ms waited for its bytes, or why not.
+fn answer(scope: &DedicatedWorkerGlobalScope, job: u32, index: u32, encoded: Result<(Vec<u8>, f64), String>) {
+    match encoded {
+        Ok((part, waited_ms)) => reply(scope, &FromParser::Parsed { job, index, waited_ms }, Some(&part)),
+        Err(message) => reply(scope, &FromParser::Failed { job, index, message }, None),
+    }
+}
+
+/// Bytes a sub-worker asks its file for at a time.
+const READ_BYTES: u64 = 8 << 20;
+
+/// Reads of a part's file in flight at once, the one parsed next included. The browser reads a
+/// file for a worker in its own process, which keeps reading while the worker parses only if
+/// asked ahead: read one at a time with `FileReaderSync`, each of the two parse workers of a 1
+/// GB pick spent 1.7-1.9 s of its 4.2-4.5 s blocked on reads. On two cores that reading takes
+/// the parse's cores either way (docs/performance.md); on more it runs beside the parse.
+const READS_AHEAD: usize = 4;
 
 /// Parses the transferred bytes (`attached`, an `ArrayBuffer`) as `piece`; `progress(bytes
 /// done)` every few MB. The part, encoded.
@@ -334,23 +353,43 @@ fn parse_bytes(attached: &JsValue, piece: Piece, progress: &mut dyn FnMut(u64)) 
     Ok(part.encode())
 }
 
-/// Reads bytes `piece.start..end` of the `File` `attached` with the worker's synchronous
-/// reader, parsing them as they are read; `progress(bytes done)` after each read. The part,
-/// encoded.
-fn read_part(attached: &JsValue, piece: Piece, end: u64, progress: &mut dyn FnMut(u64)) -> Result<Vec<u8>, String> {
+/// Reads bytes `piece.start..end` of the `File` `attached`, [`READS_AHEAD`] reads in flight,
+/// parsing them as they arrive; `progress(bytes done)` after each read. The part, encoded, and
+/// the ms spent waiting for reads.
+async fn read_part(
+    scope: &DedicatedWorkerGlobalScope,
+    attached: &JsValue,
+    piece: Piece,
+    end: u64,
+    progress: &mut dyn FnMut(u64),
+) -> Result<(Vec<u8>, f64), String> {
     let file = attached.dyn_ref::<web_sys::File>().ok_or("part sent without its file")?;
-    let reader = web_sys::FileReaderSync::new().map_err(|e| js_error(&e))?;
+    let failed = |e: JsValue| format!("reading {:?} failed: {}", file.name(), js_error(&e));
+    // Offsets are exact as f64 below 2^53.
+    let read = |at: u64| file.slice_with_f64_and_f64(at as f64, (at + READ_BYTES).min(end) as f64).map(|blob| blob.array_buffer()).map_err(failed);
     let mut stream = Stream::part(piece);
-    let mut buf = vec![0; READ_BYTES];
-    let mut at = piece.start;
-    while at < end {
-        let want = usize::try_from(end - at).map_or(READ_BYTES, |left| left.min(READ_BYTES));
-        let got = read_at(&reader, file, at, &mut buf[..want])?;
-        stream.push(&buf[..got]);
-        at += want as u64;
-        progress(at - piece.start);
+    let mut bytes = Vec::new();
+    let (mut ahead, mut next, mut done, mut waited_ms) = (std::collections::VecDeque::new(), piece.start, 0, 0.0);
+    while next < end && ahead.len() < READS_AHEAD {
+        ahead.push_back(read(next)?);
+        next += READ_BYTES;
     }
-    Ok(stream.finish_part().encode())
+    while let Some(reading) = ahead.pop_front() {
+        let asked = now_ms(scope);
+        let buffer = JsFuture::from(reading).await.map_err(failed)?;
+        waited_ms += now_ms(scope) - asked;
+        if next < end {
+            ahead.push_back(read(next)?);
+            next += READ_BYTES;
+        }
+        let array = js_sys::Uint8Array::new(&buffer);
+        bytes.resize(array.length() as usize, 0);
+        array.copy_to(&mut bytes);
+        stream.push(&bytes);
+        done += bytes.len() as u64;
+        progress(done);
+    }
+    Ok((stream.finish_part().encode(), waited_ms))
 }
 
 /// Fills `into` from byte `start` of `file` (fewer bytes only at its end); the bytes read.
