@@ -2,7 +2,8 @@
 // line per run with the worker's parse+index time, then one line with the timeline's frame times
 // while zooming and panning (keys held, drags, wheel) and the first paint after the load, then
 // one line with the time each panel (ops, kernels, steps, findings) and a comparison against a
-// small real trace take on the loaded trace, with the tab's memory meanwhile; then
+// small real trace take on the loaded trace, with the tab's memory meanwhile, then V8's own
+// JSON.parse of the same bytes (and, for a picked file, the browser's read of it alone); then
 // opens the demo in fresh browser contexts and prints the main thread's long tasks from the page's
 // start to the end of its load. Skipped unless scripts/bench sets the variable.
 const { execSync } = require('child_process');
