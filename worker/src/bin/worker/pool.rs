@@ -10,10 +10,9 @@
 //! part's bytes (transferred); the sub-worker answers `Progress` (bytes of its part done, every
 //! few MB), then `Parsed` with the part encoded by `load::Part::encode` (transferred), or
 //! `Failed`. [`ToParser::ReadPart`] carries a picked `File` and a byte range of it instead: the
-//! sub-worker reads the range itself, [`READ_BYTES`] at a time with [`READS_AHEAD`] reads in
-//! flight, parses it as it reads (`load::Stream::part`) and answers the same way with a
-//! `load::StreamedPart` encoded and how long it waited for bytes, so a large file's bytes never
-//! pass through the load worker. A trap or a panic in a sub-worker reaches the load worker as an `error` event
+//! sub-worker reads the range itself with reads in flight (`source::read_slices`), parses it as
+//! it reads (`load::Stream::part`) and answers the same way with a `load::StreamedPart` encoded
+//! and how long it waited for bytes, so a large file's bytes never pass through the load worker. A trap or a panic in a sub-worker reaches the load worker as an `error` event
 //! ([`Event::Crashed`], cancelled there so it does not go on to the page as the load worker's),
 //! and a part lost on the way as a `messageerror`, so no failure is silent.
 //!
@@ -31,8 +30,7 @@
 //! is terminated as soon as its part is back ([`Pool::retire`]), so its memory goes while the
 //! others still parse.
 
-use crate::post::now_ms;
-use crate::source::js_error;
+use crate::source::{js_error, read_slices};
 use kinetoscope::load::{parse_piece, Piece, Stream};
 use kinetoscope::json::Form;
 use serde::{Deserialize, Serialize};
@@ -40,7 +38,6 @@ use std::cell::Cell;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::JsFuture;
 use web_sys::{DedicatedWorkerGlobalScope, MessageEvent, Worker, WorkerOptions};
 
 /// Name given to sub-workers; `worker.rs` reads it to pick the role.
@@ -312,7 +309,7 @@ pub fn serve(scope: DedicatedWorkerGlobalScope) {
                 let (scope, file) = (reply_scope.clone(), parts.get(1));
                 wasm_bindgen_futures::spawn_local(async move {
                     let mut progress = |done| reply(&scope, &FromParser::Progress { job, index, done }, None);
-                    let encoded = read_part(&scope, &file, piece(start, object, first), end, &mut progress).await;
+                    let encoded = read_part(&file, piece(start, object, first), end, &mut progress).await;
                     answer(&scope, job, index, encoded);
                 });
             }
@@ -333,16 +330,6 @@ fn answer(scope: &DedicatedWorkerGlobalScope, job: u32, index: u32, encoded: Res
     }
 }
 
-/// Bytes a sub-worker asks its file for at a time.
-const READ_BYTES: u64 = 8 << 20;
-
-/// Reads of a part's file in flight at once, the one parsed next included. The browser reads a
-/// file for a worker in its own process, which keeps reading while the worker parses only if
-/// asked ahead: read one at a time with `FileReaderSync`, each of the two parse workers of a 1
-/// GB pick spent 1.7-1.9 s of its 4.2-4.5 s blocked on reads. On two cores that reading takes
-/// the parse's cores either way (docs/performance.md); on more it runs beside the parse.
-const READS_AHEAD: usize = 4;
-
 /// Parses the transferred bytes (`attached`, an `ArrayBuffer`) as `piece`; `progress(bytes
 /// done)` every few MB. The part, encoded.
 fn parse_bytes(attached: &JsValue, piece: Piece, progress: &mut dyn FnMut(u64)) -> Result<Vec<u8>, String> {
@@ -353,43 +340,26 @@ fn parse_bytes(attached: &JsValue, piece: Piece, progress: &mut dyn FnMut(u64)) 
     Ok(part.encode())
 }
 
-/// Reads bytes `piece.start..end` of the `File` `attached`, [`READS_AHEAD`] reads in flight,
-/// parsing them as they arrive; `progress(bytes done)` after each read. The part, encoded, and
-/// the ms spent waiting for reads.
-async fn read_part(
-    scope: &DedicatedWorkerGlobalScope,
-    attached: &JsValue,
-    piece: Piece,
-    end: u64,
-    progress: &mut dyn FnMut(u64),
-) -> Result<(Vec<u8>, f64), String> {
+/// Reads bytes `piece.start..end` of the `File` `attached` with reads in flight
+/// (`source::read_slices`, as the load worker reads a streamed file: read one at a time with
+/// `FileReaderSync`, each of the two parse workers of a 1 GB pick spent 1.7-1.9 s of its 4.2-4.5
+/// s blocked on reads; on two cores the browser's reading takes the parse's cores either way,
+/// docs/performance.md), parsing them as they arrive; `progress(bytes done)` after each read.
+/// The part, encoded, and the ms spent waiting for reads.
+async fn read_part(attached: &JsValue, piece: Piece, end: u64, progress: &mut dyn FnMut(u64)) -> Result<(Vec<u8>, f64), String> {
     let file = attached.dyn_ref::<web_sys::File>().ok_or("part sent without its file")?;
-    let failed = |e: JsValue| format!("reading {:?} failed: {}", file.name(), js_error(&e));
-    // Offsets are exact as f64 below 2^53.
-    let read = |at: u64| file.slice_with_f64_and_f64(at as f64, (at + READ_BYTES).min(end) as f64).map(|blob| blob.array_buffer()).map_err(failed);
     let mut stream = Stream::part(piece);
-    let mut bytes = Vec::new();
-    let (mut ahead, mut next, mut done, mut waited_ms) = (std::collections::VecDeque::new(), piece.start, 0, 0.0);
-    while next < end && ahead.len() < READS_AHEAD {
-        ahead.push_back(read(next)?);
-        next += READ_BYTES;
-    }
-    while let Some(reading) = ahead.pop_front() {
-        let asked = now_ms(scope);
-        let buffer = JsFuture::from(reading).await.map_err(failed)?;
-        waited_ms += now_ms(scope) - asked;
-        if next < end {
-            ahead.push_back(read(next)?);
-            next += READ_BYTES;
-        }
-        let array = js_sys::Uint8Array::new(&buffer);
-        bytes.resize(array.length() as usize, 0);
-        array.copy_to(&mut bytes);
+    let (mut bytes, mut done) = (Vec::new(), 0);
+    let waited_ms = read_slices(file, piece.start..end, |slice| {
+        bytes.resize(slice.length() as usize, 0);
+        slice.copy_to(&mut bytes);
         stream.push(&bytes);
         done += bytes.len() as u64;
         progress(done);
-    }
-    Ok((stream.finish_part().encode(), waited_ms))
+        true
+    })
+    .await?;
+    Ok((stream.finish_part().encode(), waited_ms.unwrap_or_default()))
 }
 
 /// Fills `into` from byte `start` of `file` (fewer bytes only at its end); the bytes read.

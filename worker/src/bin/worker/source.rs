@@ -14,16 +14,17 @@
 //! busy; at most [`SLICES_AHEAD`] slices of a file are held here at a time (the one being parsed
 //! and the next ones, read meanwhile).
 
+use crate::post::now_ms;
 use crate::pump;
 use js_sys::{Reflect, Uint8Array};
 use std::cell::RefCell;
 use std::rc::Weak;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{File, ReadableStreamDefaultReader, Response, Url, WorkerGlobalScope};
+use web_sys::{DedicatedWorkerGlobalScope, File, ReadableStreamDefaultReader, Response, Url, WorkerGlobalScope};
 
 /// Bytes read from a file per slice (8 MiB).
-const SLICE_BYTES: f64 = 8.0 * 1024.0 * 1024.0;
+const SLICE_BYTES: u64 = 8 << 20;
 
 /// Slices of a file being read at once, the one parsed next included.
 const SLICES_AHEAD: usize = 4;
@@ -118,38 +119,50 @@ async fn fetch_into<R: Receiver>(to: &Weak<RefCell<R>>, id: u32, url: &str, name
 }
 
 async fn read_into<R: Receiver>(to: &Weak<RefCell<R>>, id: u32, file: &File) -> Result<(), String> {
-    let name = file.name();
-    let size = file.size();
-    let failed = |e: JsValue| format!("reading {name:?} failed: {}", js_error(&e));
     // `File.size` is an integral byte count; the cast is exact below 2^53.
-    if !with(to, |r| r.open(id, &name, Some(size as u64))) {
+    let size = file.size() as u64;
+    if !with(to, |r| r.open(id, &file.name(), Some(size))) {
         return Ok(());
     }
-    let read = |start: f64| -> Result<js_sys::Promise, String> {
-        let blob = file.slice_with_f64_and_f64(start, (start + SLICE_BYTES).min(size)).map_err(failed)?;
-        Ok(blob.array_buffer())
-    };
-    // The next slices are read while one is parsed: the browser reads a file for the page
-    // through its own process, one slice at a time, so a single slice ahead kept the parse
-    // waiting for bytes (1.8-2.1 s of a 1 GB load).
-    let mut ahead = std::collections::VecDeque::new();
-    let mut next = 0.0;
-    while next < size && ahead.len() < SLICES_AHEAD {
+    if read_slices(file, 0..size, |bytes| with(to, |r| r.bytes(id, bytes))).await?.is_some() {
+        with(to, |r| r.finish(id));
+    }
+    Ok(())
+}
+
+/// Reads `range` of `file` in [`SLICE_BYTES`] slices, [`SLICES_AHEAD`] in flight, and calls
+/// `each` with every slice in order until it returns false. The ms spent waiting for reads, or
+/// `None` when `each` stopped the read.
+///
+/// Slices are read ahead while one is parsed: the browser reads a file for a worker through its
+/// own process, so a single slice ahead kept the parse waiting for bytes (1.8-2.1 s of a 1 GB
+/// load).
+///
+/// # Errors
+/// The browser's message when a slice cannot be read.
+pub async fn read_slices(file: &File, range: std::ops::Range<u64>, mut each: impl FnMut(&Uint8Array) -> bool) -> Result<Option<f64>, String> {
+    let failed = |e: JsValue| format!("reading {:?} failed: {}", file.name(), js_error(&e));
+    // Offsets are exact as f64 below 2^53.
+    let read = |at: u64| file.slice_with_f64_and_f64(at as f64, (at + SLICE_BYTES).min(range.end) as f64).map(|blob| blob.array_buffer()).map_err(failed);
+    let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
+    let (mut ahead, mut next, mut waited_ms) = (std::collections::VecDeque::new(), range.start, 0.0);
+    while next < range.end && ahead.len() < SLICES_AHEAD {
         ahead.push_back(read(next)?);
         next += SLICE_BYTES;
     }
     while let Some(reading) = ahead.pop_front() {
+        let asked = now_ms(&scope);
         let buffer = JsFuture::from(reading).await.map_err(failed)?;
-        if next < size {
+        waited_ms += now_ms(&scope) - asked;
+        if next < range.end {
             ahead.push_back(read(next)?);
             next += SLICE_BYTES;
         }
-        if !with(to, |r| r.bytes(id, &Uint8Array::new(&buffer))) {
-            return Ok(());
+        if !each(&Uint8Array::new(&buffer)) {
+            return Ok(None);
         }
     }
-    with(to, |r| r.finish(id));
-    Ok(())
+    Ok(Some(waited_ms))
 }
 
 /// Runs `f` on the receiver if it still exists; false if it does not or `f` says stop.
