@@ -133,8 +133,6 @@ struct Hook {
     idle: Function,
     loading: bool,
     waiters: Vec<Function>,
-    /// A microtask that resolves the waiters if still idle is queued ([`publish`]).
-    recheck_queued: bool,
     summary_cache: Option<(Arc<TraceSummary>, JsValue)>,
 }
 
@@ -165,7 +163,6 @@ pub fn install(refresh: impl Fn() + 'static) {
         refresh: Rc::new(refresh),
         idle: idle_fn,
         loading: false,
-        recheck_queued: false,
         waiters: Vec::new(),
         summary_cache: None,
     }));
@@ -253,17 +250,10 @@ pub fn publish(s: &States) {
         // Resolved in a microtask, after the state change that called this has run to its end:
         // a change that publishes between two steps (a view moved, then its slice asked for)
         // must not let `idle()` resolve before the query of its second step is pending.
-        !hook.waiters.is_empty() && !busy(hook) && !std::mem::replace(&mut hook.recheck_queued, true)
+        !hook.waiters.is_empty() && !busy(hook)
     });
     if queue {
-        wasm_bindgen_futures::spawn_local(async {
-            HOOK.with_borrow_mut(|hook| {
-                if let Some(hook) = hook.as_mut() {
-                    hook.recheck_queued = false;
-                }
-            });
-            recheck();
-        });
+        wasm_bindgen_futures::spawn_local(async { recheck() });
     }
 }
 
