@@ -32,6 +32,12 @@ const NUMBER_BYTES: [bool; 256] = {
     table
 };
 
+/// True for a byte a JSON number's text may hold.
+#[inline]
+pub(super) fn is_number_byte(b: u8) -> bool {
+    NUMBER_BYTES[usize::from(b)]
+}
+
 /// A JSON string as it appears in the input, without the quotes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct JStr<'a> {
@@ -239,7 +245,7 @@ impl<'a> Cursor<'a> {
         let start = self.pos;
         let mut i = self.pos;
         while let Some(&b) = self.buf.get(i) {
-            if !NUMBER_BYTES[usize::from(b)] {
+            if !is_number_byte(b) {
                 break;
             }
             i += 1;

@@ -14,7 +14,7 @@
 //! links on and otherwise kept as a byte span.
 
 use super::error::ParseError;
-use super::scan::{Cursor, JStr};
+use super::scan::{is_number_byte, Cursor, JStr};
 
 /// The document's top-level shape.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -331,22 +331,31 @@ impl<'a> Tokenizer<'a> {
             if self.cur.peek_nonws() != Some(b'"') {
                 return Err(self.cur.err("expected an object key"));
             }
-            let key = self.cur.string()?;
-            self.cur.expect(b':', "expected ':' after an object key")?;
+            let key = match event_key(self.cur.buf.get(self.cur.pos..self.cur.pos + 8)) {
+                Some((key, len)) => {
+                    self.cur.pos += len;
+                    key
+                }
+                None => {
+                    let key = self.cur.string()?;
+                    self.cur.expect(b':', "expected ':' after an object key")?;
+                    EventKey::of(key.raw)
+                }
+            };
             self.cur.peek_nonws();
-            match key.raw {
-                b"ph" => ev.ph = self.opt_string()?,
-                b"name" => ev.name = self.opt_string()?,
-                b"cat" => ev.cat = self.opt_string()?,
-                b"ts" => ev.ts_ns = self.time(&mut ev.bad_time)?,
-                b"dur" => ev.dur_ns = self.time(&mut ev.bad_time)?,
-                b"pid" => ev.pid = self.id_text()?,
-                b"tid" => ev.tid = self.id_text()?,
-                b"id" => ev.id = self.id_text()?,
-                b"bp" => ev.bp = self.opt_string()?,
-                b"s" => ev.scope = self.opt_string()?,
-                b"args" if self.cur.buf.get(self.cur.pos) == Some(&b'{') => self.args(ev)?,
-                _ => self.cur.skip_value()?,
+            match key {
+                EventKey::Ph => ev.ph = self.opt_string()?,
+                EventKey::Name => ev.name = self.opt_string()?,
+                EventKey::Cat => ev.cat = self.opt_string()?,
+                EventKey::Ts => ev.ts_ns = self.time(&mut ev.bad_time)?,
+                EventKey::Dur => ev.dur_ns = self.time(&mut ev.bad_time)?,
+                EventKey::Pid => ev.pid = self.id_text()?,
+                EventKey::Tid => ev.tid = self.id_text()?,
+                EventKey::Id => ev.id = self.id_text()?,
+                EventKey::Bp => ev.bp = self.opt_string()?,
+                EventKey::S => ev.scope = self.opt_string()?,
+                EventKey::Args if self.cur.buf.get(self.cur.pos) == Some(&b'{') => self.args(ev)?,
+                EventKey::Args | EventKey::Other => self.cur.skip_value()?,
             }
             match self.cur.peek_nonws() {
                 Some(b',') => self.cur.pos += 1,
@@ -382,6 +391,10 @@ impl<'a> Tokenizer<'a> {
 
     /// A time in µs (number, or a string holding one) converted to ns.
     fn time(&mut self, bad: &mut bool) -> Result<Option<i64>, ParseError> {
+        if let Some((ns, len)) = self.cur.buf.get(self.cur.pos..).and_then(plain_micros) {
+            self.cur.pos += len;
+            return Ok(Some(ns));
+        }
         let text = match self.cur.buf.get(self.cur.pos) {
             Some(b'-' | b'0'..=b'9') => self.cur.number()?,
             Some(b'"') => self.cur.string()?.raw,
@@ -440,6 +453,98 @@ impl<'a> Tokenizer<'a> {
         self.cur.skip_value()?;
         Ok(None)
     }
+}
+
+/// The event keys the model reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum EventKey {
+    Ph,
+    Name,
+    Cat,
+    Ts,
+    Dur,
+    Pid,
+    Tid,
+    Id,
+    Bp,
+    S,
+    Args,
+    Other,
+}
+
+impl EventKey {
+    /// The key a string's raw bytes name (escapes not decoded: an escaped key is no key here).
+    fn of(raw: &[u8]) -> Self {
+        match raw {
+            b"ph" => Self::Ph,
+            b"name" => Self::Name,
+            b"cat" => Self::Cat,
+            b"ts" => Self::Ts,
+            b"dur" => Self::Dur,
+            b"pid" => Self::Pid,
+            b"tid" => Self::Tid,
+            b"id" => Self::Id,
+            b"bp" => Self::Bp,
+            b"s" => Self::S,
+            b"args" => Self::Args,
+            _ => Self::Other,
+        }
+    }
+}
+
+/// One spelling `"key":` of an event key as a little-endian word: its bytes, the mask of its
+/// length, and that length.
+#[derive(Clone, Copy)]
+struct Spelled {
+    key: EventKey,
+    word: u64,
+    mask: u64,
+    len: usize,
+}
+
+const fn spelled(key: EventKey, text: &[u8]) -> Spelled {
+    let mut word = 0u64;
+    let mut i = 0;
+    while i < text.len() {
+        word |= (text[i] as u64) << (8 * i);
+        i += 1;
+    }
+    Spelled { key, word, mask: u64::MAX >> (64 - 8 * text.len()), len: text.len() }
+}
+
+const PH: Spelled = spelled(EventKey::Ph, b"\"ph\":");
+const PID: Spelled = spelled(EventKey::Pid, b"\"pid\":");
+const NAME: Spelled = spelled(EventKey::Name, b"\"name\":");
+const CAT: Spelled = spelled(EventKey::Cat, b"\"cat\":");
+const TS: Spelled = spelled(EventKey::Ts, b"\"ts\":");
+const TID: Spelled = spelled(EventKey::Tid, b"\"tid\":");
+const DUR: Spelled = spelled(EventKey::Dur, b"\"dur\":");
+const ARGS: Spelled = spelled(EventKey::Args, b"\"args\":");
+const ID: Spelled = spelled(EventKey::Id, b"\"id\":");
+const BP: Spelled = spelled(EventKey::Bp, b"\"bp\":");
+const S: Spelled = spelled(EventKey::S, b"\"s\":");
+
+/// The key at the start of `head` (the 8 bytes from a key's opening quote) when it is one of
+/// [`EventKey`]'s written `"key":`, as trace writers write them, and how many bytes that is.
+/// One compare or two instead of a string scan, a `:` search and a match on the text; any other
+/// spelling (a space before the colon, an escape, another key) is left to the general path,
+/// which reads the same key.
+#[inline]
+fn event_key(head: Option<&[u8]>) -> Option<(EventKey, usize)> {
+    let w = u64::from_le_bytes(head?.try_into().ok()?);
+    let candidates: &[Spelled] = match (w >> 8) as u8 {
+        b'p' => &[PH, PID],
+        b'n' => &[NAME],
+        b'c' => &[CAT],
+        b't' => &[TS, TID],
+        b'd' => &[DUR],
+        b'a' => &[ARGS],
+        b'i' => &[ID],
+        b'b' => &[BP],
+        b's' => &[S],
+        _ => return None,
+    };
+    candidates.iter().find(|c| w & c.mask == c.word).map(|c| (c.key, c.len))
 }
 
 /// The integer in `text` as `str::parse::<i64>` reads it (optional sign, digits only, no
@@ -533,6 +638,36 @@ pub fn micros_to_ns(text: &[u8]) -> Option<i64> {
     Some(if neg { -ns } else { ns })
 }
 
+/// The time at the start of `text` when it is written as trace writers write times: digits
+/// with at most three decimals, followed by a byte that is not a number's (a number at the end
+/// of the bytes may go on in the next piece). Its ns and its length, read in one pass, equal to
+/// [`micros_to_ns`] of the number's text; `None` for any other number, read the general way.
+#[inline]
+fn plain_micros(text: &[u8]) -> Option<(i64, usize)> {
+    let (int, mut i) = leading_digits(text)?;
+    if i == 0 {
+        return None;
+    }
+    let mut frac_ns = 0;
+    if text.get(i) == Some(&b'.') {
+        i += 1;
+        let start = i;
+        let mut scale = 100;
+        while let Some(&b) = text.get(i).filter(|b| b.is_ascii_digit() && scale > 0) {
+            frac_ns += i64::from(b - b'0') * scale;
+            scale /= 10;
+            i += 1;
+        }
+        if i == start {
+            return None;
+        }
+    }
+    if is_number_byte(*text.get(i)?) || int > (i64::MAX - 1000) / 1000 {
+        return None;
+    }
+    Some((int * 1000 + frac_ns, i))
+}
+
 /// The leading ASCII digits of `text` as a number, and how many there are; `None` when the
 /// number does not fit in an `i64`. Eight digits at a time while they last: a `ts` has 16.
 #[inline]
@@ -584,7 +719,22 @@ fn exponent_form(text: &[u8]) -> Option<i64> {
 
 #[cfg(test)]
 mod tests {
-    use super::{micros_to_ns, parse_i64};
+    use super::{event_key, micros_to_ns, parse_i64, plain_micros, EventKey};
+
+    #[test]
+    fn event_keys_read_at_once_are_the_keys_the_text_names() {
+        for key in ["ph", "name", "cat", "ts", "dur", "pid", "tid", "id", "bp", "s", "args"] {
+            let text = format!("\"{key}\":1234567");
+            let read = event_key(text.as_bytes().get(..8));
+            assert_eq!(read, Some((EventKey::of(key.as_bytes()), key.len() + 3)), "{key}");
+            assert_ne!(EventKey::of(key.as_bytes()), EventKey::Other, "{key}");
+        }
+        // Other spellings and near misses go the general way.
+        for text in ["\"phase\":1", "\"ph\" :1x", "\"p\":1234", "\"tids\":12", "\"args\"\n:{", "\"t\\u0073\":1", "\"x\":12345"] {
+            assert_eq!(event_key(text.as_bytes().get(..8)), None, "{text}");
+        }
+        assert_eq!(event_key(b"\"ph\":".get(..8)), None, "fewer than 8 bytes");
+    }
 
     #[test]
     fn integers_parse_like_str_parse() {
@@ -610,6 +760,22 @@ mod tests {
         assert_eq!(micros_to_ns(b"9223372036854775.808"), None);
         assert_eq!(micros_to_ns(b"9223372036854774.9995"), Some(9_223_372_036_854_775_000));
         assert_eq!(micros_to_ns(b"9223372036854774.807"), Some(i64::MAX - 1000));
+    }
+
+    #[test]
+    fn plain_micros_read_in_one_pass_are_micros_to_ns() {
+        let numbers = ["0", "7", "12", "1694128201435418", "1694128201435418.5", "4808593492335.120", "1.25", "1.0005", "1.", "1e3", "1.5e2", "-3", "99999999999999999999", "9223372036854775.807", "12.3456"];
+        for number in numbers {
+            for after in [",", "}", " ", "\n", "", "0", "e"] {
+                let text = format!("{number}{after}");
+                let Some((ns, len)) = plain_micros(text.as_bytes()) else { continue };
+                assert_eq!(&text[..len], number, "{text:?}");
+                assert_eq!(Some(ns), micros_to_ns(number.as_bytes()), "{text:?}");
+                assert!(!after.is_empty() && !after.starts_with(|c: char| c.is_ascii_digit() || c == 'e'), "{text:?}");
+            }
+        }
+        assert_eq!(plain_micros(b"1694128201435418.123,"), Some((1_694_128_201_435_418_123, 20)));
+        assert_eq!(plain_micros(b"12.3456,"), None, "four decimals: the general path rounds");
     }
 
     #[test]
