@@ -12,11 +12,14 @@ use std::time::Instant;
 
 /// Loads `path` streamed from the file on `threads` threads (as `report` does on every core)
 /// `runs` times, printing a line per run with the process's peak resident memory; run first,
-/// before anything holds the file. With `python`, each run is followed by Python's
-/// `json.load` of the same file and a line with both times and their ratio.
+/// before anything holds the file. With `python`, Python's `json.load` of the same file runs
+/// right before each load, and a line gives both times and their ratio: so neither is timed on
+/// cores just woken from idle, which on this VM cost the first load of a fresh process 0.1-0.3 s
+/// (docs/performance.md).
 pub fn streamed(path: &Path, runs: usize, threads: usize, python: Option<&str>) -> Result<(), String> {
     let file = path.display().to_string();
     for run in 0..runs {
+        let anchor = python.map(|python| python_json_load(python, path)).transpose()?;
         let before = rss_kb("VmRSS");
         let started = Instant::now();
         let mut engine = Engine::new();
@@ -36,8 +39,7 @@ pub fn streamed(path: &Path, runs: usize, threads: usize, python: Option<&str>) 
             "model_bytes": model, "model_ratio": model as f64 / json.max(1) as f64, "args_bytes": args, "args_raw_bytes": args_raw,
         });
         println!("{line}");
-        if let Some(python) = python {
-            let anchor = python_json_load(python, path)?;
+        if let Some(anchor) = anchor {
             let line = serde_json::json!({
                 "bench": "python_json_load", "target": "native", "file": file, "run": run, "threads": threads,
                 "seconds": anchor, "mb_per_s": json as f64 / 1e6 / anchor, "stream_seconds": secs, "ratio": anchor / secs,
