@@ -55,3 +55,32 @@ fn torch_cpu_traces_load() {
         assert!(!summary.truncated, "{stem}");
     }
 }
+
+/// The args text the tokenizer writes as it reads equals the raw span minified on its own, for
+/// every event of every real fixture and edge-case file.
+#[test]
+fn args_text_written_while_reading_is_the_span_minified() {
+    use kinetoscope::json::{RawEvent, StringTracker, Tokenizer};
+    // Minifying the obvious way: every byte through the tracker, whitespace outside strings dropped.
+    let minify = |raw: &[u8]| -> Vec<u8> {
+        let mut strings = StringTracker::default();
+        raw.iter().copied().filter(|&b| !strings.outside(b) || !matches!(b, b' ' | b'\n' | b'\r' | b'\t')).collect()
+    };
+    // Edge-case files as they are (a cut gzip among them is left to its own tests).
+    let edge = ["valid", "truncated", "invalid"].into_iter().flat_map(|dir| {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/edge").join(dir);
+        std::fs::read_dir(dir).unwrap().map(|e| std::fs::read(e.unwrap().path()).unwrap()).filter(|b| !b.starts_with(&[0x1f, 0x8b]))
+    });
+    let real = common::real_fixtures().into_iter().map(|path| common::json_bytes(&path));
+    let mut checked = 0;
+    for json in real.chain(edge) {
+        let Ok(mut tokens) = Tokenizer::new(&json, 0) else { continue };
+        let mut ev = RawEvent::default();
+        while let Ok(true) = tokens.next_event(&mut ev) {
+            let Some(raw) = ev.args else { continue };
+            assert_eq!(ev.args_text.as_bytes(), minify(raw), "at byte {}: {}", ev.offset, String::from_utf8_lossy(raw));
+            checked += 1;
+        }
+    }
+    assert!(checked > 300_000, "{checked} args checked");
+}

@@ -9,6 +9,8 @@
 //! real Kineto traces carry them in names (docs/definitions.md §1); a `NaN`/`Infinity`
 //! literal is not.
 
+use std::ops::Range;
+
 use super::error::ParseError;
 use super::search;
 
@@ -140,6 +142,19 @@ impl StringTracker {
     }
 }
 
+/// Told where [`Cursor::copy_value`] skips whitespace outside strings: what lies between two
+/// such gaps is the value's text minified.
+pub trait Sink {
+    /// Whitespace at `gap` in `src`.
+    fn gap(&mut self, src: &[u8], gap: Range<usize>);
+}
+
+/// Skipping: the gaps concern no one.
+impl Sink for () {
+    #[inline(always)]
+    fn gap(&mut self, _: &[u8], _: Range<usize>) {}
+}
+
 /// A position in a byte slice that knows its absolute offset.
 pub struct Cursor<'a> {
     /// The bytes being read.
@@ -191,6 +206,17 @@ impl<'a> Cursor<'a> {
         }
         self.pos = search::non_ws(self.buf, self.pos);
         self.buf.get(self.pos).copied()
+    }
+
+    /// [`Self::peek_nonws`], telling `out` of the whitespace it skipped.
+    #[inline(always)]
+    pub fn peek_into(&mut self, out: &mut impl Sink) -> Option<u8> {
+        let at = self.pos;
+        let b = self.peek_nonws();
+        if self.pos != at {
+            out.gap(self.buf, at..self.pos);
+        }
+        b
     }
 
     /// Skips whitespace and consumes `want`.
@@ -268,11 +294,20 @@ impl<'a> Cursor<'a> {
     /// # Errors
     /// Syntax errors, EOF, or too deep.
     pub fn skip_value(&mut self) -> Result<(), ParseError> {
+        self.copy_value(&mut ())
+    }
+
+    /// Reads one value of any type, nested up to [`MAX_DEPTH`], telling `out` where it skips
+    /// whitespace.
+    ///
+    /// # Errors
+    /// Syntax errors, EOF, or too deep.
+    pub fn copy_value(&mut self, out: &mut impl Sink) -> Result<(), ParseError> {
         // Bit i set: the container at nesting level i (innermost = bit 0) is an object.
         let mut objects: u128 = 0;
         let mut depth: u32 = 0;
         loop {
-            match self.peek_nonws() {
+            match self.peek_into(out) {
                 None => return Err(self.eof()),
                 Some(b'"') => {
                     self.string()?;
@@ -284,13 +319,13 @@ impl<'a> Cursor<'a> {
                     self.pos += 1;
                     let is_object = open == b'{';
                     let close = if is_object { b'}' } else { b']' };
-                    if self.peek_nonws() == Some(close) {
+                    if self.peek_into(out) == Some(close) {
                         self.pos += 1;
                     } else {
                         objects = (objects << 1) | u128::from(is_object);
                         depth += 1;
                         if is_object {
-                            self.skip_key()?;
+                            self.copy_key(out)?;
                         }
                         continue;
                     }
@@ -309,12 +344,12 @@ impl<'a> Cursor<'a> {
                     return Ok(());
                 }
                 let is_object = objects & 1 == 1;
-                match self.peek_nonws() {
+                match self.peek_into(out) {
                     None => return Err(self.eof()),
                     Some(b',') => {
                         self.pos += 1;
                         if is_object {
-                            self.skip_key()?;
+                            self.copy_key(out)?;
                         }
                         break;
                     }
@@ -329,15 +364,17 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    /// Skips `"key" :` at the cursor.
-    fn skip_key(&mut self) -> Result<(), ParseError> {
-        match self.peek_nonws() {
-            Some(b'"') => {
-                self.string()?;
-                self.expect(b':', "expected ':' after an object key")
-            }
-            _ => Err(self.err("expected an object key")),
+    /// Reads `"key" :` at the cursor, telling `out` of the whitespace around it.
+    fn copy_key(&mut self, out: &mut impl Sink) -> Result<(), ParseError> {
+        if self.peek_into(out) != Some(b'"') {
+            return Err(self.err("expected an object key"));
         }
+        self.string()?;
+        if self.peek_into(out) != Some(b':') {
+            return Err(self.err("expected ':' after an object key"));
+        }
+        self.pos += 1;
+        Ok(())
     }
 
     /// Consumes the literal `lit` (true, false, null).

@@ -3,7 +3,6 @@
 //! Two questions the scanner ([`super::scan`]) asks at almost every token: where the next `"`
 //! or `\` is (the end of a string) and where whitespace ends. Each function answers with an index into `buf`, exactly
 //! as the scalar `iter().position` it replaces (tests compare the two on random inputs).
-//! [`classify`] gives the masks of a whole block, for `minify_into`.
 //!
 //! Backends, chosen at compile time: SSE2 on x86_64 (part of the baseline, so always there),
 //! `simd128` on wasm32 when the build enables it (`.cargo/config.toml`), else eight bytes at a
@@ -31,23 +30,6 @@ pub fn quote_or_backslash(buf: &[u8], from: usize) -> Option<usize> {
 #[inline]
 pub fn non_ws(buf: &[u8], from: usize) -> usize {
     find(buf, from, block::non_ws, |b| !is_ws(b)).unwrap_or(buf.len())
-}
-
-/// Bit masks of one 16-byte block: bit i set when byte i is of the class.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Classes {
-    /// `"`.
-    pub quote: u32,
-    /// `\`.
-    pub backslash: u32,
-    /// JSON whitespace.
-    pub ws: u32,
-}
-
-/// The classes of every byte of `block`, for callers that handle a whole block at once.
-#[inline]
-pub fn classify(block: &[u8; 16]) -> Classes {
-    block::classify(block)
 }
 
 /// The search loop shared by the questions: whole blocks with `first_in`, the tail with
@@ -120,11 +102,6 @@ mod block {
         first(!mask(ws(load(block))) & 0xFFFF)
     }
 
-    #[inline(always)]
-    pub fn classify(block: &[u8; 16]) -> super::Classes {
-        let v = load(block);
-        super::Classes { quote: mask(eq(v, b'"')), backslash: mask(eq(v, b'\\')), ws: mask(ws(v)) }
-    }
 }
 
 /// The index of the first matching byte of one block.
@@ -164,12 +141,6 @@ mod block {
         first(!u8x16_bitmask(ws(load(block))))
     }
 
-    #[inline(always)]
-    pub fn classify(block: &[u8; 16]) -> super::Classes {
-        let v = load(block);
-        let mask = |m: v128| u32::from(u8x16_bitmask(m));
-        super::Classes { quote: mask(eq(v, b'"')), backslash: mask(eq(v, b'\\')), ws: mask(ws(v)) }
-    }
 }
 
 #[cfg(not(any(target_arch = "x86_64", all(target_arch = "wasm32", target_feature = "simd128"))))]
@@ -222,24 +193,12 @@ mod swar {
         first(block, |w| !ws(w) & (ONES << 7))
     }
 
-    /// Bit i set when byte i of the word is flagged (0x80): gathers the eight flags into the
-    /// top byte with one multiply (no two partial products meet there).
-    #[inline(always)]
-    fn bits(flags: u64) -> u32 {
-        ((flags >> 7).wrapping_mul(0x0102_0408_1020_4080) >> 56) as u32
-    }
 
-    #[inline(always)]
-    pub fn classify(block: &[u8; 16]) -> super::Classes {
-        let [lo, hi] = words(block);
-        let mask = |f: fn(u64) -> u64| bits(f(lo)) | bits(f(hi)) << 8;
-        super::Classes { quote: mask(|w| eq(w, b'"')), backslash: mask(|w| eq(w, b'\\')), ws: mask(ws) }
-    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{classify, find, is_ws, non_ws, quote_or_backslash, swar, Classes};
+    use super::{find, is_ws, non_ws, quote_or_backslash, swar};
 
     /// Bytes the searches care about, their neighbours in value (borrow and sign traps), and
     /// high bytes.
@@ -282,13 +241,6 @@ mod tests {
                 assert_eq!(non_ws(&buf, from), scalar(&buf, from, |b| !is_ws(b)).unwrap_or(buf.len()), "{buf:?} {from}");
                 assert_eq!(find(&buf, from, swar::quote_or_backslash, quote_bs), scalar(&buf, from, quote_bs));
                 assert_eq!(find(&buf, from, swar::non_ws, |b| !is_ws(b)), scalar(&buf, from, |b| !is_ws(b)));
-            }
-            for chunk in buf.chunks_exact(16) {
-                let Ok(block) = <&[u8; 16]>::try_from(chunk) else { continue };
-                let mask = |f: fn(u8) -> bool| (0..16).filter(|&i| f(block[i])).map(|i| 1u32 << i).sum();
-                let want = Classes { quote: mask(|b| b == b'"'), backslash: mask(|b| b == b'\\'), ws: mask(is_ws) };
-                assert_eq!(classify(block), want, "{block:?}");
-                assert_eq!(swar::classify(block), want, "{block:?}");
             }
         }
     }

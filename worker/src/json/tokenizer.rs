@@ -11,10 +11,12 @@
 //! before `]` is accepted; array elements that are not objects are skipped and counted.
 //!
 //! Cost: one pass over the bytes; `args` are scanned one level deep for the few keys the model
-//! links on and otherwise kept as a byte span.
+//! links on, and their minified text is written from the tokens read (no second pass over the
+//! span).
 
 use super::error::ParseError;
-use super::scan::{is_number_byte, Cursor, JStr};
+use super::args_text::ArgsText;
+use super::scan::{is_number_byte, Cursor, JStr, Sink};
 
 /// The document's top-level shape.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -59,6 +61,9 @@ pub struct RawEvent<'a> {
     pub scope: Option<JStr<'a>>,
     /// The raw `args` object, braces included.
     pub args: Option<&'a [u8]>,
+    /// `args` minified (no whitespace outside strings), written as it is read: the text the
+    /// model stores. Holds the last args read; meaningful when `args` is `Some`.
+    pub args_text: ArgsText,
     /// `args.correlation`.
     pub correlation: Option<i64>,
     /// `args["External id"]` (2021 traces: `external id`).
@@ -321,25 +326,27 @@ impl<'a> Tokenizer<'a> {
 
     /// Reads one event object; the cursor is on its `{`.
     fn event(&mut self, ev: &mut RawEvent<'a>) -> Result<(), ParseError> {
-        *ev = RawEvent { offset: self.cur.abs(self.cur.pos), ..RawEvent::default() };
+        // The args text's buffer is kept from event to event.
+        let args_text = std::mem::take(&mut ev.args_text);
+        *ev = RawEvent { offset: self.cur.abs(self.cur.pos), args_text, ..RawEvent::default() };
         self.cur.pos += 1;
         if self.cur.peek_nonws() == Some(b'}') {
             self.cur.pos += 1;
             return Ok(());
         }
         loop {
-            let key = self.key(event_key, EventKey::of)?;
+            let key = self.key(event_key, EventKey::of, &mut ())?;
             match key {
-                EventKey::Ph => ev.ph = self.opt_string()?,
-                EventKey::Name => ev.name = self.opt_string()?,
-                EventKey::Cat => ev.cat = self.opt_string()?,
+                EventKey::Ph => ev.ph = self.opt_string(&mut ())?,
+                EventKey::Name => ev.name = self.opt_string(&mut ())?,
+                EventKey::Cat => ev.cat = self.opt_string(&mut ())?,
                 EventKey::Ts => ev.ts_ns = self.time(&mut ev.bad_time)?,
                 EventKey::Dur => ev.dur_ns = self.time(&mut ev.bad_time)?,
                 EventKey::Pid => ev.pid = self.id_text()?,
                 EventKey::Tid => ev.tid = self.id_text()?,
                 EventKey::Id => ev.id = self.id_text()?,
-                EventKey::Bp => ev.bp = self.opt_string()?,
-                EventKey::S => ev.scope = self.opt_string()?,
+                EventKey::Bp => ev.bp = self.opt_string(&mut ())?,
+                EventKey::S => ev.scope = self.opt_string(&mut ())?,
                 EventKey::Args if self.cur.buf.get(self.cur.pos) == Some(&b'{') => self.args(ev)?,
                 EventKey::Args | EventKey::Other => self.cur.skip_value()?,
             }
@@ -354,14 +361,15 @@ impl<'a> Tokenizer<'a> {
         }
     }
 
-    /// Reads `"key":` and the whitespace after it: the key `fast` reads at once from the 16
-    /// bytes at the quote, else the one `of` names from the string's text.
+    /// Reads `"key":` and the whitespace after it (telling `out` where it skips whitespace):
+    /// the key `fast` reads at once from the 16 bytes at the quote, else the one `of` names
+    /// from the string's text.
     ///
     /// # Errors
     /// Syntax error when no key or colon is there; EOF if the input ends first.
     #[inline]
-    fn key<K>(&mut self, fast: fn([u64; 2]) -> Option<(K, usize)>, of: fn(&[u8]) -> K) -> Result<K, ParseError> {
-        if self.cur.peek_nonws() != Some(b'"') {
+    fn key<K>(&mut self, fast: fn([u64; 2]) -> Option<(K, usize)>, of: fn(&[u8]) -> K, out: &mut impl Sink) -> Result<K, ParseError> {
+        if self.cur.peek_into(out) != Some(b'"') {
             return Err(self.cur.err("expected an object key"));
         }
         let key = match head(self.cur.buf.get(self.cur.pos..self.cur.pos + 16)).and_then(fast) {
@@ -371,20 +379,23 @@ impl<'a> Tokenizer<'a> {
             }
             None => {
                 let key = self.cur.string()?;
-                self.cur.expect(b':', "expected ':' after an object key")?;
+                if self.cur.peek_into(out) != Some(b':') {
+                    return Err(self.cur.err("expected ':' after an object key"));
+                }
+                self.cur.pos += 1;
                 of(key.raw)
             }
         };
-        self.cur.peek_nonws();
+        self.cur.peek_into(out);
         Ok(key)
     }
 
-    /// A string value, or `None` (value skipped) for other types.
-    fn opt_string(&mut self) -> Result<Option<JStr<'a>>, ParseError> {
+    /// A string value, or `None` (value skipped, `out` told of its whitespace) for other types.
+    fn opt_string(&mut self, out: &mut impl Sink) -> Result<Option<JStr<'a>>, ParseError> {
         if self.cur.buf.get(self.cur.pos) == Some(&b'"') {
             return self.cur.string().map(Some);
         }
-        self.cur.skip_value()?;
+        self.cur.copy_value(out)?;
         Ok(None)
     }
 
@@ -420,43 +431,43 @@ impl<'a> Tokenizer<'a> {
         Ok(ns)
     }
 
-    /// Scans `args` one level deep for the keys the model links on; keeps the raw span.
+    /// Scans `args` one level deep for the keys the model links on; keeps the raw span and
+    /// copies its minified text (`RawEvent::args_text`) as it reads.
     fn args(&mut self, ev: &mut RawEvent<'a>) -> Result<(), ParseError> {
         let start = self.cur.pos;
+        let text = &mut ev.args_text;
+        text.start(start);
         self.cur.pos += 1;
-        if self.cur.peek_nonws() == Some(b'}') {
-            self.cur.pos += 1;
-            ev.args = Some(&self.cur.buf[start..self.cur.pos]);
-            return Ok(());
-        }
-        loop {
-            let key = self.key(args_key, ArgKey::of)?;
-            match key {
-                ArgKey::Correlation => ev.correlation = self.int()?,
-                ArgKey::ExternalId => ev.external_id = self.int()?,
-                ArgKey::Name => ev.arg_name = self.opt_string()?,
-                ArgKey::SortIndex => ev.arg_sort_index = self.int()?,
-                ArgKey::Labels => ev.arg_labels = self.opt_string()?,
-                ArgKey::Other => self.cur.skip_value()?,
-            }
-            match self.cur.peek_nonws() {
-                Some(b',') => self.cur.pos += 1,
-                Some(b'}') => {
-                    self.cur.pos += 1;
-                    ev.args = Some(&self.cur.buf[start..self.cur.pos]);
-                    return Ok(());
+        if self.cur.peek_into(text) != Some(b'}') {
+            loop {
+                match self.key(args_key, ArgKey::of, text)? {
+                    ArgKey::Correlation => ev.correlation = self.int(text)?,
+                    ArgKey::ExternalId => ev.external_id = self.int(text)?,
+                    ArgKey::Name => ev.arg_name = self.opt_string(text)?,
+                    ArgKey::SortIndex => ev.arg_sort_index = self.int(text)?,
+                    ArgKey::Labels => ev.arg_labels = self.opt_string(text)?,
+                    ArgKey::Other => self.cur.copy_value(text)?,
                 }
-                _ => return Err(self.cur.err("expected ',' or '}' in args")),
+                match self.cur.peek_into(text) {
+                    Some(b',') => self.cur.pos += 1,
+                    Some(b'}') => break,
+                    _ => return Err(self.cur.err("expected ',' or '}' in args")),
+                }
             }
         }
+        self.cur.pos += 1;
+        text.end(self.cur.buf, self.cur.pos);
+        ev.args = Some(&self.cur.buf[start..self.cur.pos]);
+        Ok(())
     }
 
-    /// An integer value (a number without fraction); other values are skipped.
-    fn int(&mut self) -> Result<Option<i64>, ParseError> {
+    /// An integer value (a number without fraction); other values are skipped (`out` told of
+    /// their whitespace).
+    fn int(&mut self, out: &mut impl Sink) -> Result<Option<i64>, ParseError> {
         if matches!(self.cur.buf.get(self.cur.pos), Some(b'-' | b'0'..=b'9')) {
             return Ok(parse_i64(self.cur.number()?));
         }
-        self.cur.skip_value()?;
+        self.cur.copy_value(out)?;
         Ok(None)
     }
 }

@@ -64,11 +64,11 @@ impl Args {
         self.streams.iter().map(Stream::heap_bytes).sum()
     }
 
-    /// Appends `raw` (an event's `args` object as written) minified to `side`'s blocks;
+    /// Appends `text` (an event's `args` object, minified by the tokenizer) to `side`'s blocks;
     /// returns its span.
-    pub fn push_minified(&mut self, raw: &[u8], side: Side) -> ArgsRef {
+    pub fn push(&mut self, text: &[u8], side: Side) -> ArgsRef {
         let side = side as usize;
-        let span = self.streams[side].push_minified(raw);
+        let span = self.streams[side].push(text);
         ArgsRef { block: span.block | SIDE_BITS[side], ..span }
     }
 
@@ -154,15 +154,15 @@ impl Stream {
             + self.open.capacity()
     }
 
-    /// Appends `raw` minified; returns its span in this stream.
-    fn push_minified(&mut self, raw: &[u8]) -> ArgsRef {
-        // Minifying never lengthens, so the span stays within one block.
-        if !self.open.is_empty() && self.open.len() + raw.len() > BLOCK {
+    /// Appends `text`; returns its span in this stream.
+    fn push(&mut self, text: &[u8]) -> ArgsRef {
+        // A span stays within one block.
+        if !self.open.is_empty() && self.open.len() + text.len() > BLOCK {
             self.seal();
         }
         let at = self.open.len();
-        crate::json::minify_into(&mut self.open, raw);
-        let len = self.open.len() - at;
+        self.open.extend_from_slice(text);
+        let len = text.len();
         // A block holds at most 64 KiB, or one args object; one over 4 GiB keeps its first 4 GiB.
         ArgsRef {
             block: u32::try_from(self.blocks.len()).unwrap_or(u32::MAX),
@@ -350,10 +350,9 @@ mod tests {
         let mut args = Args::default();
         let spans = (0..n)
             .map(|i| {
-                let written = format!("{{\"External id\": {i}, \"Input Dims\": [[{i}, 64], [64]], \"name\": \"op {}\"}}", i % 7);
                 let minified = format!("{{\"External id\":{i},\"Input Dims\":[[{i},64],[64]],\"name\":\"op {}\"}}", i % 7);
                 let side = if i % 3 == 0 { Side::Device } else { Side::Host };
-                (args.push_minified(written.as_bytes(), side), minified)
+                (args.push(minified.as_bytes(), side), minified)
             })
             .collect();
         (args, spans)
@@ -376,9 +375,9 @@ mod tests {
     fn no_span_crosses_a_block_and_big_args_get_their_own() {
         let mut args = Args::default();
         let big = format!("{{\"k\":\"{}\"}}", "x".repeat(3 * BLOCK));
-        let a = args.push_minified(b"{\"a\":1}", Side::Host);
-        let b = args.push_minified(big.as_bytes(), Side::Host);
-        let c = args.push_minified(b"{\"c\":3}", Side::Device);
+        let a = args.push(b"{\"a\":1}", Side::Host);
+        let b = args.push(big.as_bytes(), Side::Host);
+        let c = args.push(b"{\"c\":3}", Side::Device);
         args.finish();
         let mut reader = args.reader();
         assert_eq!(reader.text(b), big);

@@ -262,15 +262,17 @@ impl Builder {
         self.max_end = self.max_end.max(end);
     }
 
-    /// Copies `args` minified (whitespace outside strings removed) into the args store, on the
-    /// side its category names (read as written: the side only places the text).
+    /// Copies `args` minified (the tokenizer's `args_text`) into the args store, on the side its
+    /// category names (read as written: the side only places the text).
     fn args(&mut self, ev: &RawEvent<'_>) -> ArgsRef {
-        let Some(raw) = ev.args else { return ArgsRef::default() };
+        if ev.args.is_none() {
+            return ArgsRef::default();
+        }
         let side = match ev.cat.map(|c| CatClass::of(c.raw)) {
             Some(c) if c.is_device_activity() => Side::Device,
             _ => Side::Host,
         };
-        self.args.push_minified(raw, side)
+        self.args.push(ev.args_text.as_bytes(), side)
     }
 
     fn pid_tid(&mut self, ev: &RawEvent<'_>) -> (StrId, StrId) {
