@@ -181,20 +181,11 @@ impl Stream {
             raw: self.open_start,
             packed: at as u64,
         });
-        self.packed.resize(
-            at + lz4_flex::block::get_maximum_output_size(self.open.len()),
-            0,
-        );
-        // The output is sized by LZ4's own bound, so packing cannot run out of room; should it
-        // fail anyway, the block is stored as it came (a read then sees a packed length equal to
-        // the raw length and copies it).
-        match lz4_flex::block::compress_into(&self.open, &mut self.packed[at..]) {
-            Ok(n) if n < self.open.len() => self.packed.truncate(at + n),
-            _ => {
-                self.packed.truncate(at);
-                self.packed.extend_from_slice(&self.open);
-            }
-        }
+        // Packed into a buffer of its own: packing in place would zero LZ4's worst-case room
+        // (the block's size and more) for every block. A block that does not shrink is stored
+        // as it came (a read then sees a packed length equal to the raw length and copies it).
+        let packed = lz4_flex::block::compress(&self.open);
+        self.packed.extend_from_slice(if packed.len() < self.open.len() { &packed } else { &self.open });
         self.open_start += self.open.len() as u64;
         self.open.clear();
     }
