@@ -56,16 +56,18 @@ fn torch_cpu_traces_load() {
     }
 }
 
+/// `raw` minified the obvious way: every byte through the tracker, whitespace outside strings
+/// dropped.
+fn minify(raw: &[u8]) -> Vec<u8> {
+    let mut strings = kinetoscope::json::StringTracker::default();
+    raw.iter().copied().filter(|&b| !strings.outside(b) || !matches!(b, b' ' | b'\n' | b'\r' | b'\t')).collect()
+}
+
 /// The args text the tokenizer writes as it reads equals the raw span minified on its own, for
 /// every event of every real fixture and edge-case file.
 #[test]
 fn args_text_written_while_reading_is_the_span_minified() {
-    use kinetoscope::json::{RawEvent, StringTracker, Tokenizer};
-    // Minifying the obvious way: every byte through the tracker, whitespace outside strings dropped.
-    let minify = |raw: &[u8]| -> Vec<u8> {
-        let mut strings = StringTracker::default();
-        raw.iter().copied().filter(|&b| !strings.outside(b) || !matches!(b, b' ' | b'\n' | b'\r' | b'\t')).collect()
-    };
+    use kinetoscope::json::{RawEvent, Tokenizer};
     // Edge-case files as they are (a cut gzip among them is left to its own tests).
     let edge = ["valid", "truncated", "invalid"].into_iter().flat_map(|dir| {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/edge").join(dir);
@@ -83,4 +85,27 @@ fn args_text_written_while_reading_is_the_span_minified() {
         }
     }
     assert!(checked > 300_000, "{checked} args checked");
+}
+
+/// The same for spacings Kineto never writes: a space before a colon, escaped keys, nested
+/// and empty containers, linked keys holding arrays or objects, CR LF.
+#[test]
+fn args_text_is_the_args_minified_whatever_the_spacing() {
+    use kinetoscope::json::{RawEvent, Tokenizer};
+    let args = [
+        r#"{}"#,
+        "{ \n }",
+        r#"{"a":1}"#,
+        "{\n      \"External id\": 1025,\"Ev Idx\": 0, \"Input Dims\": [[2048, 256], [], [256]]\n    }",
+        "{ \"a\" : [ 1 , { \"b\" : \"x y\" } , [ ] , { } ] , \"c\":true,\"d\" :null }",
+        "{\"correlation\" : [ 1, 2 ], \"name\": { \"k\" : \"v\" }, \"labels\":\t\"l a\" }",
+        "{\"esc\\\" key\" : \"a \\\" b\", \"External id\":\r\n-7 , \"sort_index\": 3.5}",
+    ];
+    for args in args {
+        let json = format!("[{{\"ph\": \"X\", \"args\": {args}}}]");
+        let mut tokens = Tokenizer::new(json.as_bytes(), 0).unwrap();
+        let mut ev = RawEvent::default();
+        assert!(tokens.next_event(&mut ev).unwrap(), "{args}");
+        assert_eq!(String::from_utf8_lossy(ev.args_text.as_bytes()), String::from_utf8_lossy(&minify(args.as_bytes())), "{args}");
+    }
 }

@@ -225,7 +225,16 @@ impl<'a> Cursor<'a> {
     /// Syntax error `msg` if the next byte is another one, EOF if none.
     #[inline]
     pub fn expect(&mut self, want: u8, msg: &'static str) -> Result<(), ParseError> {
-        match self.peek_nonws() {
+        self.expect_into(want, msg, &mut ())
+    }
+
+    /// [`Self::expect`], telling `out` of the whitespace it skipped.
+    ///
+    /// # Errors
+    /// Syntax error `msg` if the next byte is another one, EOF if none.
+    #[inline(always)]
+    pub fn expect_into(&mut self, want: u8, msg: &'static str, out: &mut impl Sink) -> Result<(), ParseError> {
+        match self.peek_into(out) {
             Some(b) if b == want => {
                 self.pos += 1;
                 Ok(())
@@ -370,11 +379,7 @@ impl<'a> Cursor<'a> {
             return Err(self.err("expected an object key"));
         }
         self.string()?;
-        if self.peek_into(out) != Some(b':') {
-            return Err(self.err("expected ':' after an object key"));
-        }
-        self.pos += 1;
-        Ok(())
+        self.expect_into(b':', "expected ':' after an object key", out)
     }
 
     /// Consumes the literal `lit` (true, false, null).

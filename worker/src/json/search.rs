@@ -101,7 +101,6 @@ mod block {
     pub fn non_ws(block: &[u8; 16]) -> Option<usize> {
         first(!mask(ws(load(block))) & 0xFFFF)
     }
-
 }
 
 /// The index of the first matching byte of one block.
@@ -140,7 +139,6 @@ mod block {
     pub fn non_ws(block: &[u8; 16]) -> Option<usize> {
         first(!u8x16_bitmask(ws(load(block))))
     }
-
 }
 
 #[cfg(not(any(target_arch = "x86_64", all(target_arch = "wasm32", target_feature = "simd128"))))]
@@ -192,8 +190,6 @@ mod swar {
     pub fn non_ws(block: &[u8; 16]) -> Option<usize> {
         first(block, |w| !ws(w) & (ONES << 7))
     }
-
-
 }
 
 #[cfg(test)]
