@@ -49,6 +49,7 @@ pub fn App() -> impl IntoView {
             start(ctl, wanted, gallery);
         }
         ctl.install_test_hook();
+        ctl.listen_for_posts();
     });
     let copied = RwSignal::new(false);
     let theme = RwSignal::new(preferred_theme());
@@ -240,10 +241,12 @@ fn start(ctl: Controller, wanted: RwSignal<Option<(String, u64)>>, gallery: RwSi
             // No trace named: the gallery if one is beside the page, else the demo.
             return crate::control::gallery::fetch_index(move |index| match index {
                 Ok(index) => gallery.update(|g| g.index = Some(index)),
-                Err(_) => {
+                // Unless a trace came meanwhile (posted by the page that opened this one).
+                Err(_) if ctl.state.with_untracked(|s| s.status == crate::state::Status::Idle) => {
                     ctl.load_url(DEMO_URL);
                     ctl.restore_later(link);
                 }
+                Err(_) => {}
             });
         }
     }

@@ -14,6 +14,10 @@ const url = process.env.KINETOSCOPE_BENCH_URL;
 // KINETOSCOPE_BENCH_FILE=PATH: each run picks that file (the same bytes as the URL, read from
 // disk by the page as a user's pick or drop is) instead of opening `?url=`.
 const pickedFile = process.env.KINETOSCOPE_BENCH_FILE;
+// KINETOSCOPE_BENCH_POSTED=1: each run fetches the URL's bytes into the page first, then posts
+// them to the page as another page would (docs/viewer.md): parse + index timed on bytes already
+// in memory, as V8's JSON.parse is.
+const posted = Boolean(process.env.KINETOSCOPE_BENCH_POSTED);
 
 /** Resident bytes of every Chromium process together (the browser, its renderers, GPU, workers). */
 function chromiumRss() {
@@ -129,12 +133,23 @@ test('browser parse+index benchmark', async ({ app, page }) => {
   let idle = 0;
   for (let run = 0; run < runs; run++) {
     // Memory above the idle page: the demo open, then the trace loaded in its place.
-    await app.open(pickedFile && workers ? `?workers=${workers}` : '');
+    await app.open((pickedFile || posted) && workers ? `?workers=${workers}` : '');
+    if (posted) {
+      await page.evaluate(async (href) => { window.__benchBytes = await (await fetch(href)).arrayBuffer(); }, url);
+    }
     idle = chromiumRss();
     const stop = sampleRss();
     const started = Date.now();
     if (pickedFile) {
       await app.upload(pickedFile);
+    } else if (posted) {
+      const before = await page.evaluate(() => window.kinetoscope.loads);
+      await page.evaluate(() => {
+        const buffer = window.__benchBytes;
+        window.__benchBytes = null;
+        window.postMessage({ kinetoscope: { buffer, fileName: 'posted.json' } }, '*', [buffer]);
+      });
+      await app.waitForLoads(before + 1);
     } else {
       await app.open(query);
     }
@@ -145,7 +160,7 @@ test('browser parse+index benchmark', async ({ app, page }) => {
     summary = state.summary;
     const secs = summary.parse_ms / 1000;
     console.log(JSON.stringify({
-      bench: 'parse_index', target: 'browser-wasm-worker', file: pickedFile || url, source: pickedFile ? 'picked' : 'url', run,
+      bench: 'parse_index', target: 'browser-wasm-worker', file: pickedFile || url, source: pickedFile ? 'picked' : posted ? 'posted' : 'url', run,
       json_bytes: summary.json_bytes, events: summary.events, parse_ms: summary.parse_ms,
       workers: summary.parse_workers ?? 1, read_wait_ms: summary.read_wait_ms, finish_ms: summary.finish_ms,
       mb_per_s: summary.json_bytes / 1e6 / secs, events_per_s: summary.events / secs, page_load_ms: wall,

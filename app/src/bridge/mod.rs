@@ -250,6 +250,17 @@ impl Bridge {
         self.send(id, msg, Some(file.into()));
     }
 
+    /// Has the worker load `buffer` (a trace another page posted, named `name`) as load `id`;
+    /// the buffer moves to the worker.
+    pub fn take(&self, id: u32, name: &str, buffer: js_sys::ArrayBuffer) {
+        let msg = ToWorker::Bytes {
+            id,
+            name: name.to_owned(),
+            workers: workers_param(),
+        };
+        self.send(id, msg, Some(buffer.into()));
+    }
+
     /// Has the worker load the run listed by the manifest at `target` as load `id`.
     pub fn fetch_run(&self, id: u32, target: &Target) {
         let msg = ToWorker::FetchRun {

@@ -1,5 +1,5 @@
-//! Message framing between the app and the worker: `[json, File?]` arrays to the worker,
-//! `[json, ArrayBuffer?]` back.
+//! Message framing between the app and the worker: `[json, File | ArrayBuffer?]` arrays to the
+//! worker, `[json, ArrayBuffer?]` back.
 //!
 //! Control messages are [`ToWorker`] / [`FromWorker`] JSON strings. A `Read`'s `File` travels as
 //! the array's second element (cloned: a handle, the worker reads the bytes); a tile answer's
@@ -11,17 +11,24 @@ use protocol::{FromWorker, ToWorker};
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::Worker;
 
-/// Posts `msg`, with `file` (a `File`, or an array of them for a run) beside it if given.
+/// Posts `msg`, with `file` (a `File`, an array of them for a run, or the `ArrayBuffer` of a
+/// posted trace, transferred) beside it if given.
 ///
 /// # Errors
 /// The browser's message when posting fails.
 pub fn post(worker: &Worker, msg: &ToWorker, file: Option<&JsValue>) -> Result<(), String> {
     let json = serde_json::to_string(msg).map_err(|e| e.to_string())?;
     let parts = Array::of1(&JsValue::from_str(&json));
-    if let Some(file) = file {
-        parts.push(file);
-    }
-    worker.post_message(&parts).map_err(|e| js_error(&e))
+    let Some(file) = file else {
+        return worker.post_message(&parts).map_err(|e| js_error(&e));
+    };
+    parts.push(file);
+    let sent = match file.dyn_ref::<ArrayBuffer>() {
+        // Moved, not copied: a trace's bytes can be most of what the tab holds.
+        Some(buffer) => worker.post_message_with_transfer(&parts, &Array::of1(buffer)),
+        None => worker.post_message(&parts),
+    };
+    sent.map_err(|e| js_error(&e))
 }
 
 /// Decodes a worker message's `data`: the reply and the `u32` words of its buffer, if any.

@@ -5,7 +5,8 @@
 //! synchronously (see `window_hook`). Loads: latest wins (in the bridge). Queries: latest wins per
 //! channel (in the bridge), and each state keeps the id it awaits.
 //!
-//! Files: this one routes replies and publishes; [`load`] starts loads; [`tables`] drives the
+//! Files: this one routes replies and publishes; [`load`] starts loads; [`posted`] opens
+//! traces other pages post; [`tables`] drives the
 //! table tabs; [`timeline`] drives the timeline (view changes, tiles, selection, search);
 //! [`findings`] drives the cheatsheet; [`link`] keeps the URL fragment in step with the view and
 //! restores shared links; [`charts`] feeds the charts tab; [`compare`] keeps a baseline and
@@ -22,6 +23,7 @@ mod findings;
 pub mod gallery;
 mod link;
 mod load;
+mod posted;
 mod ranks;
 mod run;
 mod stack;

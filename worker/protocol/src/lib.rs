@@ -1,7 +1,7 @@
 //! Wire types between the Kinetoscope app (main thread) and its engine worker.
 //!
-//! Control messages are JSON strings (serde); a local `File` to read and the rect words of tile
-//! answers travel beside them, never through serde. The worker reads a load's bytes itself, so
+//! Control messages are JSON strings (serde); a local `File` to read, the bytes of a trace posted
+//! to the page and the rect words of tile answers travel beside them, never through serde. The worker reads a load's bytes itself, so
 //! they never pass through the page's main thread. Names are from the boundary's point of view:
 //! [`ToWorker`] and [`FromWorker`]. Requests carry an `id` that replies echo.
 //!
@@ -28,7 +28,7 @@ pub use timeline::*;
 use serde::{Deserialize, Serialize};
 
 /// Bumped on any incompatible change; the app refuses a worker that reports another version.
-pub const PROTOCOL_VERSION: u32 = 15;
+pub const PROTOCOL_VERSION: u32 = 16;
 
 /// A message from the app to the worker.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -49,6 +49,15 @@ pub enum ToWorker {
     /// bytes) and the worker reads it in slices. `workers` as for `Fetch`.
     Read {
         id: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        workers: Option<u32>,
+    },
+    /// Loads bytes already in the page: an `ArrayBuffer` transferred beside this message (a
+    /// trace another page posted, docs/viewer.md#opening-a-trace-from-another-page), shown as
+    /// `name`. `workers` as for `Fetch`.
+    Bytes {
+        id: u32,
+        name: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         workers: Option<u32>,
     },
@@ -418,6 +427,7 @@ mod tests {
         for msg in [
             ToWorker::Fetch { id: 1, url: "https://a/b.json".into(), name: "b.json".into(), workers: Some(2) },
             ToWorker::Read { id: 1, workers: None },
+            ToWorker::Bytes { id: 1, name: "posted.json".into(), workers: Some(2) },
             ToWorker::Cancel { id: 1 },
             ToWorker::FetchRun { id: 1, url: "https://a/run.json".into(), workers: None },
             ToWorker::ReadRun { id: 1, workers: Some(1) },

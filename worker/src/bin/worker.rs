@@ -1,8 +1,10 @@
 //! wasm web-worker entry: the message loop between the app and the engine, and the only file that
 //! touches web-sys / js-sys. Natively it compiles to an empty `main`.
 //!
-//! Inputs: `[json, File?]` arrays whose JSON is a [`protocol::ToWorker`]; the `File` comes only
-//! with `Read`. `Fetch` and `Read` make this worker read the bytes itself (`worker/source.rs`).
+//! Inputs: `[json, File | ArrayBuffer?]` arrays whose JSON is a [`protocol::ToWorker`]; the
+//! `File` comes only with `Read`, the (transferred) `ArrayBuffer` of a trace posted to the page
+//! only with `Bytes`. `Fetch` and `Read` make this worker read the bytes itself
+//! (`worker/source.rs`).
 //! Outputs: `[json, ArrayBuffer?]` arrays holding a [`protocol::FromWorker`]. The first message
 //! posted is `Ready { protocol_version }`.
 //!
@@ -30,9 +32,10 @@
 //! sub-worker that fails, dies, or says nothing for `intake::SILENT_MS` (checked every second)
 //! ends the load with a `Failed` reply naming it.
 //!
-//! A large picked JSON file (two parts or more by `load::parts_for`, one per core or per
-//! `?workers=N`, up to `Budget::held_whole`) is cut here from windows of it (`load::cut`) and
-//! each parse worker reads and parses its own range of the file; the parts come back encoded
+//! A large picked JSON file or posted buffer (two parts or more by `load::parts_for`, one per
+//! core or per `?workers=N`, up to `Budget::held_whole`) is cut here from windows of it
+//! (`load::cut`) and each parse worker reads and parses its own range (of a buffer: a copy of
+//! the range, transferred); the parts come back encoded
 //! and are joined here (`Engine::join`), or, if a part did not end at its cut, the file is read
 //! again here as one stream. `?workers=1`, gzip and smaller files stream here.
 //!
@@ -131,10 +134,73 @@ mod wasm {
     }
 
     /// Parts out with the parse workers: of a JSON held whole here (`?workers=N` for a URL), or
-    /// of a file each parse worker reads itself (`Worker::read_in_parts`).
+    /// of a file or posted bytes each parse worker reads its range of (`Worker::read_in_parts`).
     enum Job {
         Held(PartsJob),
-        File(PartsJob<(Joining, web_sys::File), StreamedPart>),
+        File(PartsJob<(Joining, Whole), StreamedPart>),
+    }
+
+    /// An input read in parts, kept until they are joined: read again here as one stream if a
+    /// part did not end at its cut.
+    #[derive(Clone)]
+    enum Whole {
+        /// A picked file.
+        File(web_sys::File),
+        /// Bytes another page posted (`ToWorker::Bytes`), outside wasm memory.
+        Bytes { name: String, buffer: js_sys::ArrayBuffer },
+    }
+
+    impl Whole {
+        fn name(&self) -> String {
+            match self {
+                Whole::File(file) => file.name(),
+                Whole::Bytes { name, .. } => name.clone(),
+            }
+        }
+
+        fn size(&self) -> u64 {
+            match self {
+                // `File.size` is an integral byte count; the cast is exact below 2^53.
+                Whole::File(file) => file.size() as u64,
+                Whole::Bytes { buffer, .. } => u64::from(buffer.byte_length()),
+            }
+        }
+
+        /// What a parse worker is sent to read bytes `start..end` from.
+        fn attach(&self, start: u64, end: u64) -> pool::Attached {
+            match self {
+                Whole::File(file) => pool::Attached::File(file.clone()),
+                // A copy of the range (a transfer detaches the whole buffer); both below 4 GiB.
+                Whole::Bytes { buffer, .. } => pool::Attached::Bytes(buffer.slice_with_end(start as u32, end as u32)),
+            }
+        }
+
+        /// Cuts the input into `parts` ranges ending at event boundaries (`load::cut`).
+        fn cut(&self, parts: usize) -> Result<Vec<(load::Piece, std::ops::Range<u64>)>, String> {
+            let size = self.size();
+            match self {
+                Whole::File(file) => web_sys::FileReaderSync::new().map_err(|e| source::js_error(&e)).and_then(|reader| {
+                    let mut read = |at, into: &mut [u8]| pool::read_at(&reader, file, at, into).map_err(std::io::Error::other);
+                    load::cut(size, parts, &mut read).map_err(|e| e.to_string())
+                }),
+                Whole::Bytes { buffer, .. } => {
+                    let mut read = |at: u64, into: &mut [u8]| {
+                        let mut from = pool::BufferRead::new(buffer);
+                        from.at = at;
+                        std::io::Read::read(&mut from, into)
+                    };
+                    load::cut(size, parts, &mut read).map_err(|e| e.to_string())
+                }
+            }
+        }
+
+        /// Reads the whole input into load `id` of `to` as one stream.
+        fn stream(self, to: Weak<RefCell<Worker>>, id: u32) {
+            match self {
+                Whole::File(file) => wasm_bindgen_futures::spawn_local(source::read(to, id, file)),
+                Whole::Bytes { name, buffer } => wasm_bindgen_futures::spawn_local(source::take(to, id, name, buffer)),
+            }
+        }
     }
 
     impl Job {
@@ -260,14 +326,12 @@ mod wasm {
                     wasm_bindgen_futures::spawn_local(source::fetch(self.me.clone(), id, url, name));
                 }
                 Ok(ToWorker::Read { id, workers }) => match parts.get(1).dyn_into::<web_sys::File>() {
-                    Ok(file) => {
-                        self.end_run();
-                        self.begin(id, workers);
-                        if !self.read_in_parts(id, workers, &file) {
-                            wasm_bindgen_futures::spawn_local(source::read(self.me.clone(), id, file));
-                        }
-                    }
+                    Ok(file) => self.read_whole(id, workers, Whole::File(file)),
                     Err(_) => self.fail(id, "protocol", "Read message without a File".into()),
+                },
+                Ok(ToWorker::Bytes { id, name, workers }) => match parts.get(1).dyn_into::<js_sys::ArrayBuffer>() {
+                    Ok(buffer) => self.read_whole(id, workers, Whole::Bytes { name, buffer }),
+                    Err(_) => self.fail(id, "protocol", "Bytes message without an ArrayBuffer".into()),
                 },
                 Ok(ToWorker::FetchRun { id, url, workers }) => {
                     self.end_run();
@@ -554,7 +618,7 @@ mod wasm {
                 }
                 Job::File(job) => {
                     let (id, started_ms, waited_ms) = (job.id, job.started_ms, job.waited_ms());
-                    let ((joining, file), parts) = job.into_parts();
+                    let ((joining, whole), parts) = job.into_parts();
                     let last_part = now_ms(&self.scope);
                     let reply = match self.engine.join(joining, parts, &kinetoscope::fork::Sequential) {
                         Ok(Some(mut summary)) => {
@@ -562,10 +626,10 @@ mod wasm {
                             summary.finish_ms = now_ms(&self.scope) - last_part;
                             Ok(summary)
                         }
-                        // A part did not end at its cut: the file is read again, here, as a stream.
+                        // A part did not end at its cut: the input is read again, here, as a stream.
                         Ok(None) => {
                             self.begin(id, Some(1));
-                            return wasm_bindgen_futures::spawn_local(source::read(self.me.clone(), id, file));
+                            return whole.stream(self.me.clone(), id);
                         }
                         Err(error) => Err(error),
                     };
@@ -574,21 +638,31 @@ mod wasm {
             }
         }
 
-        /// Reads a large JSON file in parts, each parsed by a parse worker that reads its own
-        /// range of the file (`load::cut`, one part per core or per `?workers=N`), so neither
-        /// the file nor its bytes pass through here; false when it is read here as a stream
-        /// (small, gzip, not a trace's head, `?workers=1`, or larger than
-        /// `Budget::held_whole`, past which the parts and their join were not measured).
-        fn read_in_parts(&mut self, id: u32, workers: Option<u32>, file: &web_sys::File) -> bool {
+        /// Starts load `id` of a picked file or posted bytes: in parts if large, else
+        /// streamed here.
+        fn read_whole(&mut self, id: u32, workers: Option<u32>, whole: Whole) {
+            self.end_run();
+            self.begin(id, workers);
+            if !self.read_in_parts(id, workers, &whole) {
+                whole.stream(self.me.clone(), id);
+            }
+        }
+
+        /// Reads a large JSON input in parts, each parsed by a parse worker that reads its own
+        /// range of the file (or is sent its range of posted bytes; `load::cut`, one part per
+        /// core or per `?workers=N`), so the input never passes through this worker's wasm
+        /// memory; false when it is read here as a stream (small, gzip, not a trace's head,
+        /// `?workers=1`, or larger than `Budget::held_whole`, past which the parts and their
+        /// join were not measured).
+        fn read_in_parts(&mut self, id: u32, workers: Option<u32>, whole: &Whole) -> bool {
             let started = now_ms(&self.scope);
-            // `File.size` is an integral byte count; the cast is exact below 2^53.
-            let size = file.size() as u64;
+            let size = whole.size();
             let cores = workers.map_or_else(|| self.scope.navigator().hardware_concurrency() as usize, |w| w as usize);
             let parts = load::parts_for(usize::try_from(size).unwrap_or(usize::MAX), cores);
             if parts < 2 || self.engine.budget().held_whole().check_file(size, false).is_err() {
                 return false;
             }
-            let joining = match self.engine.begin_parts(&file.name(), size) {
+            let joining = match self.engine.begin_parts(&whole.name(), size) {
                 Ok(joining) => joining,
                 Err(error) => {
                     self.reading = None;
@@ -596,11 +670,7 @@ mod wasm {
                     return true;
                 }
             };
-            let cuts = web_sys::FileReaderSync::new().map_err(|e| source::js_error(&e)).and_then(|reader| {
-                let mut read = |at, into: &mut [u8]| pool::read_at(&reader, file, at, into).map_err(std::io::Error::other);
-                load::cut(size, parts, &mut read).map_err(|e| e.to_string())
-            });
-            let cuts = match cuts {
+            let cuts = match whole.cut(parts) {
                 Ok(cuts) if cuts.len() > 1 => cuts,
                 Ok(_) => return false,
                 Err(e) => {
@@ -613,7 +683,7 @@ mod wasm {
             self.pool = Pool::default();
             let mut sent = self.pool.grow(cuts.len(), &self.pool_sink);
             for (index, (piece, range)) in cuts.iter().enumerate() {
-                sent = sent.and_then(|()| self.pool.read_part(id, index, *piece, range.end, file));
+                sent = sent.and_then(|()| self.pool.read_part(id, index, *piece, range.end, whole.attach(piece.start, range.end)));
             }
             if let Err(e) = sent {
                 self.stop_parsers();
@@ -621,7 +691,7 @@ mod wasm {
                 return true;
             }
             self.progress(id, Phase::Parsing, 0, Some(size));
-            self.job = Some(Job::File(PartsJob::of(id, (joining, file.clone()), cuts.len(), size, started)));
+            self.job = Some(Job::File(PartsJob::of(id, (joining, whole.clone()), cuts.len(), size, started)));
             true
         }
 

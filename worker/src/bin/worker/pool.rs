@@ -9,10 +9,12 @@
 //! (both ends are the same build, so no version handshake). [`ToParser::Parse`] carries one
 //! part's bytes (transferred); the sub-worker answers `Progress` (bytes of its part done, every
 //! few MB), then `Parsed` with the part encoded by `load::Part::encode` (transferred), or
-//! `Failed`. [`ToParser::ReadPart`] carries a picked `File` and a byte range of it instead: the
-//! sub-worker reads the range itself with reads in flight (`source::read_slices`), parses it as
-//! it reads (`load::Stream::part`) and answers the same way with a `load::StreamedPart` encoded
-//! and how long it waited for bytes, so a large file's bytes never pass through the load worker. A trap or a panic in a sub-worker reaches the load worker as an `error` event
+//! `Failed`. [`ToParser::ReadPart`] carries a picked `File` and a byte range of it instead (or
+//! the range's bytes of a trace posted to the page, transferred): the sub-worker reads the range
+//! itself with reads in flight (`source::read_slices`), parses it as it reads
+//! (`load::Stream::part`) and answers the same way with a `load::StreamedPart` encoded and how
+//! long it waited for bytes, so a large file's bytes never pass through the load worker's wasm
+//! memory. A trap or a panic in a sub-worker reaches the load worker as an `error` event
 //! ([`Event::Crashed`], cancelled there so it does not go on to the page as the load worker's),
 //! and a part lost on the way as a `messageerror`, so no failure is silent.
 //!
@@ -43,6 +45,9 @@ use web_sys::{DedicatedWorkerGlobalScope, MessageEvent, Worker, WorkerOptions};
 /// Name given to sub-workers; `worker.rs` reads it to pick the role.
 pub const PARSER_NAME: &str = "kinetoscope-parse";
 
+/// Bytes of a posted part parsed between two `Progress` reports (8 MiB, as a file's slices).
+const REPORT_BYTES: u64 = 8 << 20;
+
 /// Trunk's loader shim for this binary, relative to the load worker's own script.
 const LOADER_URL: &str = "./worker_loader.js";
 
@@ -52,8 +57,9 @@ const LOADER_URL: &str = "./worker_loader.js";
 enum ToParser {
     /// Parse the transferred bytes as part `index` of load `job`.
     Parse { job: u32, index: u32, start: u64, object: bool, first: bool },
-    /// Read bytes `start..end` of the `File` beside this message as part `index` of load
-    /// `job`, parsing them as they are read (`load::Stream::part`).
+    /// Read bytes `start..end` of the `File` beside this message (or the `ArrayBuffer` beside
+    /// it, holding those bytes alone) as part `index` of load `job`, parsing them as they are
+    /// read (`load::Stream::part`).
     ReadPart { job: u32, index: u32, start: u64, end: u64, object: bool, first: bool },
 }
 
@@ -87,8 +93,10 @@ pub enum Event {
 pub type Sink = Rc<dyn Fn(usize, Event)>;
 
 /// What goes beside a message's JSON: part bytes (transferred) or a `File` (cloned).
-enum Attached {
+pub enum Attached {
+    /// Bytes, transferred: the sender's buffer is detached.
     Bytes(js_sys::ArrayBuffer),
+    /// A picked file, cloned: a handle, not its bytes.
     File(web_sys::File),
 }
 
@@ -159,17 +167,17 @@ impl Pool {
         sub.send(json, Attached::Bytes(array.buffer()))
     }
 
-    /// Sends part `index` of load `job` (bytes `piece.start..end` of `file`) to sub-worker
-    /// `index`, which reads them itself.
+    /// Sends part `index` of load `job` (bytes `piece.start..end` of `from`: the whole file,
+    /// or those bytes alone) to sub-worker `index`, which reads them itself.
     ///
     /// # Errors
     /// The browser's message when the post fails.
-    pub fn read_part(&mut self, job: u32, index: usize, piece: Piece, end: u64, file: &web_sys::File) -> Result<(), String> {
+    pub fn read_part(&mut self, job: u32, index: usize, piece: Piece, end: u64, from: Attached) -> Result<(), String> {
         let Some(sub) = self.subs.get_mut(index) else { return Err(format!("no sub-worker {index}")) };
         let (start, object, first) = (piece.start, piece.form == Form::Object, piece.first);
         let msg = ToParser::ReadPart { job, index: index as u32, start, end, object, first };
         let json = serde_json::to_string(&msg).map_err(|e| e.to_string())?;
-        sub.send(json, Attached::File(file.clone()))
+        sub.send(json, from)
     }
 
     /// Terminates every sub-worker. Their `error` handlers stay until the pool is dropped,
@@ -347,8 +355,21 @@ fn parse_bytes(attached: &JsValue, piece: Piece, progress: &mut dyn FnMut(u64)) 
 /// docs/performance.md), parsing them as they arrive; `progress(bytes done)` after each read.
 /// The part, encoded, and the ms spent waiting for reads.
 async fn read_part(attached: &JsValue, piece: Piece, end: u64, progress: &mut dyn FnMut(u64)) -> Result<(Vec<u8>, f64), String> {
-    let file = attached.dyn_ref::<web_sys::File>().ok_or("part sent without its file")?;
     let mut stream = Stream::part(piece);
+    if let Some(buffer) = attached.dyn_ref::<js_sys::ArrayBuffer>() {
+        let mut bytes = BufferRead::new(buffer);
+        loop {
+            match stream.fill_from(&mut bytes) {
+                Ok(0) => break,
+                // As often as a file's 8 MiB slices report.
+                Ok(got) if bytes.at % REPORT_BYTES < got as u64 => progress(bytes.at),
+                Ok(_) => {}
+                Err(e) => return Err(e.to_string()),
+            }
+        }
+        return Ok((stream.finish_part().encode(), 0.0));
+    }
+    let file = attached.dyn_ref::<web_sys::File>().ok_or("part sent without its file or bytes")?;
     let (mut bytes, mut done) = (Vec::new(), 0);
     let waited_ms = read_slices(file, piece.start..end, |slice| {
         bytes.resize(slice.length() as usize, 0);
@@ -360,6 +381,32 @@ async fn read_part(attached: &JsValue, piece: Piece, end: u64, progress: &mut dy
     })
     .await?;
     Ok((stream.finish_part().encode(), waited_ms.unwrap_or_default()))
+}
+
+/// An `ArrayBuffer` read from its start: each read copies the next bytes into wasm memory,
+/// where the stream parses them (`Stream::fill_from`) while they are in cache.
+pub struct BufferRead {
+    bytes: js_sys::Uint8Array,
+    /// Bytes read so far.
+    pub at: u64,
+}
+
+impl BufferRead {
+    /// Reads `buffer` from its start.
+    pub fn new(buffer: &js_sys::ArrayBuffer) -> Self {
+        Self { bytes: js_sys::Uint8Array::new(buffer), at: 0 }
+    }
+}
+
+impl std::io::Read for BufferRead {
+    fn read(&mut self, into: &mut [u8]) -> std::io::Result<usize> {
+        // Posted buffers are below 4 GiB (`source::take` refuses larger ones), so offsets fit u32.
+        let at = u32::try_from(self.at).map_err(std::io::Error::other)?;
+        let len = self.bytes.length().saturating_sub(at).min(u32::try_from(into.len()).unwrap_or(u32::MAX));
+        self.bytes.subarray(at, at + len).copy_to(&mut into[..len as usize]);
+        self.at += u64::from(len);
+        Ok(len as usize)
+    }
 }
 
 /// Fills `into` from byte `start` of `file` (fewer bytes only at its end); the bytes read.

@@ -1,5 +1,5 @@
-//! Where a load's bytes come from, read inside the worker: a URL streamed with `fetch`, or a
-//! local `File` read in [`SLICE_BYTES`] slices.
+//! Where a load's bytes come from, read inside the worker: a URL streamed with `fetch`, a local
+//! `File` read in [`SLICE_BYTES`] slices, or bytes another page posted (already in memory).
 //!
 //! Inputs: a load id, and a URL or `File` from the app's `Fetch` / `Read`. Output: calls on a
 //! [`Receiver`] (the worker's state): `open` once the size is known, `bytes` per piece as it
@@ -16,7 +16,7 @@
 
 use crate::post::now_ms;
 use crate::pump;
-use js_sys::{Reflect, Uint8Array};
+use js_sys::{ArrayBuffer, Reflect, Uint8Array};
 use std::cell::RefCell;
 use std::rc::Weak;
 use wasm_bindgen::{JsCast, JsValue};
@@ -62,6 +62,27 @@ pub async fn read<R: Receiver>(to: Weak<RefCell<R>>, id: u32, file: File) {
     if let Err(message) = read_into(&to, id, &file).await {
         with(&to, |r| r.failed(id, message));
     }
+}
+
+/// Feeds `buffer` (bytes posted to the page, named `name`) into load `id` of `to`, in
+/// [`SLICE_BYTES`] views of it: run as a task of its own, so the message that brought the bytes
+/// has been handled and the receiver is free.
+pub async fn take<R: Receiver>(to: Weak<RefCell<R>>, id: u32, name: String, buffer: ArrayBuffer) {
+    let size = u64::from(buffer.byte_length());
+    if !with(&to, |r| r.open(id, &name, Some(size))) {
+        return;
+    }
+    let mut at = 0;
+    while at < size {
+        let len = SLICE_BYTES.min(size - at);
+        // Both below 4 GiB: `byte_length` is a u32 here.
+        let view = Uint8Array::new_with_byte_offset_and_length(&buffer, at as u32, len as u32);
+        if !with(&to, |r| r.bytes(id, &view)) {
+            return;
+        }
+        at += len;
+    }
+    with(&to, |r| r.finish(id));
 }
 
 async fn fetch_into<R: Receiver>(to: &Weak<RefCell<R>>, id: u32, url: &str, name: &str) -> Result<(), String> {

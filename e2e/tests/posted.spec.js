@@ -1,0 +1,106 @@
+// Journey: a dashboard or notebook opens Kinetoscope with a trace it holds, by Perfetto's
+// postMessage convention (docs/viewer.md#opening-a-trace-from-another-page): it opens the page,
+// posts 'PING' until the page answers 'PONG', then posts {perfetto: {buffer, title}} (or the same
+// under `kinetoscope`). The trace loads as the same file picked would: the summary equals the
+// CLI's. A large posted trace is parsed in parts by the parse workers, each sent its range, and
+// gives exactly the single-worker parse; a post without bytes says what was wrong.
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { AppPage, test, expect } = require('../pages/app');
+const { realFixture, cliInfo, expectSameSummary } = require('../support/fixtures');
+const { writeBigTrace } = require('../support/big-trace');
+
+const POLL = { polling: 100, timeout: 120_000 };
+
+/** Posts the bytes at `href` (fetched in the page) to the page itself under `key`, named `name`. */
+async function postToSelf(page, href, key, name) {
+  await page.evaluate(async ({ href, key, name }) => {
+    const buffer = await (await fetch(href)).arrayBuffer();
+    window.postMessage({ [key]: { buffer, fileName: name } }, '*', [buffer]);
+  }, { href, key, name });
+}
+
+/** Waits until the page has loaded the trace named `name`; its `window.kinetoscope` snapshot. */
+async function loadedAs(page, name) {
+  await page.waitForFunction((name) => {
+    const k = window.kinetoscope;
+    return k && k.status !== 'loading' && (k.error || (k.summary && k.summary.file_name === name));
+  }, name, POLL);
+  return new AppPage(page).state();
+}
+
+test('a trace posted by the page that opened Kinetoscope loads, after the PING / PONG handshake', async ({ page }) => {
+  const fixture = realFixture('hta__mi250_minitoy_train_ROCm6_2_kineto.json.gz');
+  await page.context().route('**/dashboard.html', (route) => route.fulfill({ contentType: 'text/html', body: '<!doctype html><title>dashboard</title>' }));
+  await page.context().route('**/dashboard/trace.json.gz', (route) => route.fulfill({ body: fs.readFileSync(fixture) }));
+  await page.goto('/dashboard.html');
+  const popup = page.waitForEvent('popup');
+  // What a dashboard does (Perfetto's documented snippet, in substance).
+  const pongs = await page.evaluate(async () => {
+    const buffer = await (await fetch('/dashboard/trace.json.gz')).arrayBuffer();
+    const ui = window.open('/');
+    let pongs = 0;
+    await new Promise((answered) => {
+      const timer = setInterval(() => ui.postMessage('PING', '*'), 50);
+      window.addEventListener('message', (e) => {
+        if (e.source !== ui || e.data !== 'PONG') return;
+        pongs++;
+        clearInterval(timer);
+        answered();
+      });
+    });
+    ui.postMessage({ perfetto: { buffer, title: 'minitoy from the dashboard' } }, '*', [buffer]);
+    return pongs;
+  });
+  expect(pongs).toBeGreaterThanOrEqual(1);
+  const ui = await popup;
+  const errors = [];
+  ui.on('pageerror', (e) => errors.push(String(e)));
+  const state = await loadedAs(ui, 'minitoy from the dashboard');
+  expect(state.error).toBeNull();
+  expectSameSummary(state.summary, cliInfo(fixture));
+  await new AppPage(ui).screenshot('posted-by-opener');
+  expect(errors).toEqual([]);
+});
+
+test('a large posted trace is parsed in parts by two parse workers and equals the single-worker parse', async ({ app, page }) => {
+  test.setTimeout(180_000);
+  const file = path.join(os.tmpdir(), `kinetoscope-e2e-posted-${process.pid}.json`);
+  writeBigTrace(file, 34e6);
+  await page.context().route('**/posted/big.json', (route) => route.fulfill({ body: fs.readFileSync(file) }));
+  try {
+    const strip = ({ parse_ms, parse_workers, read_wait_ms, finish_ms, ...rest }) => rest;
+    await app.open('?workers=1', 1);
+    await postToSelf(page, '/posted/big.json', 'kinetoscope', 'big-one.json');
+    const one = await loadedAs(page, 'big-one.json');
+    expect(one.error).toBeNull();
+    expect(one.summary.parse_workers).toBe(1);
+
+    await app.open('?workers=2', 1);
+    await postToSelf(page, '/posted/big.json', 'kinetoscope', 'big-two.json');
+    const two = await loadedAs(page, 'big-two.json');
+    expect(two.error).toBeNull();
+    expect(two.summary.parse_workers).toBe(2);
+    // Bytes in memory: no parse worker waited for any.
+    expect(two.summary.read_wait_ms).toBe(0);
+    expect({ ...strip(two.summary), file_name: '' }).toEqual({ ...strip(one.summary), file_name: '' });
+    expectSameSummary(two.summary, cliInfo(file));
+    await app.screenshot('posted-in-parts');
+  } finally {
+    fs.rmSync(file, { force: true });
+  }
+});
+
+test('a post without its bytes is refused with a sentence, and the page stays usable', async ({ app, page }) => {
+  await app.open('', 1);
+  await page.evaluate(() => window.postMessage({ kinetoscope: { title: 'no bytes' } }, '*'));
+  const refused = await loadedAs(page, 'no bytes');
+  expect(refused.error.kind).toBe('io');
+  expect(refused.error.message).toContain('must carry its bytes as `buffer`');
+  await expect(app.error).toContainText('must carry its bytes');
+  const fixture = realFixture('hta__triton_example.json.gz');
+  const loaded = await app.upload(fixture);
+  expect(loaded.error).toBeNull();
+  expectSameSummary(loaded.summary, cliInfo(fixture));
+});
