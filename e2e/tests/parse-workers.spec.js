@@ -1,8 +1,8 @@
 // Journey: open a trace large enough to be split (>= 32 MB of JSON: two 16 MB parts) and check
-// that two parse workers (?workers=2), each reading its own range of the picked file, give
-// exactly the single-worker parse (?workers=1), and so does the default (one parse worker per
-// core, at most one per 16 MB): same summary (events, phases, categories, lanes, flows, links,
-// warnings, truncation); and that
+// that two parts (?workers=2: the load worker reads the first, a parse worker the second, each
+// its own range of the picked file) give exactly the single-worker parse (?workers=1), and so
+// does the default (one part per core, at most one per 16 MB): same summary (events, phases,
+// categories, lanes, flows, links, warnings, truncation); and that
 // Cancel, pressed while a held download keeps the load from ending, closes the load worker and
 // its parse workers. `?workers=N` sets the count whatever the machine's cores (docs/architecture.md),
 // so both hold on a 1-core machine too; the workers themselves are watched through Playwright's
@@ -18,7 +18,7 @@ const { writeBigTrace, watchWorkers, expectCancelled } = require('../support/big
 /** `self.name` of a parse worker (worker/src/bin/worker/pool.rs `PARSER_NAME`); the load worker has none. */
 const PARSER = 'kinetoscope-parse';
 
-test('a large trace parsed by two parse workers equals the single-worker parse, on any core count', async ({ app, page }) => {
+test('a large trace parsed in two parts (the load worker and a parse worker) equals the single-worker parse, on any core count', async ({ app, page }) => {
   test.setTimeout(180_000);
   const file = path.join(os.tmpdir(), `kinetoscope-e2e-parse-workers-${process.pid}.json`);
   writeBigTrace(file, 34e6);
@@ -37,15 +37,15 @@ test('a large trace parsed by two parse workers equals the single-worker parse, 
     const many = await app.upload(file);
     expect(many.error).toBeNull();
     expect(many.summary.parse_workers).toBe(2);
-    // Each parse worker read its own range: the longest wait for bytes is part of the load's time.
+    // Each part's reader read its own range: the longest wait for bytes is part of the load's time.
     expect(many.summary.read_wait_ms).toBeGreaterThanOrEqual(0);
     expect(many.summary.read_wait_ms).toBeLessThan(many.summary.parse_ms);
-    // This page's load worker, then one parse worker per part: each parsed its part (a split
-    // load completes only from the parts its pool sends back), and both were terminated with
-    // their load while the load worker keeps the trace.
+    // This page's load worker, which parses the first part itself, then one parse worker for
+    // the second: it parsed its part (a split load completes only with the part its pool sends
+    // back) and was terminated with its load while the load worker keeps the trace.
     const started = seen.slice(first);
-    expect(await Promise.all(started.map((w) => w.name))).toEqual(['', PARSER, PARSER]);
-    await expect.poll(() => started.map((w) => w.closed), 'parse workers closed after the load').toEqual([false, true, true]);
+    expect(await Promise.all(started.map((w) => w.name))).toEqual(['', PARSER]);
+    await expect.poll(() => started.map((w) => w.closed), 'parse worker closed after the load').toEqual([false, true]);
     await app.screenshot('parse-workers-many');
 
     const strip = ({ parse_ms, parse_workers, read_wait_ms, finish_ms, ...rest }) => rest;

@@ -2,8 +2,9 @@
 // postMessage convention (docs/viewer.md#opening-a-trace-from-another-page): it opens the page,
 // posts 'PING' until the page answers 'PONG', then posts {perfetto: {buffer, title}} (or the same
 // under `kinetoscope`). The trace loads as the same file picked would: the summary equals the
-// CLI's. A large posted trace is parsed in parts by the parse workers, each sent its range, and
-// gives exactly the single-worker parse; a post without bytes says what was wrong.
+// CLI's. A large posted trace is parsed in parts (the first by the load worker, the others by
+// parse workers, each sent its range) and gives exactly the single-worker parse; a post without
+// bytes says what was wrong.
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
@@ -64,7 +65,7 @@ test('a trace posted by the page that opened Kinetoscope loads, after the PING /
   expect(errors).toEqual([]);
 });
 
-test('a large posted trace is parsed in parts by two parse workers and equals the single-worker parse', async ({ app, page }) => {
+test('a large posted trace is parsed in two parts (the load worker and a parse worker sent its range) and equals the single-worker parse', async ({ app, page }) => {
   test.setTimeout(180_000);
   const file = path.join(os.tmpdir(), `kinetoscope-e2e-posted-${process.pid}.json`);
   writeBigTrace(file, 34e6);

@@ -2,7 +2,7 @@
 //! does on several threads): the sequential parse on every real fixture, wherever the parts'
 //! pieces are cut; truncated and malformed inputs give the same diagnostics at the same lines
 //! and columns; a part that does not end at its cut makes `join` give up (the CLI then reads
-//! the file sequentially); gzip is never cut. Parts that share their bytes out (`load::Shares`,
+//! the file sequentially); gzip is never cut; parts cut by shares take them. Parts that share their bytes out (`load::Shares`,
 //! a reader done early taking half of another's unread bytes) join to the same trace, stolen
 //! from in a set order and on threads.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
@@ -11,7 +11,7 @@ mod common;
 
 use common::fingerprint;
 use kinetoscope::fork::{Sequential, Threads};
-use kinetoscope::load::{cut, join, parse, LoadFailure, Piece, Shares, Stream, StreamedPart};
+use kinetoscope::load::{cut, cut_by, join, parse, LoadFailure, Piece, Shares, Stream, StreamedPart};
 use kinetoscope::model::Trace;
 
 /// Cuts `json` into at most `parts` parts reading only windows of it.
@@ -182,6 +182,31 @@ fn parts_start_at_event_boundaries_and_cover_the_file() {
         assert!(!pair[1].0.first);
     }
     assert!(parts[0].0.first);
+}
+
+#[test]
+fn parts_cut_by_shares_take_their_shares_and_join_to_the_sequential_parse() {
+    // The page's load worker parses the first part itself and takes 3 shares to a parse
+    // worker's 2.
+    let json = common::json_bytes(&common::real("param__dlrm_kineto__worker0_step_12.1694128201545.pt.trace.json"));
+    let whole = fingerprint(&parse(&json, &mut |_| {}).unwrap());
+    for shares in [[3, 2].as_slice(), &[3, 2, 2], &[1, 4]] {
+        let parts = cut_by(json.len() as u64, shares, &mut |at, buf| read_at(&json, at, buf)).unwrap();
+        assert_eq!(parts.len(), shares.len(), "{shares:?}");
+        let total: u32 = shares.iter().sum();
+        for ((_, range), &share) in parts.iter().zip(shares) {
+            let got = (range.end - range.start) as f64 / json.len() as f64;
+            let want = f64::from(share) / f64::from(total);
+            assert!((got - want).abs() < 0.05, "{shares:?}: a part of {got:.3} of the file for a share of {want:.3}");
+        }
+        let streamed = parts.into_iter().map(|(p, range)| {
+            let mut stream = Stream::part(p);
+            stream.push(&json[range.start as usize..range.end as usize]);
+            stream.finish_part()
+        });
+        let trace = join(streamed.collect(), &Sequential).expect("every part ends at its cut").unwrap();
+        assert_eq!(fingerprint(&trace), whole, "{shares:?}");
+    }
 }
 
 #[test]

@@ -36,7 +36,8 @@ pub struct TraceSummary {
     pub truncated: bool,
     /// Decompress + parse + index wall time, measured by the caller; 0 when unmeasured.
     pub parse_ms: f64,
-    /// Parts the JSON was parsed in (one worker each in the browser; 1 = sequential).
+    /// Parts the JSON was parsed in (in the browser one worker each, the load worker taking the
+    /// first of a picked file or posted buffer; 1 = sequential).
     #[serde(default)]
     pub parse_workers: u32,
     /// Of `parse_ms`, the time spent waiting for bytes (the source slower than the parse) while

@@ -100,6 +100,15 @@ mod wasm {
     use wasm_bindgen::JsCast;
     use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 
+    /// The share of a large picked file or posted buffer this worker parses itself, against
+    /// each parse worker's [`SENT_SHARE`]: a part parsed here is not copied out, booted for,
+    /// encoded, posted back nor decoded (1 GB posted in two equal parts: each parse worker's
+    /// 500 MB took 1.5 s to parse and about 1.3 s more for those, docs/performance.md).
+    const HERE_SHARE: u32 = 3;
+
+    /// A parse worker's share of a large input, against [`HERE_SHARE`].
+    const SENT_SHARE: u32 = 2;
+
     /// Where a file of a run comes from.
     #[derive(Clone)]
     enum Source {
@@ -122,6 +131,9 @@ mod wasm {
         pending: Option<Incoming>,
         /// The load whose parts the parse workers are parsing.
         job: Option<Job>,
+        /// The first part of `job` (of a file or posted bytes), parsed here once every parse
+        /// worker has its part: its load id, where it is read from, and its range.
+        here: Option<(u32, JsValue, load::Piece, u64)>,
         pool: Pool,
         /// Hands sub-worker events back to this state.
         pool_sink: pool::Sink,
@@ -166,6 +178,16 @@ mod wasm {
             }
         }
 
+        /// Where this worker reads bytes `start..end` from (`pool::stream_part`): the file, or a
+        /// view of those bytes.
+        fn view(&self, start: u64, end: u64) -> JsValue {
+            match self {
+                Whole::File(file) => file.clone().into(),
+                // Both below 4 GiB.
+                Whole::Bytes { buffer, .. } => js_sys::Uint8Array::new_with_byte_offset_and_length(buffer, start as u32, (end - start) as u32).into(),
+            }
+        }
+
         /// What a parse worker is sent to read bytes `start..end` from.
         fn attach(&self, start: u64, end: u64) -> pool::Attached {
             match self {
@@ -175,21 +197,22 @@ mod wasm {
             }
         }
 
-        /// Cuts the input into `parts` ranges ending at event boundaries (`load::cut`).
-        fn cut(&self, parts: usize) -> Result<Vec<(load::Piece, std::ops::Range<u64>)>, String> {
+        /// Cuts the input into ranges ending at event boundaries, part `k` about `shares[k]`
+        /// of them (`load::cut_by`).
+        fn cut(&self, shares: &[u32]) -> Result<Vec<(load::Piece, std::ops::Range<u64>)>, String> {
             let size = self.size();
             match self {
                 Whole::File(file) => web_sys::FileReaderSync::new().map_err(|e| source::js_error(&e)).and_then(|reader| {
                     let mut read = |at, into: &mut [u8]| pool::read_at(&reader, file, at, into).map_err(std::io::Error::other);
-                    load::cut(size, parts, &mut read).map_err(|e| e.to_string())
+                    load::cut_by(size, shares, &mut read).map_err(|e| e.to_string())
                 }),
                 Whole::Bytes { buffer, .. } => {
                     let mut read = |at: u64, into: &mut [u8]| {
-                        let mut from = pool::BufferRead::new(buffer);
+                        let mut from = pool::BufferRead::new(js_sys::Uint8Array::new(buffer));
                         from.at = at;
                         std::io::Read::read(&mut from, into)
                     };
-                    load::cut(size, parts, &mut read).map_err(|e| e.to_string())
+                    load::cut_by(size, shares, &mut read).map_err(|e| e.to_string())
                 }
             }
         }
@@ -211,10 +234,12 @@ mod wasm {
             }
         }
 
+        /// Sub-worker `slot` said something: its part is `slot` held whole, `slot + 1` of a
+        /// file or posted bytes (part 0 is parsed here).
         fn heard(&mut self, slot: usize, now_ms: f64) {
             match self {
                 Job::Held(j) => j.heard(slot, now_ms),
-                Job::File(j) => j.heard(slot, now_ms),
+                Job::File(j) => j.heard(slot + 1, now_ms),
             }
         }
 
@@ -283,6 +308,7 @@ mod wasm {
                 streaming: None,
                 pending: None,
                 job: None,
+                here: None,
                 pool: Pool::default(),
                 pool_sink,
                 pump: None,
@@ -549,7 +575,10 @@ mod wasm {
                         job.heard(slot, now);
                     }
                     if let Err(e) = self.pool.ready(slot) {
-                        self.job_failed(format!("parse worker {slot} could not be sent its part: {e}"));
+                        return self.job_failed(format!("parse worker {slot} could not be sent its part: {e}"));
+                    }
+                    if self.pool.all_ready() {
+                        self.start_here();
                     }
                 }
                 pool::Event::Progress { job, index, done } if Some(job) == current => self.job_progress(index, done),
@@ -603,10 +632,41 @@ mod wasm {
                 }
             };
             match complete {
-                Ok(true) => {}
-                Ok(false) => return,
-                Err(e) => return self.job_failed(format!("parse worker {index} sent an unreadable part: {e}")),
+                Ok(true) => self.complete_job(),
+                Ok(false) => {}
+                Err(e) => self.job_failed(format!("parse worker {index} sent an unreadable part: {e}")),
             }
+        }
+
+        /// Parses the first part of the job here, now that every parse worker has its own.
+        fn start_here(&mut self) {
+            let Some((id, from, piece, end)) = self.here.take() else { return };
+            let me = self.me.clone();
+            wasm_bindgen_futures::spawn_local(async move {
+                let current = |me: &Weak<RefCell<Worker>>| source::with(me, |w| w.job.as_ref().is_some_and(|j| j.id() == id));
+                let mut progress = |done| source::with(&me, |w| w.job_progress(0, done));
+                let read = pool::stream_part(&from, piece, end, &mut progress, &mut || current(&me)).await;
+                source::with(&me, |w| w.part_here(id, read));
+            });
+        }
+
+        /// The first part of load `id`, parsed here (`None`: the load was dropped meanwhile).
+        fn part_here(&mut self, id: u32, read: Result<Option<(StreamedPart, f64)>, String>) {
+            let Some(Job::File(job)) = self.job.as_mut().filter(|j| j.id() == id) else { return };
+            match read {
+                Ok(Some((part, waited_ms))) => {
+                    job.waited(waited_ms);
+                    if job.part(0, part) {
+                        self.complete_job();
+                    }
+                }
+                Ok(None) => {}
+                Err(e) => self.job_failed(format!("reading the first part failed: {e}")),
+            }
+        }
+
+        /// Every part of the job is in: joins them and ends the load.
+        fn complete_job(&mut self) {
             let Some(job) = self.job.take() else { return };
             self.pool.terminate();
             match job {
@@ -670,7 +730,8 @@ mod wasm {
                     return true;
                 }
             };
-            let cuts = match whole.cut(parts) {
+            let shares: Vec<u32> = (0..parts).map(|k| if k == 0 { HERE_SHARE } else { SENT_SHARE }).collect();
+            let cuts = match whole.cut(&shares) {
                 Ok(cuts) if cuts.len() > 1 => cuts,
                 Ok(_) => return false,
                 Err(e) => {
@@ -681,9 +742,12 @@ mod wasm {
             };
             self.reading = None;
             self.pool = Pool::default();
-            let mut sent = self.pool.grow(cuts.len(), &self.pool_sink);
-            for (index, (piece, range)) in cuts.iter().enumerate() {
-                sent = sent.and_then(|()| self.pool.read_part(id, index, *piece, range.end, whole.attach(piece.start, range.end)));
+            let mut sent = self.pool.grow(cuts.len() - 1, &self.pool_sink);
+            for (index, (piece, range)) in cuts.iter().enumerate().skip(1) {
+                sent = sent.and_then(|()| self.pool.read_part(index - 1, id, index, *piece, range.end, whole.attach(piece.start, range.end)));
+            }
+            if let Some((piece, range)) = cuts.first() {
+                self.here = Some((id, whole.view(piece.start, range.end), *piece, range.end));
             }
             if let Err(e) = sent {
                 self.stop_parsers();
@@ -704,6 +768,7 @@ mod wasm {
         /// Drops the load being parsed by sub-workers, if any, and terminates them.
         fn stop_parsers(&mut self) {
             self.job = None;
+            self.here = None;
             self.pool.terminate();
         }
 

@@ -33,20 +33,36 @@ pub fn cut(
     parts: usize,
     read_at: &mut dyn FnMut(u64, &mut [u8]) -> io::Result<usize>,
 ) -> io::Result<Vec<(Piece, Range<u64>)>> {
+    cut_by(len, &vec![1; parts], read_at)
+}
+
+/// As [`cut`], into at most `shares.len()` parts, part `k` about `shares[k]` shares of the
+/// events' bytes: a first part read where the others' bytes go elsewhere (the page's load
+/// worker, which parses it itself) can take more.
+///
+/// # Errors
+/// The first read that fails.
+pub fn cut_by(
+    len: u64,
+    shares: &[u32],
+    read_at: &mut dyn FnMut(u64, &mut [u8]) -> io::Result<usize>,
+) -> io::Result<Vec<(Piece, Range<u64>)>> {
     // A first part finds its form itself.
     let whole = |form| vec![(Piece { start: 0, form, first: true }, 0..len)];
     let mut head = vec![0; HEAD.min(usize::try_from(len).unwrap_or(HEAD))];
     let got = read_at(0, &mut head)?;
     head.truncate(got);
-    if parts < 2 || is_gzip(&head) {
+    if shares.len() < 2 || is_gzip(&head) {
         return Ok(whole(Form::Array));
     }
     let Ok(tokens) = Tokenizer::new(&head, 0) else { return Ok(whole(Form::Array)) };
     let (form, events_start) = (tokens.form(), tokens.offset());
-    let step = len.saturating_sub(events_start) / parts as u64;
-    let (mut starts, mut window) = (vec![0], Vec::new());
-    for k in 1..parts as u64 {
-        let Some(at) = boundary_near(events_start + k * step, len, form, &mut window, read_at)? else { continue };
+    let total: u64 = shares.iter().map(|&s| u64::from(s)).sum();
+    let step = len.saturating_sub(events_start) / total.max(1);
+    let (mut starts, mut window, mut before) = (vec![0], Vec::new(), 0);
+    for &share in &shares[..shares.len() - 1] {
+        before += u64::from(share);
+        let Some(at) = boundary_near(events_start + before * step, len, form, &mut window, read_at)? else { continue };
         if starts.last().is_some_and(|&last| at > last) {
             starts.push(at);
         }

@@ -37,7 +37,7 @@ mod cut;
 mod share;
 mod stream;
 
-pub use cut::{cut, join};
+pub use cut::{cut, cut_by, join};
 pub use share::Shares;
 pub use stream::{Stream, StreamedPart};
 

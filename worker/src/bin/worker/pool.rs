@@ -33,7 +33,7 @@
 //! others still parse.
 
 use crate::source::{js_error, read_slices};
-use kinetoscope::load::{parse_piece, Piece, Stream};
+use kinetoscope::load::{parse_piece, Piece, Stream, StreamedPart};
 use kinetoscope::json::Form;
 use serde::{Deserialize, Serialize};
 use std::cell::Cell;
@@ -168,12 +168,12 @@ impl Pool {
     }
 
     /// Sends part `index` of load `job` (bytes `piece.start..end` of `from`: the whole file,
-    /// or those bytes alone) to sub-worker `index`, which reads them itself.
+    /// or those bytes alone) to sub-worker `slot`, which reads them itself.
     ///
     /// # Errors
     /// The browser's message when the post fails.
-    pub fn read_part(&mut self, job: u32, index: usize, piece: Piece, end: u64, from: Attached) -> Result<(), String> {
-        let Some(sub) = self.subs.get_mut(index) else { return Err(format!("no sub-worker {index}")) };
+    pub fn read_part(&mut self, slot: usize, job: u32, index: usize, piece: Piece, end: u64, from: Attached) -> Result<(), String> {
+        let Some(sub) = self.subs.get_mut(slot) else { return Err(format!("no sub-worker {slot}")) };
         let (start, object, first) = (piece.start, piece.form == Form::Object, piece.first);
         let msg = ToParser::ReadPart { job, index: index as u32, start, end, object, first };
         let json = serde_json::to_string(&msg).map_err(|e| e.to_string())?;
@@ -204,6 +204,11 @@ impl Pool {
             sub.worker.set_onmessageerror(None);
             sub.worker.terminate();
         }
+    }
+
+    /// True once every sub-worker has booted and been posted what waited for it.
+    pub fn all_ready(&self) -> bool {
+        self.subs.iter().all(|sub| sub.ready)
     }
 
     /// True once [`Pool::terminate`] ran: the pool cannot parse any more.
@@ -348,30 +353,59 @@ fn parse_bytes(attached: &JsValue, piece: Piece, progress: &mut dyn FnMut(u64)) 
     Ok(part.encode())
 }
 
-/// Reads bytes `piece.start..end` of the `File` `attached` with reads in flight
-/// (`source::read_slices`, as the load worker reads a streamed file: read one at a time with
-/// `FileReaderSync`, each of the two parse workers of a 1 GB pick spent 1.7-1.9 s of its 4.2-4.5
-/// s blocked on reads; on two cores the browser's reading takes the parse's cores either way,
-/// docs/performance.md), parsing them as they arrive; `progress(bytes done)` after each read.
-/// The part, encoded, and the ms spent waiting for reads.
+/// Reads the part a sub-worker was sent (`attached`: its `File`, or its bytes alone) with
+/// [`stream_part`]; the part encoded, and the ms spent waiting for reads.
 async fn read_part(attached: &JsValue, piece: Piece, end: u64, progress: &mut dyn FnMut(u64)) -> Result<(Vec<u8>, f64), String> {
+    let from = match attached.dyn_ref::<js_sys::ArrayBuffer>() {
+        Some(buffer) => js_sys::Uint8Array::new(buffer).into(),
+        None => attached.clone(),
+    };
+    let read = stream_part(&from, piece, end, progress, &mut || true).await?;
+    let (part, waited_ms) = read.ok_or("part stopped")?;
+    Ok((part.encode(), waited_ms))
+}
+
+/// Parses bytes `piece.start..end` as they are read from `from`: a `File` (those bytes of it,
+/// read with reads in flight by `source::read_slices`, as the load worker reads a streamed
+/// file: read one at a time with `FileReaderSync`, each of the two parse workers of a 1 GB pick
+/// spent 1.7-1.9 s of its 4.2-4.5 s blocked on reads, docs/performance.md) or a `Uint8Array`
+/// holding exactly those bytes. `progress(bytes done)` every 8 MiB or so, and the read stops
+/// (`None`) once `go_on()` is false. The part, and the ms spent waiting for reads.
+///
+/// # Errors
+/// The browser's message when the file cannot be read; `from` being neither.
+pub async fn stream_part(
+    from: &JsValue,
+    piece: Piece,
+    end: u64,
+    progress: &mut dyn FnMut(u64),
+    go_on: &mut dyn FnMut() -> bool,
+) -> Result<Option<(StreamedPart, f64)>, String> {
     let mut stream = Stream::part(piece);
-    if let Some(buffer) = attached.dyn_ref::<js_sys::ArrayBuffer>() {
-        let mut bytes = BufferRead::new(buffer);
+    if let Some(view) = from.dyn_ref::<js_sys::Uint8Array>() {
+        let mut bytes = BufferRead::new(view.clone());
         loop {
             match stream.fill_from(&mut bytes) {
                 Ok(0) => break,
                 // As often as a file's 8 MiB slices report.
-                Ok(got) if bytes.at % REPORT_BYTES < got as u64 => progress(bytes.at),
+                Ok(got) if bytes.at % REPORT_BYTES < got as u64 => {
+                    if !go_on() {
+                        return Ok(None);
+                    }
+                    progress(bytes.at);
+                }
                 Ok(_) => {}
                 Err(e) => return Err(e.to_string()),
             }
         }
-        return Ok((stream.finish_part().encode(), 0.0));
+        return Ok(Some((stream.finish_part(), 0.0)));
     }
-    let file = attached.dyn_ref::<web_sys::File>().ok_or("part sent without its file or bytes")?;
+    let file = from.dyn_ref::<web_sys::File>().ok_or("part sent without its file or bytes")?;
     let (mut bytes, mut done) = (Vec::new(), 0);
     let waited_ms = read_slices(file, piece.start..end, |slice| {
+        if !go_on() {
+            return false;
+        }
         bytes.resize(slice.length() as usize, 0);
         slice.copy_to(&mut bytes);
         stream.push(&bytes);
@@ -380,11 +414,11 @@ async fn read_part(attached: &JsValue, piece: Piece, end: u64, progress: &mut dy
         true
     })
     .await?;
-    Ok((stream.finish_part().encode(), waited_ms.unwrap_or_default()))
+    Ok(waited_ms.map(|ms| (stream.finish_part(), ms)))
 }
 
-/// An `ArrayBuffer` read from its start: each read copies the next bytes into wasm memory,
-/// where the stream parses them (`Stream::fill_from`) while they are in cache.
+/// Bytes outside wasm memory read from their start: each read copies the next ones into wasm
+/// memory, where the stream parses them (`Stream::fill_from`) while they are in cache.
 pub struct BufferRead {
     bytes: js_sys::Uint8Array,
     /// Bytes read so far.
@@ -392,9 +426,9 @@ pub struct BufferRead {
 }
 
 impl BufferRead {
-    /// Reads `buffer` from its start.
-    pub fn new(buffer: &js_sys::ArrayBuffer) -> Self {
-        Self { bytes: js_sys::Uint8Array::new(buffer), at: 0 }
+    /// Reads `bytes` from their start.
+    pub fn new(bytes: js_sys::Uint8Array) -> Self {
+        Self { bytes, at: 0 }
     }
 }
 
