@@ -34,10 +34,10 @@
 //!
 //! A large picked JSON file or posted buffer (two parts or more by `load::parts_for`, one per
 //! core or per `?workers=N`, up to `Budget::held_whole`) is cut here from windows of it
-//! (`load::cut`) and each parse worker reads and parses its own range (of a buffer: a copy of
-//! the range, transferred); the parts come back encoded
-//! and are joined here (`Engine::join`), or, if a part did not end at its cut, the file is read
-//! again here as one stream. `?workers=1`, gzip and smaller files stream here.
+//! (`load::cut_by`); each parse worker reads and parses its own range (of a buffer: a copy of
+//! the range, transferred) and this worker the first, larger, itself; the parts come back
+//! encoded and are joined here (`Engine::join`), or, if a part did not end at its cut, the input
+//! is read again here as one stream. `?workers=1`, gzip and smaller files stream here.
 //!
 //! A large URL (`Content-Length` of at least `pump::MIN_BYTES`) is downloaded by another nested
 //! worker (`worker/pump.rs`) that posts the pieces here, so the download runs while this worker
@@ -207,11 +207,7 @@ mod wasm {
                     load::cut_by(size, shares, &mut read).map_err(|e| e.to_string())
                 }),
                 Whole::Bytes { buffer, .. } => {
-                    let mut read = |at: u64, into: &mut [u8]| {
-                        let mut from = pool::BufferRead::new(js_sys::Uint8Array::new(buffer));
-                        from.at = at;
-                        std::io::Read::read(&mut from, into)
-                    };
+                    let mut read = |at, into: &mut [u8]| std::io::Read::read(&mut pool::BufferRead::new(js_sys::Uint8Array::new(buffer), at), into);
                     load::cut_by(size, shares, &mut read).map_err(|e| e.to_string())
                 }
             }
@@ -708,12 +704,12 @@ mod wasm {
             }
         }
 
-        /// Reads a large JSON input in parts, each parsed by a parse worker that reads its own
-        /// range of the file (or is sent its range of posted bytes; `load::cut`, one part per
-        /// core or per `?workers=N`), so the input never passes through this worker's wasm
-        /// memory; false when it is read here as a stream (small, gzip, not a trace's head,
-        /// `?workers=1`, or larger than `Budget::held_whole`, past which the parts and their
-        /// join were not measured).
+        /// Reads a large JSON input in parts (`load::cut_by`, one part per core or per
+        /// `?workers=N`): the first parsed here, each other by a parse worker that reads its own
+        /// range of the file (or is sent its range of posted bytes), so only the first part's
+        /// bytes pass through this worker's memory; false when it is read here as a stream
+        /// (small, gzip, not a trace's head, `?workers=1`, or larger than `Budget::held_whole`,
+        /// past which the parts and their join were not measured).
         fn read_in_parts(&mut self, id: u32, workers: Option<u32>, whole: &Whole) -> bool {
             let started = now_ms(&self.scope);
             let size = whole.size();

@@ -3,7 +3,8 @@
 //!
 //! Roles: one wasm binary, two roles chosen by the worker's name. The load worker (spawned by
 //! the app) spawns up to `load::MAX_PARTS` sub-workers from the same `worker_loader.js` with the
-//! name [`PARSER_NAME`]; each posts [`FromParser::Ready`], then parses the parts it is sent.
+//! name [`PARSER_NAME`]; each posts [`FromParser::Ready`], then parses the parts it is sent (of a
+//! file or posted bytes, the load worker parses the first part itself: [`stream_part`]).
 //!
 //! Messages: `[json, ArrayBuffer?]` arrays like the app's protocol, but internal to this binary
 //! (both ends are the same build, so no version handshake). [`ToParser::Parse`] carries one
@@ -383,7 +384,7 @@ pub async fn stream_part(
 ) -> Result<Option<(StreamedPart, f64)>, String> {
     let mut stream = Stream::part(piece);
     if let Some(view) = from.dyn_ref::<js_sys::Uint8Array>() {
-        let mut bytes = BufferRead::new(view.clone());
+        let mut bytes = BufferRead::new(view.clone(), 0);
         loop {
             match stream.fill_from(&mut bytes) {
                 Ok(0) => break,
@@ -417,8 +418,8 @@ pub async fn stream_part(
     Ok(waited_ms.map(|ms| (stream.finish_part(), ms)))
 }
 
-/// Bytes outside wasm memory read from their start: each read copies the next ones into wasm
-/// memory, where the stream parses them (`Stream::fill_from`) while they are in cache.
+/// Bytes outside wasm memory read in order: each read copies the next ones into wasm memory,
+/// where the stream parses them (`Stream::fill_from`) while they are in cache.
 pub struct BufferRead {
     bytes: js_sys::Uint8Array,
     /// Bytes read so far.
@@ -426,9 +427,9 @@ pub struct BufferRead {
 }
 
 impl BufferRead {
-    /// Reads `bytes` from their start.
-    pub fn new(bytes: js_sys::Uint8Array) -> Self {
-        Self { bytes, at: 0 }
+    /// Reads `bytes` from byte `at`.
+    pub fn new(bytes: js_sys::Uint8Array, at: u64) -> Self {
+        Self { bytes, at }
     }
 }
 
