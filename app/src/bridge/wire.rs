@@ -19,11 +19,10 @@ use web_sys::Worker;
 pub fn post(worker: &Worker, msg: &ToWorker, file: Option<&JsValue>) -> Result<(), String> {
     let json = serde_json::to_string(msg).map_err(|e| e.to_string())?;
     let parts = Array::of1(&JsValue::from_str(&json));
-    let Some(file) = file else {
-        return worker.post_message(&parts).map_err(|e| js_error(&e));
-    };
-    parts.push(file);
-    let sent = match file.dyn_ref::<ArrayBuffer>() {
+    if let Some(file) = file {
+        parts.push(file);
+    }
+    let sent = match file.and_then(|f| f.dyn_ref::<ArrayBuffer>()) {
         // Moved, not copied: a trace's bytes can be most of what the tab holds.
         Some(buffer) => worker.post_message_with_transfer(&parts, &Array::of1(buffer)),
         None => worker.post_message(&parts),

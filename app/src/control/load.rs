@@ -4,6 +4,7 @@
 use super::Controller;
 use crate::bridge::source;
 use crate::state::table::TableState;
+use protocol::LoadError;
 use leptos::prelude::*;
 use web_sys::File;
 
@@ -35,6 +36,18 @@ impl Controller {
         self.link.update_value(|l| l.local_file = true);
         let id = bridge.begin();
         bridge.read(id, file);
+    }
+
+    /// Ends a load of `name` at once, before any byte is read, with an error of `kind` saying
+    /// `message` (nothing to open in a folder, a posted trace the page cannot take).
+    pub(super) fn refuse_load(self, name: &str, kind: &str, message: String) {
+        let Some(bridge) = self.get_bridge() else {
+            return;
+        };
+        self.begin(name);
+        self.end_run();
+        let id = bridge.begin();
+        bridge.fail(id, LoadError { kind: kind.into(), message, offset: None, line: None, column: None });
     }
 
     /// Marks the loaded trace's steps by the annotation `marker` (`None`: `ProfilerStep#N`):

@@ -11,7 +11,6 @@ use super::Controller;
 use js_sys::{ArrayBuffer, Object, Reflect};
 use leptos::ev;
 use leptos::prelude::*;
-use protocol::LoadError;
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::{MessageEvent, Window};
 
@@ -50,7 +49,7 @@ impl Controller {
         let name = text("fileName").or_else(|| text("title")).unwrap_or_else(|| "posted trace".to_owned());
         match Reflect::get(&trace, &"buffer".into()).ok().and_then(|b| b.dyn_into::<ArrayBuffer>().ok()) {
             Some(buffer) => self.load_bytes(&name, buffer),
-            None => self.refuse_post(&name, "io", "a posted trace must carry its bytes as `buffer`, an ArrayBuffer".into()),
+            None => self.refuse_load(&name, "io", "a posted trace must carry its bytes as `buffer`, an ArrayBuffer".into()),
         }
     }
 
@@ -65,7 +64,7 @@ impl Controller {
                 size / 1e9,
                 MAX_BYTES / 1e9
             );
-            return self.refuse_post(name, "too-big", message);
+            return self.refuse_load(name, "too-big", message);
         }
         let Some(bridge) = self.get_bridge() else {
             return;
@@ -76,17 +75,6 @@ impl Controller {
         self.link.update_value(|l| l.local_file = true);
         let id = bridge.begin();
         bridge.take(id, name, buffer);
-    }
-
-    /// Ends a load of the posted `name` at once with an error of `kind`, saying `message`.
-    fn refuse_post(self, name: &str, kind: &str, message: String) {
-        let Some(bridge) = self.get_bridge() else {
-            return;
-        };
-        self.begin(name);
-        self.end_run();
-        let id = bridge.begin();
-        bridge.fail(id, LoadError { kind: kind.into(), message, offset: None, line: None, column: None });
     }
 }
 

@@ -12,7 +12,7 @@ use crate::bridge::source;
 use crate::state::run::{HeatCell, RunState};
 use crate::state::table::Tab;
 use leptos::prelude::*;
-use protocol::{Answer, FromWorker, LoadError, Query};
+use protocol::{Answer, FromWorker, Query};
 use web_sys::File;
 
 impl Controller {
@@ -20,25 +20,9 @@ impl Controller {
     /// folder without `*.json` / `*.json.gz`) is a load error that says so.
     pub fn load_files(self, files: Vec<File>) {
         if files.is_empty() {
-            let Some(bridge) = self.get_bridge() else {
-                return;
-            };
-            self.begin("folder");
-            self.end_run();
-            let id = bridge.begin();
-            bridge.fail(
-                id,
-                LoadError {
-                    kind: "io".into(),
-                    message: "No trace file in that folder: nothing was opened (trace files end in \
-                              .json or .json.gz)"
-                        .into(),
-                    offset: None,
-                    line: None,
-                    column: None,
-                },
-            );
-            return;
+            let message = "No trace file in that folder: nothing was opened (trace files end in \
+                           .json or .json.gz)";
+            return self.refuse_load("folder", "io", message.into());
         }
         if files.len() < 2 {
             if let Some(file) = files.into_iter().next() {

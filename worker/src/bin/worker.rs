@@ -756,9 +756,10 @@ mod wasm {
         }
 
         fn job_failed(&mut self, message: String) {
-            let Some(job) = self.job.take() else { return };
-            self.pool.terminate();
-            self.fail(job.id(), "worker", message);
+            let Some(id) = self.job.as_ref().map(Job::id) else { return };
+            // Also drops a first part not yet started here.
+            self.stop_parsers();
+            self.fail(id, "worker", message);
         }
 
         /// Drops the load being parsed by sub-workers, if any, and terminates them.

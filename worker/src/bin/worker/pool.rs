@@ -435,7 +435,8 @@ impl BufferRead {
 
 impl std::io::Read for BufferRead {
     fn read(&mut self, into: &mut [u8]) -> std::io::Result<usize> {
-        // Posted buffers are below 4 GiB (`source::take` refuses larger ones), so offsets fit u32.
+        // Posted buffers are below 4 GiB (the page refuses larger ones, `control/posted.rs`), so
+        // offsets fit u32.
         let at = u32::try_from(self.at).map_err(std::io::Error::other)?;
         let len = self.bytes.length().saturating_sub(at).min(u32::try_from(into.len()).unwrap_or(u32::MAX));
         self.bytes.subarray(at, at + len).copy_to(&mut into[..len as usize]);
