@@ -2,7 +2,9 @@
 // that two parts (?workers=2: the load worker reads the first, a parse worker the second, each
 // its own range of the picked file) give exactly the single-worker parse (?workers=1), and so
 // does the default (one part per core, at most one per 16 MB): same summary (events, phases,
-// categories, lanes, flows, links, warnings, truncation); and that
+// categories, lanes, flows, links, warnings, truncation); that a load's parse workers are
+// booted before it (after the last load) and closed with it, and fresh ones booted for the next;
+// and that
 // Cancel, pressed while a held download keeps the load from ending, closes the load worker and
 // its parse workers. `?workers=N` sets the count whatever the machine's cores (docs/architecture.md),
 // so both hold on a 1-core machine too; the workers themselves are watched through Playwright's
@@ -41,21 +43,34 @@ test('a large trace parsed in two parts (the load worker and a parse worker) equ
     expect(many.summary.read_wait_ms).toBeGreaterThanOrEqual(0);
     expect(many.summary.read_wait_ms).toBeLessThan(many.summary.parse_ms);
     // This page's load worker, which parses the first part itself, then one parse worker for
-    // the second: it parsed its part (a split load completes only with the part its pool sends
-    // back) and was terminated with its load while the load worker keeps the trace.
+    // the second (no load came before, so none was booted ahead): it parsed its part (a split
+    // load completes only with the part its pool sends back) and was terminated with its load
+    // while the load worker keeps the trace; then a fresh one was booted for the next load.
     const started = seen.slice(first);
-    expect(await Promise.all(started.map((w) => w.name))).toEqual(['', PARSER]);
-    await expect.poll(() => started.map((w) => w.closed), 'parse worker closed after the load').toEqual([false, true]);
+    await expect.poll(() => started.length, 'a parse worker booted for the next load').toBe(3);
+    expect(await Promise.all(started.map((w) => w.name))).toEqual(['', PARSER, PARSER]);
+    await expect.poll(() => started.map((w) => w.closed), 'parse worker closed after the load').toEqual([false, true, false]);
     await app.screenshot('parse-workers-many');
 
     const strip = ({ parse_ms, parse_workers, read_wait_ms, finish_ms, ...rest }) => rest;
     expect(strip(many.summary)).toEqual(strip(one.summary));
 
+    const ahead = seen.length;
     await app.open('', 1);
     const cores = await page.evaluate(() => navigator.hardwareConcurrency);
+    // The new page's load worker; after the demo's load, one parse worker per other core
+    // booted for the next load.
+    await expect.poll(() => seen.length - ahead, 'parse workers booted after the demo').toBe(cores > 1 ? 2 : 1);
+    const booted = seen.slice(ahead + 1);
     const byDefault = await app.upload(file);
     expect(byDefault.error).toBeNull();
     expect(byDefault.summary.parse_workers).toBe(Math.min(cores, 2));
+    if (cores > 1) {
+      // The load took them as they were (they parsed its parts and closed with it); only the
+      // next load's were started after.
+      await expect.poll(() => booted.map((w) => w.closed), 'the booted parse workers parsed the load').toEqual(booted.map(() => true));
+      await expect.poll(() => seen.slice(ahead + 1 + booted.length).filter((w) => !w.closed).length).toBe(booted.length);
+    }
     expect(strip(byDefault.summary)).toEqual(strip(one.summary));
     expect(one.summary.events).toBeGreaterThan(200_000);
     expect(app.pageErrors).toEqual([]);

@@ -70,10 +70,11 @@ test.describe('a worker that dies mid-load', () => {
     const file = path.join(os.tmpdir(), `kinetoscope-e2e-crash-${process.pid}.json`);
     writeBigTrace(file, 34e6);
     try {
-      site.arm(null);
+      // Armed before the page opens: the parse workers are booted after the demo's load, ahead
+      // of the file's.
+      site.arm('kinetoscope-parse');
       await page.goto(`${site.origin}/?workers=2`);
       await app.waitForLoads(1);
-      site.arm('kinetoscope-parse');
       const s = await app.upload(file);
       site.arm(null);
       expect(s.status).toBe('error');

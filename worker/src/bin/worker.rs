@@ -25,7 +25,8 @@
 //! `kinetoscope::intake`, natively tested; this file keeps the transports and the clock.
 //!
 //! Large inputs (see `load::parts_for`) are parsed in parts by nested sub-workers
-//! (`worker/pool.rs`, spawned when the size of a large file is known): once all bytes are in,
+//! (`worker/pool.rs`, booted after the last load for the next, `Worker::warm`, or spawned when
+//! the size of a large file is known): once all bytes are in,
 //! this worker decompresses and plans, each part's bytes go to one sub-worker, the encoded parts
 //! come back and are merged here in order (`Engine::prepare` / `Engine::complete`). Meanwhile this worker keeps answering messages:
 //! `Progress` sums the parts' bytes, `Cancel` or a new load terminates the sub-workers, and a
@@ -34,8 +35,8 @@
 //!
 //! A large picked JSON file or posted buffer (two parts or more by `load::parts_for`, one per
 //! core or per `?workers=N`, up to `Budget::held_whole`) is cut here from windows of it
-//! (`load::cut_by`); each parse worker reads and parses its own range (of a buffer: a copy of
-//! the range, transferred) and this worker the first, larger, itself; the parts come back
+//! (`load::cut_by`); each parse worker reads and parses its own range (of a buffer: copies of
+//! the range, a piece at a time, transferred) and this worker the first itself; the parts come back
 //! encoded and are joined here (`Engine::join`), or, if a part did not end at its cut, the input
 //! is read again here as one stream. `?workers=1`, gzip and smaller files stream here.
 //!
@@ -101,13 +102,17 @@ mod wasm {
     use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 
     /// The share of a large picked file or posted buffer this worker parses itself, against
-    /// each parse worker's [`SENT_SHARE`]: a part parsed here is not copied out, booted for,
-    /// encoded, posted back nor decoded (1 GB posted in two equal parts: each parse worker's
-    /// 500 MB took 1.5 s to parse and about 1.3 s more for those, docs/performance.md).
-    const HERE_SHARE: u32 = 3;
+    /// each parse worker's [`SENT_SHARE`]. Equal since parse workers are booted ahead of the
+    /// load and fed a posted buffer piece by piece: a part parsed here is not encoded, posted
+    /// back nor decoded, but the pieces are copied here (1 GB posted, timed inside: 3 to 2 left
+    /// the parse worker done 0.3-0.45 s before this one, 1 to 1 0.05-0.2 s, docs/performance.md).
+    const HERE_SHARE: u32 = 1;
 
     /// A parse worker's share of a large input, against [`HERE_SHARE`].
-    const SENT_SHARE: u32 = 2;
+    const SENT_SHARE: u32 = 1;
+
+    /// Bytes of a posted buffer copied and posted to a parse worker at a time.
+    const FEED_BYTES: u64 = 16 << 20;
 
     /// Where a file of a run comes from.
     #[derive(Clone)]
@@ -125,6 +130,8 @@ mod wasm {
         engine: Engine,
         /// The load whose source is running: its id and `workers` count.
         reading: Option<(u32, Option<u32>)>,
+        /// The last load's `workers` count, which [`Worker::warm`] boots parse workers for.
+        workers: Option<u32>,
         /// The load whose bytes are parsed as they arrive (the default), and its clock.
         streaming: Option<(Streaming, LoadClock)>,
         /// The load whose bytes are arriving whole, for the parse workers (`?workers=N`, N > 1).
@@ -188,13 +195,22 @@ mod wasm {
             }
         }
 
-        /// What a parse worker is sent to read bytes `start..end` from.
-        fn attach(&self, start: u64, end: u64) -> pool::Attached {
-            match self {
-                Whole::File(file) => pool::Attached::File(file.clone()),
-                // A copy of the range (a transfer detaches the whole buffer); both below 4 GiB.
-                Whole::Bytes { buffer, .. } => pool::Attached::Bytes(buffer.slice_with_end(start as u32, end as u32)),
-            }
+        /// What a parse worker is sent to read bytes `start..end` from: the file, or copies of
+        /// the range (a transfer detaches the whole buffer) in [`FEED_BYTES`] pieces, each made
+        /// as the one before is posted, so the parse worker starts on the first at once.
+        fn attach(&self, start: u64, end: u64) -> impl Iterator<Item = pool::Attached> + '_ {
+            let (file, buffer) = match self {
+                Whole::File(file) => (Some(pool::Attached::File(file.clone())), None),
+                Whole::Bytes { buffer, .. } => (None, Some(buffer)),
+            };
+            // Both below 4 GiB.
+            let pieces = buffer.into_iter().flat_map(move |buffer| {
+                (start..end).step_by(FEED_BYTES as usize).map(move |at| {
+                    let to = (at + FEED_BYTES).min(end);
+                    pool::Attached::Bytes(buffer.slice_with_end(at as u32, to as u32))
+                })
+            });
+            file.into_iter().chain(pieces)
         }
 
         /// Cuts the input into ranges ending at event boundaries, part `k` about `shares[k]`
@@ -301,6 +317,7 @@ mod wasm {
                 me: me.clone(),
                 engine: Engine::with_budget(Budget::TAB),
                 reading: None,
+                workers: None,
                 streaming: None,
                 pending: None,
                 job: None,
@@ -536,6 +553,7 @@ mod wasm {
         /// Starts load `id` (its source follows), dropping the one being read or parsed.
         fn begin(&mut self, id: u32, workers: Option<u32>) {
             self.reading = Some((id, workers));
+            self.workers = workers;
             self.streaming = None;
             self.pending = None;
             self.stop_parsers();
@@ -544,10 +562,7 @@ mod wasm {
         /// Sends each part of `prepared` to a sub-worker; `on_pool` assembles what comes back.
         fn start_job(&mut self, id: u32, prepared: Prepared, started_ms: f64) {
             let n = prepared.plan.parts.len();
-            if self.pool.is_terminated() {
-                self.pool = Pool::default();
-            }
-            let mut sent = self.pool.grow(n, &self.pool_sink);
+            let mut sent = self.pool_for(n);
             for index in 0..n {
                 let Some((piece, range)) = prepared.plan.piece(index) else { continue };
                 sent = sent.and_then(|()| self.pool.parse(id, index, piece, &prepared.json[range]));
@@ -737,8 +752,7 @@ mod wasm {
                 }
             };
             self.reading = None;
-            self.pool = Pool::default();
-            let mut sent = self.pool.grow(cuts.len() - 1, &self.pool_sink);
+            let mut sent = self.pool_for(cuts.len() - 1);
             for (index, (piece, range)) in cuts.iter().enumerate().skip(1) {
                 sent = sent.and_then(|()| self.pool.read_part(index - 1, id, index, *piece, range.end, whole.attach(piece.start, range.end)));
             }
@@ -752,6 +766,10 @@ mod wasm {
             }
             self.progress(id, Phase::Parsing, 0, Some(size));
             self.job = Some(Job::File(PartsJob::of(id, (joining, whole.clone()), cuts.len(), size, started)));
+            // Parse workers booted before the load (`warm`) have their part already.
+            if self.pool.all_ready() {
+                self.start_here();
+            }
             true
         }
 
@@ -762,11 +780,42 @@ mod wasm {
             self.fail(id, "worker", message);
         }
 
-        /// Drops the load being parsed by sub-workers, if any, and terminates them.
+        /// Drops the load being parsed by sub-workers, if any, and terminates them; idle ones
+        /// stay for the next load.
         fn stop_parsers(&mut self) {
             self.job = None;
             self.here = None;
-            self.pool.terminate();
+            if !self.pool.is_idle() {
+                self.pool.terminate();
+            }
+        }
+
+        /// Makes the pool one of `n` parse workers for a load: the idle one (booted for this
+        /// load or ahead of it by [`Worker::warm`]), grown, or a fresh one.
+        fn pool_for(&mut self, n: usize) -> Result<(), String> {
+            if !self.pool.is_idle() {
+                self.pool = Pool::default();
+            }
+            self.pool.grow(n, &self.pool_sink)
+        }
+
+        /// Once a load's parse workers are gone, boots one per other core (or per the load's
+        /// `?workers=N` but one) for the next load, so a large file picked or posted next is
+        /// parsed at once where booting them took 0.1-0.15 s. An idle one holds only a fresh
+        /// instance's memory.
+        fn warm(&mut self) {
+            let gone = self.pool.is_terminated() || (self.pool.is_idle() && self.pool.is_empty());
+            if !gone {
+                return;
+            }
+            let cores = self.workers.map_or_else(|| self.scope.navigator().hardware_concurrency() as usize, |w| w as usize);
+            let n = cores.min(load::MAX_PARTS).saturating_sub(1);
+            if n > 0 {
+                self.pool = Pool::default();
+                if let Err(e) = self.pool.grow(n, &self.pool_sink) {
+                    console_error(&format!("worker: cannot start parse workers: {e}"));
+                }
+            }
         }
 
         /// Load `id` ended: a run's file is kept (or noted as failed) and the run's next load
@@ -776,6 +825,7 @@ mod wasm {
                 summary.parse_ms = now_ms(&self.scope) - started_ms;
                 summary
             });
+            self.warm();
             let Some(job) = self.run.as_ref().and_then(|r| r.job(id)) else {
                 return match reply {
                     Ok(summary) => self.post_loaded(id, summary),
@@ -892,8 +942,7 @@ mod wasm {
             // Start the sub-workers now, so they boot while the bytes arrive.
             let parts = size.map_or(1, |s| load::parts_for(usize::try_from(s).unwrap_or(usize::MAX), cores));
             if parts > 1 {
-                self.pool = Pool::default();
-                if let Err(e) = self.pool.grow(parts, &self.pool_sink) {
+                if let Err(e) = self.pool_for(parts) {
                     console_error(&format!("worker: cannot start parse workers: {e}"));
                 }
             }

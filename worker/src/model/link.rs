@@ -11,7 +11,9 @@
 //! `s`/`t` and `f` with `bp: "e"` bind to the innermost slice enclosing their time on their
 //! lane; other `f`s bind to the next slice starting at or after it (Trace Event format).
 //!
-//! Cost: O(n) hashing for launches; O(p log p) sort plus O(log n) binding per flow endpoint.
+//! Cost: O(n) hashing for launches; O(p log p) sort plus O(log d) binding per flow endpoint,
+//! d the slices between it and the last endpoint bound on its lane (endpoints come nearly in
+//! time order per lane, so d is small where a search of the lane cost O(log n)).
 //! Launches and flows are found apart (at once with a [`Fork`]), then written in that order.
 
 use super::builder::FlowPoint;
@@ -41,24 +43,59 @@ pub(super) fn link(trace: &mut Trace, points: &[FlowPoint], order: &[u32], fork:
 /// no call has.
 fn launches(trace: &Trace) -> (Vec<u32>, Vec<usize>) {
     let s = &trace.slices;
-    let mut by_correlation: FxHashMap<u32, u32> = FxHashMap::default();
-    for i in 0..s.len() {
-        if s.correlation[i] != NO_ID && trace.cat_class.get(s.cat[i].0 as usize) == Some(&CatClass::Launch) {
-            by_correlation.entry(s.correlation[i]).or_insert(i as u32);
-        }
-    }
+    let calls: Vec<(u32, u32)> = (0..s.len())
+        .filter(|&i| s.correlation[i] != NO_ID && trace.cat_class.get(s.cat[i].0 as usize) == Some(&CatClass::Launch))
+        .map(|i| (s.correlation[i], i as u32))
+        .collect();
+    let by_correlation = ByCorrelation::of(&calls, s.len());
     let mut launch = vec![NONE; s.len()];
     let mut missing = Vec::new();
     for (i, call) in launch.iter_mut().enumerate() {
         if !trace.class(s.cat[i]).is_device_activity() || s.correlation[i] == NO_ID {
             continue;
         }
-        match by_correlation.get(&s.correlation[i]) {
-            Some(&launching) => *call = launching,
+        match by_correlation.get(s.correlation[i]) {
+            Some(launching) => *call = launching,
             None => missing.push(i),
         }
     }
     (launch, missing)
+}
+
+/// Each correlation's first launching call. Kineto numbers correlations from 1 up, so they are
+/// nearly always dense enough to index a table directly, a fraction of a hash lookup's cost;
+/// sparse ones go in a map.
+enum ByCorrelation {
+    Table(Vec<u32>),
+    Map(FxHashMap<u32, u32>),
+}
+
+impl ByCorrelation {
+    /// From `(correlation, call)` pairs in slice order, for a trace of `slices` slices.
+    fn of(calls: &[(u32, u32)], slices: usize) -> Self {
+        let max = calls.iter().map(|&(c, _)| c as usize).max().unwrap_or(0);
+        if max <= slices.saturating_mul(2).max(1 << 16) {
+            let mut table = vec![NONE; max + 1];
+            for &(c, i) in calls {
+                if table[c as usize] == NONE {
+                    table[c as usize] = i;
+                }
+            }
+            return Self::Table(table);
+        }
+        let mut map = FxHashMap::default();
+        for &(c, i) in calls {
+            map.entry(c).or_insert(i);
+        }
+        Self::Map(map)
+    }
+
+    fn get(&self, correlation: u32) -> Option<u32> {
+        match self {
+            Self::Table(table) => table.get(correlation as usize).copied().filter(|&i| i != NONE),
+            Self::Map(map) => map.get(&correlation).copied(),
+        }
+    }
 }
 
 /// The innermost `cpu_op` slice enclosing slice `i` on its thread (itself excluded), if any.
@@ -73,15 +110,16 @@ pub fn enclosing_op(trace: &Trace, i: u32) -> Option<u32> {
     None
 }
 
-/// Innermost slice on `lane` with `start <= ts <= end`, or `NONE`.
-fn enclosing(trace: &Trace, lane: LaneId, ts: i64) -> u32 {
+/// Innermost slice on `lane` with `start <= ts <= end`, or `NONE`; `near[lane]` is where the
+/// last search on the lane ended, and is set to where this one does.
+fn enclosing(trace: &Trace, lane: LaneId, ts: i64, near: &mut [u32]) -> u32 {
     let Some(l) = trace.lanes.get(lane.0 as usize) else { return NONE };
     let s = &trace.slices;
     let (lo, hi) = (l.slices.start as usize, l.slices.end as usize);
     // Walk back from the last slice starting at or before ts. Every main-layer slice that
     // contains ts is an ancestor of the last main-layer slice starting before ts, so the walk
     // stops there; overflow-layer slices passed on the way are candidates too.
-    let mut i = lo + s.start_ns[lo..hi].partition_point(|&st| st <= ts);
+    let mut i = lo + search_near(&s.start_ns[lo..hi], &mut near[lane.0 as usize], |st| st <= ts);
     let mut best = NONE;
     let mut best_depth = 0u16;
     while i > lo {
@@ -101,12 +139,40 @@ fn enclosing(trace: &Trace, lane: LaneId, ts: i64) -> u32 {
     best
 }
 
-/// First slice on `lane` starting at or after `ts`, or `NONE`.
-fn next_slice(trace: &Trace, lane: LaneId, ts: i64) -> u32 {
+/// First slice on `lane` starting at or after `ts`, or `NONE`; `near` as for [`enclosing`].
+fn next_slice(trace: &Trace, lane: LaneId, ts: i64, near: &mut [u32]) -> u32 {
     let Some(l) = trace.lanes.get(lane.0 as usize) else { return NONE };
     let (lo, hi) = (l.slices.start as usize, l.slices.end as usize);
-    let idx = lo + trace.slices.start_ns[lo..hi].partition_point(|&st| st < ts);
+    let idx = lo + search_near(&trace.slices.start_ns[lo..hi], &mut near[lane.0 as usize], |st| st < ts);
     if idx < hi { idx as u32 } else { NONE }
+}
+
+/// `starts.partition_point(below)`, searched outward from `near` in doubling steps (then by
+/// halves between the last two probes), and stored in `near` for the next search.
+fn search_near(starts: &[i64], near: &mut u32, below: impl Fn(i64) -> bool) -> usize {
+    let n = starts.len();
+    let from = (*near as usize).min(n);
+    let mut step = 1;
+    let (lo, hi) = if from < n && below(starts[from]) {
+        // The answer is past `from`.
+        let mut lo = from + 1;
+        while lo + step <= n && below(starts[lo + step - 1]) {
+            lo += step;
+            step *= 2;
+        }
+        (lo, (lo + step - 1).min(n))
+    } else {
+        // The answer is at or before `from`.
+        let mut hi = from;
+        while hi >= step && !below(starts[hi - step]) {
+            hi -= step;
+            step *= 2;
+        }
+        (hi.saturating_sub(step - 1), hi)
+    };
+    let at = lo + starts[lo..hi].partition_point(|&st| below(st));
+    *near = at as u32;
+    at
 }
 
 /// `points` by (category, id, time, `s` then `t` then `f`): each flow's endpoints in chain
@@ -131,11 +197,14 @@ pub(super) fn flow_order(points: &[FlowPoint]) -> Vec<u32> {
 /// The flows chained from `points` taken in `order`, sorted, and how many endpoints stayed
 /// unlinked.
 fn link_flows(trace: &Trace, points: &[FlowPoint], order: &[u32], fork: &impl Fork) -> (Vec<Flow>, u64) {
-    // Each point's slice, found in two halves at once (a search per point).
+    // Each point's slice, found in two halves at once (a search per point, from where the
+    // last one on its lane ended).
     let mut bound = vec![NONE; points.len()];
     let bind = |points: &[FlowPoint], bound: &mut [u32]| {
+        let mut near = vec![0; trace.lanes.len()];
         for (b, p) in bound.iter_mut().zip(points) {
-            *b = if p.enclosing { enclosing(trace, p.lane, p.ts_ns) } else { next_slice(trace, p.lane, p.ts_ns) };
+            let near = &mut near;
+            *b = if p.enclosing { enclosing(trace, p.lane, p.ts_ns, near) } else { next_slice(trace, p.lane, p.ts_ns, near) };
         }
     };
     let half = points.len() / 2;
@@ -188,4 +257,29 @@ fn chain(group: &[u32], points: &[FlowPoint], bound: &[u32], flows: &mut Vec<Flo
         }
     }
     unlinked + u64::from(from.is_some())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::search_near;
+
+    #[test]
+    fn search_near_finds_the_partition_point_from_any_start() {
+        let starts: Vec<i64> = vec![1, 3, 3, 3, 7, 8, 8, 12, 15, 15, 15, 15, 20, 31, 40];
+        for ts in -1..42 {
+            for strict in [false, true] {
+                let below = |st: i64| if strict { st < ts } else { st <= ts };
+                let want = starts.partition_point(|&st| below(st));
+                for from in 0..=starts.len() as u32 + 2 {
+                    for len in [0, 1, 2, 5, starts.len()] {
+                        let mut near = from;
+                        let part = &starts[..len];
+                        let want = if len == starts.len() { want } else { part.partition_point(|&st| below(st)) };
+                        assert_eq!(search_near(part, &mut near, below), want, "ts {ts} from {from} len {len}");
+                        assert_eq!(near as usize, want);
+                    }
+                }
+            }
+        }
+    }
 }

@@ -3,19 +3,19 @@
 //!
 //! Roles: one wasm binary, two roles chosen by the worker's name. The load worker (spawned by
 //! the app) spawns up to `load::MAX_PARTS` sub-workers from the same `worker_loader.js` with the
-//! name [`PARSER_NAME`]; each posts [`FromParser::Ready`], then parses the parts it is sent (of a
+//! name [`PARSER_NAME`]; each posts [`FromParser::Ready`], then parses the part it is sent (of a
 //! file or posted bytes, the load worker parses the first part itself: [`stream_part`]).
 //!
 //! Messages: `[json, ArrayBuffer?]` arrays like the app's protocol, but internal to this binary
 //! (both ends are the same build, so no version handshake). [`ToParser::Parse`] carries one
 //! part's bytes (transferred); the sub-worker answers `Progress` (bytes of its part done, every
 //! few MB), then `Parsed` with the part encoded by `load::Part::encode` (transferred), or
-//! `Failed`. [`ToParser::ReadPart`] carries a picked `File` and a byte range of it instead (or
-//! the range's bytes of a trace posted to the page, transferred): the sub-worker reads the range
-//! itself with reads in flight (`source::read_slices`), parses it as it reads
-//! (`load::Stream::part`) and answers the same way with a `load::StreamedPart` encoded and how
-//! long it waited for bytes, so a large file's bytes never pass through the load worker's wasm
-//! memory. A trap or a panic in a sub-worker reaches the load worker as an `error` event
+//! `Failed`. [`ToParser::ReadPart`] carries a picked `File` and a byte range of it instead: the
+//! sub-worker reads the range itself with reads in flight (`source::read_slices`), parses it as
+//! it reads (`load::Stream::part`) and answers the same way with a `load::StreamedPart` encoded
+//! and how long it waited for bytes, so a large file's bytes never pass through the load
+//! worker's wasm memory. Of a trace posted to the page, `ReadPart` carries the range's first
+//! bytes and each [`ToParser::More`] the next (copies, transferred), parsed as they come. A trap or a panic in a sub-worker reaches the load worker as an `error` event
 //! ([`Event::Crashed`], cancelled there so it does not go on to the page as the load worker's),
 //! and a part lost on the way as a `messageerror`, so no failure is silent.
 //!
@@ -24,12 +24,15 @@
 //! straight back to the one place that assembles them; the page's main thread never sees a
 //! part or a model, and Cancel (the bridge terminating the load worker) ends its sub-workers too.
 //!
-//! Lifetime: a pool is spawned per large load (when `Open` announces a big file, so the
-//! sub-workers boot while the bytes arrive) and terminated when that load ends: a wasm
-//! instance's memory never shrinks, so an idle parser would keep its part's memory.
+//! Lifetime: a pool serves one load and is terminated when that load ends: a wasm instance's
+//! memory never shrinks, so a parser kept after its part would keep that part's memory. The next
+//! pool is booted right after (`Worker::warm` in `worker.rs`), idle until a large load takes it
+//! as it is ([`Pool::is_idle`]); if none is idle, one is spawned for the load (when `Open`
+//! announces a big file, so the sub-workers boot while the bytes arrive).
 //!
-//! Cost per part: one copy out of the load worker's memory, one into the sub-worker's, one for
-//! the encoded part and one back; copies are memcpy speed, small next to parsing. A sub-worker
+//! Cost per part: one copy out of the load worker's memory (or of a posted buffer), one into
+//! the sub-worker's, one for the encoded part and one back; copies are memcpy speed, small next
+//! to parsing. A sub-worker
 //! is terminated as soon as its part is back ([`Pool::retire`]), so its memory goes while the
 //! others still parse.
 
@@ -37,7 +40,7 @@ use crate::source::{js_error, read_slices};
 use kinetoscope::load::{parse_piece, Piece, Stream, StreamedPart};
 use kinetoscope::json::Form;
 use serde::{Deserialize, Serialize};
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -58,10 +61,13 @@ const LOADER_URL: &str = "./worker_loader.js";
 enum ToParser {
     /// Parse the transferred bytes as part `index` of load `job`.
     Parse { job: u32, index: u32, start: u64, object: bool, first: bool },
-    /// Read bytes `start..end` of the `File` beside this message (or the `ArrayBuffer` beside
-    /// it, holding those bytes alone) as part `index` of load `job`, parsing them as they are
-    /// read (`load::Stream::part`).
+    /// Read bytes `start..end` of the `File` beside this message as part `index` of load
+    /// `job`, parsing them as they are read (`load::Stream::part`); or, with an `ArrayBuffer`
+    /// beside it, parse those bytes as they come: it holds the first of them, each
+    /// [`ToParser::More`] the next.
     ReadPart { job: u32, index: u32, start: u64, end: u64, object: bool, first: bool },
+    /// The next bytes of the part `ReadPart` started, in the `ArrayBuffer` beside this message.
+    More { job: u32, index: u32 },
 }
 
 /// From a sub-worker to the load worker.
@@ -111,12 +117,14 @@ struct Sub {
     _on_message_error: Closure<dyn Fn(MessageEvent)>,
 }
 
-/// The load worker's sub-workers for one load.
+/// The load worker's sub-workers for one load, booted before it or for it.
 #[derive(Default)]
 pub struct Pool {
     subs: Vec<Sub>,
     /// Set by [`Pool::terminate`]: the sub-workers' handlers stop reporting (shared with them).
     ended: Rc<Cell<bool>>,
+    /// A part was sent: the pool is a load's, and goes with it.
+    used: bool,
 }
 
 impl Drop for Pool {
@@ -165,20 +173,35 @@ impl Pool {
         let len = u32::try_from(bytes.len()).map_err(|_| format!("part {index} is larger than 4 GiB"))?;
         let array = js_sys::Uint8Array::new_with_length(len);
         array.copy_from(bytes);
+        self.used = true;
         sub.send(json, Attached::Bytes(array.buffer()))
     }
 
-    /// Sends part `index` of load `job` (bytes `piece.start..end` of `from`: the whole file,
-    /// or those bytes alone) to sub-worker `slot`, which reads them itself.
+    /// Sends part `index` of load `job` (bytes `piece.start..end`) to sub-worker `slot`: the
+    /// file it reads them from, or those bytes in order, each posted as soon as it is made, so
+    /// the sub-worker parses the first while the next are copied.
     ///
     /// # Errors
-    /// The browser's message when the post fails.
-    pub fn read_part(&mut self, slot: usize, job: u32, index: usize, piece: Piece, end: u64, from: Attached) -> Result<(), String> {
+    /// The browser's message when a post fails.
+    pub fn read_part(
+        &mut self,
+        slot: usize,
+        job: u32,
+        index: usize,
+        piece: Piece,
+        end: u64,
+        from: impl IntoIterator<Item = Attached>,
+    ) -> Result<(), String> {
         let Some(sub) = self.subs.get_mut(slot) else { return Err(format!("no sub-worker {slot}")) };
-        let (start, object, first) = (piece.start, piece.form == Form::Object, piece.first);
-        let msg = ToParser::ReadPart { job, index: index as u32, start, end, object, first };
-        let json = serde_json::to_string(&msg).map_err(|e| e.to_string())?;
-        sub.send(json, from)
+        self.used = true;
+        let (start, object, first, index) = (piece.start, piece.form == Form::Object, piece.first, index as u32);
+        let mut msg = ToParser::ReadPart { job, index, start, end, object, first };
+        for attached in from {
+            let json = serde_json::to_string(&msg).map_err(|e| e.to_string())?;
+            sub.send(json, attached)?;
+            msg = ToParser::More { job, index };
+        }
+        Ok(())
     }
 
     /// Terminates every sub-worker. Their `error` handlers stay until the pool is dropped,
@@ -215,6 +238,17 @@ impl Pool {
     /// True once [`Pool::terminate`] ran: the pool cannot parse any more.
     pub fn is_terminated(&self) -> bool {
         self.ended.get()
+    }
+
+    /// True when it has no sub-worker.
+    pub fn is_empty(&self) -> bool {
+        self.subs.is_empty()
+    }
+
+    /// True while no part was sent and the sub-workers (if any) are up or booting: a load may
+    /// take the pool as it is.
+    pub fn is_idle(&self) -> bool {
+        !self.used && !self.ended.get()
     }
 }
 
@@ -306,27 +340,103 @@ fn decode(data: &JsValue) -> Event {
     }
 }
 
+/// A part whose bytes come in messages (`ReadPart`, then `More`), parsed as each arrives.
+struct Feed {
+    job: u32,
+    index: u32,
+    stream: Stream,
+    /// Bytes of the part not yet arrived.
+    left: u64,
+    done: u64,
+    /// When the last bytes were parsed, and the ms spent since the first waiting for the next.
+    idle_since: f64,
+    waited_ms: f64,
+}
+
+impl Feed {
+    fn new(job: u32, index: u32, piece: Piece, end: u64, now: f64) -> Self {
+        let left = end.saturating_sub(piece.start);
+        Self { job, index, stream: Stream::part(piece), left, done: 0, idle_since: now, waited_ms: 0.0 }
+    }
+
+    /// Parses the bytes of `buffer`, the part's next; `Some` with the part encoded once it has
+    /// them all, and the ms waited for them.
+    fn take(&mut self, scope: &DedicatedWorkerGlobalScope, buffer: &js_sys::ArrayBuffer) -> Option<Result<(Vec<u8>, f64), String>> {
+        if self.done > 0 {
+            self.waited_ms += now(scope) - self.idle_since;
+        }
+        let mut bytes = BufferRead::new(js_sys::Uint8Array::new(buffer), 0);
+        loop {
+            match self.stream.fill_from(&mut bytes) {
+                Ok(0) => break,
+                Ok(got) => {
+                    let before = self.done;
+                    self.done += got as u64;
+                    if before / REPORT_BYTES != self.done / REPORT_BYTES {
+                        reply(scope, &FromParser::Progress { job: self.job, index: self.index, done: self.done }, None);
+                    }
+                }
+                Err(e) => return Some(Err(e.to_string())),
+            }
+        }
+        self.left = self.left.saturating_sub(bytes.at);
+        self.idle_since = now(scope);
+        (self.left == 0).then(|| {
+            let stream = std::mem::take(&mut self.stream);
+            Ok((stream.finish_part().encode(), self.waited_ms))
+        })
+    }
+}
+
+/// `performance.now()` in this worker, in ms (0 where there is none).
+fn now(scope: &DedicatedWorkerGlobalScope) -> f64 {
+    scope.performance().map_or(0.0, |p| p.now())
+}
+
 /// The sub-worker role: parse each part it is sent and post it back encoded.
 pub fn serve(scope: DedicatedWorkerGlobalScope) {
     let reply_scope = scope.clone();
+    let feed: RefCell<Option<Feed>> = RefCell::new(None);
     let on_message = Closure::<dyn Fn(MessageEvent)>::new(move |ev: MessageEvent| {
         let parts = js_sys::Array::from(&ev.data());
         let piece = |start, object, first| Piece { start, form: if object { Form::Object } else { Form::Array }, first };
+        let bytes = parts.get(1).dyn_into::<js_sys::ArrayBuffer>().ok();
+        let fed = |job, index, buffer: &js_sys::ArrayBuffer| {
+            let mut feed = feed.borrow_mut();
+            let taken = match feed.as_mut().filter(|f| f.job == job && f.index == index) {
+                Some(f) => f.take(&reply_scope, buffer),
+                None => Some(Err("bytes for a part it was not sent".into())),
+            };
+            if let Some(encoded) = taken {
+                *feed = None;
+                answer(&reply_scope, job, index, encoded);
+            }
+        };
         match parts.get(0).as_string().map(|json| serde_json::from_str::<ToParser>(&json)) {
             Some(Ok(ToParser::Parse { job, index, start, object, first })) => {
                 let mut progress = |done| reply(&reply_scope, &FromParser::Progress { job, index, done }, None);
                 let encoded = parse_bytes(&parts.get(1), piece(start, object, first), &mut progress);
                 answer(&reply_scope, job, index, encoded.map(|part| (part, 0.0)));
             }
-            // Read with reads in flight, so the answer comes from a task of its own.
-            Some(Ok(ToParser::ReadPart { job, index, start, end, object, first })) => {
-                let (scope, file) = (reply_scope.clone(), parts.get(1));
-                wasm_bindgen_futures::spawn_local(async move {
-                    let mut progress = |done| reply(&scope, &FromParser::Progress { job, index, done }, None);
-                    let encoded = read_part(&file, piece(start, object, first), end, &mut progress).await;
-                    answer(&scope, job, index, encoded);
-                });
-            }
+            Some(Ok(ToParser::ReadPart { job, index, start, end, object, first })) => match bytes {
+                Some(buffer) => {
+                    *feed.borrow_mut() = Some(Feed::new(job, index, piece(start, object, first), end, now(&reply_scope)));
+                    fed(job, index, &buffer);
+                }
+                // Read with reads in flight, so the answer comes from a task of its own.
+                None => {
+                    let (scope, file) = (reply_scope.clone(), parts.get(1));
+                    wasm_bindgen_futures::spawn_local(async move {
+                        let mut progress = |done| reply(&scope, &FromParser::Progress { job, index, done }, None);
+                        let encoded = read_part(&file, piece(start, object, first), end, &mut progress).await;
+                        answer(&scope, job, index, encoded);
+                    });
+                }
+            },
+            Some(Ok(ToParser::More { job, index })) => match bytes {
+                Some(buffer) => fed(job, index, &buffer),
+                None => answer(&reply_scope, job, index, Err("more bytes sent without them".into())),
+            },
             _ => reply(&reply_scope, &FromParser::Failed { job: 0, index: 0, message: "bad message to a parse worker".into() }, None),
         }
     });
@@ -354,14 +464,10 @@ fn parse_bytes(attached: &JsValue, piece: Piece, progress: &mut dyn FnMut(u64)) 
     Ok(part.encode())
 }
 
-/// Reads the part a sub-worker was sent (`attached`: its `File`, or its bytes alone) with
-/// [`stream_part`]; the part encoded, and the ms spent waiting for reads.
-async fn read_part(attached: &JsValue, piece: Piece, end: u64, progress: &mut dyn FnMut(u64)) -> Result<(Vec<u8>, f64), String> {
-    let from = match attached.dyn_ref::<js_sys::ArrayBuffer>() {
-        Some(buffer) => js_sys::Uint8Array::new(buffer).into(),
-        None => attached.clone(),
-    };
-    let read = stream_part(&from, piece, end, progress, &mut || true).await?;
+/// Reads the part a sub-worker was sent from its `File` with [`stream_part`]; the part
+/// encoded, and the ms spent waiting for reads.
+async fn read_part(file: &JsValue, piece: Piece, end: u64, progress: &mut dyn FnMut(u64)) -> Result<(Vec<u8>, f64), String> {
+    let read = stream_part(file, piece, end, progress, &mut || true).await?;
     let (part, waited_ms) = read.ok_or("part stopped")?;
     Ok((part.encode(), waited_ms))
 }
