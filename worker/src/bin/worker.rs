@@ -101,16 +101,6 @@ mod wasm {
     use wasm_bindgen::JsCast;
     use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 
-    /// The share of a large picked file or posted buffer this worker parses itself, against
-    /// each parse worker's [`SENT_SHARE`]. Equal since parse workers are booted ahead of the
-    /// load and fed a posted buffer piece by piece: a part parsed here is not encoded, posted
-    /// back nor decoded, but the pieces are copied here (1 GB posted, timed inside: 3 to 2 left
-    /// the parse worker done 0.3-0.45 s before this one, 1 to 1 0.05-0.2 s, docs/performance.md).
-    const HERE_SHARE: u32 = 1;
-
-    /// A parse worker's share of a large input, against [`HERE_SHARE`].
-    const SENT_SHARE: u32 = 1;
-
     /// Bytes of a posted buffer copied and posted to a parse worker at a time.
     const FEED_BYTES: u64 = 16 << 20;
 
@@ -211,6 +201,18 @@ mod wasm {
                 })
             });
             file.into_iter().chain(pieces)
+        }
+
+        /// This worker's share of the input against each parse worker's. Of a file, 3 to 2: a
+        /// part parsed here is not encoded, posted back nor decoded. Of posted bytes, equal, since
+        /// this worker also copies the parse workers' pieces (1 GB posted, timed inside: at 3 to
+        /// 2 the parse worker was done 0.3-0.45 s before this one, equal 0.05-0.2 s,
+        /// docs/performance.md).
+        fn shares(&self) -> (u32, u32) {
+            match self {
+                Whole::File(_) => (3, 2),
+                Whole::Bytes { .. } => (1, 1),
+            }
         }
 
         /// Cuts the input into ranges ending at event boundaries, part `k` about `shares[k]`
@@ -741,7 +743,8 @@ mod wasm {
                     return true;
                 }
             };
-            let shares: Vec<u32> = (0..parts).map(|k| if k == 0 { HERE_SHARE } else { SENT_SHARE }).collect();
+            let (here, sent) = whole.shares();
+            let shares: Vec<u32> = (0..parts).map(|k| if k == 0 { here } else { sent }).collect();
             let cuts = match whole.cut(&shares) {
                 Ok(cuts) if cuts.len() > 1 => cuts,
                 Ok(_) => return false,
