@@ -186,8 +186,8 @@ fn parts_start_at_event_boundaries_and_cover_the_file() {
 
 #[test]
 fn parts_cut_by_shares_take_their_shares_and_join_to_the_sequential_parse() {
-    // The page's load worker parses the first part itself and takes 3 shares to a parse
-    // worker's 2.
+    // The page's load worker parses the first part itself and takes 3 shares of a picked file
+    // to a parse worker's 2.
     let json = common::json_bytes(&common::real("param__dlrm_kineto__worker0_step_12.1694128201545.pt.trace.json"));
     let whole = fingerprint(&parse(&json, &mut |_| {}).unwrap());
     for shares in [[3, 2].as_slice(), &[3, 2, 2], &[1, 4]] {
@@ -199,9 +199,14 @@ fn parts_cut_by_shares_take_their_shares_and_join_to_the_sequential_parse() {
             let want = f64::from(share) / f64::from(total);
             assert!((got - want).abs() < 0.05, "{shares:?}: a part of {got:.3} of the file for a share of {want:.3}");
         }
+        // As the page reads them: the first part's columns sized for the whole file once 16 MiB
+        // are read (the others are joined into it), each other's for its own bytes.
         let streamed = parts.into_iter().map(|(p, range)| {
-            let mut stream = Stream::part(p);
-            stream.push(&json[range.start as usize..range.end as usize]);
+            let expect = if p.first { json.len() as u64 } else { range.end - range.start };
+            let mut stream = Stream::part(p).expecting(expect);
+            for piece in json[range.start as usize..range.end as usize].chunks(1 << 20) {
+                stream.push(piece);
+            }
             stream.finish_part()
         });
         let trace = join(streamed.collect(), &Sequential).expect("every part ends at its cut").unwrap();

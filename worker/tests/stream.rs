@@ -162,3 +162,25 @@ fn a_stream_filling_itself_stops_reading_once_reading_has_ended() {
     assert!(source.reads < 5, "{} reads", source.reads);
     assert_eq!(stream.finish().map(|t| t.stats.events).ok(), parse(&json, &mut |_| {}).map(|t| t.stats.events).ok());
 }
+
+#[test]
+fn a_stream_expecting_more_bytes_sizes_its_columns_for_them_and_builds_the_same_model() {
+    // 24 MB of one-slice events: past the 16 MiB after which an expecting stream estimates.
+    let mut json = b"[".to_vec();
+    for i in 0..300_000u64 {
+        json.extend_from_slice(format!("{{\"ph\":\"X\",\"name\":\"aten::op_{}\",\"pid\":1,\"tid\":{},\"ts\":{},\"dur\":3}},\n", i % 7, i % 3, i * 5).as_bytes());
+        json.resize(json.len() + 10, b' ');
+    }
+    json.extend_from_slice(b"{}]");
+    let read = |stream: Stream| {
+        let mut stream = stream;
+        for piece in json.chunks(1 << 20) {
+            stream.push(piece);
+        }
+        stream
+    };
+    let (plain, expecting) = (read(Stream::new()), read(Stream::new().expecting(2 * json.len() as u64)));
+    // Sized for about twice its slices, where a column grown by doubling holds less than twice.
+    assert!(expecting.heap_bytes() > plain.heap_bytes(), "{} against {}", expecting.heap_bytes(), plain.heap_bytes());
+    assert_eq!(fingerprint(&expecting.finish().unwrap()), fingerprint(&plain.finish().unwrap()));
+}

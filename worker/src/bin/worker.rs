@@ -129,8 +129,8 @@ mod wasm {
         /// The load whose parts the parse workers are parsing.
         job: Option<Job>,
         /// The first part of `job` (of a file or posted bytes), parsed here once every parse
-        /// worker has its part: its load id, where it is read from, and its range.
-        here: Option<(u32, JsValue, load::Piece, u64)>,
+        /// worker has its part: its load id, where it is read from, its stream and its range.
+        here: Option<(u32, JsValue, load::Stream, std::ops::Range<u64>)>,
         pool: Pool,
         /// Hands sub-worker events back to this state.
         pool_sink: pool::Sink,
@@ -653,12 +653,12 @@ mod wasm {
 
         /// Parses the first part of the job here, now that every parse worker has its own.
         fn start_here(&mut self) {
-            let Some((id, from, piece, end)) = self.here.take() else { return };
+            let Some((id, from, stream, range)) = self.here.take() else { return };
             let me = self.me.clone();
             wasm_bindgen_futures::spawn_local(async move {
                 let current = |me: &Weak<RefCell<Worker>>| source::with(me, |w| w.job.as_ref().is_some_and(|j| j.id() == id));
                 let mut progress = |done| source::with(&me, |w| w.job_progress(0, done));
-                let read = pool::stream_part(&from, piece, end, &mut progress, &mut || current(&me)).await;
+                let read = pool::stream_part(&from, stream, range, &mut progress, &mut || current(&me)).await;
                 source::with(&me, |w| w.part_here(id, read));
             });
         }
@@ -760,7 +760,9 @@ mod wasm {
                 sent = sent.and_then(|()| self.pool.read_part(index - 1, id, index, *piece, range.end, whole.attach(piece.start, range.end)));
             }
             if let Some((piece, range)) = cuts.first() {
-                self.here = Some((id, whole.view(piece.start, range.end), *piece, range.end));
+                // The other parts are joined into this one's model: its columns are sized for all.
+                let stream = load::Stream::part(*piece).expecting(size);
+                self.here = Some((id, whole.view(piece.start, range.end), stream, piece.start..range.end));
             }
             if let Err(e) = sent {
                 self.stop_parsers();

@@ -22,6 +22,9 @@ use crate::model::Trace;
 /// Bytes held before a read, by default: reads of 1 MiB make the re-read cut event negligible.
 const READ_EVERY: usize = 1 << 20;
 
+/// Bytes read before a stream [`Stream::expecting`] its size estimates its slices.
+const ESTIMATE_AFTER: u64 = 16 << 20;
+
 /// Fewest bytes [`Stream::fill_from`] asks its source for: a stream reading every few bytes
 /// would otherwise read its source a few bytes at a time.
 const MIN_FILL: usize = 64 << 10;
@@ -49,6 +52,9 @@ pub struct Stream {
     any: bool,
     /// Bytes received, those after the document's end included.
     received: u64,
+    /// Bytes of input whose slices the model will hold ([`Stream::expecting`]), until its
+    /// columns are reserved for them.
+    expect: Option<u64>,
 }
 
 /// One part of a cut document read to its end ([`Stream::finish_part`]): the parsed part and
@@ -144,7 +150,7 @@ impl Stream {
             ending: Ending { stopped: None, unclosed: false, element_start: 0, events: 0, skipped: 0 },
             ended: false,
         };
-        Self { read, held: Vec::new(), want: every, every, any: false, received: 0 }
+        Self { read, held: Vec::new(), want: every, every, any: false, received: 0, expect: None }
     }
 
     /// A load of one part of a document cut at event boundaries (`load::cut`), fed only that
@@ -160,6 +166,27 @@ impl Stream {
             read.line_start = LINE_UNSEEN;
         }
         stream
+    }
+
+    /// This stream's model will hold the slices of `bytes` of input (its own, or a whole file
+    /// whose other parts are joined into it): once [`ESTIMATE_AFTER`] bytes are read, its slice
+    /// columns are reserved for as many as that rate gives. In wasm a growing column is copied at
+    /// each doubling, and a join appending the other parts copied the first part's columns once
+    /// more; the page's parts are sized before they are read.
+    #[must_use]
+    pub fn expecting(mut self, bytes: u64) -> Self {
+        self.expect = Some(bytes);
+        self
+    }
+
+    /// Reserves the slice columns once enough was read to estimate them ([`Stream::expecting`]).
+    fn reserve_if_due(&mut self) {
+        let Some(bytes) = self.expect.filter(|_| self.received >= ESTIMATE_AFTER) else { return };
+        self.expect = None;
+        let per_byte = self.read.builder.slice_count() as f64 / self.received as f64;
+        // A little over the rate, and never more than an event per 32 bytes (no event is shorter).
+        let total = (per_byte * bytes as f64 * 1.05) as u64;
+        self.read.builder.reserve_slices(usize::try_from(total.min(bytes / 32)).unwrap_or(usize::MAX));
     }
 
     /// Ends a part's input ([`Stream::part`]): what it read, for `load::join`.
@@ -212,10 +239,11 @@ impl Stream {
             let used = self.read.read(bytes, false);
             self.held.extend_from_slice(&bytes[used..]);
             self.after_read(used, bytes.len());
-            return;
+            return self.reserve_if_due();
         }
         self.held.extend_from_slice(bytes);
         self.read_held_if_due();
+        self.reserve_if_due();
     }
 
     /// Reads the next piece from `source` straight into the bytes held, then reads as
@@ -261,6 +289,7 @@ impl Stream {
         }
         if got > 0 {
             self.read_held_if_due();
+            self.reserve_if_due();
         }
         Ok(got)
     }

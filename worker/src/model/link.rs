@@ -47,7 +47,7 @@ fn launches(trace: &Trace) -> (Vec<u32>, Vec<usize>) {
         .filter(|&i| s.correlation[i] != NO_ID && trace.cat_class.get(s.cat[i].0 as usize) == Some(&CatClass::Launch))
         .map(|i| (s.correlation[i], i as u32))
         .collect();
-    let by_correlation = ByCorrelation::of(&calls, s.len());
+    let by_correlation = ByCorrelation::of(&calls);
     let mut launch = vec![NONE; s.len()];
     let mut missing = Vec::new();
     for (i, call) in launch.iter_mut().enumerate() {
@@ -63,18 +63,18 @@ fn launches(trace: &Trace) -> (Vec<u32>, Vec<usize>) {
 }
 
 /// Each correlation's first launching call. Kineto numbers correlations from 1 up, so they are
-/// nearly always dense enough to index a table directly, a fraction of a hash lookup's cost;
-/// sparse ones go in a map.
+/// nearly always dense enough to index a table directly, a fraction of a hash lookup's cost, in
+/// no more memory than a map (at most 4 entries per call); sparse ones go in a map.
 enum ByCorrelation {
     Table(Vec<u32>),
     Map(FxHashMap<u32, u32>),
 }
 
 impl ByCorrelation {
-    /// From `(correlation, call)` pairs in slice order, for a trace of `slices` slices.
-    fn of(calls: &[(u32, u32)], slices: usize) -> Self {
+    /// From `(correlation, call)` pairs in slice order.
+    fn of(calls: &[(u32, u32)]) -> Self {
         let max = calls.iter().map(|&(c, _)| c as usize).max().unwrap_or(0);
-        if max <= slices.saturating_mul(2).max(1 << 16) {
+        if max < calls.len().saturating_mul(4).max(1 << 16) {
             let mut table = vec![NONE; max + 1];
             for &(c, i) in calls {
                 if table[c as usize] == NONE {
@@ -261,7 +261,19 @@ fn chain(group: &[u32], points: &[FlowPoint], bound: &[u32], flows: &mut Vec<Flo
 
 #[cfg(test)]
 mod tests {
-    use super::search_near;
+    use super::{search_near, ByCorrelation};
+
+    #[test]
+    fn by_correlation_keeps_each_first_call_dense_or_sparse() {
+        let dense = [(3, 10), (1, 11), (3, 12), (2, 13)];
+        let sparse = [(3_000_000, 10), (1, 11), (3_000_000, 12), (2, 13)];
+        for (calls, table) in [(&dense[..], true), (&sparse[..], false)] {
+            let by = ByCorrelation::of(calls);
+            assert_eq!(matches!(by, ByCorrelation::Table(_)), table);
+            let first = calls[0].0;
+            assert_eq!([by.get(first), by.get(1), by.get(2), by.get(4), by.get(u32::MAX - 1)], [Some(10), Some(11), Some(13), None, None]);
+        }
+    }
 
     #[test]
     fn search_near_finds_the_partition_point_from_any_start() {

@@ -15,7 +15,9 @@
 //! it reads (`load::Stream::part`) and answers the same way with a `load::StreamedPart` encoded
 //! and how long it waited for bytes, so a large file's bytes never pass through the load
 //! worker's wasm memory. Of a trace posted to the page, `ReadPart` carries the range's first
-//! bytes and each [`ToParser::More`] the next (copies, transferred), parsed as they come. A trap or a panic in a sub-worker reaches the load worker as an `error` event
+//! bytes and each [`ToParser::More`] the next (copies, transferred), parsed as they come.
+//!
+//! A trap or a panic in a sub-worker reaches the load worker as an `error` event
 //! ([`Event::Crashed`], cancelled there so it does not go on to the page as the load worker's),
 //! and a part lost on the way as a `messageerror`, so no failure is silent.
 //!
@@ -32,9 +34,8 @@
 //!
 //! Cost per part: one copy out of the load worker's memory (or of a posted buffer), one into
 //! the sub-worker's, one for the encoded part and one back; copies are memcpy speed, small next
-//! to parsing. A sub-worker
-//! is terminated as soon as its part is back ([`Pool::retire`]), so its memory goes while the
-//! others still parse.
+//! to parsing. A sub-worker is terminated as soon as its part is back ([`Pool::retire`]), so its
+//! memory goes while the others still parse.
 
 use crate::source::{js_error, read_slices};
 use kinetoscope::load::{parse_piece, Piece, Stream, StreamedPart};
@@ -356,7 +357,8 @@ struct Feed {
 impl Feed {
     fn new(job: u32, index: u32, piece: Piece, end: u64, now: f64) -> Self {
         let left = end.saturating_sub(piece.start);
-        Self { job, index, stream: Stream::part(piece), left, done: 0, idle_since: now, waited_ms: 0.0 }
+        let stream = Stream::part(piece).expecting(left);
+        Self { job, index, stream, left, done: 0, idle_since: now, waited_ms: 0.0 }
     }
 
     /// Parses the bytes of `buffer`, the part's next; `Some` with the part encoded once it has
@@ -467,12 +469,14 @@ fn parse_bytes(attached: &JsValue, piece: Piece, progress: &mut dyn FnMut(u64)) 
 /// Reads the part a sub-worker was sent from its `File` with [`stream_part`]; the part
 /// encoded, and the ms spent waiting for reads.
 async fn read_part(file: &JsValue, piece: Piece, end: u64, progress: &mut dyn FnMut(u64)) -> Result<(Vec<u8>, f64), String> {
-    let read = stream_part(file, piece, end, progress, &mut || true).await?;
+    let stream = Stream::part(piece).expecting(end.saturating_sub(piece.start));
+    let read = stream_part(file, stream, piece.start..end, progress, &mut || true).await?;
     let (part, waited_ms) = read.ok_or("part stopped")?;
     Ok((part.encode(), waited_ms))
 }
 
-/// Parses bytes `piece.start..end` as they are read from `from`: a `File` (those bytes of it,
+/// Parses bytes `range` into `stream` (a part's, `load::Stream::part`) as they are read from
+/// `from`: a `File` (those bytes of it,
 /// read with reads in flight by `source::read_slices`, as the load worker reads a streamed
 /// file: read one at a time with `FileReaderSync`, each of the two parse workers of a 1 GB pick
 /// spent 1.7-1.9 s of its 4.2-4.5 s blocked on reads, docs/performance.md) or a `Uint8Array`
@@ -483,12 +487,11 @@ async fn read_part(file: &JsValue, piece: Piece, end: u64, progress: &mut dyn Fn
 /// The browser's message when the file cannot be read; `from` being neither.
 pub async fn stream_part(
     from: &JsValue,
-    piece: Piece,
-    end: u64,
+    mut stream: Stream,
+    range: std::ops::Range<u64>,
     progress: &mut dyn FnMut(u64),
     go_on: &mut dyn FnMut() -> bool,
 ) -> Result<Option<(StreamedPart, f64)>, String> {
-    let mut stream = Stream::part(piece);
     if let Some(view) = from.dyn_ref::<js_sys::Uint8Array>() {
         let mut bytes = BufferRead::new(view.clone(), 0);
         loop {
@@ -509,7 +512,7 @@ pub async fn stream_part(
     }
     let file = from.dyn_ref::<web_sys::File>().ok_or("part sent without its file or bytes")?;
     let (mut bytes, mut done) = (Vec::new(), 0);
-    let waited_ms = read_slices(file, piece.start..end, |slice| {
+    let waited_ms = read_slices(file, range, |slice| {
         if !go_on() {
             return false;
         }

@@ -150,6 +150,26 @@ impl Builder {
         &mut self.diag
     }
 
+    /// Slices built so far.
+    pub fn slice_count(&self) -> usize {
+        self.slices.start_ns.len()
+    }
+
+    /// Makes room for `total` slices in all, so pushing up to that many never moves a column.
+    pub fn reserve_slices(&mut self, total: usize) {
+        let s = &mut self.slices;
+        let more = total.saturating_sub(s.start_ns.len());
+        s.start_ns.reserve_exact(more);
+        s.dur_ns.reserve_exact(more);
+        s.lane.reserve_exact(more);
+        s.name.reserve_exact(more);
+        s.cat.reserve_exact(more);
+        s.args.reserve_exact(more);
+        s.correlation.reserve_exact(more);
+        s.external_id.reserve_exact(more);
+        s.offset.reserve_exact(more);
+    }
+
     /// Approximate heap bytes of what is built so far (columns, strings, args).
     pub fn heap_bytes(&self) -> usize {
         self.slices.start_ns.capacity() * 64
