@@ -22,7 +22,7 @@ use crate::model::Trace;
 /// Bytes held before a read, by default: reads of 1 MiB make the re-read cut event negligible.
 const READ_EVERY: usize = 1 << 20;
 
-/// Bytes read before a stream [`Stream::expecting`] its size estimates its slices.
+/// Bytes a stream told its size ([`Stream::expecting`]) reads before it estimates its slices.
 const ESTIMATE_AFTER: u64 = 16 << 20;
 
 /// Fewest bytes [`Stream::fill_from`] asks its source for: a stream reading every few bytes
@@ -184,7 +184,8 @@ impl Stream {
         let Some(bytes) = self.expect.filter(|_| self.received >= ESTIMATE_AFTER) else { return };
         self.expect = None;
         let per_byte = self.read.builder.slice_count() as f64 / self.received as f64;
-        // A little over the rate, and never more than an event per 32 bytes (no event is shorter).
+        // A little over the rate, and never more than a slice per 32 bytes (no slice's event is
+        // shorter).
         let total = (per_byte * bytes as f64 * 1.05) as u64;
         self.read.builder.reserve_slices(usize::try_from(total.min(bytes / 32)).unwrap_or(usize::MAX));
     }
