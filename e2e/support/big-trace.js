@@ -54,4 +54,11 @@ async function expectCancelled(app, workers) {
   expect(app.pageErrors).toEqual([]);
 }
 
-module.exports = { writeBigTrace, watchWorkers, expectCancelled };
+/** The names of the parse workers booted after a load for the next (worker.rs `warm`): one per
+ * other core, at most 7 (`load::MAX_PARTS` - 1). */
+async function parsersAhead(page) {
+  const cores = await page.evaluate(() => navigator.hardwareConcurrency);
+  return Array(Math.max(0, Math.min(cores, 8) - 1)).fill('kinetoscope-parse');
+}
+
+module.exports = { writeBigTrace, watchWorkers, expectCancelled, parsersAhead };

@@ -10,7 +10,7 @@ const http = require('node:http');
 const os = require('node:os');
 const path = require('node:path');
 const { test, expect } = require('../pages/app');
-const { writeBigTrace, watchWorkers, expectCancelled } = require('../support/big-trace');
+const { writeBigTrace, watchWorkers, expectCancelled, parsersAhead } = require('../support/big-trace');
 
 /** `self.name` of the download worker (`pump::NAME`); the load worker has none. */
 const PUMP = 'kinetoscope-fetch';
@@ -29,12 +29,6 @@ async function serve(file, held = 0) {
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${server.address().port}/big.pt.trace.json`;
   return { url, state, close: () => new Promise((resolve) => server.close(resolve)) };
-}
-
-/** The names of the parse workers booted after a load for the next: one per other core (at most 7). */
-async function parsersAhead(page) {
-  const cores = await page.evaluate(() => navigator.hardwareConcurrency);
-  return Array(Math.max(0, Math.min(cores, 8) - 1)).fill('kinetoscope-parse');
 }
 
 test('a large URL is downloaded by the download worker and equals the same file picked', async ({ app, page }) => {

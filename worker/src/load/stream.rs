@@ -240,11 +240,10 @@ impl Stream {
             let used = self.read.read(bytes, false);
             self.held.extend_from_slice(&bytes[used..]);
             self.after_read(used, bytes.len());
-            return self.reserve_if_due();
+            return;
         }
         self.held.extend_from_slice(bytes);
         self.read_held_if_due();
-        self.reserve_if_due();
     }
 
     /// Reads the next piece from `source` straight into the bytes held, then reads as
@@ -290,7 +289,6 @@ impl Stream {
         }
         if got > 0 {
             self.read_held_if_due();
-            self.reserve_if_due();
         }
         Ok(got)
     }
@@ -322,9 +320,11 @@ impl Stream {
     }
 
     /// After a read that used `used` of `len` bytes: wait for more before the next one when it
-    /// got nowhere (the element or head being read is larger than what is held).
+    /// got nowhere (the element or head being read is larger than what is held); reserve the
+    /// columns once due ([`Stream::expecting`]).
     fn after_read(&mut self, used: usize, len: usize) {
         self.want = if used == 0 && !self.read.ended { len.saturating_mul(2).max(self.every) } else { self.every };
+        self.reserve_if_due();
     }
 
     /// After a syntax error, keeps the bytes its excerpt shows.

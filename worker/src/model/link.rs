@@ -11,9 +11,10 @@
 //! `s`/`t` and `f` with `bp: "e"` bind to the innermost slice enclosing their time on their
 //! lane; other `f`s bind to the next slice starting at or after it (Trace Event format).
 //!
-//! Cost: O(n) hashing for launches; O(p log p) sort plus O(log d) binding per flow endpoint,
-//! d the slices between it and the last endpoint bound on its lane (endpoints come nearly in
-//! time order per lane, so d is small where a search of the lane cost O(log n)).
+//! Cost: O(n) for launches (a table by correlation, hashing where correlations are sparse);
+//! O(p log p) sort plus O(log d) binding per flow endpoint, d the slices between it and the
+//! last endpoint bound on its lane (endpoints come nearly in time order per lane, so d is small
+//! where a search of the lane cost O(log n)).
 //! Launches and flows are found apart (at once with a [`Fork`]), then written in that order.
 
 use super::builder::FlowPoint;
@@ -203,8 +204,7 @@ fn link_flows(trace: &Trace, points: &[FlowPoint], order: &[u32], fork: &impl Fo
     let bind = |points: &[FlowPoint], bound: &mut [u32]| {
         let mut near = vec![0; trace.lanes.len()];
         for (b, p) in bound.iter_mut().zip(points) {
-            let near = &mut near;
-            *b = if p.enclosing { enclosing(trace, p.lane, p.ts_ns, near) } else { next_slice(trace, p.lane, p.ts_ns, near) };
+            *b = if p.enclosing { enclosing(trace, p.lane, p.ts_ns, &mut near) } else { next_slice(trace, p.lane, p.ts_ns, &mut near) };
         }
     };
     let half = points.len() / 2;
@@ -281,12 +281,11 @@ mod tests {
         for ts in -1..42 {
             for strict in [false, true] {
                 let below = |st: i64| if strict { st < ts } else { st <= ts };
-                let want = starts.partition_point(|&st| below(st));
                 for from in 0..=starts.len() as u32 + 2 {
                     for len in [0, 1, 2, 5, starts.len()] {
                         let mut near = from;
                         let part = &starts[..len];
-                        let want = if len == starts.len() { want } else { part.partition_point(|&st| below(st)) };
+                        let want = part.partition_point(|&st| below(st));
                         assert_eq!(search_near(part, &mut near, below), want, "ts {ts} from {from} len {len}");
                         assert_eq!(near as usize, want);
                     }

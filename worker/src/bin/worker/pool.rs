@@ -37,6 +37,7 @@
 //! to parsing. A sub-worker is terminated as soon as its part is back ([`Pool::retire`]), so its
 //! memory goes while the others still parse.
 
+use crate::post::now_ms;
 use crate::source::{js_error, read_slices};
 use kinetoscope::load::{parse_piece, Piece, Stream, StreamedPart};
 use kinetoscope::json::Form;
@@ -346,8 +347,8 @@ struct Feed {
     job: u32,
     index: u32,
     stream: Stream,
-    /// Bytes of the part not yet arrived.
-    left: u64,
+    /// Bytes of the part, and of them arrived.
+    len: u64,
     done: u64,
     /// When the last bytes were parsed, and the ms spent since the first waiting for the next.
     idle_since: f64,
@@ -356,43 +357,32 @@ struct Feed {
 
 impl Feed {
     fn new(job: u32, index: u32, piece: Piece, end: u64, now: f64) -> Self {
-        let left = end.saturating_sub(piece.start);
-        let stream = Stream::part(piece).expecting(left);
-        Self { job, index, stream, left, done: 0, idle_since: now, waited_ms: 0.0 }
+        let len = end.saturating_sub(piece.start);
+        let stream = Stream::part(piece).expecting(len);
+        Self { job, index, stream, len, done: 0, idle_since: now, waited_ms: 0.0 }
     }
 
     /// Parses the bytes of `buffer`, the part's next; `Some` with the part encoded once it has
     /// them all, and the ms waited for them.
     fn take(&mut self, scope: &DedicatedWorkerGlobalScope, buffer: &js_sys::ArrayBuffer) -> Option<Result<(Vec<u8>, f64), String>> {
         if self.done > 0 {
-            self.waited_ms += now(scope) - self.idle_since;
+            self.waited_ms += now_ms(scope) - self.idle_since;
         }
-        let mut bytes = BufferRead::new(js_sys::Uint8Array::new(buffer), 0);
-        loop {
-            match self.stream.fill_from(&mut bytes) {
-                Ok(0) => break,
-                Ok(got) => {
-                    let before = self.done;
-                    self.done += got as u64;
-                    if before / REPORT_BYTES != self.done / REPORT_BYTES {
-                        reply(scope, &FromParser::Progress { job: self.job, index: self.index, done: self.done }, None);
-                    }
-                }
-                Err(e) => return Some(Err(e.to_string())),
-            }
+        let (job, index) = (self.job, self.index);
+        let mut report = |done| {
+            reply(scope, &FromParser::Progress { job, index, done }, None);
+            true
+        };
+        match parse_bytes_of(&mut self.stream, js_sys::Uint8Array::new(buffer), self.done, &mut report) {
+            Ok(read) => self.done += read.unwrap_or(0),
+            Err(e) => return Some(Err(e)),
         }
-        self.left = self.left.saturating_sub(bytes.at);
-        self.idle_since = now(scope);
-        (self.left == 0).then(|| {
+        self.idle_since = now_ms(scope);
+        (self.done >= self.len).then(|| {
             let stream = std::mem::take(&mut self.stream);
             Ok((stream.finish_part().encode(), self.waited_ms))
         })
     }
-}
-
-/// `performance.now()` in this worker, in ms (0 where there is none).
-fn now(scope: &DedicatedWorkerGlobalScope) -> f64 {
-    scope.performance().map_or(0.0, |p| p.now())
 }
 
 /// The sub-worker role: parse each part it is sent and post it back encoded.
@@ -422,7 +412,7 @@ pub fn serve(scope: DedicatedWorkerGlobalScope) {
             }
             Some(Ok(ToParser::ReadPart { job, index, start, end, object, first })) => match bytes {
                 Some(buffer) => {
-                    *feed.borrow_mut() = Some(Feed::new(job, index, piece(start, object, first), end, now(&reply_scope)));
+                    *feed.borrow_mut() = Some(Feed::new(job, index, piece(start, object, first), end, now_ms(&reply_scope)));
                     fed(job, index, &buffer);
                 }
                 // Read with reads in flight, so the answer comes from a task of its own.
@@ -476,11 +466,10 @@ async fn read_part(file: &JsValue, piece: Piece, end: u64, progress: &mut dyn Fn
 }
 
 /// Parses bytes `range` into `stream` (a part's, `load::Stream::part`) as they are read from
-/// `from`: a `File` (those bytes of it,
-/// read with reads in flight by `source::read_slices`, as the load worker reads a streamed
-/// file: read one at a time with `FileReaderSync`, each of the two parse workers of a 1 GB pick
-/// spent 1.7-1.9 s of its 4.2-4.5 s blocked on reads, docs/performance.md) or a `Uint8Array`
-/// holding exactly those bytes. `progress(bytes done)` every 8 MiB or so, and the read stops
+/// `from`: a `File` (those bytes of it, read with reads in flight by `source::read_slices`, as
+/// the load worker reads a streamed file: read one at a time with `FileReaderSync`, each of the
+/// two parse workers of a 1 GB pick spent 1.7-1.9 s of its 4.2-4.5 s blocked on reads,
+/// docs/performance.md) or a `Uint8Array` holding exactly those bytes. `progress(bytes done)` every 8 MiB or so, and the read stops
 /// (`None`) once `go_on()` is false. The part, and the ms spent waiting for reads.
 ///
 /// # Errors
@@ -493,22 +482,14 @@ pub async fn stream_part(
     go_on: &mut dyn FnMut() -> bool,
 ) -> Result<Option<(StreamedPart, f64)>, String> {
     if let Some(view) = from.dyn_ref::<js_sys::Uint8Array>() {
-        let mut bytes = BufferRead::new(view.clone(), 0);
-        loop {
-            match stream.fill_from(&mut bytes) {
-                Ok(0) => break,
-                // As often as a file's 8 MiB slices report.
-                Ok(got) if bytes.at % REPORT_BYTES < got as u64 => {
-                    if !go_on() {
-                        return Ok(None);
-                    }
-                    progress(bytes.at);
-                }
-                Ok(_) => {}
-                Err(e) => return Err(e.to_string()),
+        let read = parse_bytes_of(&mut stream, view.clone(), 0, &mut |done| {
+            let going = go_on();
+            if going {
+                progress(done);
             }
-        }
-        return Ok(Some((stream.finish_part(), 0.0)));
+            going
+        })?;
+        return Ok(read.map(|_| (stream.finish_part(), 0.0)));
     }
     let file = from.dyn_ref::<web_sys::File>().ok_or("part sent without its file or bytes")?;
     let (mut bytes, mut done) = (Vec::new(), 0);
@@ -525,6 +506,28 @@ pub async fn stream_part(
     })
     .await?;
     Ok(waited_ms.map(|ms| (stream.finish_part(), ms)))
+}
+
+/// Parses all of `bytes` into `stream`, `done` bytes of the part having come before them;
+/// `report(bytes done)` as each 8 MiB (as a file's slices) is passed, which stops the read
+/// (`None`) by returning false. The bytes read.
+///
+/// # Errors
+/// A read out of `bytes` that failed.
+fn parse_bytes_of(stream: &mut Stream, bytes: js_sys::Uint8Array, done: u64, report: &mut dyn FnMut(u64) -> bool) -> Result<Option<u64>, String> {
+    let mut bytes = BufferRead::new(bytes, 0);
+    loop {
+        match stream.fill_from(&mut bytes) {
+            Ok(0) => return Ok(Some(bytes.at)),
+            Ok(got) => {
+                let now = done + bytes.at;
+                if (now - got as u64) / REPORT_BYTES != now / REPORT_BYTES && !report(now) {
+                    return Ok(None);
+                }
+            }
+            Err(e) => return Err(e.to_string()),
+        }
+    }
 }
 
 /// Bytes outside wasm memory read in order: each read copies the next ones into wasm memory,
