@@ -28,17 +28,88 @@ pub struct Writer {
     buf: Vec<u8>,
 }
 
-macro_rules! column_writers {
-    ($($name:ident: $t:ty),*) => {$(
-        /// Writes a column: its length, then every element little-endian.
-        pub fn $name(&mut self, col: &[$t]) {
-            self.len(col.len());
-            self.buf.reserve(col.len() * std::mem::size_of::<$t>());
-            for v in col {
-                self.buf.extend_from_slice(&v.to_le_bytes());
+/// A fixed-width value a column holds, written little-endian.
+pub trait Word: Copy {
+    /// Bytes per value.
+    const SIZE: usize;
+    /// Appends the value's bytes.
+    fn put(self, out: &mut Vec<u8>);
+    /// The value from exactly [`Word::SIZE`] bytes.
+    fn get(bytes: &[u8]) -> Self;
+}
+
+macro_rules! words {
+    ($($t:ty),*) => {$(
+        impl Word for $t {
+            const SIZE: usize = std::mem::size_of::<$t>();
+            fn put(self, out: &mut Vec<u8>) {
+                out.extend_from_slice(&self.to_le_bytes());
+            }
+            fn get(bytes: &[u8]) -> Self {
+                let mut w = [0u8; std::mem::size_of::<$t>()];
+                w.copy_from_slice(bytes);
+                <$t>::from_le_bytes(w)
             }
         }
     )*};
+}
+
+words!(u32, u64, i64);
+
+/// A column read back: its values, or the bytes a [`Writer`] wrote them as, not yet decoded
+/// (appended straight from them where they go, with no column of their own in between).
+#[derive(Clone, Copy, Debug)]
+pub enum Column<'a, T> {
+    /// Decoded values.
+    Values(&'a [T]),
+    /// Values still as their encoding: a whole number of [`Word::SIZE`] chunks.
+    Encoded(&'a [u8]),
+}
+
+impl<T: Word> Column<'_, T> {
+    /// Number of values.
+    pub fn len(&self) -> usize {
+        match self {
+            Column::Values(v) => v.len(),
+            Column::Encoded(b) => b.len() / T::SIZE,
+        }
+    }
+
+    /// True when there are no values.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Appends every value, mapped by `f`, to `to`: one loop for each form, chosen once.
+    pub fn extend_mapped<U>(self, to: &mut Vec<U>, mut f: impl FnMut(T) -> U) {
+        match self {
+            Column::Values(v) => to.extend(v.iter().map(|&x| f(x))),
+            Column::Encoded(b) => to.extend(b.chunks_exact(T::SIZE).map(|c| f(T::get(c)))),
+        }
+    }
+
+    /// Appends every value to `to`.
+    pub fn extend_into(self, to: &mut Vec<T>) {
+        match self {
+            Column::Values(v) => to.extend_from_slice(v),
+            Column::Encoded(_) => self.extend_mapped(to, |x| x),
+        }
+    }
+
+    /// True when `ok` holds for every value.
+    pub fn all(self, ok: impl Fn(T) -> bool) -> bool {
+        match self {
+            Column::Values(v) => v.iter().all(|&x| ok(x)),
+            Column::Encoded(b) => b.chunks_exact(T::SIZE).all(|c| ok(T::get(c))),
+        }
+    }
+
+    /// The values, decoded.
+    pub fn to_vec(self) -> Vec<T> {
+        let mut out = Vec::with_capacity(self.len());
+        self.extend_into(&mut out);
+        out
+    }
 }
 
 impl Writer {
@@ -50,6 +121,15 @@ impl Writer {
     /// The encoded bytes.
     pub fn into_bytes(self) -> Vec<u8> {
         self.buf
+    }
+
+    /// Writes a column: its length, then every value little-endian.
+    pub fn column<T: Word>(&mut self, col: &[T]) {
+        self.len(col.len());
+        self.buf.reserve(col.len() * T::SIZE);
+        for &v in col {
+            v.put(&mut self.buf);
+        }
     }
 
     /// Writes one byte.
@@ -117,7 +197,20 @@ impl Writer {
         self.bytes(s.as_bytes());
     }
 
-    column_writers!(u16s: u16, u32s: u32, u64s: u64, i64s: i64);
+    /// Writes a `u32` column.
+    pub fn u32s(&mut self, col: &[u32]) {
+        self.column(col);
+    }
+
+    /// Writes a `u64` column.
+    pub fn u64s(&mut self, col: &[u64]) {
+        self.column(col);
+    }
+
+    /// Writes an `i64` column.
+    pub fn i64s(&mut self, col: &[i64]) {
+        self.column(col);
+    }
 }
 
 /// Reads values written by a [`Writer`], in the same order.
@@ -126,29 +219,20 @@ pub struct Reader<'a> {
     pos: usize,
 }
 
-macro_rules! column_readers {
-    ($($name:ident: $t:ty),*) => {$(
-        /// Reads a column written by the writer of the same name.
-        ///
-        /// # Errors
-        /// When the buffer is shorter than the column it announces.
-        pub fn $name(&mut self) -> Result<Vec<$t>, CodecError> {
-            const SIZE: usize = std::mem::size_of::<$t>();
-            let n = self.count(SIZE)?;
-            let raw = self.take(n * SIZE)?;
-            Ok(raw.chunks_exact(SIZE).map(|c| {
-                let mut w = [0u8; SIZE];
-                w.copy_from_slice(c);
-                <$t>::from_le_bytes(w)
-            }).collect())
-        }
-    )*};
-}
-
 impl<'a> Reader<'a> {
     /// A reader at the start of `buf`.
     pub fn new(buf: &'a [u8]) -> Self {
         Self { buf, pos: 0 }
+    }
+
+    /// Bytes read so far.
+    pub fn position(&self) -> usize {
+        self.pos
+    }
+
+    /// The whole buffer read from.
+    pub fn buffer(&self) -> &'a [u8] {
+        self.buf
     }
 
     /// True when every byte was read.
@@ -272,7 +356,46 @@ impl<'a> Reader<'a> {
         String::from_utf8(b.to_vec()).map_err(|_| CodecError(format!("string at byte {at} is not UTF-8")))
     }
 
-    column_readers!(u16s: u16, u32s: u32, u64s: u64, i64s: i64);
+    /// Reads a column written by [`Writer::column`], left encoded.
+    ///
+    /// # Errors
+    /// When the buffer is shorter than the column it announces.
+    pub fn encoded<T: Word + 'a>(&mut self) -> Result<Column<'a, T>, CodecError> {
+        let n = self.count(T::SIZE)?;
+        Ok(Column::Encoded(self.take(n * T::SIZE)?))
+    }
+
+    /// Reads a column written by [`Writer::column`].
+    ///
+    /// # Errors
+    /// When the buffer is shorter than the column it announces.
+    pub fn column<T: Word + 'a>(&mut self) -> Result<Vec<T>, CodecError> {
+        Ok(self.encoded()?.to_vec())
+    }
+
+    /// Reads a `u32` column.
+    ///
+    /// # Errors
+    /// As [`Reader::column`].
+    pub fn u32s(&mut self) -> Result<Vec<u32>, CodecError> {
+        self.column()
+    }
+
+    /// Reads a `u64` column.
+    ///
+    /// # Errors
+    /// As [`Reader::column`].
+    pub fn u64s(&mut self) -> Result<Vec<u64>, CodecError> {
+        self.column()
+    }
+
+    /// Reads an `i64` column.
+    ///
+    /// # Errors
+    /// As [`Reader::column`].
+    pub fn i64s(&mut self) -> Result<Vec<i64>, CodecError> {
+        self.column()
+    }
 }
 
 #[cfg(test)]

@@ -4,14 +4,15 @@
 //! and columns; a part that does not end at its cut makes `join` give up (the CLI then reads
 //! the file sequentially); gzip is never cut; parts cut by shares take them. Parts that share their bytes out (`load::Shares`,
 //! a reader done early taking half of another's unread bytes) join to the same trace, stolen
-//! from in a set order and on threads.
+//! from in a set order and on threads. Parts sent encoded (as the page's parse workers send
+//! theirs) join to the same trace, their slice columns merged straight from the bytes.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
 mod common;
 
 use common::fingerprint;
 use kinetoscope::fork::{Sequential, Threads};
-use kinetoscope::load::{cut, cut_by, join, parse, LoadFailure, Piece, Shares, Stream, StreamedPart};
+use kinetoscope::load::{cut, cut_by, join, parse, Arrived, LoadFailure, Piece, Shares, Stream, StreamedPart};
 use kinetoscope::model::Trace;
 
 /// Cuts `json` into at most `parts` parts reading only windows of it.
@@ -201,7 +202,7 @@ fn parts_cut_by_shares_take_their_shares_and_join_to_the_sequential_parse() {
         }
         // As the page reads them: the first part's columns sized for the whole file once 16 MiB
         // are read (the others are joined into it), each other's for its own bytes.
-        let streamed = parts.into_iter().map(|(p, range)| {
+        let mut streamed = parts.into_iter().map(|(p, range)| {
             let expect = if p.first { json.len() as u64 } else { range.end - range.start };
             let mut stream = Stream::part(p).expecting(expect);
             for piece in json[range.start as usize..range.end as usize].chunks(1 << 20) {
@@ -209,7 +210,12 @@ fn parts_cut_by_shares_take_their_shares_and_join_to_the_sequential_parse() {
             }
             stream.finish_part()
         });
-        let trace = join(streamed.collect(), &Sequential).expect("every part ends at its cut").unwrap();
+        // The others come back encoded; their slice columns are merged from those bytes.
+        let first = streamed.next().unwrap();
+        let wire: Vec<Vec<u8>> = streamed.map(|p| p.encode()).collect();
+        let later = wire.into_iter().map(|bytes| StreamedPart::decode_later(bytes).unwrap());
+        let parts: Vec<Arrived> = std::iter::once(first.into()).chain(later).collect();
+        let trace = join(parts, &Sequential).expect("every part ends at its cut").unwrap();
         assert_eq!(fingerprint(&trace), whole, "{shares:?}");
     }
 }
@@ -274,13 +280,42 @@ fn parts_sent_between_workers_encoded_join_to_the_same_trace() {
         let cut_short = &json[..json.len() - 5];
         for input in [&json[..], cut_short] {
             let whole = fingerprint(&parse(input, &mut |_| {}).unwrap());
-            let wire: Vec<Vec<u8>> = streamed_parts(input, 3, 1 << 20).iter().map(StreamedPart::encode).collect();
+            let mut read = streamed_parts(input, 3, 1 << 20);
+            let wire: Vec<Vec<u8>> = read.iter().map(StreamedPart::encode).collect();
             let parts = wire.iter().map(|bytes| StreamedPart::decode(bytes).unwrap()).collect();
             assert_eq!(fingerprint(&join(parts, &Sequential).unwrap().unwrap()), whole, "{name}");
+            // As the page joins: the first part read there, the others' slice columns merged
+            // straight from their encodings.
+            let first = read.swap_remove(0);
+            let later = wire[1..].iter().map(|bytes| StreamedPart::decode_later(bytes.clone()).unwrap());
+            let parts: Vec<Arrived> = std::iter::once(first.into()).chain(later).collect();
+            assert_eq!(fingerprint(&join(parts, &Sequential).unwrap().unwrap()), whole, "{name}, merged from the encodings");
             for bytes in &wire {
                 assert!(StreamedPart::decode(&bytes[..bytes.len() - 1]).is_err(), "a part cut short");
                 assert!(StreamedPart::decode(&bytes[4..]).is_err(), "no magic");
+                assert!(StreamedPart::decode_later(bytes[..bytes.len() - 1].to_vec()).is_err(), "a part cut short");
             }
+        }
+    }
+}
+
+#[test]
+fn corrupt_parts_merged_from_their_encodings_are_errors_not_panics() {
+    let json = common::json_bytes(&common::real("partx__profiler_trace_single_sample.json"));
+    let wire: Vec<Vec<u8>> = streamed_parts(&json, 2, 1 << 20).iter().map(StreamedPart::encode).collect();
+    assert_eq!(wire.len(), 2);
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    for _ in 0..400 {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let mut bad = wire[1].clone();
+        let at = (seed % bad.len() as u64) as usize;
+        bad[at] = bad[at].wrapping_add((seed >> 32) as u8 | 1);
+        // Either an error or a part, which must then join without panicking.
+        if let Ok(later) = StreamedPart::decode_later(bad) {
+            let first = StreamedPart::decode(&wire[0]).unwrap();
+            let _ = join(vec![first.into(), later], &Sequential);
         }
     }
 }

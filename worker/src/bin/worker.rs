@@ -146,7 +146,7 @@ mod wasm {
     /// of a file or posted bytes each parse worker reads its range of (`Worker::read_in_parts`).
     enum Job {
         Held(PartsJob),
-        File(PartsJob<(Joining, Whole), StreamedPart>),
+        File(PartsJob<(Joining, Whole), load::Arrived>),
     }
 
     /// An input read in parts, kept until they are joined: read again here as one stream if a
@@ -597,7 +597,7 @@ mod wasm {
                 pool::Event::Progress { job, index, done } if Some(job) == current => self.job_progress(index, done),
                 pool::Event::Parsed { job, index, bytes, waited_ms } if Some(job) == current => {
                     self.pool.retire(slot);
-                    self.job_part(index, &bytes, waited_ms);
+                    self.job_part(index, bytes, waited_ms);
                 }
                 pool::Event::Failed { job, index, message } if Some(job) == current => {
                     self.job_failed(format!("parse worker {index} failed: {message}"));
@@ -635,13 +635,13 @@ mod wasm {
 
         /// Part `index` came back encoded, its worker having waited `waited_ms` for bytes; the
         /// last one completes the load.
-        fn job_part(&mut self, index: usize, bytes: &[u8], waited_ms: f64) {
+        fn job_part(&mut self, index: usize, bytes: Vec<u8>, waited_ms: f64) {
             let Some(job) = self.job.as_mut() else { return };
             let complete = match job {
-                Job::Held(job) => Part::decode(bytes).map(|part| job.part(index, part)),
+                Job::Held(job) => Part::decode(&bytes).map(|part| job.part(index, part)),
                 Job::File(job) => {
                     job.waited(waited_ms);
-                    StreamedPart::decode(bytes).map(|part| job.part(index, part))
+                    StreamedPart::decode_later(bytes).map(|part| job.part(index, part))
                 }
             };
             match complete {
@@ -669,7 +669,7 @@ mod wasm {
             match read {
                 Ok(Some((part, waited_ms))) => {
                     job.waited(waited_ms);
-                    if job.part(0, part) {
+                    if job.part(0, part.into()) {
                         self.complete_job();
                     }
                 }

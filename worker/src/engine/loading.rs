@@ -16,7 +16,7 @@ use super::{error, failure, Engine, Target};
 use crate::budget::Budget;
 use crate::fork::{Fork, Sequential};
 use crate::input::{self, Gunzip};
-use crate::load::{self, Part, Plan, Stream, StreamedPart};
+use crate::load::{self, Arrived, Part, Plan, Stream};
 use crate::model::Trace;
 use crate::index::Index;
 use crate::session::Session;
@@ -221,7 +221,7 @@ impl Engine {
     ///
     /// # Errors
     /// As [`Engine::end`] when no event was read.
-    pub fn join(&mut self, joining: Joining, parts: Vec<StreamedPart>, fork: &impl Fork) -> Result<Option<TraceSummary>, LoadError> {
+    pub fn join(&mut self, joining: Joining, parts: Vec<impl Into<Arrived>>, fork: &impl Fork) -> Result<Option<TraceSummary>, LoadError> {
         let Joining { name, file_bytes } = joining;
         let count = parts.len();
         let Some(joined) = load::join(parts, fork) else { return Ok(None) };

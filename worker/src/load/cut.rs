@@ -7,7 +7,7 @@
 //! its boundary, [`join`] says so and the caller reads the file sequentially, so the result
 //! never depends on the cut.
 
-use super::{empty, finish, LoadFailure, Piece, StreamedPart};
+use super::{empty, finish, Arrived, Joined, LoadFailure, Piece};
 use crate::fork::Fork;
 use crate::input::{is_gzip, split::boundary_after};
 use crate::json::{Form, Tokenizer, Window};
@@ -94,17 +94,18 @@ pub(super) fn boundary_near(
 /// sequential parse of the file gives, `fork` running its independent steps at once; `None`
 /// when a part but the last did not end cleanly at its cut (the caller then reads the file
 /// sequentially).
-pub fn join(mut parts: Vec<StreamedPart>, fork: &impl Fork) -> Option<Result<Trace, LoadFailure>> {
-    let last = parts.pop()?;
-    if parts.iter().any(|p| !p.part.ended_cleanly()) {
+pub fn join(parts: Vec<impl Into<Arrived>>, fork: &impl Fork) -> Option<Result<Trace, LoadFailure>> {
+    let mut parts: Vec<Arrived> = parts.into_iter().map(Into::into).collect();
+    let Arrived { part: last, encoded: last_encoded } = parts.pop()?;
+    if parts.iter().any(|p| !p.part.part.ended_cleanly()) {
         return None;
     }
-    if !last.any && parts.iter().all(|p| !p.any) {
+    if !last.any && parts.iter().all(|p| !p.part.any) {
         return Some(Err(empty()));
     }
     // The last part's diagnostics are located in the whole file: count the lines before it.
     let (mut lines, mut line_start) = (0, 0);
-    for p in &parts {
+    for Arrived { part: p, .. } in &parts {
         lines += p.lines_before + memchr::memchr_iter(b'\n', &p.held).count() as u64;
         line_start = memchr::memrchr(b'\n', &p.held).map(|i| p.base + i as u64 + 1).or(p.line_start).unwrap_or(line_start);
     }
@@ -114,6 +115,8 @@ pub fn join(mut parts: Vec<StreamedPart>, fork: &impl Fork) -> Option<Result<Tra
         lines_before: lines + last.lines_before,
         line_start: last.line_start.unwrap_or(line_start),
     };
-    let all = parts.into_iter().map(|p| p.part).chain(std::iter::once(last.part)).collect();
+    let joined = |a: Arrived| Joined { part: a.part.part, encoded: a.encoded };
+    let last = Joined { part: last.part, encoded: last_encoded };
+    let all = parts.into_iter().map(joined).chain(std::iter::once(last)).collect();
     Some(finish(window, all, fork))
 }

@@ -22,14 +22,16 @@
 //! Across workers (the browser's `?workers=N`): [`Plan::piece`] names what a worker holding only one part's
 //! bytes needs, [`parse_piece`] parses them there, and [`Part::encode`] / [`Part::decode`] carry
 //! the result back as packed columns (`model::builder` `codec.rs`); decoding gives the same
-//! `Part`, so the assembled trace is the one a sequential parse gives (tests/part_codec.rs).
+//! `Part`, so the assembled trace is the one a sequential parse gives (tests/part_codec.rs). A
+//! [`StreamedPart`] sent to the worker that joins is decoded but its slice columns
+//! ([`StreamedPart::decode_later`]), which the join appends straight from the bytes sent.
 
 use crate::codec::{CodecError, Reader, Writer};
 use crate::diag::DiagKind;
 use crate::fork::{Fork, Sequential};
 use crate::input::split::split;
 use crate::json::{ErrorKind, Form, Location, ParseError, RawEvent, Tokenizer, Window};
-use crate::model::builder::Builder;
+use crate::model::builder::{Builder, SlicesAt};
 use crate::model::Trace;
 use std::ops::Range;
 
@@ -39,7 +41,7 @@ mod stream;
 
 pub use cut::{cut, cut_by, join};
 pub use share::Shares;
-pub use stream::{Stream, StreamedPart};
+pub use stream::{Arrived, Stream, StreamedPart};
 
 /// Why nothing could be loaded.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -219,10 +221,11 @@ impl Part {
         if r.u32()? != PART_MAGIC {
             return Err(CodecError("not a part encoding (bad magic)".into()));
         }
-        let part = Self::read(&mut r)?;
+        let (mut part, at) = Self::read(&mut r)?;
         if !r.at_end() {
             return Err(CodecError("trailing bytes after the part".into()));
         }
+        part.builder.adopt_slices(at.of(bytes));
         Ok(part)
     }
 
@@ -253,8 +256,9 @@ impl Part {
         self.builder.encode(w);
     }
 
-    /// Reads what [`Part::write`] wrote.
-    fn read(r: &mut Reader<'_>) -> Result<Part, CodecError> {
+    /// Reads what [`Part::write`] wrote but its builder's slice columns, left as encoded: where
+    /// they lie ([`Builder::decode_later`]).
+    fn read(r: &mut Reader<'_>) -> Result<(Part, SlicesAt), CodecError> {
         let stopped = match r.u8()? {
             0 => None,
             tag => {
@@ -273,8 +277,8 @@ impl Part {
             1 => Form::Array,
             f => return Err(CodecError(format!("bad form {f}"))),
         };
-        let builder = Builder::decode(r)?;
-        Ok(Part { builder, stopped, unclosed, events, skipped, element_start, form })
+        let (builder, at) = Builder::decode_later(r)?;
+        Ok((Part { builder, stopped, unclosed, events, skipped, element_start, form }, at))
     }
 
     /// A part that is not the last must end right after a `,` between events.
@@ -293,9 +297,9 @@ pub fn assemble(json: &[u8], plan: &Plan, parts: Vec<Part>) -> Result<Trace, Loa
         // A cut that was not a clean boundary: the sequential parse decides what the input is.
         let whole = Plan { form: plan.form, parts: std::iter::once(0..json.len()).collect() };
         let part = parse_part(json, &whole, 0, &mut |_| {});
-        return finish(Window::whole(json), vec![part], &Sequential);
+        return finish(Window::whole(json), vec![part.into()], &Sequential);
     }
-    finish(Window::whole(json), parts, &Sequential)
+    finish(Window::whole(json), parts.into_iter().map(Into::into).collect(), &Sequential)
 }
 
 /// How reading ended, over all parts: the last part's ending and every part's counts.
@@ -307,15 +311,35 @@ struct Ending {
     skipped: u64,
 }
 
+/// A part to join: its builder whole, or without its slice columns, which are still in the
+/// encoding another worker sent ([`StreamedPart::decode_later`]), merged and freed from there.
+struct Joined {
+    part: Part,
+    encoded: Option<(Vec<u8>, SlicesAt)>,
+}
+
+impl From<Part> for Joined {
+    fn from(part: Part) -> Self {
+        Joined { part, encoded: None }
+    }
+}
+
 /// The trace from parsed parts, in order; `fork` runs the join's independent steps at once.
-fn finish(json: Window<'_>, parts: Vec<Part>, fork: &impl Fork) -> Result<Trace, LoadFailure> {
-    let events: u64 = parts.iter().map(|p| p.events).sum();
-    let skipped: u64 = parts.iter().map(|p| p.skipped).sum();
+fn finish(json: Window<'_>, parts: Vec<Joined>, fork: &impl Fork) -> Result<Trace, LoadFailure> {
+    let events: u64 = parts.iter().map(|p| p.part.events).sum();
+    let skipped: u64 = parts.iter().map(|p| p.part.skipped).sum();
     let mut parts = parts.into_iter();
-    let Some(first) = parts.next() else { return Err(fatal(json, &ParseError::eof(0))) };
+    let Some(Joined { part: first, encoded }) = parts.next() else { return Err(fatal(json, &ParseError::eof(0))) };
     let Part { mut builder, mut stopped, mut unclosed, mut element_start, mut form, .. } = first;
-    for p in parts {
-        builder.merge(p.builder, fork);
+    if let Some((bytes, at)) = encoded {
+        builder.adopt_slices(at.of(&bytes));
+    }
+    // Each encoding is freed once merged, before the join's sort allocates its columns.
+    for Joined { part: p, encoded } in parts {
+        match encoded {
+            Some((bytes, at)) => builder.merge_later(p.builder, at.of(&bytes), fork),
+            None => builder.merge(p.builder, fork),
+        }
         (stopped, unclosed, element_start, form) = (p.stopped, p.unclosed, p.element_start, p.form);
     }
     end(json, builder, form, Ending { stopped, unclosed, element_start, events, skipped }, fork)

@@ -16,7 +16,7 @@
 use super::{empty, end, Ending, LoadFailure, Part, Piece};
 use crate::codec::{CodecError, Reader as CodecReader, Writer};
 use crate::json::{Checkpoint, Form, ParseError, RawEvent, Tokenizer, Window};
-use crate::model::builder::Builder;
+use crate::model::builder::{Builder, SlicesAt};
 use crate::model::Trace;
 
 /// Bytes held before a read, by default: reads of 1 MiB make the re-read cut event negligible.
@@ -95,17 +95,48 @@ impl StreamedPart {
     /// # Errors
     /// When `bytes` is not a complete, consistent encoding.
     pub fn decode(bytes: &[u8]) -> Result<Self, CodecError> {
+        let (mut part, at) = Self::read(bytes)?;
+        part.part.builder.adopt_slices(at.of(bytes));
+        Ok(part)
+    }
+
+    /// Reads a part written by [`StreamedPart::encode`] but its slice columns, which stay in
+    /// `bytes` (checked) for the join to append straight from there.
+    ///
+    /// # Errors
+    /// When `bytes` is not a complete, consistent encoding.
+    pub fn decode_later(bytes: Vec<u8>) -> Result<Arrived, CodecError> {
+        let (part, at) = Self::read(&bytes)?;
+        Ok(Arrived { part, encoded: Some((bytes, at)) })
+    }
+
+    /// The part in `bytes` but its slice columns, and where they lie.
+    fn read(bytes: &[u8]) -> Result<(Self, SlicesAt), CodecError> {
         let mut r = CodecReader::new(bytes);
         if r.u32()? != STREAMED_MAGIC {
             return Err(CodecError("not a streamed part encoding (bad magic)".into()));
         }
         let (base, lines_before, line_start, any) = (r.u64()?, r.u64()?, r.opt_u64()?, r.bool()?);
         let held = r.bytes()?.to_vec();
-        let part = Part::read(&mut r)?;
+        let (part, at) = Part::read(&mut r)?;
         if !r.at_end() {
             return Err(CodecError("trailing bytes after the streamed part".into()));
         }
-        Ok(Self { part, held, base, lines_before, line_start, any })
+        Ok((Self { part, held, base, lines_before, line_start, any }, at))
+    }
+}
+
+/// A part for `load::join`: read here, or decoded from another worker's encoding but its
+/// slice columns, which the join appends straight from those bytes and then frees
+/// ([`StreamedPart::decode_later`]).
+pub struct Arrived {
+    pub(super) part: StreamedPart,
+    pub(super) encoded: Option<(Vec<u8>, SlicesAt)>,
+}
+
+impl From<StreamedPart> for Arrived {
+    fn from(part: StreamedPart) -> Self {
+        Arrived { part, encoded: None }
     }
 }
 

@@ -2,10 +2,12 @@
 //!
 //! Each part was built with its own string pool, processes and lanes; `merge` re-interns the
 //! other part's strings (O(distinct strings)), maps its processes and lanes by (pid, tid) text,
-//! appends its columns with ids remapped, and closes the ends it deferred against this part's
+//! appends its columns with ids remapped (its slice columns may still be as another worker
+//! encoded them: `merge_later`), and closes the ends it deferred against this part's
 //! open begins. The result equals building the concatenated input in one builder (a test in
 //! `tests/chunking.rs` checks this on every real fixture).
 
+use super::codec::LaterSlices;
 use super::{Builder, FlowPoint, PendingEnd};
 use crate::fork::Fork;
 use crate::model::strings::StrId;
@@ -15,6 +17,14 @@ impl Builder {
     /// Appends `later` (the builder of the part right after this one's) into `self`; `fork`
     /// appends the slices' columns in two groups at once, the other tables beside the second.
     pub fn merge(&mut self, mut later: Builder, fork: &impl Fork) {
+        let slices = std::mem::take(&mut later.slices);
+        self.merge_later(later, LaterSlices::of(&slices), fork);
+    }
+
+    /// [`Builder::merge`] with the later part's slice columns apart: `later` holds none, and
+    /// `slices` may still be as encoded ([`Builder::decode_later`]), appended straight from
+    /// those bytes into this builder's columns.
+    pub fn merge_later(&mut self, mut later: Builder, slices: LaterSlices<'_>, fork: &impl Fork) {
         let strings: Vec<StrId> =
             (0..later.strings.len() as u32).map(|i| self.strings.intern(later.strings.bytes_of(StrId(i)))).collect();
         let s = |id: StrId| strings[id.0 as usize];
@@ -68,22 +78,22 @@ impl Builder {
             mine.extend(stack.iter().map(|o| super::Open { name: s(o.name), cat: s(o.cat), args: shift(o.args), ..*o }));
         }
 
-        let (a, b) = (&mut self.slices, &later.slices);
-        let Slices { start_ns, dur_ns, lane: lanes_of, name, cat, args, correlation, external_id, offset, .. } = a;
+        let b = slices;
+        let Slices { start_ns, dur_ns, lane: lanes_of, name, cat, args, correlation, external_id, offset, .. } = &mut self.slices;
         let (instants, counters, flow_points) = (&mut self.instants, &mut self.counters, &mut self.flow_points);
         fork.join(
             || {
-                start_ns.extend_from_slice(&b.start_ns);
-                dur_ns.extend_from_slice(&b.dur_ns);
-                lanes_of.extend(b.lane.iter().map(|&l| lane(l)));
-                name.extend(b.name.iter().map(|&n| s(n)));
-                cat.extend(b.cat.iter().map(|&c| s(c)));
+                b.start_ns.extend_into(start_ns);
+                b.dur_ns.extend_into(dur_ns);
+                b.lane.extend_mapped(lanes_of, lane);
+                b.name.extend_mapped(name, s);
+                b.cat.extend_mapped(cat, s);
             },
             || {
-                args.extend(b.args.iter().map(|&x| shift(x)));
-                correlation.extend_from_slice(&b.correlation);
-                external_id.extend_from_slice(&b.external_id);
-                offset.extend_from_slice(&b.offset);
+                b.args.extend_mapped(args, shift);
+                b.correlation.extend_into(correlation);
+                b.external_id.extend_into(external_id);
+                b.offset.extend_into(offset);
 
                 let (a, b) = (instants, &later.instants);
                 a.ts_ns.extend_from_slice(&b.ts_ns);

@@ -18,6 +18,7 @@ use crate::diag::{DiagKind, Diagnostics};
 use crate::json::{unescape, JStr, RawEvent};
 
 mod codec;
+pub use codec::{LaterSlices, SlicesAt};
 mod finish;
 mod merge;
 
