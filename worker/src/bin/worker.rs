@@ -101,9 +101,6 @@ mod wasm {
     use wasm_bindgen::JsCast;
     use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 
-    /// Bytes of a posted buffer copied and posted to a parse worker at a time.
-    const FEED_BYTES: u64 = 16 << 20;
-
     /// Where a file of a run comes from.
     #[derive(Clone)]
     enum Source {
@@ -185,22 +182,12 @@ mod wasm {
             }
         }
 
-        /// What a parse worker is sent to read bytes `start..end` from: the file, or copies of
-        /// the range (a transfer detaches the whole buffer) in [`FEED_BYTES`] pieces, each made
-        /// as the one before is posted, so the parse worker starts on the first at once.
-        fn attach(&self, start: u64, end: u64) -> impl Iterator<Item = pool::Attached> + '_ {
-            let (file, buffer) = match self {
-                Whole::File(file) => (Some(pool::Attached::File(file.clone())), None),
-                Whole::Bytes { buffer, .. } => (None, Some(buffer)),
-            };
-            // Both below 4 GiB.
-            let pieces = buffer.into_iter().flat_map(move |buffer| {
-                (start..end).step_by(FEED_BYTES as usize).map(move |at| {
-                    let to = (at + FEED_BYTES).min(end);
-                    pool::Attached::Bytes(buffer.slice_with_end(at as u32, to as u32))
-                })
-            });
-            file.into_iter().chain(pieces)
+        /// What a parse worker reads its part from.
+        fn part_from(&self) -> pool::PartFrom {
+            match self {
+                Whole::File(file) => pool::PartFrom::File(file.clone()),
+                Whole::Bytes { buffer, .. } => pool::PartFrom::Bytes(buffer.clone()),
+            }
         }
 
         /// This worker's share of the input against each parse worker's. Of a file, 3 to 2: a
@@ -602,6 +589,11 @@ mod wasm {
                 pool::Event::Failed { job, index, message } if Some(job) == current => {
                     self.job_failed(format!("parse worker {index} failed: {message}"));
                 }
+                pool::Event::Spent { job, buffer } if Some(job) == current => {
+                    if let Err(e) = self.pool.refill(slot, job, buffer) {
+                        self.job_failed(format!("parse worker {slot} could not be sent its next bytes: {e}"));
+                    }
+                }
                 pool::Event::Crashed(message) if current.is_some() => {
                     self.job_failed(format!("parse worker {slot} stopped: {message}"));
                 }
@@ -757,7 +749,7 @@ mod wasm {
             self.reading = None;
             let mut sent = self.pool_for(cuts.len() - 1);
             for (index, (piece, range)) in cuts.iter().enumerate().skip(1) {
-                sent = sent.and_then(|()| self.pool.read_part(index - 1, id, index, *piece, range.end, whole.attach(piece.start, range.end)));
+                sent = sent.and_then(|()| self.pool.read_part(index - 1, id, index, *piece, range.end, whole.part_from()));
             }
             if let Some((piece, range)) = cuts.first() {
                 // The other parts are joined into this one's model: its columns are sized for all.

@@ -15,7 +15,9 @@
 //! it reads (`load::Stream::part`) and answers the same way with a `load::StreamedPart` encoded
 //! and how long it waited for bytes, so a large file's bytes never pass through the load
 //! worker's wasm memory. Of a trace posted to the page, `ReadPart` carries the range's first
-//! bytes and each [`ToParser::More`] the next (copies, transferred), parsed as they come.
+//! bytes and each [`ToParser::More`] the next (copies, transferred), parsed as they come; each
+//! piece parsed goes back ([`FromParser::Spent`]) and the load worker fills it with the next
+//! bytes ([`Pool::refill`]), looking at its messages between steps of its own part.
 //!
 //! A trap or a panic in a sub-worker reaches the load worker as an `error` event
 //! ([`Event::Crashed`], cancelled there so it does not go on to the page as the load worker's),
@@ -54,6 +56,17 @@ pub const PARSER_NAME: &str = "kinetoscope-parse";
 /// Bytes of a posted part parsed between two `Progress` reports (8 MiB, as a file's slices).
 const REPORT_BYTES: u64 = 8 << 20;
 
+/// Bytes of a posted buffer copied and posted to a parse worker at a time.
+const FEED_BYTES: u64 = 16 << 20;
+
+/// Pieces of a posted part sent before the first comes back: the parse worker has these to
+/// parse (some 0.15 s) while the load worker parses its own part and refills returned ones.
+const FED_AHEAD: u64 = 4;
+
+/// Bytes the load worker parses of its own posted part between two looks at its messages
+/// (pieces given back to refill).
+const OWN_STEP: u32 = 16 << 20;
+
 /// Trunk's loader shim for this binary, relative to the load worker's own script.
 const LOADER_URL: &str = "./worker_loader.js";
 
@@ -72,6 +85,14 @@ enum ToParser {
     More { job: u32, index: u32 },
 }
 
+/// Where a sub-worker reads its part from.
+pub enum PartFrom {
+    /// A picked file, cloned: a handle, not its bytes.
+    File(web_sys::File),
+    /// A posted buffer, copied out in pieces.
+    Bytes(js_sys::ArrayBuffer),
+}
+
 /// From a sub-worker to the load worker.
 #[derive(Serialize, Deserialize)]
 #[serde(tag = "type")]
@@ -82,6 +103,9 @@ enum FromParser {
     /// long the sub-worker waited for its file's bytes.
     Parsed { job: u32, index: u32, waited_ms: f64 },
     Failed { job: u32, index: u32, message: String },
+    /// The transferred buffer beside this message held bytes of part `index` that are now
+    /// parsed: given back to be filled with the next ones.
+    Spent { job: u32, index: u32 },
 }
 
 /// What a sub-worker reported, as the load worker sees it.
@@ -94,6 +118,8 @@ pub enum Event {
     Parsed { job: u32, index: usize, bytes: Vec<u8>, waited_ms: f64 },
     /// The sub-worker could not parse or answer (`message` says why).
     Failed { job: u32, index: usize, message: String },
+    /// A piece of load `job`'s posted bytes, parsed, given back to refill ([`Pool::refill`]).
+    Spent { job: u32, buffer: js_sys::ArrayBuffer },
     /// The sub-worker died (a trap, or its script could not load).
     Crashed(String),
 }
@@ -114,6 +140,8 @@ struct Sub {
     worker: Worker,
     ready: bool,
     queued: Vec<(String, Attached)>,
+    /// The rest of the posted part it reads, sent as pieces come back.
+    refill: Option<Refill>,
     _on_message: Closure<dyn Fn(MessageEvent)>,
     _on_error: Closure<dyn Fn(web_sys::Event)>,
     _on_message_error: Closure<dyn Fn(MessageEvent)>,
@@ -180,30 +208,50 @@ impl Pool {
     }
 
     /// Sends part `index` of load `job` (bytes `piece.start..end`) to sub-worker `slot`: the
-    /// file it reads them from, or those bytes in order, each posted as soon as it is made, so
-    /// the sub-worker parses the first while the next are copied.
+    /// file it reads them from, or of a posted buffer the first [`FED_AHEAD`] pieces of
+    /// [`FEED_BYTES`], copied (a transfer detaches the whole buffer); each piece it gives back
+    /// parsed is filled with the next bytes ([`Pool::refill`]), so pieces are copied into
+    /// memory already in use rather than into fresh buffers (faulted in page by page).
     ///
     /// # Errors
     /// The browser's message when a post fails.
-    pub fn read_part(
-        &mut self,
-        slot: usize,
-        job: u32,
-        index: usize,
-        piece: Piece,
-        end: u64,
-        from: impl IntoIterator<Item = Attached>,
-    ) -> Result<(), String> {
+    pub fn read_part(&mut self, slot: usize, job: u32, index: usize, piece: Piece, end: u64, from: PartFrom) -> Result<(), String> {
         let Some(sub) = self.subs.get_mut(slot) else { return Err(format!("no sub-worker {slot}")) };
         self.used = true;
         let (start, object, first, index) = (piece.start, piece.form == Form::Object, piece.first, index as u32);
-        let mut msg = ToParser::ReadPart { job, index, start, end, object, first };
-        for attached in from {
-            let json = serde_json::to_string(&msg).map_err(|e| e.to_string())?;
-            sub.send(json, attached)?;
-            msg = ToParser::More { job, index };
+        let read = serde_json::to_string(&ToParser::ReadPart { job, index, start, end, object, first }).map_err(|e| e.to_string())?;
+        match from {
+            PartFrom::File(file) => sub.send(read, Attached::File(file)),
+            PartFrom::Bytes(bytes) => {
+                let mut refill = Refill { job, index, bytes, next: start, end };
+                let mut msg = read;
+                for _ in 0..FED_AHEAD {
+                    let Some(piece) = refill.next_piece(None) else { break };
+                    sub.send(msg, Attached::Bytes(piece))?;
+                    msg = more(job, index)?;
+                }
+                sub.refill = Some(refill);
+                Ok(())
+            }
         }
-        Ok(())
+    }
+
+    /// Fills `buffer`, a piece sub-worker `slot` gave back parsed, with the next bytes of its
+    /// part of load `job` and posts it; nothing once the part was all sent.
+    ///
+    /// # Errors
+    /// The browser's message when the post fails.
+    pub fn refill(&mut self, slot: usize, job: u32, buffer: js_sys::ArrayBuffer) -> Result<(), String> {
+        let Some(sub) = self.subs.get_mut(slot) else { return Ok(()) };
+        let Some(refill) = sub.refill.as_mut().filter(|r| r.job == job) else { return Ok(()) };
+        let index = refill.index;
+        match refill.next_piece(Some(buffer)) {
+            Some(piece) => sub.send(more(job, index)?, Attached::Bytes(piece)),
+            None => {
+                sub.refill = None;
+                Ok(())
+            }
+        }
     }
 
     /// Terminates every sub-worker. Their `error` handlers stay until the pool is dropped,
@@ -251,6 +299,41 @@ impl Pool {
     /// take the pool as it is.
     pub fn is_idle(&self) -> bool {
         !self.used && !self.ended.get()
+    }
+}
+
+/// The message announcing the next piece of part `index` of load `job`.
+fn more(job: u32, index: u32) -> Result<String, String> {
+    serde_json::to_string(&ToParser::More { job, index }).map_err(|e| e.to_string())
+}
+
+/// What is left to send of a posted part: bytes `next..end` of `bytes`.
+struct Refill {
+    job: u32,
+    index: u32,
+    bytes: js_sys::ArrayBuffer,
+    next: u64,
+    end: u64,
+}
+
+impl Refill {
+    /// The next piece: copied into `reuse` when it is a spent piece of the same length, else
+    /// into a new buffer (the first pieces, and the last, shorter one). `None` once all sent.
+    fn next_piece(&mut self, reuse: Option<js_sys::ArrayBuffer>) -> Option<js_sys::ArrayBuffer> {
+        if self.next >= self.end {
+            return None;
+        }
+        let to = (self.next + FEED_BYTES).min(self.end);
+        // Posted buffers are below 4 GiB (the page refuses larger ones), so offsets fit u32.
+        let (at, len) = (self.next as u32, (to - self.next) as u32);
+        self.next = to;
+        Some(match reuse.filter(|b| b.byte_length() == len) {
+            Some(buffer) => {
+                js_sys::Uint8Array::new(&buffer).set(&js_sys::Uint8Array::new_with_byte_offset_and_length(&self.bytes, at, len), 0);
+                buffer
+            }
+            None => self.bytes.slice_with_end(at, at + len),
+        })
     }
 }
 
@@ -310,6 +393,7 @@ fn spawn(slot: usize, sink: Sink, ended: Rc<Cell<bool>>) -> Result<Sub, String> 
         worker,
         ready: false,
         queued: Vec::new(),
+        refill: None,
         _on_message: on_message,
         _on_error: on_error,
         _on_message_error: on_message_error,
@@ -334,6 +418,10 @@ fn decode(data: &JsValue) -> Event {
         Ok(FromParser::Ready) => Event::Ready,
         Ok(FromParser::Progress { job, index, done }) => Event::Progress { job, index: index as usize, done },
         Ok(FromParser::Failed { job, index, message }) => Event::Failed { job, index: index as usize, message },
+        Ok(FromParser::Spent { job, index }) => match parts.get(1).dyn_into::<js_sys::ArrayBuffer>() {
+            Ok(buffer) => Event::Spent { job, buffer },
+            Err(_) => Event::Failed { job, index: index as usize, message: "piece given back without its buffer".into() },
+        },
         Ok(FromParser::Parsed { job, index, waited_ms }) => match parts.get(1).dyn_ref::<js_sys::ArrayBuffer>() {
             Some(buffer) => Event::Parsed { job, index: index as usize, bytes: js_sys::Uint8Array::new(buffer).to_vec(), waited_ms },
             None => Event::Failed { job, index: index as usize, message: "part sent without its bytes".into() },
@@ -399,9 +487,13 @@ pub fn serve(scope: DedicatedWorkerGlobalScope) {
                 Some(f) => f.take(&reply_scope, buffer),
                 None => Some(Err("bytes for a part it was not sent".into())),
             };
-            if let Some(encoded) = taken {
-                *feed = None;
-                answer(&reply_scope, job, index, encoded);
+            match taken {
+                Some(encoded) => {
+                    *feed = None;
+                    answer(&reply_scope, job, index, encoded);
+                }
+                // Parsed: back to be filled with the next bytes.
+                None => send(&reply_scope, &FromParser::Spent { job, index }, Some(buffer)),
             }
         };
         match parts.get(0).as_string().map(|json| serde_json::from_str::<ToParser>(&json)) {
@@ -482,14 +574,26 @@ pub async fn stream_part(
     go_on: &mut dyn FnMut() -> bool,
 ) -> Result<Option<(StreamedPart, f64)>, String> {
     if let Some(view) = from.dyn_ref::<js_sys::Uint8Array>() {
-        let read = parse_bytes_of(&mut stream, view.clone(), 0, &mut |done| {
+        let mut report = |done| {
             let going = go_on();
             if going {
                 progress(done);
             }
             going
-        })?;
-        return Ok(read.map(|_| (stream.finish_part(), 0.0)));
+        };
+        let (mut at, len) = (0, view.length());
+        while at < len {
+            let to = at.saturating_add(OWN_STEP).min(len);
+            if parse_bytes_of(&mut stream, view.subarray(at, to), u64::from(at), &mut report)?.is_none() {
+                return Ok(None);
+            }
+            at = to;
+            // The parse workers' spent pieces wait in this worker's queue to be refilled.
+            if at < len {
+                let_messages_run().await;
+            }
+        }
+        return Ok(go_on().then(|| (stream.finish_part(), 0.0)));
     }
     let file = from.dyn_ref::<web_sys::File>().ok_or("part sent without its file or bytes")?;
     let (mut bytes, mut done) = (Vec::new(), 0);
@@ -506,6 +610,17 @@ pub async fn stream_part(
     })
     .await?;
     Ok(waited_ms.map(|ms| (stream.finish_part(), ms)))
+}
+
+/// Lets the messages queued for this worker run: resumes in a task of its own (a message
+/// posted to itself), not a microtask, which would run before them.
+async fn let_messages_run() {
+    let Ok(channel) = web_sys::MessageChannel::new() else { return };
+    let promise = js_sys::Promise::new(&mut |resolve, _| channel.port1().set_onmessage(Some(&resolve)));
+    if channel.port2().post_message(&JsValue::NULL).is_ok() {
+        // The channel is held until the message arrives.
+        let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
+    }
 }
 
 /// Parses all of `bytes` into `stream`, `done` bytes of the part having come before them;
@@ -572,17 +687,20 @@ pub fn read_at(reader: &web_sys::FileReaderSync, file: &web_sys::File, start: u6
 
 /// Posts `[json, ArrayBuffer?]` from a sub-worker, transferring a copy of `bytes` if given.
 fn reply(scope: &DedicatedWorkerGlobalScope, msg: &FromParser, bytes: Option<&[u8]>) {
+    send(scope, msg, bytes.map(|b| js_sys::Uint8Array::from(b).buffer()).as_ref());
+}
+
+/// Posts `msg` with `buffer` (transferred) beside it, if any.
+fn send(scope: &DedicatedWorkerGlobalScope, msg: &FromParser, buffer: Option<&js_sys::ArrayBuffer>) {
     let json = match serde_json::to_string(msg) {
         Ok(json) => json,
         Err(e) => return web_sys::console::error_1(&JsValue::from_str(&format!("parse worker: {e}"))),
     };
     let parts = js_sys::Array::of1(&JsValue::from_str(&json));
-    let sent = match bytes {
-        Some(bytes) => {
-            let array = js_sys::Uint8Array::from(bytes);
-            let buffer = array.buffer();
-            parts.push(&buffer);
-            scope.post_message_with_transfer(&parts, &js_sys::Array::of1(&buffer))
+    let sent = match buffer {
+        Some(buffer) => {
+            parts.push(buffer);
+            scope.post_message_with_transfer(&parts, &js_sys::Array::of1(buffer))
         }
         None => scope.post_message(&parts),
     };
