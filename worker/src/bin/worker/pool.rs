@@ -34,9 +34,10 @@
 //! as it is ([`Pool::is_idle`]); if none is idle, one is spawned for the load (when `Open`
 //! announces a big file, so the sub-workers boot while the bytes arrive).
 //!
-//! Cost per part: one copy out of the load worker's memory (or of a posted buffer), one into
-//! the sub-worker's, one for the encoded part and one back; copies are memcpy speed, small next
-//! to parsing. A sub-worker is terminated as soon as its part is back ([`Pool::retire`]), so its
+//! Cost per part: one copy out of the load worker's memory (or of a posted buffer, into pieces
+//! reused as they come back: a fresh buffer costs a page fault per 4 KiB), one into the
+//! sub-worker's, one for the encoded part and one back, whose slice columns the join reads
+//! straight into the model; small next to parsing. A sub-worker is terminated as soon as its part is back ([`Pool::retire`]), so its
 //! memory goes while the others still parse.
 
 use crate::post::now_ms;
