@@ -403,6 +403,28 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_column_left_encoded_reads_as_the_values_written() -> Result<(), CodecError> {
+        let mut w = Writer::default();
+        w.column(&[3u32, 0, u32::MAX]);
+        w.column(&[i64::MIN, -1]);
+        let bytes = w.into_bytes();
+        let mut r = Reader::new(&bytes);
+        let (a, b) = (r.encoded::<u32>()?, r.encoded::<i64>()?);
+        assert!(r.at_end());
+        assert_eq!((a.len(), b.len()), (3, 2));
+        assert_eq!(a.to_vec(), vec![3, 0, u32::MAX]);
+        let mut mapped = vec![7u64];
+        a.extend_mapped(&mut mapped, |v| u64::from(v) + 1);
+        assert_eq!(mapped, vec![7, 4, 1, u64::from(u32::MAX) + 1]);
+        assert!(b.all(|v| v < 0) && !a.all(|v| v > 0));
+        let values = [5u32, 6];
+        let mut into = Vec::new();
+        Column::Values(&values).extend_into(&mut into);
+        assert_eq!(into, values);
+        Ok(())
+    }
+
+    #[test]
     fn round_trip_and_short_buffers_fail() {
         let mut w = Writer::default();
         w.u8(7);

@@ -37,8 +37,8 @@
 //! Cost per part: one copy out of the load worker's memory (or of a posted buffer, into pieces
 //! reused as they come back: a fresh buffer costs a page fault per 4 KiB), one into the
 //! sub-worker's, one for the encoded part and one back, whose slice columns the join reads
-//! straight into the model; small next to parsing. A sub-worker is terminated as soon as its part is back ([`Pool::retire`]), so its
-//! memory goes while the others still parse.
+//! straight into the model; small next to parsing. A sub-worker is terminated as soon as its
+//! part is back ([`Pool::retire`]), so its memory goes while the others still parse.
 
 use crate::post::now_ms;
 use crate::source::{js_error, read_slices};
