@@ -562,8 +562,9 @@ async fn read_part(file: &JsValue, piece: Piece, end: u64, progress: &mut dyn Fn
 /// `from`: a `File` (those bytes of it, read with reads in flight by `source::read_slices`, as
 /// the load worker reads a streamed file: read one at a time with `FileReaderSync`, each of the
 /// two parse workers of a 1 GB pick spent 1.7-1.9 s of its 4.2-4.5 s blocked on reads,
-/// docs/performance.md) or a `Uint8Array` holding exactly those bytes. `progress(bytes done)` every 8 MiB or so, and the read stops
-/// (`None`) once `go_on()` is false. The part, and the ms spent waiting for reads.
+/// docs/performance.md) or a `Uint8Array` holding exactly those bytes. `progress(bytes done)`
+/// every 8 MiB or so, and the read stops (`None`) once `go_on()` is false. The part, and the ms
+/// spent waiting for reads.
 ///
 /// # Errors
 /// The browser's message when the file cannot be read; `from` being neither.

@@ -26,10 +26,6 @@ use crate::model::strings::{StrId, Strings};
 use crate::model::{Args, ArgsRef, Counters, Instants, LaneId, Slices, NONE};
 use std::ops::Range;
 
-fn ids(col: &[StrId]) -> Vec<u32> {
-    col.iter().map(|s| s.0).collect()
-}
-
 /// Ids written as their `u32`.
 macro_rules! id_words {
     ($($t:ident),*) => {$(
@@ -196,7 +192,7 @@ impl Builder {
         w.u64s(&self.stats.by_phase);
         w.u64s(&self.stats.by_category);
         self.encode_diagnostics(w);
-        w.u32s(&ids(&self.procs));
+        w.column(&self.procs);
         let mut procs: Vec<_> = self.proc_meta.iter().collect();
         procs.sort_by_key(|(k, _)| **k);
         w.len(procs.len());
