@@ -23,6 +23,8 @@
 //! - [`kernel_class`]: the kernel-name table: class, tensor-core use, precision (one place).
 //! - [`device`]: the trace's `deviceProperties` (GPU name, memory, compute capability).
 //! - [`work`]: FLOPs and bytes per op call and kernel, GPU peaks, roofline bound, step MFU.
+//! - [`critical_path`]: what bounds each step: its dependency graph, critical path, bound-by
+//!   shares and what-if answers.
 //! - `args` / `shapes`: reading one field of an event's raw args; PyTorch's shape strings.
 
 pub mod args;
@@ -43,3 +45,4 @@ pub mod source;
 pub mod unavailable;
 pub mod device;
 pub mod work;
+pub mod critical_path;

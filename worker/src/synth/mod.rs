@@ -13,6 +13,8 @@
 //!   kernel names Blackwell serving runs record, for the kernel-class tests.
 //! - [`graphs`] writes a small H100 decode trace replaying a CUDA graph in Kineto's graph format
 //!   (`graph id` / `graph node id`, one `cudaGraphLaunch` per replay), for the graph analysis.
+//! - [`paths`] writes one-step traces each bound by one thing (CPU, GPU, a sync, a cross-stream
+//!   wait, a collective, a graph replay), with knobs whose re-run is a what-if's ground truth.
 //! - [`inflate`] repeats the events of a real trace along time, renumbering every linking id, to
 //!   make inputs of any size (hundreds of MB to GB) for benchmarks and stress tests.
 //!
@@ -36,6 +38,7 @@ mod kernels;
 mod kineto;
 mod memory;
 mod network;
+pub mod paths;
 pub mod run;
 mod scan;
 pub mod serve;

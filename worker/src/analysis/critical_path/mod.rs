@@ -1,0 +1,263 @@
+//! What bounds a step: the critical path through the step's dependency graph, what it is
+//! bound by, and what-if answers recomputed from the same graph.
+//!
+//! **Inputs and outputs.** A loaded [`Trace`] and its [`Steps`]; [`analyze`] returns one
+//! [`StepPath`] per step (for a trace without steps, one for the capture window), [`what_if`]
+//! the same steps' times after [`Edit`]s. Times are i64 ns from the trace origin.
+//!
+//! **The graph** ([`graph`]), per step span `[start, end]`: nodes are moments (a CPU thread's
+//! slice boundaries, a device activity's start and end, the step's start and end); edges carry
+//! time and say what it was spent on ([`BoundBy`]) and on which slice:
+//! - a CPU thread is a chain of segments between the boundaries of its ops, runtime calls and
+//!   annotations; a segment is spent in its innermost slice (time outside any op is Python /
+//!   framework overhead); another thread's work begins after a hand-off from the step's thread,
+//!   and a gap of the step's thread that another thread's work fills waits for it (backward);
+//! - launch: runtime call start -> its kernel / memcpy / memset (CUDA-graph launches -> every
+//!   replayed kernel); stream order: an activity waits for the previous one on its stream;
+//! - a blocking call (`*Synchronize`, `cudaMemcpy*`) ends after the GPU work it waited for:
+//!   the latest activity launched before it that ends inside it;
+//! - a cross-stream wait: an activity that neither its launch nor its stream explains starts
+//!   right after another stream's activity ends.
+//!
+//! Edge weights reproduce the observed schedule exactly: the edge that bound a node (the
+//! latest of its causes) weighs the observed delay, the others at most a typical delay (the
+//! trace's median launch delay and kernel-to-kernel gap), so recomputing every node as the
+//! latest of `cause + weight` gives back the step's end ([`schedule`]). The critical path is
+//! the chain of binding edges from the step's end back to its start: its edges cover the step
+//! with no moment unaccounted. A what-if ([`edit`]) scales weights and recomputes.
+//!
+//! **Where we differ from HTA 0.5.0** (docs/definitions.md "Critical path"): HTA weighs idle
+//! CPU time and blocking calls 0 and returns from the GPU only through `cuda_sync` events, so its
+//! path can be shorter than the step; ours covers the step: time between ops is Python /
+//! framework overhead, and a blocking call waits for the GPU work it ended after.
+//!
+//! **Cost.** Per step O(k log k) over its k slices (binary searches into each lane's sorted
+//! slices); a what-if re-runs the O(k) forward pass over graphs already built.
+
+pub mod edit;
+mod graph;
+mod schedule;
+
+pub use edit::{Edit, EditError};
+
+use crate::analysis::steps::Steps;
+use crate::model::{Trace, NONE};
+use graph::{Graph, Prepared};
+
+/// What an edge of the path spent its time on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum BoundBy {
+    /// Inside a CPU op or runtime call.
+    CpuOp,
+    /// On the CPU outside any op: Python, framework dispatch, annotations' own time.
+    CpuOverhead,
+    /// Inside a DataLoader span.
+    DataLoading,
+    /// From a launch call's start to its activity's start, the stream being empty.
+    LaunchDelay,
+    /// A compute kernel running.
+    GpuCompute,
+    /// A communication kernel running (NCCL, RCCL, DeepEP, ...).
+    GpuCommunication,
+    /// A memcpy or memset running.
+    MemcpyMemset,
+    /// The gap between consecutive activities on a stream (queued work).
+    KernelGap,
+    /// A blocking call returning after its GPU work, a cross-stream wait, or a blocking call
+    /// whose GPU work the trace does not show.
+    SyncWait,
+}
+
+impl BoundBy {
+    /// Every class, in output order.
+    pub const ALL: [BoundBy; 9] = [
+        Self::CpuOp,
+        Self::CpuOverhead,
+        Self::DataLoading,
+        Self::LaunchDelay,
+        Self::GpuCompute,
+        Self::GpuCommunication,
+        Self::MemcpyMemset,
+        Self::KernelGap,
+        Self::SyncWait,
+    ];
+
+    /// Stable id (`--json`, `--what-if`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::CpuOp => "cpu_op",
+            Self::CpuOverhead => "cpu_overhead",
+            Self::DataLoading => "data_loading",
+            Self::LaunchDelay => "launch_delay",
+            Self::GpuCompute => "gpu_compute",
+            Self::GpuCommunication => "gpu_communication",
+            Self::MemcpyMemset => "memcpy_memset",
+            Self::KernelGap => "kernel_gap",
+            Self::SyncWait => "sync_wait",
+        }
+    }
+
+    /// Words for tables.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::CpuOp => "CPU ops",
+            Self::CpuOverhead => "Python / framework",
+            Self::DataLoading => "data loading",
+            Self::LaunchDelay => "launch delay",
+            Self::GpuCompute => "GPU compute",
+            Self::GpuCommunication => "GPU communication",
+            Self::MemcpyMemset => "memcpy / memset",
+            Self::KernelGap => "kernel-to-kernel gap",
+            Self::SyncWait => "sync wait",
+        }
+    }
+
+    /// Position in [`BoundBy::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// True for classes that run on the CPU.
+    pub fn is_cpu(self) -> bool {
+        matches!(self, Self::CpuOp | Self::CpuOverhead | Self::DataLoading)
+    }
+}
+
+/// Time per [`BoundBy`] class, ns (index = [`BoundBy::index`]).
+pub type Shares = [i64; BoundBy::ALL.len()];
+
+/// One stretch of the critical path: a slice (or none) and what the time was spent on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PathSegment {
+    /// Start, ns from origin.
+    pub start_ns: i64,
+    /// End, ns from origin.
+    pub end_ns: i64,
+    /// The slice the time is attributed to, or [`NONE`] (time between ops).
+    pub slice: u32,
+    /// What it was spent on.
+    pub class: BoundBy,
+}
+
+/// A slice's time on the path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PathEvent {
+    /// The slice.
+    pub slice: u32,
+    /// Its class on the path (the class with most of its time there).
+    pub class: BoundBy,
+    /// ns of the path attributed to it.
+    pub ns: i64,
+}
+
+/// The critical path of one step.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StepPath {
+    /// `N` of `ProfilerStep#N`, `None` for the capture window of a trace without steps.
+    pub step: Option<u64>,
+    /// Step span start, ns.
+    pub start_ns: i64,
+    /// Step span end, ns.
+    pub end_ns: i64,
+    /// Time per class; sums to `end_ns - start_ns`.
+    pub shares: Shares,
+    /// The path in time order, consecutive edges of one slice and class merged.
+    pub segments: Vec<PathSegment>,
+    /// Slices by time on the path, most first (at most [`TOP_EVENTS`]).
+    pub top: Vec<PathEvent>,
+    /// Nodes and edges of the step's graph.
+    pub graph_size: (usize, usize),
+}
+
+impl StepPath {
+    /// The step's wall time, ns.
+    pub fn wall_ns(&self) -> i64 {
+        self.end_ns - self.start_ns
+    }
+
+    /// The class holding most of the path.
+    pub fn bound_by(&self) -> BoundBy {
+        BoundBy::ALL.into_iter().max_by_key(|c| (self.shares[c.index()], std::cmp::Reverse(c.index()))).unwrap_or(BoundBy::CpuOp)
+    }
+
+    /// ns of the path inside `slice` or any slice below it on its lane (`parent` chain).
+    pub fn ns_under(&self, trace: &Trace, slice: u32) -> i64 {
+        self.segments.iter().filter(|s| s.slice != NONE && is_under(trace, s.slice, slice)).map(|s| s.end_ns - s.start_ns).sum()
+    }
+}
+
+/// Top events kept per step.
+pub const TOP_EVENTS: usize = 20;
+
+/// Whether `slice` is `ancestor` or nested below it.
+fn is_under(trace: &Trace, mut slice: u32, ancestor: u32) -> bool {
+    let parents = &trace.slices.parent;
+    for _ in 0..u16::MAX {
+        if slice == ancestor {
+            return true;
+        }
+        match parents.get(slice as usize) {
+            Some(&p) if p != NONE => slice = p,
+            _ => return false,
+        }
+    }
+    false
+}
+
+/// The step graphs of a trace, built once; [`CriticalPaths::paths`] and
+/// [`CriticalPaths::what_if`] read them.
+pub struct CriticalPaths {
+    graphs: Vec<(Option<u64>, Graph)>,
+}
+
+impl CriticalPaths {
+    /// Builds the graph of every step of `steps` (complete or not), or of the capture window
+    /// when there are none.
+    pub fn build(trace: &Trace, steps: &Steps) -> Self {
+        let prepared = Prepared::new(trace);
+        let graphs = if steps.steps.is_empty() {
+            window(trace).map(|(s, e)| (None, graph::build(trace, &prepared, s, e, None))).into_iter().collect()
+        } else {
+            steps
+                .steps
+                .iter()
+                .map(|s| (Some(s.number), graph::build(trace, &prepared, s.start_ns, s.end_ns, Some(s))))
+                .collect()
+        };
+        CriticalPaths { graphs }
+    }
+
+    /// The critical path of every step.
+    pub fn paths(&self, trace: &Trace) -> Vec<StepPath> {
+        self.graphs.iter().map(|(step, g)| schedule::path(trace, g, *step, &g.weights())).collect()
+    }
+
+    /// Every step's path after `edits` (applied together, in order).
+    pub fn what_if(&self, trace: &Trace, edits: &[Edit]) -> Vec<StepPath> {
+        self.graphs
+            .iter()
+            .map(|(step, g)| {
+                let weights = edit::apply(trace, g, edits);
+                schedule::path(trace, g, *step, &weights)
+            })
+            .collect()
+    }
+}
+
+/// The critical path of every step (see the module docs).
+pub fn analyze(trace: &Trace, steps: &Steps) -> Vec<StepPath> {
+    CriticalPaths::build(trace, steps).paths(trace)
+}
+
+/// Every step's path after `edits`.
+pub fn what_if(trace: &Trace, steps: &Steps, edits: &[Edit]) -> Vec<StepPath> {
+    CriticalPaths::build(trace, steps).what_if(trace, edits)
+}
+
+/// The capture window of a trace without steps: first start to last end of its slices.
+fn window(trace: &Trace) -> Option<(i64, i64)> {
+    let s = &trace.slices;
+    let start = s.start_ns.iter().copied().min()?;
+    let end = (0..s.len()).map(|i| s.end_ns(i)).max()?;
+    (end > start).then_some((start, end))
+}

@@ -1,0 +1,139 @@
+//! The critical path (`analysis::critical_path`, docs/definitions.md "Critical path").
+//!
+//! Synthetic steps (`synth::paths`, ground truth by construction): each case's path, its
+//! length and bound-by shares are derived by hand below from the generator's timing model
+//! (µs); what-if answers equal a re-run of the generator with the change applied. Real
+//! fixtures: every step's path covers the step exactly, and against HTA 0.5.0's
+//! `critical_path_analysis` (`*.cpa.json`).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
+
+mod common;
+
+use kinetoscope::analysis::critical_path::{self, BoundBy, Edit, StepPath};
+use kinetoscope::analysis::steps;
+use kinetoscope::synth::paths::{generate, Case, Knobs};
+
+const US: i64 = 1_000;
+
+fn paths_of(bytes: Vec<u8>) -> Vec<StepPath> {
+    let (engine, _) = common::load_bytes("paths.json", bytes);
+    let session = engine.session().unwrap();
+    let t = session.trace();
+    critical_path::analyze(t, &steps::analyze(t, None))
+}
+
+fn what_if(bytes: Vec<u8>, edits: &[&str]) -> Vec<StepPath> {
+    let (engine, _) = common::load_bytes("paths.json", bytes);
+    let session = engine.session().unwrap();
+    let t = session.trace();
+    let edits: Vec<Edit> = edits.iter().map(|e| e.parse().unwrap()).collect();
+    critical_path::what_if(t, &steps::analyze(t, None), &edits)
+}
+
+/// The non-zero shares of a path in µs, by class id.
+fn shares_us(p: &StepPath) -> Vec<(&'static str, i64)> {
+    BoundBy::ALL.iter().filter(|c| p.shares[c.index()] != 0).map(|c| (c.as_str(), p.shares[c.index()] / US)).collect()
+}
+
+fn only_step(case: Case, knobs: Knobs) -> StepPath {
+    let mut paths = paths_of(generate(case, knobs));
+    assert_eq!(paths.len(), 1, "{case:?}: one step");
+    paths.remove(0)
+}
+
+#[test]
+fn each_synthetic_case_has_the_path_it_was_built_with() {
+    // (case, wall µs, shares µs), each derived from synth::paths' timing model.
+    let expected: [(Case, i64, &[(&str, i64)]); 6] = [
+        // 10 x (20 Python + aten::mm: 5 own + 4 launch call + 6 own) + 20 Python; the 3 µs
+        // kernels end long before the CPU does.
+        (Case::CpuBound, 370, &[("cpu_op", 150), ("cpu_overhead", 220)]),
+        // 10 Python, 1 of aten::mm to its launch, 5 launch delay, then ten 100 µs GEMMs queued
+        // 1 µs apart; the CPU is done at 90 µs.
+        (Case::GpuBound, 1025, &[("cpu_op", 1), ("cpu_overhead", 10), ("launch_delay", 5), ("gpu_compute", 1000), ("kernel_gap", 9)]),
+        // Five GEMMs (ending at 520), cudaDeviceSynchronize returns 2 µs later, then 3 x (5
+        // Python + 20 aten::add).
+        (
+            Case::DeviceSync,
+            597,
+            &[("cpu_op", 61), ("cpu_overhead", 25), ("launch_delay", 5), ("gpu_compute", 500), ("kernel_gap", 4), ("sync_wait", 2)],
+        ),
+        // The GEMM (16-216) on stream 7, the add on stream 20 starts 2 µs after it ends.
+        (Case::CrossStream, 318, &[("cpu_op", 1), ("cpu_overhead", 10), ("launch_delay", 5), ("gpu_compute", 300), ("sync_wait", 2)]),
+        // aten::mm (6) and 2 Python, c10d::allreduce_'s 1 µs to its launch, 5 launch delay, the
+        // 400 µs all-reduce (its wait for the late rank inside) ends last.
+        (Case::Collective, 424, &[("cpu_op", 7), ("cpu_overhead", 12), ("launch_delay", 5), ("gpu_communication", 400)]),
+        // CUDAGraph::replay's 2 µs to cudaGraphLaunch, 5 launch delay, five 50 µs GEMMs 1 µs apart.
+        (Case::GraphReplay, 271, &[("cpu_op", 2), ("cpu_overhead", 10), ("launch_delay", 5), ("gpu_compute", 250), ("kernel_gap", 4)]),
+    ];
+    for (case, wall, shares) in expected {
+        let p = only_step(case, Knobs::default());
+        assert_eq!(p.wall_ns(), wall * US, "{case:?}: wall time");
+        assert_eq!(shares_us(&p), shares.to_vec(), "{case:?}: shares");
+        assert_eq!(p.shares.iter().sum::<i64>(), p.wall_ns(), "{case:?}: the path covers the step");
+        let covered: i64 = p.segments.iter().map(|s| s.end_ns - s.start_ns).sum();
+        assert_eq!(covered, p.wall_ns(), "{case:?}: segments cover the step");
+        assert!(p.segments.windows(2).all(|w| w[0].end_ns == w[1].start_ns), "{case:?}: segments are contiguous");
+    }
+}
+
+#[test]
+fn bound_by_names_the_dominant_class() {
+    assert_eq!(only_step(Case::CpuBound, Knobs::default()).bound_by(), BoundBy::CpuOverhead);
+    assert_eq!(only_step(Case::GpuBound, Knobs::default()).bound_by(), BoundBy::GpuCompute);
+    assert_eq!(only_step(Case::Collective, Knobs::default()).bound_by(), BoundBy::GpuCommunication);
+}
+
+#[test]
+fn what_if_equals_the_generator_rerun_with_the_change() {
+    let half_gemm = Knobs { gemm_scale: 0.5, ..Knobs::default() };
+    let no_launch = Knobs { launch_ns: 0, ..Knobs::default() };
+    let half_python = Knobs { python_scale: 0.5, ..Knobs::default() };
+    let no_comm = Knobs { comm_scale: 0.0, ..Knobs::default() };
+    let no_sync = Knobs { sync: false, ..Knobs::default() };
+    // (case, edits, the same change in the generator, whether the step gets shorter)
+    let cases: [(Case, &[&str], Knobs, bool); 9] = [
+        (Case::GpuBound, &["gemm*0.5"], half_gemm, true),
+        (Case::GpuBound, &["launch=0"], no_launch, true),
+        (Case::CpuBound, &["python*0.5"], half_python, true),
+        // Faster GEMMs buy a CPU-bound step nothing: the answer says so.
+        (Case::CpuBound, &["kernel:xmma_gemm*0.5"], half_gemm, false),
+        (Case::DeviceSync, &["sync=0"], no_sync, true),
+        (Case::DeviceSync, &["gemm*0.5"], half_gemm, true),
+        (Case::CrossStream, &["gemm*0.5"], half_gemm, true),
+        (Case::Collective, &["comm=0"], no_comm, true),
+        (Case::GraphReplay, &["gemm*0.5", "launch=0"], Knobs { gemm_scale: 0.5, launch_ns: 0, ..Knobs::default() }, true),
+    ];
+    for (case, edits, knobs, shorter) in cases {
+        let answered = what_if(generate(case, Knobs::default()), edits);
+        let rerun = only_step(case, knobs);
+        assert_eq!(answered.len(), 1);
+        assert_eq!(answered[0].wall_ns(), rerun.wall_ns(), "{case:?} {edits:?}: what-if against the re-run");
+        let before = only_step(case, Knobs::default()).wall_ns();
+        assert_eq!(answered[0].wall_ns() < before, shorter, "{case:?} {edits:?}: {before} ns before");
+        assert_eq!(answered[0].shares.iter().sum::<i64>(), answered[0].wall_ns(), "{case:?} {edits:?}: shares cover it");
+    }
+}
+
+#[test]
+fn what_if_with_no_edit_reproduces_the_step() {
+    for case in Case::ALL {
+        let bytes = generate(case, Knobs::default());
+        let plain = paths_of(bytes.clone());
+        let unchanged = what_if(bytes.clone(), &[]);
+        let scaled_by_one = what_if(bytes, &["gpu*1", "cpu*1"]);
+        assert_eq!(plain, unchanged, "{case:?}");
+        assert_eq!(plain[0].wall_ns(), scaled_by_one[0].wall_ns(), "{case:?}");
+    }
+}
+
+#[test]
+fn edits_are_read_or_refused_with_a_sentence() {
+    for ok in ["gemm*0.5", "launch=0", "kernel:nccl*0", "op:aten::copy_=0", "dataloader=0", "gpu_compute*2"] {
+        assert!(ok.parse::<Edit>().is_ok(), "{ok}");
+    }
+    for (bad, says) in [("gemm", "SELECTOR*FACTOR"), ("gemm*x", "number"), ("warp*0.5", "not a selector"), ("launch=2", "`=` sets"), ("kernel:*0", "need a name")] {
+        let err = bad.parse::<Edit>().unwrap_err().to_string();
+        assert!(err.contains(says), "{bad}: {err}");
+    }
+}
