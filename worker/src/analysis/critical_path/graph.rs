@@ -77,6 +77,8 @@ pub(super) struct Graph {
     pub order: Vec<u32>,
     pub source: u32,
     pub sink: u32,
+    /// Blocking calls in the window that returned after GPU work (HTA cannot see those waits).
+    pub waits: u32,
 }
 
 impl Graph {
@@ -213,7 +215,8 @@ struct Chain {
     nodes: Vec<(i64, u32)>,
     /// Busy stretches: (start node, end node, start time, end time).
     busy: Vec<(u32, u32, i64, i64)>,
-    /// Gap edges: (edge id, start time, end time).
+    /// The step thread's segments outside any op (between ops or in an annotation's own
+    /// time): (edge id, start time, end time).
     gaps: Vec<(usize, i64, i64)>,
     /// The latest end of its slices in the window (the window's start without any).
     last_end: i64,
@@ -231,18 +234,16 @@ pub(super) fn build(trace: &Trace, prep: &Prepared, start: i64, end: i64, step: 
     // CPU chains; launch calls' start nodes and blocking calls' segments on the way.
     let mut launch_node: FxHashMap<u32, u32> = FxHashMap::default();
     let mut blocking: Vec<(u32, usize, u32)> = Vec::new();
-    let mut main: Option<Chain> = None;
-    let mut others: Vec<Chain> = Vec::new();
-    for &lane in &prep.cpu_lanes {
-        let is_main = Some(lane) == main_lane;
-        if let Some(chain) = cpu_chain(trace, prep, &mut b, lane, start, end, is_main, &mut launch_node, &mut blocking) {
-            if is_main {
-                main = Some(chain);
-            } else {
-                others.push(chain);
-            }
-        }
-    }
+    // The step's thread first: another thread's gap is idle only if the step's thread moved
+    // during it.
+    let main = main_lane.and_then(|lane| cpu_chain(trace, prep, &mut b, lane, start, end, None, &mut launch_node, &mut blocking));
+    let main_times: Vec<i64> = main.as_ref().map(|c| c.nodes.iter().map(|n| n.0).collect()).unwrap_or_default();
+    let others: Vec<Chain> = prep
+        .cpu_lanes
+        .iter()
+        .filter(|&&lane| Some(lane) != main_lane)
+        .filter_map(|&lane| cpu_chain(trace, prep, &mut b, lane, start, end, Some(&main_times), &mut launch_node, &mut blocking))
+        .collect();
     link_threads(&mut b, main.as_ref(), &others);
 
     // Device activities: nodes first, then their causes.
@@ -252,9 +253,7 @@ pub(super) fn build(trace: &Trace, prep: &Prepared, start: i64, end: i64, step: 
     for a in 0..acts.len() {
         activity_causes(trace, prep, &mut b, &acts, &by_end, a, &launch_node);
     }
-    for &(call, edge, end_node) in &blocking {
-        sync_return(trace, &mut b, &acts, &by_end, call, edge, end_node);
-    }
+    let waits = blocking.iter().filter(|&&(call, edge, end_node)| sync_return(trace, &mut b, &acts, &by_end, call, edge, end_node)).count();
 
     // The sink: the step's CPU end and the ends of the device work it launched.
     let sink = b.node(end);
@@ -281,7 +280,7 @@ pub(super) fn build(trace: &Trace, prep: &Prepared, start: i64, end: i64, step: 
         let (t, node) = main.as_ref().and_then(|c| c.nodes.last().copied()).unwrap_or((start, b.source));
         b.edge(node, sink, end - t, NONE, BoundBy::KernelGap, Kind::End);
     }
-    finish(b, sink)
+    finish(b, sink, waits as u32)
 }
 
 /// The CPU lane with the most slices in `[start, end]` (the step thread of a stepless trace).
@@ -305,6 +304,11 @@ fn is_chain_slice(trace: &Trace, i: usize) -> bool {
 }
 
 /// The chain of CPU lane `lane` over `[start, end]`, or `None` when it has no slice there.
+/// `main_times`: the step thread's node times when this is another thread. Such a thread's
+/// gap is idle (weighs 0; its next work is handed off by the step's thread) when the step's
+/// thread moved during it, else it is the thread's own overhead between ops (the autograd
+/// engine between backward ops while the step's thread waits): its busy stretches are the runs
+/// between idle gaps.
 #[allow(clippy::too_many_arguments)]
 fn cpu_chain(
     trace: &Trace,
@@ -313,7 +317,7 @@ fn cpu_chain(
     lane: u32,
     start: i64,
     end: i64,
-    is_main: bool,
+    main_times: Option<&[i64]>,
     launch_node: &mut FxHashMap<u32, u32>,
     blocking: &mut Vec<(u32, usize, u32)>,
 ) -> Option<Chain> {
@@ -341,6 +345,7 @@ fn cpu_chain(
     }
     let slices: Vec<u32> =
         open.into_iter().chain((first..last).filter(|&i| is_chain_slice(trace, i)).map(|i| i as u32)).collect();
+    let is_main = main_times.is_none();
     if slices.is_empty() && !is_main {
         return None;
     }
@@ -358,6 +363,7 @@ fn cpu_chain(
     let mut stack: Vec<u32> = Vec::new();
     let mut next = 0;
     let mut busy_from: Option<(u32, i64)> = None;
+    let mut busy_to = (b.source, start);
     let (mut prev_t, mut prev_node) = (start, b.source);
     for &t in &times {
         while let Some(&i) = slices.get(next) {
@@ -373,20 +379,29 @@ fn cpu_chain(
         let node = b.node(t);
         let top = stack.last().copied().unwrap_or(NONE);
         let seg = t - prev_t;
-        if top == NONE {
+        let idle = match main_times {
+            _ if top != NONE => false,
+            None => false,
+            Some(main) => busy_from.is_none() || main.get(main.partition_point(|&m| m <= prev_t)).is_some_and(|&m| m < t),
+        };
+        if idle {
             if let Some((from, from_t)) = busy_from.take() {
-                chain.busy.push((from, prev_node, from_t, prev_t));
+                chain.busy.push((from, busy_to.0, from_t, busy_to.1));
             }
-            let edge = if is_main {
-                b.edge(prev_node, node, seg, NONE, BoundBy::CpuOverhead, Kind::Cpu)
-            } else {
-                b.edge(prev_node, node, 0, NONE, BoundBy::CpuOverhead, Kind::Idle)
-            };
-            chain.gaps.push((edge, prev_t, t));
+            b.edge(prev_node, node, 0, NONE, BoundBy::CpuOverhead, Kind::Idle);
+        } else if top == NONE {
+            let edge = b.edge(prev_node, node, seg, NONE, BoundBy::CpuOverhead, Kind::Cpu);
+            if is_main {
+                chain.gaps.push((edge, prev_t, t));
+            }
         } else {
             busy_from.get_or_insert((prev_node, prev_t));
+            busy_to = (node, t);
             let class = segment_class(trace, prep, &stack, top);
             let edge = b.edge(prev_node, node, seg, top, class, Kind::Cpu);
+            if is_main && class == BoundBy::CpuOverhead {
+                chain.gaps.push((edge, prev_t, t));
+            }
             let at = top as usize;
             if class == BoundBy::SyncWait && s.start_ns[at] == prev_t && s.end_ns(at) == t {
                 blocking.push((top, edge, node));
@@ -401,9 +416,8 @@ fn cpu_chain(
         chain.nodes.push((t, node));
         (prev_t, prev_node) = (t, node);
     }
-    // Launch calls starting exactly at the last boundary launch nothing inside the window.
     if let Some((from, from_t)) = busy_from {
-        chain.busy.push((from, prev_node, from_t, prev_t));
+        chain.busy.push((from, busy_to.0, from_t, busy_to.1));
     }
     Some(chain)
 }
@@ -585,8 +599,9 @@ fn cross_stream(acts: &[Act], by_end: &[usize], a: usize, after: i64) -> Option<
 
 /// A blocking call returns after the latest activity launched before it (or by it) that ends
 /// inside it: that activity's end -> the call's end, and the call's own segment weighs only
-/// the return. Without one, the call's whole time stays a sync wait on the CPU.
-fn sync_return(trace: &Trace, b: &mut Builder, acts: &[Act], by_end: &[usize], call: u32, edge: usize, end_node: u32) {
+/// the return. Without one, the call's whole time stays a sync wait on the CPU. True when it
+/// found one.
+fn sync_return(trace: &Trace, b: &mut Builder, acts: &[Act], by_end: &[usize], call: u32, edge: usize, end_node: u32) -> bool {
     let s = &trace.slices;
     let (cs, ce) = (s.start_ns[call as usize], s.end_ns(call as usize));
     let lo = by_end.partition_point(|&x| acts[x].end <= cs);
@@ -601,10 +616,11 @@ fn sync_return(trace: &Trace, b: &mut Builder, acts: &[Act], by_end: &[usize], c
         b.edges[edge].weight = ret;
         b.edge(x.end_node, end_node, ret, call, BoundBy::SyncWait, Kind::SyncReturn);
     }
+    waited.is_some()
 }
 
 /// Incoming-edge index and a topological order (Kahn's algorithm; ties by node id).
-fn finish(b: Builder, sink: u32) -> Graph {
+fn finish(b: Builder, sink: u32, waits: u32) -> Graph {
     let n = b.time.len();
     let mut in_start = vec![0u32; n + 1];
     for e in &b.edges {
@@ -644,5 +660,5 @@ fn finish(b: Builder, sink: u32) -> Graph {
             }
         }
     }
-    Graph { time: b.time, edges: b.edges, in_start, incoming, order, source: b.source, sink }
+    Graph { time: b.time, edges: b.edges, in_start, incoming, order, source: b.source, sink, waits }
 }

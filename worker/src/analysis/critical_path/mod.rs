@@ -167,12 +167,20 @@ pub struct StepPath {
     pub top: Vec<PathEvent>,
     /// Nodes and edges of the step's graph.
     pub graph_size: (usize, usize),
+    /// Blocking calls in the step that returned after GPU work it shows.
+    pub sync_waits: u32,
 }
 
 impl StepPath {
     /// The step's wall time, ns.
     pub fn wall_ns(&self) -> i64 {
         self.end_ns - self.start_ns
+    }
+
+    /// The path's time outside the step thread's idle stretches as HTA 0.5.0 counts a path:
+    /// without time between ops and sync waits (HTA weighs both 0).
+    pub fn busy_ns(&self) -> i64 {
+        self.wall_ns() - self.shares[BoundBy::CpuOverhead.index()] - self.shares[BoundBy::SyncWait.index()]
     }
 
     /// The class holding most of the path.
@@ -204,8 +212,7 @@ fn is_under(trace: &Trace, mut slice: u32, ancestor: u32) -> bool {
     false
 }
 
-/// The step graphs of a trace, built once; [`CriticalPaths::paths`] and
-/// [`CriticalPaths::what_if`] read them.
+/// The step graphs of a trace, kept for what-if answers ([`CriticalPaths::what_if`]).
 pub struct CriticalPaths {
     graphs: Vec<(Option<u64>, Graph)>,
 }
@@ -214,44 +221,41 @@ impl CriticalPaths {
     /// Builds the graph of every step of `steps` (complete or not), or of the capture window
     /// when there are none.
     pub fn build(trace: &Trace, steps: &Steps) -> Self {
-        let prepared = Prepared::new(trace);
-        let graphs = if steps.steps.is_empty() {
-            window(trace).map(|(s, e)| (None, graph::build(trace, &prepared, s, e, None))).into_iter().collect()
-        } else {
-            steps
-                .steps
-                .iter()
-                .map(|s| (Some(s.number), graph::build(trace, &prepared, s.start_ns, s.end_ns, Some(s))))
-                .collect()
-        };
-        CriticalPaths { graphs }
+        CriticalPaths { graphs: graphs(trace, steps).collect() }
     }
 
     /// The critical path of every step.
-    pub fn paths(&self, trace: &Trace) -> Vec<StepPath> {
-        self.graphs.iter().map(|(step, g)| schedule::path(trace, g, *step, &g.weights())).collect()
+    pub fn paths(&self) -> Vec<StepPath> {
+        self.graphs.iter().map(|(step, g)| schedule::path(g, *step, &g.weights())).collect()
     }
 
     /// Every step's path after `edits` (applied together, in order).
     pub fn what_if(&self, trace: &Trace, edits: &[Edit]) -> Vec<StepPath> {
-        self.graphs
-            .iter()
-            .map(|(step, g)| {
-                let weights = edit::apply(trace, g, edits);
-                schedule::path(trace, g, *step, &weights)
-            })
-            .collect()
+        self.graphs.iter().map(|(step, g)| schedule::path(g, *step, &edit::apply(trace, g, edits))).collect()
     }
 }
 
-/// The critical path of every step (see the module docs).
+/// The critical path of every step (see the module docs); each step's graph is dropped once
+/// its path is read.
 pub fn analyze(trace: &Trace, steps: &Steps) -> Vec<StepPath> {
-    CriticalPaths::build(trace, steps).paths(trace)
+    graphs(trace, steps).map(|(step, g)| schedule::path(&g, step, &g.weights())).collect()
 }
 
 /// Every step's path after `edits`.
 pub fn what_if(trace: &Trace, steps: &Steps, edits: &[Edit]) -> Vec<StepPath> {
-    CriticalPaths::build(trace, steps).what_if(trace, edits)
+    graphs(trace, steps).map(|(step, g)| schedule::path(&g, step, &edit::apply(trace, &g, edits))).collect()
+}
+
+/// The graph of every step in order, or of the capture window of a trace without steps.
+fn graphs<'a>(trace: &'a Trace, steps: &'a Steps) -> impl Iterator<Item = (Option<u64>, Graph)> + 'a {
+    let prepared = Prepared::new(trace);
+    let stepless = if steps.steps.is_empty() { window(trace) } else { None };
+    let windows = steps
+        .steps
+        .iter()
+        .map(|s| (Some(s), s.start_ns, s.end_ns))
+        .chain(stepless.map(|(start, end)| (None, start, end)));
+    windows.map(move |(step, start, end)| (step.map(|s| s.number), graph::build(trace, &prepared, start, end, step)))
 }
 
 /// The capture window of a trace without steps: first start to last end of its slices.

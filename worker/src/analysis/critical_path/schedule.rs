@@ -5,10 +5,10 @@
 use super::graph::{Graph, REMOVED};
 use super::{BoundBy, PathEvent, PathSegment, Shares, StepPath, TOP_EVENTS};
 use crate::model::strings::FxHashMap;
-use crate::model::{Trace, NONE};
+use crate::model::NONE;
 
 /// The path of `graph` under `weights` (one per edge).
-pub(super) fn path(trace: &Trace, graph: &Graph, step: Option<u64>, weights: &[i64]) -> StepPath {
+pub(super) fn path(graph: &Graph, step: Option<u64>, weights: &[i64]) -> StepPath {
     let times = forward(graph, weights);
     let start = graph.time.get(graph.source as usize).copied().unwrap_or(0);
     let end = times.get(graph.sink as usize).copied().unwrap_or(start).max(start);
@@ -53,8 +53,7 @@ pub(super) fn path(trace: &Trace, graph: &Graph, step: Option<u64>, weights: &[i
         .collect();
     top.sort_by(|a, b| b.ns.cmp(&a.ns).then(a.slice.cmp(&b.slice)));
     top.truncate(TOP_EVENTS);
-    let _ = trace;
-    StepPath { step, start_ns: start, end_ns: end, shares, segments, top, graph_size: (graph.time.len(), graph.edges.len()) }
+    StepPath { step, start_ns: start, end_ns: end, shares, segments, top, graph_size: (graph.time.len(), graph.edges.len()), sync_waits: graph.waits }
 }
 
 /// Every node's time under `weights`; nodes the order misses keep their observed time.
