@@ -50,7 +50,7 @@ fn main() -> ExitCode {
         }
         Command::Run { paths, json, format, threads } => run(&paths, json, format.as_deref(), threads),
         Command::Serve { logdir, port, host, site } => serve(&logdir, std::net::SocketAddr::new(host, port), site.as_deref()),
-        Command::Publish { logdir, out, site } => publish(&logdir, &out, site.as_deref()),
+        Command::Publish { logdir, out, site, keep } => publish(&logdir, &out, site.as_deref(), keep),
         Command::Bench { trace, runs, threads, python } => bench::streamed(&trace, runs, threads.into(), python.as_deref())
             .and_then(|()| read(&trace))
             .and_then(|raw| bench::run(&trace, &raw, runs, threads.into())),
@@ -271,9 +271,9 @@ fn run(paths: &[PathBuf], json: bool, format: Option<&str>, threads: Option<u16>
 
 /// `serve`: finds the site, binds, prints the URL (stdout, first line) and serves until killed.
 fn serve(logdir: &Path, addr: std::net::SocketAddr, site: Option<&Path>) -> Result<(), Failure> {
-    use kinetoscope::serve::{find_site, http, root_name};
+    use kinetoscope::serve::{find_site, http, limits::Limits, log_dir, root_name};
+    let logdir = log_dir(logdir)?;
     let site = find_site(site, std::env::current_exe().ok().as_deref())?;
-    let logdir = logdir.canonicalize().map_err(|e| format!("cannot read {}: {e}", logdir.display()))?;
     if !addr.ip().is_loopback() {
         eprintln!(
             "kinetoscope: warning: listening on {}: the traces under {} are readable by anyone who can reach this port",
@@ -283,7 +283,7 @@ fn serve(logdir: &Path, addr: std::net::SocketAddr, site: Option<&Path>) -> Resu
     }
     let steps = kinetoscope::serve::steps::StepCounts::start();
     let served = http::Served { root_name: root_name(&logdir), logdir, site, steps };
-    http::run(served, addr, |bound| {
+    http::run(served, addr, Limits::default(), |bound| {
         let host = if bound.ip().is_unspecified() { "127.0.0.1".to_owned() } else { bound.ip().to_string() };
         let host = if bound.is_ipv6() && !bound.ip().is_unspecified() { format!("[{host}]") } else { host };
         println!("Kinetoscope at http://{host}:{}/  (Ctrl-C to stop)", bound.port());
@@ -292,16 +292,17 @@ fn serve(logdir: &Path, addr: std::net::SocketAddr, site: Option<&Path>) -> Resu
 }
 
 /// `publish`: the static folder, and a one-line summary on stderr.
-fn publish(logdir: &Path, out: &Path, site: Option<&Path>) -> Result<(), Failure> {
+fn publish(logdir: &Path, out: &Path, site: Option<&Path>, keep: bool) -> Result<(), Failure> {
     let site = kinetoscope::serve::find_site(site, std::env::current_exe().ok().as_deref())?;
-    let done = kinetoscope::serve::publish::publish(logdir, &site, out)?;
+    let done = kinetoscope::serve::publish::publish(logdir, &site, out, keep)?;
     eprintln!(
-        "wrote {}: {} runs, {} traces ({:.1} MB){}; open index.html there on any static host",
+        "wrote {}: {} runs, {} traces ({:.1} MB){}{}; open index.html there on any static host",
         out.display(),
         done.runs,
         done.traces,
         done.bytes as f64 / 1e6,
-        if done.unreadable > 0 { format!(", {} unreadable files named in index.json", done.unreadable) } else { String::new() }
+        if done.unreadable > 0 { format!(", {} unreadable files named in index.json", done.unreadable) } else { String::new() },
+        if done.removed > 0 { format!(", {} files no longer in LOGDIR removed", done.removed) } else { String::new() }
     );
     Ok(())
 }

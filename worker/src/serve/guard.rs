@@ -3,19 +3,28 @@
 //! The raw (still percent-encoded) URL path is split at `/` first and each segment decoded after,
 //! so an encoded `%2f` can never become a separator. A segment that is empty (`//`, a leading
 //! `/` of an absolute path), `.` or `..`, or that decodes to something holding `/`, `\`, NUL or
-//! a drive colon, refuses the whole path. What is left is joined to the log directory,
-//! canonicalized (symlinks resolved) and must still lie inside it; the file must then sniff as a
-//! trace ([`super::scan::sniff_file`]), so no other file under the directory is served either.
+//! a drive colon, refuses the whole path (400); so does a hidden segment (`.name`, 404: the
+//! listing never shows one, [`super::scan`]) and a path longer than [`MAX_PATH_BYTES`] or a
+//! name longer than [`MAX_NAME_BYTES`] (414: no file has one). What is left is joined to the
+//! log directory, canonicalized (symlinks resolved) and must still lie inside it; the file must
+//! then sniff as a trace ([`super::scan::sniff_file`]), so no other file under the directory is
+//! served either.
 
 use super::scan::{is_candidate, sniff_file, SNIFF_BYTES};
 use percent_encoding::percent_decode_str;
 use std::path::{Path, PathBuf};
 
+/// The longest request path read, percent-encoded.
+pub const MAX_PATH_BYTES: usize = 8 * 1024;
+
+/// The longest path segment, decoded: Linux's `NAME_MAX` (a longer name cannot be opened).
+pub const MAX_NAME_BYTES: usize = 255;
+
 /// Why a path was refused: the HTTP status to answer and a one-line reason.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Refusal {
     /// 400 for a malformed or escaping path, 403 for a file outside the log directory or not a
-    /// trace, 404 for a file that does not exist.
+    /// trace, 404 for a file that does not exist or is hidden, 414 for a path too long.
     pub status: u16,
     /// Why, for the response body and the tests.
     pub reason: String,
@@ -28,8 +37,10 @@ fn refuse(status: u16, reason: impl Into<String>) -> Refusal {
 /// Decodes `raw` (the request path below the logs prefix, percent-encoded) into safe segments.
 ///
 /// # Errors
-/// A 400 [`Refusal`] for an empty, `.`, `..` or separator-holding segment, or bad UTF-8.
+/// A 400 [`Refusal`] for an empty, `.`, `..` or separator-holding segment, or bad UTF-8; 404 for
+/// a hidden one; 414 as [`length`] says.
 pub fn segments(raw: &str) -> Result<Vec<String>, Refusal> {
+    length(raw)?;
     let mut out = Vec::new();
     for segment in raw.split('/') {
         let decoded = percent_decode_str(segment)
@@ -42,9 +53,27 @@ pub fn segments(raw: &str) -> Result<Vec<String>, Refusal> {
         if bad {
             return Err(refuse(400, format!("refused path segment {decoded:?}")));
         }
+        if decoded.starts_with('.') {
+            return Err(refuse(404, "hidden files and directories are not served"));
+        }
         out.push(decoded.into_owned());
     }
     Ok(out)
+}
+
+/// Checks the length of the raw (percent-encoded) request path `raw`, whole and per segment.
+///
+/// # Errors
+/// A 414 [`Refusal`] when it is longer than [`MAX_PATH_BYTES`] or a segment decodes to more
+/// than [`MAX_NAME_BYTES`]: no file has such a path, and the file system would fail on it.
+pub fn length(raw: &str) -> Result<(), Refusal> {
+    if raw.len() > MAX_PATH_BYTES {
+        return Err(refuse(414, format!("the path is {} bytes long; no file has a path longer than {MAX_PATH_BYTES}", raw.len())));
+    }
+    match raw.split('/').map(|s| percent_decode_str(s).count()).find(|&n| n > MAX_NAME_BYTES) {
+        Some(n) => Err(refuse(414, format!("a name in the path is {n} bytes long; no file has a name longer than {MAX_NAME_BYTES}"))),
+        None => Ok(()),
+    }
 }
 
 /// The canonical path of the directory `segments` names under `root` (canonical itself).
@@ -97,5 +126,17 @@ mod tests {
             assert_eq!(segments(raw).map_err(|r| r.status), Err(400), "{raw}");
         }
         assert_eq!(segments("run%201/w0.pt.trace.json").ok(), Some(vec!["run 1".to_owned(), "w0.pt.trace.json".to_owned()]));
+    }
+
+    #[test]
+    fn hidden_and_overlong_segments_are_refused() {
+        for raw in [".hidden.json", "run/.cache/t.json", "%2ehidden.json", ".git/config"] {
+            assert_eq!(segments(raw).map_err(|r| r.status), Err(404), "{raw}");
+        }
+        let name = "a".repeat(MAX_NAME_BYTES);
+        assert!(segments(&name).is_ok());
+        assert_eq!(segments(&format!("{name}a")).map_err(|r| r.status), Err(414));
+        assert_eq!(length(&"%61".repeat(MAX_NAME_BYTES)), Ok(()), "counted decoded");
+        assert_eq!(length(&"a/".repeat(MAX_PATH_BYTES)).map_err(|r| r.status), Err(414));
     }
 }

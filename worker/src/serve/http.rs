@@ -1,4 +1,7 @@
-//! The HTTP side of `kinetoscope serve`: axum on a current-thread tokio runtime.
+//! The HTTP side of `kinetoscope serve`: axum on a current-thread tokio runtime, connections
+//! accepted and bounded by [`super::limits`] (connection limit, header and idle timeouts),
+//! every request and response through [`super::headers`] (Host check, security headers,
+//! same-origin redirects).
 //!
 //! Routes (GET and HEAD only; anything else is 405, nothing writes):
 //! - `/index.json`: a fresh scan of the log directory on every request, so traces written
@@ -10,11 +13,14 @@
 //!   go out as stored (`application/gzip`, no `Content-Encoding`): the page inflates them.
 //! - anything else: the built site (tower-http's `ServeDir`, which refuses traversal itself).
 //!
+//! Paths longer than any file's are 414 ([`guard::length`]), hidden `/logs/` paths 404.
+//!
 //! File-system work (scan, guard) runs on tokio's blocking pool so a slow disk never stalls
 //! the accept loop.
 
 use super::guard::{self, Refusal};
 use super::index::{self, LOGS, RUN_MANIFEST};
+use super::limits::{self, Limits};
 use super::scan;
 use super::steps::StepCounts;
 use axum::body::Body;
@@ -23,7 +29,7 @@ use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::Arc;
 use tower::ServiceExt;
@@ -43,13 +49,14 @@ pub struct Served {
 }
 
 /// Binds `addr`, calls `ready` with the bound address (port 0 picks a free one), then serves
-/// until the process ends.
+/// within `limits` until the process ends.
 ///
 /// # Errors
 /// The runtime cannot start or the address cannot be bound.
-pub fn run(served: Served, addr: SocketAddr, ready: impl FnOnce(SocketAddr)) -> Result<(), String> {
+pub fn run(served: Served, addr: SocketAddr, limits: Limits, ready: impl FnOnce(SocketAddr)) -> Result<(), String> {
+    // Timers: hyper's header-read timeout, the idle timeout and the accept back-off.
     let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_io()
+        .enable_all()
         .build()
         .map_err(|e| format!("cannot start the server runtime: {e}"))?;
     runtime.block_on(async move {
@@ -58,18 +65,30 @@ pub fn run(served: Served, addr: SocketAddr, ready: impl FnOnce(SocketAddr)) -> 
             .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
         let bound = listener.local_addr().map_err(|e| format!("cannot listen on {addr}: {e}"))?;
         ready(bound);
-        axum::serve(listener, router(served)).await.map_err(|e| format!("the server stopped: {e}"))
+        limits::serve(listener, router(served, addr.ip()), limits).await
     })
 }
 
-/// The routes over `served`.
-pub fn router(served: Served) -> Router {
-    let site = ServeDir::new(&served.site);
+/// The routes over `served`, for a server listening on `host` (the Host check,
+/// [`super::headers`]).
+pub fn router(served: Served, host: IpAddr) -> Router {
     Router::new()
         .route("/index.json", get(listing))
         .route(&format!("/{LOGS}/{{*path}}"), get(logs))
-        .fallback_service(site)
+        .fallback(site)
         .with_state(Arc::new(served))
+        .layer(axum::middleware::from_fn_with_state(host, super::headers::policy))
+}
+
+/// Anything else: a file of the built site.
+async fn site(State(served): State<Arc<Served>>, request: Request) -> Response {
+    if let Err(refusal) = guard::length(request.uri().path()) {
+        return refused(refusal);
+    }
+    match ServeDir::new(&served.site).try_call(request).await {
+        Ok(response) => response.into_response(),
+        Err(e) => text(StatusCode::INTERNAL_SERVER_ERROR, format!("cannot read the site: {e}")),
+    }
 }
 
 /// `/index.json`.
@@ -100,12 +119,15 @@ async fn logs(State(served): State<Arc<Served>>, request: Request) -> Response {
             Ok(response) => response.into_response(),
             Err(never) => match never {},
         },
-        Ok(Err(refusal)) => {
-            let status = StatusCode::from_u16(refusal.status).unwrap_or(StatusCode::FORBIDDEN);
-            text(status, refusal.reason)
-        }
+        Ok(Err(refusal)) => refused(refusal),
         Err(e) => text(StatusCode::INTERNAL_SERVER_ERROR, format!("the lookup failed: {e}")),
     }
+}
+
+/// The answer to a refused path: its status and reason.
+fn refused(refusal: Refusal) -> Response {
+    let status = StatusCode::from_u16(refusal.status).unwrap_or(StatusCode::FORBIDDEN);
+    text(status, refusal.reason)
 }
 
 /// What a `/logs/` path names.
@@ -136,6 +158,7 @@ fn json(value: &serde_json::Value) -> Response {
     (headers, Body::from(value.to_string())).into_response()
 }
 
-fn text(status: StatusCode, message: String) -> Response {
+/// A plain-text answer: `message`, one sentence.
+pub(super) fn text(status: StatusCode, message: String) -> Response {
     (status, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], message).into_response()
 }

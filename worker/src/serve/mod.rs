@@ -12,7 +12,8 @@
 //! - [`index`]: the manifest format both share, so a published folder and a live server
 //!   answer the same URLs.
 //! - [`steps`]: step counts, read after the scan (the whole file is read for them).
-//! - [`http`]: the server; [`publish`]: the static folder.
+//! - [`http`]: the server, its connections bounded by [`limits`] and every exchange checked by
+//!   [`headers`] (Host, security headers, same-origin redirects); [`publish`]: the static folder.
 //!
 //! Native only: this is the one part of the library that reads files and binds sockets, for the
 //! CLI (the engine itself stays free of both, `worker/clippy.toml`).
@@ -21,8 +22,10 @@
 #![allow(clippy::disallowed_methods, clippy::disallowed_types)]
 
 pub mod guard;
+pub mod headers;
 pub mod http;
 pub mod index;
+pub mod limits;
 pub mod publish;
 pub mod scan;
 pub mod steps;
@@ -53,6 +56,21 @@ pub fn find_site(explicit: Option<&Path>, exe: Option<&Path>) -> Result<PathBuf,
              (it writes dist/), or pass --site DIR"
                 .to_owned()
         })
+}
+
+/// The log directory `path`, canonical.
+///
+/// # Errors
+/// It cannot be read or is not a directory (one sentence naming it).
+pub fn log_dir(path: &Path) -> Result<PathBuf, String> {
+    let canonical = path.canonicalize().map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    if !canonical.is_dir() {
+        return Err(format!(
+            "{} is not a directory: give the log directory that holds the traces (one trace opens in the page, or with `kinetoscope report`)",
+            path.display()
+        ));
+    }
+    Ok(canonical)
 }
 
 /// The name shown for a log directory's top level: its last component.

@@ -140,11 +140,15 @@ pub enum Command {
     Publish {
         /// The log directory.
         logdir: PathBuf,
-        /// Output folder (created; must not be inside LOGDIR).
+        /// Output folder (created; must not be inside LOGDIR, nor hold it). Files under
+        /// OUT/logs that LOGDIR no longer has are removed, unless `--keep`.
         out: PathBuf,
         /// The built site (default: dist/ of the repository, see README).
         #[arg(long)]
         site: Option<PathBuf>,
+        /// Keep traces under OUT/logs that are no longer in LOGDIR (by default OUT mirrors it).
+        #[arg(long)]
+        keep: bool,
     },
     /// Parse + index throughput, one JSON line per run (then first-view and op-table timings).
     Bench {
