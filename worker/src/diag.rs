@@ -48,16 +48,20 @@ pub enum DiagKind {
     LinkFlowUnmatched,
     /// A device activity with a correlation no launch call carries.
     LinkKernelWithoutLaunch,
+    /// A string longer than `json::long::MAX_STRING_BYTES`, kept cut.
+    JsonStringCut,
+    /// Bytes that are not whitespace after the top-level JSON value.
+    JsonTrailingBytes,
 }
 
 impl DiagKind {
     /// Every kind, in declaration order (a kind's index here is its wire code).
-    pub const ALL: [DiagKind; 14] = {
+    pub const ALL: [DiagKind; 16] = {
         use DiagKind::*;
         [
             JsonTruncated, JsonSyntaxStop, JsonNonObjectEvent, JsonBadTime, InputGzipTruncated, ModelMissingTs,
             ModelMissingDur, ModelNegativeDur, ModelUnmatchedEnd, ModelUnclosedBegin, ModelPartialOverlap,
-            ModelUnknownPhase, LinkFlowUnmatched, LinkKernelWithoutLaunch,
+            ModelUnknownPhase, LinkFlowUnmatched, LinkKernelWithoutLaunch, JsonStringCut, JsonTrailingBytes,
         ]
     };
 
@@ -80,6 +84,8 @@ impl DiagKind {
             ModelUnknownPhase => ("model_unknown_phase", Info, "event phase not drawn (counted only)"),
             LinkFlowUnmatched => ("link_flow_unmatched", Info, "flow endpoint without a partner or a slice to bind to"),
             LinkKernelWithoutLaunch => ("link_kernel_without_launch", Info, "device activity whose correlation matches no launch call"),
+            JsonStringCut => ("json_string_cut", DataLoss, "string longer than 64 KiB (a name, an arg value); its first 64 KiB kept"),
+            JsonTrailingBytes => ("json_trailing_bytes", DataLoss, "bytes after the end of the top-level JSON value; not read"),
         }
     }
 }
@@ -116,6 +122,17 @@ impl Diagnostics {
         entry.1 += 1;
         if entry.2.len() < MAX_SAMPLES {
             entry.2.push(Sample { offset, detail: detail() });
+        }
+    }
+
+    /// Records `count` occurrences of `kind` at once (none when 0), with one sample.
+    pub fn report_many(&mut self, kind: DiagKind, count: u64, offset: Option<u64>, detail: impl FnOnce() -> String) {
+        if count == 0 {
+            return;
+        }
+        self.report(kind, offset, detail);
+        if let Some(e) = self.entries.iter_mut().find(|e| e.0 == kind) {
+            e.1 += count - 1;
         }
     }
 

@@ -85,14 +85,15 @@ fn load(path: &Path) -> Result<(Arc<Session>, TraceSummary), Failure> {
 
 /// [`load`] with steps marked by `marker` instead of `ProfilerStep#N`.
 fn load_marked(path: &Path, marker: Option<String>) -> Result<(Arc<Session>, TraceSummary), Failure> {
-    let name = path.file_name().map_or_else(|| path.to_string_lossy(), |n| n.to_string_lossy()).into_owned();
+    let name = if read::is_stdin(path) { "stdin".into() } else { path.file_name().map_or_else(|| path.to_string_lossy(), |n| n.to_string_lossy()).into_owned() };
+    let shown = if read::is_stdin(path) { name.clone() } else { path.display().to_string() };
     let mut engine = Engine::new();
     engine.set_step_marker(marker);
     let started = Instant::now();
     // Read and parsed piece by piece, on every core: the JSON is never held whole.
-    let mut summary = read::load_file(&mut engine, &name, path, read::cores()).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut summary = read::load_file(&mut engine, &name, path, read::cores()).map_err(|e| format!("{shown}: {e}"))?;
     summary.parse_ms = started.elapsed().as_secs_f64() * 1000.0;
-    let session = engine.session().cloned().ok_or_else(|| format!("{}: no trace loaded", path.display()))?;
+    let session = engine.session().cloned().ok_or_else(|| format!("{shown}: no trace loaded"))?;
     Ok((session, summary))
 }
 

@@ -5,11 +5,31 @@
 //! the gaps are the text. Kineto writes about two runs per args member (`"External id":` and
 //! `1025,`), so the copy is a few short moves per event. The buffer is reused from event to
 //! event and kept at its longest, so that a short run is one 32-byte move with no growth check
-//! of its own.
+//! of its own. A long string's rest is left out as whitespace is (`long.rs`).
 
 use std::ops::Range;
 
-use super::scan::Sink;
+use super::long::MAX_STRING_BYTES;
+use super::scan::{Cursor, Sink};
+
+/// The JSON value `value` as a top-level key's value is kept: as it is if it is no longer
+/// than a string may be, else minified with its long strings cut, as args are.
+pub fn bounded_value(value: &[u8]) -> Vec<u8> {
+    if value.len() <= MAX_STRING_BYTES {
+        return value.to_vec();
+    }
+    let mut cur = Cursor::new(value, 0);
+    let mut text = ArgsText::default();
+    text.start(0);
+    match cur.copy_value(&mut text) {
+        Ok(()) => {
+            text.end(value, cur.pos);
+            text.as_bytes().to_vec()
+        }
+        // The tokenizer read it as one value; were it not one, its start is all there is to keep.
+        Err(_) => value.get(..MAX_STRING_BYTES).unwrap_or_default().to_vec(),
+    }
+}
 
 /// The minified text of the last `args` object read; see the module docs.
 #[derive(Clone, Debug, Default)]

@@ -81,7 +81,8 @@ impl ParseError {
 }
 
 /// The part of an input still held where offsets are located: a stream keeps only its tail,
-/// and counts the lines of what it let go.
+/// and counts the lines of what it let go, before the tail and inside it (the rest of a long
+/// string, `load::clip`).
 #[derive(Clone, Copy, Debug)]
 pub struct Window<'a> {
     /// The bytes held.
@@ -92,12 +93,38 @@ pub struct Window<'a> {
     pub lines_before: u64,
     /// Absolute offset where the line holding `base` starts.
     pub line_start: u64,
+    /// Input let go between the bytes held, in order.
+    pub gaps: &'a [Gap],
+}
+
+/// Input a stream let go inside what it holds: the rest of a long string.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Gap {
+    /// Absolute offset of the first byte let go.
+    pub at: u64,
+    /// Bytes let go.
+    pub len: u64,
+    /// Newlines among them.
+    pub newlines: u64,
+    /// Absolute offset right after the last of them, if any.
+    pub line_start: Option<u64>,
 }
 
 impl<'a> Window<'a> {
     /// The whole input.
     pub fn whole(input: &'a [u8]) -> Self {
-        Self { bytes: input, base: 0, lines_before: 0, line_start: 0 }
+        Self { bytes: input, base: 0, lines_before: 0, line_start: 0, gaps: &[] }
+    }
+
+    /// Absolute offset of `bytes[i]`.
+    fn offset_of(&self, i: usize) -> u64 {
+        let mut at = self.base + i as u64;
+        for g in self.gaps {
+            if g.at <= at {
+                at += g.len;
+            }
+        }
+        at
     }
 }
 
@@ -109,16 +136,21 @@ impl Location {
     }
 
     /// Position of `offset` in an input of which `window` is held (an offset before the
-    /// window is taken as its start).
+    /// window is taken as its start, one in a gap as the gap's).
     #[cold]
     pub fn within(window: Window<'_>, offset: u64) -> Self {
         let input = window.bytes;
-        let rel = offset.saturating_sub(window.base);
+        let (mut rel, mut lines, mut line_start) = (offset.saturating_sub(window.base), window.lines_before, window.line_start);
+        for g in window.gaps.iter().filter(|g| g.at < offset) {
+            rel = rel.saturating_sub(g.len.min(offset - g.at));
+            lines += g.newlines;
+            line_start = g.line_start.map_or(line_start, |s| s.max(line_start));
+        }
         let at = usize::try_from(rel).unwrap_or(usize::MAX).min(input.len());
         let before = &input[..at];
-        let line = window.lines_before + before.iter().filter(|&&b| b == b'\n').count() as u64 + 1;
-        let line_start = before.iter().rposition(|&b| b == b'\n').map_or(window.line_start, |p| window.base + p as u64 + 1);
-        let column = (window.base + at as u64 - line_start) + 1;
+        let line = lines + before.iter().filter(|&&b| b == b'\n').count() as u64 + 1;
+        let line_start = before.iter().rposition(|&b| b == b'\n').map_or(line_start, |p| window.offset_of(p + 1).max(line_start));
+        let column = (window.offset_of(at) - line_start) + 1;
         let end = (at + 24).min(input.len());
         let excerpt = String::from_utf8_lossy(&input[at..end]).into_owned();
         Self { offset, line, column, excerpt }

@@ -8,10 +8,14 @@
 //! Leniency (written decisions): raw control characters inside strings are accepted, because
 //! real Kineto traces carry them in names (docs/definitions.md §1); a `NaN`/`Infinity`
 //! literal is not.
+//!
+//! A string longer than [`MAX_STRING_BYTES`] is returned cut ([`super::long`]) and counted in
+//! [`Cursor::long`].
 
 use std::ops::Range;
 
 use super::error::ParseError;
+use super::long::{cut_len, LongStrings, MAX_STRING_BYTES};
 use super::search;
 
 /// Maximum nesting of skipped values (serde_json uses the same limit).
@@ -142,10 +146,10 @@ impl StringTracker {
     }
 }
 
-/// Told where [`Cursor::copy_value`] skips whitespace outside strings: what lies between two
-/// such gaps is the value's text minified.
+/// Told where [`Cursor::copy_value`] skips whitespace outside strings, or the rest of a long
+/// string: what lies between two such gaps is the value's text minified and cut.
 pub trait Sink {
-    /// Whitespace at `gap` in `src`.
+    /// Bytes at `gap` in `src` that are not the value's text.
     fn gap(&mut self, src: &[u8], gap: Range<usize>);
 }
 
@@ -163,12 +167,14 @@ pub struct Cursor<'a> {
     pub pos: usize,
     /// Absolute offset of `buf[0]` in the whole input.
     pub base: u64,
+    /// Strings read so far that were cut.
+    pub long: LongStrings,
 }
 
 impl<'a> Cursor<'a> {
     /// A cursor at the start of `buf`, which begins at absolute offset `base`.
     pub fn new(buf: &'a [u8], base: u64) -> Self {
-        Self { buf, pos: 0, base }
+        Self { buf, pos: 0, base, long: LongStrings::default() }
     }
 
     /// Absolute offset of position `pos`.
@@ -243,12 +249,21 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    /// Reads a string; the cursor must be on its opening quote.
+    /// Reads a string; the cursor must be on its opening quote. A long one is cut.
     ///
     /// # Errors
     /// EOF if the string is not closed.
     #[inline]
     pub fn string(&mut self) -> Result<JStr<'a>, ParseError> {
+        self.string_into(&mut ())
+    }
+
+    /// [`Self::string`], telling `out` of the rest of a long string, left out.
+    ///
+    /// # Errors
+    /// EOF if the string is not closed.
+    #[inline]
+    pub fn string_into(&mut self, out: &mut impl Sink) -> Result<JStr<'a>, ParseError> {
         debug_assert_eq!(self.buf.get(self.pos), Some(&b'"'));
         let start = self.pos + 1;
         let mut i = start;
@@ -260,7 +275,11 @@ impl<'a> Cursor<'a> {
             };
             if self.buf[at] == b'"' {
                 self.pos = at + 1;
-                return Ok(JStr { raw: &self.buf[start..at], escaped });
+                let raw = &self.buf[start..at];
+                if raw.len() > MAX_STRING_BYTES {
+                    return Ok(self.cut(start..at, out));
+                }
+                return Ok(JStr { raw, escaped });
             }
             escaped = true;
             i = at + 2;
@@ -269,6 +288,16 @@ impl<'a> Cursor<'a> {
                 return Err(self.eof());
             }
         }
+    }
+
+    /// The long string whose text is at `text`, cut and counted; `out` told of the rest.
+    #[cold]
+    fn cut(&mut self, text: Range<usize>, out: &mut impl Sink) -> JStr<'a> {
+        let raw = &self.buf[text.start..text.start + cut_len(&self.buf[text.clone()])];
+        self.long.add(self.abs(text.start - 1), text.len() as u64);
+        out.gap(self.buf, text.start + raw.len()..text.end);
+        // Escapes in the text kept, as a stream that let the rest go before reading it sees.
+        JStr { raw, escaped: memchr::memchr(b'\\', raw).is_some() }
     }
 
     /// Reads a number's bytes; the cursor must be on `-` or a digit.
@@ -319,7 +348,7 @@ impl<'a> Cursor<'a> {
             match self.peek_into(out) {
                 None => return Err(self.eof()),
                 Some(b'"') => {
-                    self.string()?;
+                    self.string_into(out)?;
                 }
                 Some(open @ (b'{' | b'[')) => {
                     if depth == MAX_DEPTH {
@@ -378,7 +407,7 @@ impl<'a> Cursor<'a> {
         if self.peek_into(out) != Some(b'"') {
             return Err(self.err("expected an object key"));
         }
-        self.string()?;
+        self.string_into(out)?;
         self.expect_into(b':', "expected ':' after an object key", out)
     }
 

@@ -9,6 +9,9 @@
 //! key position, and the bare array `[...]`. Leniency (written decisions, each with a fixture):
 //! the closing `]` (and `}`) may be missing, as the Trace Event format allows; a trailing comma
 //! before `]` is accepted; array elements that are not objects are skipped and counted.
+//! Bytes after the top-level value are not read; [`Tokenizer::trailing`] says where the first
+//! one that is not whitespace is, for a diagnostic. Strings longer than
+//! [`super::long::MAX_STRING_BYTES`] are cut and counted ([`Tokenizer::long_strings`]).
 //!
 //! Cost: one pass over the bytes; `args` are scanned one level deep for the few keys the model
 //! links on, and their minified text is written from the tokens read (no second pass over the
@@ -16,6 +19,7 @@
 
 use super::error::ParseError;
 use super::args_text::ArgsText;
+use super::long::LongStrings;
 use super::scan::{is_number_byte, Cursor, JStr, Sink};
 
 /// The document's top-level shape.
@@ -96,6 +100,8 @@ pub struct Checkpoint {
     pub offset: u64,
     /// Non-object elements this tokenizer skipped before it.
     pub skipped: u64,
+    /// Strings this tokenizer cut before it.
+    pub long: LongStrings,
     state: State,
 }
 
@@ -103,7 +109,7 @@ impl Checkpoint {
     /// At `offset`, an element boundary of the events array (right after a `,`): where a part
     /// cut by `input::split` or `load::cut` starts.
     pub fn events_at(offset: u64) -> Self {
-        Self { offset, skipped: 0, state: State::InEvents { first: true } }
+        Self { offset, skipped: 0, long: LongStrings::default(), state: State::InEvents { first: true } }
     }
 }
 
@@ -121,6 +127,8 @@ pub struct Tokenizer<'a> {
     /// Absolute offset where the element being read (or the next one) starts.
     element_start: u64,
     checkpoint: Checkpoint,
+    /// Where the top-level value ended, once its closing bracket was read.
+    closed_at: Option<u64>,
 }
 
 impl<'a> Tokenizer<'a> {
@@ -138,7 +146,8 @@ impl<'a> Tokenizer<'a> {
             unclosed: false,
             events: 0,
             element_start: 0,
-            checkpoint: Checkpoint { offset: base, skipped: 0, state: State::Done },
+            checkpoint: Checkpoint { offset: base, skipped: 0, long: LongStrings::default(), state: State::Done },
+            closed_at: None,
         };
         if buf.starts_with(b"\xEF\xBB\xBF") {
             t.cur.pos = 3;
@@ -173,7 +182,8 @@ impl<'a> Tokenizer<'a> {
             unclosed: false,
             events: 0,
             element_start: at.offset,
-            checkpoint: Checkpoint { skipped: 0, ..at },
+            checkpoint: Checkpoint { skipped: 0, long: LongStrings::default(), ..at },
+            closed_at: None,
         }
     }
 
@@ -191,7 +201,7 @@ impl<'a> Tokenizer<'a> {
     }
 
     fn mark(&mut self) {
-        self.checkpoint = Checkpoint { offset: self.cur.abs(self.cur.pos), skipped: self.skipped_elements, state: self.state };
+        self.checkpoint = Checkpoint { offset: self.cur.abs(self.cur.pos), skipped: self.skipped_elements, long: self.cur.long, state: self.state };
     }
 
     /// Absolute offset where the last element read (or being read) starts: after an EOF
@@ -203,6 +213,24 @@ impl<'a> Tokenizer<'a> {
     /// Events returned so far.
     pub fn events_read(&self) -> u64 {
         self.events
+    }
+
+    /// Strings cut so far.
+    pub fn long_strings(&self) -> LongStrings {
+        self.cur.long
+    }
+
+    /// Where the top-level value ended (past its closing bracket), once it has.
+    pub fn closed_at(&self) -> Option<u64> {
+        self.closed_at
+    }
+
+    /// Absolute offset of the first byte after the top-level value that is not whitespace, if
+    /// the value ended and such a byte is in the bytes read.
+    pub fn trailing(&self) -> Option<u64> {
+        let end = usize::try_from(self.closed_at? - self.cur.base).ok()?;
+        let rest = self.cur.buf.get(end..)?;
+        rest.iter().position(|b| !b.is_ascii_whitespace()).map(|p| self.cur.abs(end + p))
     }
 
     /// The document's form.
@@ -277,6 +305,9 @@ impl<'a> Tokenizer<'a> {
 
     fn end_of_events(&mut self) {
         self.state = if self.form == Form::Object { State::AfterEvents } else { State::Done };
+        if self.state == State::Done {
+            self.closed_at = Some(self.offset());
+        }
     }
 
     /// Reads top-level object keys until `traceEvents` (then enters the array) or the end.
@@ -299,6 +330,7 @@ impl<'a> Tokenizer<'a> {
                     }
                     self.cur.pos += 1;
                     self.state = State::Done;
+                    self.closed_at = Some(self.offset());
                     return Ok(());
                 }
                 Some(b',') if !first => self.cur.pos += 1,
@@ -378,7 +410,7 @@ impl<'a> Tokenizer<'a> {
                 key
             }
             None => {
-                let key = self.cur.string()?;
+                let key = self.cur.string_into(out)?;
                 self.cur.expect_into(b':', "expected ':' after an object key", out)?;
                 of(key.raw)
             }
@@ -390,7 +422,7 @@ impl<'a> Tokenizer<'a> {
     /// A string value, or `None` (value skipped, `out` told of its whitespace) for other types.
     fn opt_string(&mut self, out: &mut impl Sink) -> Result<Option<JStr<'a>>, ParseError> {
         if self.cur.buf.get(self.cur.pos) == Some(&b'"') {
-            return self.cur.string().map(Some);
+            return self.cur.string_into(out).map(Some);
         }
         self.cur.copy_value(out)?;
         Ok(None)

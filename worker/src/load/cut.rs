@@ -10,7 +10,7 @@
 use super::{empty, finish, Arrived, Joined, LoadFailure, Piece};
 use crate::fork::Fork;
 use crate::input::{is_gzip, split::boundary_after};
-use crate::json::{Form, Tokenizer, Window};
+use crate::json::{Form, Location, Tokenizer, Window};
 use crate::model::Trace;
 use std::io;
 use std::ops::Range;
@@ -103,17 +103,21 @@ pub fn join(parts: Vec<impl Into<Arrived>>, fork: &impl Fork) -> Option<Result<T
     if !last.any && parts.iter().all(|p| !p.part.any) {
         return Some(Err(empty()));
     }
-    // The last part's diagnostics are located in the whole file: count the lines before it.
+    // The last part's diagnostics are located in the whole file: count the lines before it,
+    // those of the bytes each part still holds and of the strings it let go among them.
     let (mut lines, mut line_start) = (0, 0);
     for Arrived { part: p, .. } in &parts {
-        lines += p.lines_before + memchr::memchr_iter(b'\n', &p.held).count() as u64;
-        line_start = memchr::memrchr(b'\n', &p.held).map(|i| p.base + i as u64 + 1).or(p.line_start).unwrap_or(line_start);
+        let end = p.base + p.held.len() as u64 + p.gaps.iter().map(|g| g.len).sum::<u64>();
+        let held = Window { bytes: &p.held, base: p.base, lines_before: lines + p.lines_before, line_start: p.line_start.unwrap_or(line_start), gaps: &p.gaps };
+        let at = Location::within(held, end);
+        (lines, line_start) = (at.line - 1, end + 1 - at.column);
     }
     let window = Window {
         bytes: &last.held,
         base: last.base,
         lines_before: lines + last.lines_before,
         line_start: last.line_start.unwrap_or(line_start),
+        gaps: &last.gaps,
     };
     let joined = |a: Arrived| Joined { part: a.part.part, encoded: a.encoded };
     let last = Joined { part: last.part, encoded: last_encoded };

@@ -30,11 +30,12 @@ use crate::codec::{CodecError, Reader, Writer};
 use crate::diag::DiagKind;
 use crate::fork::{Fork, Sequential};
 use crate::input::split::split;
-use crate::json::{ErrorKind, Form, Location, ParseError, RawEvent, Tokenizer, Window};
+use crate::json::{ErrorKind, Form, Location, LongStrings, ParseError, RawEvent, Tokenizer, Window};
 use crate::model::builder::{Builder, SlicesAt};
 use crate::model::Trace;
 use std::ops::Range;
 
+mod clip;
 mod cut;
 mod share;
 mod stream;
@@ -101,6 +102,10 @@ pub struct Part {
     skipped: u64,
     element_start: u64,
     form: Form,
+    /// Strings cut.
+    long: LongStrings,
+    /// After the top-level value: the first byte that is not whitespace, and the value's end.
+    trailing: Option<(u64, u64)>,
 }
 
 /// Parses a whole document on the calling thread; `progress(json_bytes_done)` every few MB.
@@ -195,12 +200,15 @@ pub fn parse_piece(bytes: &[u8], piece: Piece, progress: &mut dyn FnMut(u64)) ->
         skipped: tokens.skipped_elements,
         element_start: tokens.element_start(),
         form: tokens.form(),
+        long: tokens.long_strings(),
+        trailing: tokens.trailing().zip(tokens.closed_at()),
     }
 }
 
 impl Part {
     fn failed(e: ParseError, form: Form) -> Self {
-        Part { builder: Builder::new(), stopped: Some(e), unclosed: false, events: 0, skipped: 0, element_start: 0, form }
+        let (long, trailing) = (LongStrings::default(), None);
+        Part { builder: Builder::new(), stopped: Some(e), unclosed: false, events: 0, skipped: 0, element_start: 0, form, long, trailing }
     }
 
     /// The part as packed bytes (its builder's columns, strings and how reading ended), to
@@ -253,6 +261,11 @@ impl Part {
             Form::Object => 0,
             Form::Array => 1,
         });
+        w.u64(self.long.count);
+        w.u64(self.long.longest);
+        w.opt_u64(self.long.first);
+        w.opt_u64(self.trailing.map(|t| t.0));
+        w.opt_u64(self.trailing.map(|t| t.1));
         self.builder.encode(w);
     }
 
@@ -277,8 +290,10 @@ impl Part {
             1 => Form::Array,
             f => return Err(CodecError(format!("bad form {f}"))),
         };
+        let long = LongStrings { count: r.u64()?, longest: r.u64()?, first: r.opt_u64()? };
+        let trailing = r.opt_u64()?.zip(r.opt_u64()?);
         let (builder, at) = Builder::decode_later(r)?;
-        Ok((Part { builder, stopped, unclosed, events, skipped, element_start, form }, at))
+        Ok((Part { builder, stopped, unclosed, events, skipped, element_start, form, long, trailing }, at))
     }
 
     /// A part that is not the last must end right after a `,` between events.
@@ -303,12 +318,15 @@ pub fn assemble(json: &[u8], plan: &Plan, parts: Vec<Part>) -> Result<Trace, Loa
 }
 
 /// How reading ended, over all parts: the last part's ending and every part's counts.
+#[derive(Default)]
 struct Ending {
     stopped: Option<ParseError>,
     unclosed: bool,
     element_start: u64,
     events: u64,
     skipped: u64,
+    long: LongStrings,
+    trailing: Option<(u64, u64)>,
 }
 
 /// A part to join: its builder whole, or without its slice columns, which are still in the
@@ -328,9 +346,11 @@ impl From<Part> for Joined {
 fn finish(json: Window<'_>, parts: Vec<Joined>, fork: &impl Fork) -> Result<Trace, LoadFailure> {
     let events: u64 = parts.iter().map(|p| p.part.events).sum();
     let skipped: u64 = parts.iter().map(|p| p.part.skipped).sum();
+    let mut long = LongStrings::default();
+    parts.iter().for_each(|p| long.combine(p.part.long));
     let mut parts = parts.into_iter();
     let Some(Joined { part: first, encoded }) = parts.next() else { return Err(fatal(json, &ParseError::eof(0))) };
-    let Part { mut builder, mut stopped, mut unclosed, mut element_start, mut form, .. } = first;
+    let Part { mut builder, mut stopped, mut unclosed, mut element_start, mut form, mut trailing, .. } = first;
     if let Some((bytes, at)) = encoded {
         builder.adopt_slices(at.of(&bytes));
     }
@@ -340,19 +360,24 @@ fn finish(json: Window<'_>, parts: Vec<Joined>, fork: &impl Fork) -> Result<Trac
             Some((bytes, at)) => builder.merge_later(p.builder, at.of(&bytes), fork),
             None => builder.merge(p.builder, fork),
         }
-        (stopped, unclosed, element_start, form) = (p.stopped, p.unclosed, p.element_start, p.form);
+        (stopped, unclosed, element_start, form, trailing) = (p.stopped, p.unclosed, p.element_start, p.form, p.trailing);
     }
-    end(json, builder, form, Ending { stopped, unclosed, element_start, events, skipped }, fork)
+    end(json, builder, form, Ending { stopped, unclosed, element_start, events, skipped, long, trailing }, fork)
 }
 
 /// The trace from a builder that read every event, with diagnostics for how reading ended.
 fn end(json: Window<'_>, mut builder: Builder, form: Form, ending: Ending, fork: &impl Fork) -> Result<Trace, LoadFailure> {
-    let Ending { stopped, unclosed, element_start, events, skipped } = ending;
+    let Ending { stopped, unclosed, element_start, events, skipped, long, trailing } = ending;
     if let (Some(e), 0) = (&stopped, events) {
         return Err(fatal(json, e));
     }
     if skipped > 0 {
         builder.diagnostics().report(DiagKind::JsonNonObjectEvent, None, || format!("{skipped} elements"));
+    }
+    let LongStrings { count, longest, first } = long;
+    builder.diagnostics().report_many(DiagKind::JsonStringCut, count, first, || format!("the longest is {longest} bytes"));
+    if let Some((at, value_end)) = trailing {
+        builder.diagnostics().report(DiagKind::JsonTrailingBytes, Some(at), || format!("the top-level value ends at byte {value_end}"));
     }
     let truncated = unclosed || stopped.is_some();
     if let Some(e) = &stopped {

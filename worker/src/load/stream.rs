@@ -11,11 +11,17 @@
 //!
 //! Cost: each byte is read once, except the cut event's, read again with the next piece. A
 //! read that gets nowhere (one event or a head larger than what is held) waits for twice the
-//! bytes before trying again, so a huge element costs O(n), not O(n²).
+//! bytes before trying again, so a huge element costs O(n), not O(n²). A long string in it is
+//! cut before it is held (`clip.rs`): what is held stays the element with its strings cut (and
+//! the piece being read), whatever a string's length.
+//!
+//! After the top-level value, the bytes that follow are only looked at for one that is not
+//! whitespace (the diagnostic `json_trailing_bytes`); none is held.
 
+use super::clip::{Clip, CHECK_AFTER};
 use super::{empty, end, Ending, LoadFailure, Part, Piece};
 use crate::codec::{CodecError, Reader as CodecReader, Writer};
-use crate::json::{Checkpoint, Form, ParseError, RawEvent, Tokenizer, Window};
+use crate::json::{Checkpoint, Form, Gap, LongStrings, ParseError, RawEvent, Tokenizer, Window};
 use crate::model::builder::{Builder, SlicesAt};
 use crate::model::Trace;
 
@@ -34,6 +40,10 @@ const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// Bytes of input kept after a syntax error, for the message's excerpt.
 const EXCERPT: u64 = 24;
+
+/// Bytes [`Stream::fill_from`] reads at a time after the top-level value, looking for one that
+/// is not whitespace.
+const AFTER_END: usize = 4 << 10;
 
 /// `Reader::line_start` of a part that has not yet seen a newline: its line starts in an
 /// earlier part.
@@ -64,6 +74,8 @@ pub struct StreamedPart {
     pub(super) held: Vec<u8>,
     /// Absolute offset of `held`'s first byte.
     pub(super) base: u64,
+    /// Input let go between the bytes held (the rest of a long string).
+    pub(super) gaps: Vec<Gap>,
     /// Newlines this part read before `base`.
     pub(super) lines_before: u64,
     /// Where the line holding `base` starts, if it starts in this part.
@@ -86,6 +98,13 @@ impl StreamedPart {
         w.opt_u64(self.line_start);
         w.bool(self.any);
         w.bytes(&self.held);
+        w.len(self.gaps.len());
+        for g in &self.gaps {
+            w.u64(g.at);
+            w.u64(g.len);
+            w.u64(g.newlines);
+            w.opt_u64(g.line_start);
+        }
         self.part.write(&mut w);
         w.into_bytes()
     }
@@ -118,11 +137,14 @@ impl StreamedPart {
         }
         let (base, lines_before, line_start, any) = (r.u64()?, r.u64()?, r.opt_u64()?, r.bool()?);
         let held = r.bytes()?.to_vec();
+        let gaps = (0..r.count(25)?)
+            .map(|_| Ok(Gap { at: r.u64()?, len: r.u64()?, newlines: r.u64()?, line_start: r.opt_u64()? }))
+            .collect::<Result<_, CodecError>>()?;
         let (part, at) = Part::read(&mut r)?;
         if !r.at_end() {
             return Err(CodecError("trailing bytes after the streamed part".into()));
         }
-        Ok((Self { part, held, base, lines_before, line_start, any }, at))
+        Ok((Self { part, held, base, gaps, lines_before, line_start, any }, at))
     }
 }
 
@@ -154,6 +176,10 @@ struct Reader {
     ending: Ending,
     /// Reading ended (the document closed, or a syntax error); later bytes are not read.
     ended: bool,
+    /// Where the top-level value ended, once it has.
+    closed_at: Option<u64>,
+    /// Long strings cut in the bytes held, and the gaps they left.
+    clip: Clip,
 }
 
 impl Default for Stream {
@@ -178,8 +204,10 @@ impl Stream {
             base: 0,
             lines_before: 0,
             line_start: 0,
-            ending: Ending { stopped: None, unclosed: false, element_start: 0, events: 0, skipped: 0 },
+            ending: Ending::default(),
             ended: false,
+            closed_at: None,
+            clip: Clip::default(),
         };
         Self { read, held: Vec::new(), want: every, every, any: false, received: 0, expect: None }
     }
@@ -236,9 +264,12 @@ impl Stream {
             skipped: e.skipped,
             element_start: e.element_start,
             form: r.form,
+            long: e.long,
+            trailing: e.trailing,
         };
         let line_start = (r.line_start != LINE_UNSEEN).then_some(r.line_start);
-        StreamedPart { part, held: self.held, base: r.base, lines_before: r.lines_before, line_start, any: self.any }
+        let gaps = r.clip.gaps().to_vec();
+        StreamedPart { part, held: self.held, base: r.base, gaps, lines_before: r.lines_before, line_start, any: self.any }
     }
 
     /// Bytes received so far.
@@ -258,19 +289,22 @@ impl Stream {
 
     /// Takes the next piece of the input.
     pub fn push(&mut self, bytes: &[u8]) {
+        let at = self.received;
         self.received += bytes.len() as u64;
         if !self.any {
             self.any = bytes.iter().any(|b| !b.is_ascii_whitespace());
         }
         if self.read.ended {
+            self.read.look_after_end(bytes, at);
             self.keep_excerpt(bytes);
             return;
         }
+        let bytes = &bytes[self.read.clip.arrived(bytes)..];
         // Read straight from the piece when nothing is held: only its cut tail is copied.
         if self.held.is_empty() && bytes.len() >= self.want {
             let used = self.read.read(bytes, false);
             self.held.extend_from_slice(&bytes[used..]);
-            self.after_read(used, bytes.len());
+            self.after_read(used);
             return;
         }
         self.held.extend_from_slice(bytes);
@@ -287,10 +321,10 @@ impl Stream {
     /// What `source` returned.
     pub fn fill_from(&mut self, source: &mut dyn std::io::Read) -> std::io::Result<usize> {
         if self.read.ended {
-            let mut excerpt = [0; EXCERPT as usize];
-            let want = self.excerpt_missing().min(excerpt.len());
-            let got = if want == 0 { 0 } else { source.read(&mut excerpt[..want])? };
-            self.push(&excerpt[..got]);
+            let mut after = [0; AFTER_END];
+            let want = if self.read.looking_after_end() { AFTER_END } else { self.excerpt_missing().min(EXCERPT as usize) };
+            let got = if want == 0 { 0 } else { source.read(&mut after[..want])? };
+            self.push(&after[..got]);
             return Ok(got);
         }
         let start = self.held.len();
@@ -315,6 +349,8 @@ impl Stream {
         if !self.any {
             self.any = self.held[start..].iter().any(|b| !b.is_ascii_whitespace());
         }
+        let gone = self.read.clip.arrived(&self.held[start..]);
+        self.held.drain(start..start + gone);
         if let Some(e) = failed {
             return Err(e);
         }
@@ -328,9 +364,8 @@ impl Stream {
     fn read_held_if_due(&mut self) {
         if self.held.len() >= self.want {
             let used = self.read.read(&self.held, false);
-            let len = self.held.len();
             self.held.drain(..used);
-            self.after_read(used, len);
+            self.after_read(used);
         }
     }
 
@@ -346,15 +381,19 @@ impl Stream {
             self.read.read(&self.held, true);
         }
         let r = self.read;
-        let window = Window { bytes: &self.held, base: r.base, lines_before: r.lines_before, line_start: r.line_start };
+        let window = Window { bytes: &self.held, base: r.base, lines_before: r.lines_before, line_start: r.line_start, gaps: r.clip.gaps() };
         end(window, r.builder, r.form, r.ending, &crate::fork::Sequential)
     }
 
-    /// After a read that used `used` of `len` bytes: wait for more before the next one when it
-    /// got nowhere (the element or head being read is larger than what is held); reserve the
-    /// columns once due ([`Stream::expecting`]).
-    fn after_read(&mut self, used: usize, len: usize) {
-        self.want = if used == 0 && !self.read.ended { len.saturating_mul(2).max(self.every) } else { self.every };
+    /// After a read that used `used` bytes: cut the long strings of what is left if it is
+    /// long ([`Clip::check`]); wait for more before the next read when it got nowhere (the
+    /// element or head being read is larger than what is held); reserve the columns once due
+    /// ([`Stream::expecting`]).
+    fn after_read(&mut self, used: usize) {
+        if !self.read.ended && self.held.len() > CHECK_AFTER {
+            self.read.clip.check(&mut self.held, self.read.base);
+        }
+        self.want = if used == 0 && !self.read.ended { self.held.len().saturating_mul(2).max(self.every) } else { self.every };
         self.reserve_if_due();
     }
 
@@ -413,6 +452,9 @@ impl Reader {
         loop {
             match tokens.next_event(&mut ev) {
                 Ok(true) => {
+                    if !self.clip.gaps().is_empty() {
+                        ev.offset = self.clip.original(ev.offset);
+                    }
                     self.builder.add(&ev);
                     self.ending.events += 1;
                 }
@@ -428,12 +470,14 @@ impl Reader {
                 Err(e) => return self.ended(&tokens, Some(e)),
             }
         }
-        let at = tokens.checkpoint();
+        let mut at = tokens.checkpoint();
         self.ending.skipped += at.skipped;
-        self.ending.element_start = tokens.element_start();
-        self.at = Some(at);
+        self.count_long(at.long);
+        self.ending.element_start = self.clip.original(tokens.element_start());
         let used = usize::try_from(at.offset - self.base).unwrap_or(0).min(buf.len());
         self.let_go(&buf[..used]);
+        at.offset = self.base;
+        self.at = Some(at);
         used
     }
 
@@ -441,23 +485,57 @@ impl Reader {
     /// everything is kept, for the diagnostics' locations.
     fn ended(&mut self, tokens: &Tokenizer<'_>, stopped: Option<ParseError>) -> usize {
         self.ending.skipped += tokens.skipped_elements;
-        self.ending.element_start = tokens.element_start();
+        self.count_long(tokens.long_strings());
+        self.ending.element_start = self.clip.original(tokens.element_start());
+        self.closed_at = tokens.closed_at().map(|at| self.clip.original(at));
+        self.ending.trailing = tokens.trailing().map(|at| self.clip.original(at)).zip(self.closed_at);
         self.stop(stopped);
         0
     }
 
+    /// Reading ended, at error `stopped` if any; the strings cut before where it ended count.
     fn stop(&mut self, stopped: Option<ParseError>) {
-        self.ending.stopped = stopped;
+        self.ending.stopped = stopped.map(|e| ParseError::new(e.kind().clone(), self.clip.original(e.offset())));
+        let reached = self.ending.stopped.as_ref().map(ParseError::offset).or(self.closed_at).unwrap_or(u64::MAX);
+        let long = self.clip.read_past(reached);
+        self.ending.long.combine(long);
         self.ended = true;
     }
 
-    /// Counts the lines of `gone` (read, no longer held) and moves the base past it.
+    /// Adds strings a tokenizer cut (at its offsets) to the count.
+    fn count_long(&mut self, mut long: LongStrings) {
+        long.first = long.first.map(|at| self.clip.original(at));
+        self.ending.long.combine(long);
+    }
+
+    /// Counts the lines of `gone` (read, no longer held, and the gaps among it) and moves the
+    /// base past it.
     fn let_go(&mut self, gone: &[u8]) {
         let lines = memchr::memchr_iter(b'\n', gone).count() as u64;
-        if let Some(last) = memchr::memrchr(b'\n', gone) {
-            self.line_start = self.base + last as u64 + 1;
+        let after_newline = memchr::memrchr(b'\n', gone).map(|last| self.clip.original(self.base + last as u64 + 1));
+        let (next, gap_lines, gap_line_start) = self.clip.used(gone.len(), self.base);
+        let long = self.clip.read_past(next);
+        self.ending.long.combine(long);
+        if let Some(start) = after_newline.max(gap_line_start) {
+            self.line_start = start;
         }
-        self.lines_before += lines;
-        self.base += gone.len() as u64;
+        self.lines_before += lines + gap_lines;
+        self.base = next;
+    }
+
+    /// Reading ended at the top-level value's end and no byte after it but whitespace was seen.
+    fn looking_after_end(&self) -> bool {
+        self.closed_at.is_some() && self.ending.trailing.is_none()
+    }
+
+    /// Looks at `bytes`, arriving at offset `at` after reading ended, for the first byte after
+    /// the top-level value that is not whitespace.
+    fn look_after_end(&mut self, bytes: &[u8], at: u64) {
+        if !self.looking_after_end() {
+            return;
+        }
+        if let Some(p) = bytes.iter().position(|b| !b.is_ascii_whitespace()) {
+            self.ending.trailing = Some(at + p as u64).zip(self.closed_at);
+        }
     }
 }

@@ -19,7 +19,7 @@ pub struct Cli {
 pub enum Command {
     /// Trace summary (the numbers the page shows after a load).
     Info {
-        /// Trace file (`.json` or `.json.gz`).
+        /// Trace file (`.json` or `.json.gz`), or `-` for stdin (JSON or gzip).
         trace: PathBuf,
         /// Print the summary as JSON.
         #[arg(long)]
@@ -27,7 +27,7 @@ pub enum Command {
     },
     /// Op, kernel and step tables, GPU metrics, memory, idle time and findings of one trace.
     Report {
-        /// Trace file (`.json` or `.json.gz`).
+        /// Trace file (`.json` or `.json.gz`), or `-` for stdin (JSON or gzip).
         trace: PathBuf,
         /// Only this ProfilerStep (its number).
         #[arg(long, conflicts_with = "range")]
@@ -75,9 +75,9 @@ pub enum Command {
     },
     /// Compare two traces: verdict, summary, op and kernel diffs, findings new and gone.
     Diff {
-        /// The baseline trace.
+        /// The baseline trace (`-`: stdin).
         base: PathBuf,
-        /// The candidate trace.
+        /// The candidate trace (`-`: stdin).
         cand: PathBuf,
         /// Match ops by name and input shapes.
         #[arg(long)]

@@ -15,7 +15,7 @@ use super::strings::{FxHashMap, StrId, Strings};
 use super::args::Side;
 use super::{Args, ArgsRef, CatClass, Counters, EventStats, Instants, LaneId, Slices, NONE};
 use crate::diag::{DiagKind, Diagnostics};
-use crate::json::{unescape, JStr, RawEvent};
+use crate::json::{bounded_value, unescape, JStr, RawEvent};
 
 mod codec;
 pub use codec::{LaterSlices, SlicesAt};
@@ -181,9 +181,10 @@ impl Builder {
             + self.strings.heap_bytes()
     }
 
-    /// Records a top-level key (other than `traceEvents`) and its raw value.
+    /// Records a top-level key (other than `traceEvents`) and its raw value (a long one
+    /// minified, with its long strings cut: [`bounded_value`]).
     pub fn top_level(&mut self, key: JStr<'_>, raw: &[u8]) {
-        self.top_level.push((unescape(key), String::from_utf8_lossy(raw).into_owned()));
+        self.top_level.push((unescape(key), String::from_utf8_lossy(&bounded_value(raw)).into_owned()));
     }
 
     #[inline]
