@@ -22,6 +22,7 @@ use crate::analysis::work::WorkIndex;
 use crate::finding::{self, Finding};
 use crate::index::Index;
 use crate::model::Trace;
+use crate::analysis::critical_path::{self, StepPath};
 use std::sync::OnceLock;
 
 /// One loaded trace and what has been built from it so far.
@@ -39,6 +40,8 @@ pub struct Session {
     /// The whole trace's steps: the findings, the Steps tab, a step's explanation and the GPU
     /// metrics' window each ask for them.
     steps: OnceLock<Steps>,
+    /// The whole trace's critical paths: the findings' impact, the report and the Steps tab.
+    critical: OnceLock<Vec<StepPath>>,
     /// Peaks given by hand, over the table's for the trace's GPU.
     peaks: Option<Peaks>,
     work: OnceLock<WorkIndex>,
@@ -86,6 +89,7 @@ impl Session {
             findings: OnceLock::new(),
             kernels: OnceLock::new(),
             steps: OnceLock::new(),
+            critical: OnceLock::new(),
             peaks: None,
             work: OnceLock::new(),
         }
@@ -162,6 +166,11 @@ impl Session {
     /// The whole trace's steps (built on first use).
     pub fn whole_steps(&self) -> &Steps {
         self.steps.get_or_init(|| steps::analyze(&self.trace, None))
+    }
+
+    /// The critical path of every step of the whole trace (built on first use).
+    pub fn critical_paths(&self) -> &[StepPath] {
+        self.critical.get_or_init(|| critical_path::analyze(&self.trace, self.whole_steps()))
     }
 
     /// Why step `which` is slow, over the whole trace's steps.

@@ -238,3 +238,37 @@ fn against_hta_critical_path() {
     }
     assert!(complete >= 3 && with_waits >= 10, "{complete} complete, {with_waits} with waits");
 }
+
+/// `report --json --what-if`: the answer for the synthetic GPU-bound step equals the
+/// generator's re-run with GEMMs at half time, and `critical_path` lists the step's path.
+#[test]
+fn cli_what_if_answers_the_rerun() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("gpu_bound.json");
+    std::fs::write(&file, generate(Case::GpuBound, Knobs::default())).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kinetoscope"))
+        .args(["report", "--json", "--what-if", "gemm*0.5", "--what-if", "launch=0"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rerun = only_step(Case::GpuBound, Knobs { gemm_scale: 0.5, launch_ns: 0, ..Knobs::default() });
+    let step = &report["what_if"]["steps"][0];
+    assert_eq!(step["before_us"], 1025.0);
+    assert_eq!(step["after_us"].as_f64().unwrap(), rerun.wall_ns() as f64 / 1e3);
+    assert_eq!(step["bound_by_after"], "gpu_compute");
+    let path = &report["critical_path"]["steps"][0];
+    assert_eq!((path["wall_us"].as_f64(), path["bound_by"].as_str()), (Some(1025.0), Some("gpu_compute")));
+    assert_eq!(path["shares_us"]["gpu_compute"], 1000.0);
+
+    let text = std::process::Command::new(env!("CARGO_BIN_EXE_kinetoscope"))
+        .args(["report", "--critical-path", "--what-if", "launch=0"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(text.contains("Critical path (what bounds each step)") && text.contains("What if launch=0"), "{text}");
+    let bad = std::process::Command::new(env!("CARGO_BIN_EXE_kinetoscope")).args(["report", "--what-if", "warp*2"]).arg(&file).output().unwrap();
+    assert!(!bad.status.success() && String::from_utf8_lossy(&bad.stderr).contains("not a selector"));
+}

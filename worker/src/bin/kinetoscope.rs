@@ -38,9 +38,25 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Info { trace, json } => info(&trace, json),
-        Command::Report { trace, step, range, by_shape, sort, top, name_width, explain_step, step_marker, json, format, viewer_url, gpu_peak } => {
+        Command::Report {
+            trace,
+            step,
+            range,
+            by_shape,
+            sort,
+            top,
+            name_width,
+            explain_step,
+            step_marker,
+            json,
+            format,
+            viewer_url,
+            gpu_peak,
+            critical_path,
+            what_if,
+        } => {
             let options = ReportOptions { range: None, by_shape, sort, top, name_width };
-            let explain = Explain { step: explain_step, marker: step_marker, viewer_url, gpu_peak };
+            let explain = Explain { step: explain_step, marker: step_marker, viewer_url, gpu_peak, critical_path, what_if };
             report(&trace, step, range, options, explain, Format::of(json, format.as_deref()))
         }
         Command::Diff { base, cand, by_shape, sort, top, json, format, fail_if } => {
@@ -140,6 +156,10 @@ struct Explain {
     marker: Option<String>,
     viewer_url: Option<String>,
     gpu_peak: Option<String>,
+    /// `--critical-path`: the text section.
+    critical_path: bool,
+    /// `--what-if` edits.
+    what_if: Vec<kinetoscope::analysis::critical_path::Edit>,
 }
 
 /// `session` with the peaks of `spec` over the table's for its GPU.
@@ -169,6 +189,11 @@ fn report(
     };
     let explanation = explain_step.map(|w| session.explain(w)).transpose()?;
     let report = TraceReport::build(&session, options);
+    let what_if = (!explain.what_if.is_empty()).then(|| {
+        let before = report.paths();
+        let graphs = kinetoscope::analysis::critical_path::CriticalPaths::build(session.trace(), &report.steps_analyzed());
+        (before, graphs.what_if(session.trace(), &explain.what_if))
+    });
     match format {
         Format::Html => {
             // The HTML explains the slowest step unless told which; a trace without complete
@@ -181,6 +206,10 @@ fn report(
             if let (Some(e), Some(map)) = (&explanation, value.as_object_mut()) {
                 map.insert("explanation".into(), kinetoscope::report::explain::json(e));
             }
+            if let (Some((before, after)), Some(map)) = (&what_if, value.as_object_mut()) {
+                let answer = kinetoscope::report::critical_path::what_if_json(session.trace(), &explain.what_if, before, after);
+                map.insert("what_if".into(), answer);
+            }
             return print_json(Schema::Report, &value);
         }
         Format::Markdown => {
@@ -192,6 +221,12 @@ fn report(
         }
         Format::Text => {
             print!("{}", report.text());
+            if explain.critical_path {
+                print!("{}", kinetoscope::report::critical_path::text(session.trace(), &report.paths(), options.top));
+            }
+            if let Some((before, after)) = &what_if {
+                print!("{}", kinetoscope::report::critical_path::what_if_text(session.trace(), &explain.what_if, before, after));
+            }
             if let Some(e) = &explanation {
                 print!("\n{}", kinetoscope::report::explain::text(e));
             }

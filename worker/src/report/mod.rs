@@ -14,6 +14,7 @@
 //! - [`explain`]: `report --explain-step`: why one step is slow.
 //! - [`gate`]: `diff --fail-if` expressions (CI gates); [`schema`]: the `--json` contract keys;
 //!   [`markdown`]: Markdown tables for `--format md` (PR comments).
+//! - [`critical_path`]: `--critical-path` and `--what-if`: what bounds each step, what a change buys.
 //! - [`html`]: `--format html` and the page's Export report (one self-contained file);
 //!   [`svg`]: its inline charts.
 
@@ -34,6 +35,7 @@ pub mod markdown;
 pub mod html;
 pub mod svg;
 pub mod work;
+pub mod critical_path;
 
 pub use crate::text::{cut, printable, pytorch_time as time};
 pub use ops::{op_table_text, ops_json, sorted, SortKey};

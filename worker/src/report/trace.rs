@@ -93,8 +93,24 @@ impl<'s> TraceReport<'s> {
             "idle": idle::idle_json(&self.idle),
             "launch": idle::launch_json(trace, &self.idle),
             "findings": findings::findings_json(self.session.findings()),
+            "critical_path": super::critical_path::json(trace, &self.paths()),
             "unavailable": self.unavailable(),
         })
+    }
+
+    /// The critical paths of the report's steps (all of them without a range; the capture
+    /// window's for a trace without steps).
+    pub fn paths(&self) -> Vec<crate::analysis::critical_path::StepPath> {
+        let all = self.session.critical_paths();
+        if self.options.range.is_none() {
+            return all.to_vec();
+        }
+        all.iter().filter(|p| p.step.is_some_and(|n| self.steps.steps.iter().any(|s| s.number == n))).cloned().collect()
+    }
+
+    /// The steps the report covers (with a range: those starting in it), or none.
+    pub fn steps_analyzed(&self) -> Steps {
+        self.steps.clone()
     }
 
     /// `unavailable{}`: for each empty section, why (`analysis::unavailable`); `{}` when none is.

@@ -2,6 +2,7 @@
 //! bad values are clap errors (exit 2, with a hint).
 
 use clap::{Parser, Subcommand};
+use kinetoscope::analysis::critical_path::Edit;
 use kinetoscope::analysis::explain::Which;
 use kinetoscope::report::gate::{Gate, GateError};
 use std::path::PathBuf;
@@ -72,6 +73,15 @@ pub enum Command {
         /// `bf16=989,fp32=67,gbps=3350`; used by %Peak, Bound, MFU and `low-mfu`.
         #[arg(long, value_name = "KEY=VALUE,...", value_parser = parse_gpu_peak)]
         gpu_peak: Option<String>,
+        /// What bounds each step: its critical path's length, bound-by shares and the slices on
+        /// it (the `critical_path` key of `--json` is always there).
+        #[arg(long)]
+        critical_path: bool,
+        /// Every step recomputed from its critical-path graph with this change (repeatable;
+        /// combined): `gemm*0.5`, `launch=0`, `comm=0`, `sync=0`, `kernel:TEXT*F`, `op:TEXT=0`
+        /// (grammar in docs/cli.md).
+        #[arg(long = "what-if", value_name = "EDIT", value_parser = parse_what_if)]
+        what_if: Vec<Edit>,
     },
     /// Compare two traces: verdict, summary, op and kernel diffs, findings new and gone.
     Diff {
@@ -205,6 +215,10 @@ pub enum Command {
 
 /// `slowest` or a step number.
 /// A `--gpu-peak` spec, checked now so a typo is a usage error.
+fn parse_what_if(s: &str) -> Result<Edit, String> {
+    s.parse().map_err(|e: kinetoscope::analysis::critical_path::EditError| e.to_string())
+}
+
 fn parse_gpu_peak(s: &str) -> Result<String, String> {
     kinetoscope::analysis::work::peaks::Peaks::with_overrides(None, s).map(|_| s.to_owned())
 }
