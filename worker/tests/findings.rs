@@ -1190,9 +1190,10 @@ fn cli_report_has_findings() {
     let doc: serde_json::Value = serde_json::from_str(&run(&["--json"])).unwrap();
     let findings = doc["findings"].as_array().unwrap();
     let rules: Vec<&str> = findings.iter().map(|f| f["rule"].as_str().unwrap()).collect();
-    // No sync-heavy: its one cudaDeviceSynchronize is the trailing one, with the GPU busy.
-    assert_eq!(rules, ["activity-buffer-request", "compute-bound", "occupancy-query"]);
-    let buffer = &findings[0];
+    // No sync-heavy: its one cudaDeviceSynchronize is the trailing one, with the GPU busy. All
+    // info, so ordered by impact: the occupancy queries' aten::mm ops hold the path's launches.
+    assert_eq!(rules, ["occupancy-query", "compute-bound", "activity-buffer-request"]);
+    let buffer = &findings[2];
     assert_eq!(buffer["severity"], "info");
     assert_eq!(buffer["title"], "1 Activity Buffer Request slices (1.86 ms in total)");
     let e = &buffer["evidence"];
@@ -1202,7 +1203,7 @@ fn cli_report_has_findings() {
     assert!(e["range_ns"].as_array().is_some_and(|r| r.len() == 2));
     assert!(buffer["meaning"].as_str().is_some_and(|m| m.contains("CUPTI")));
     assert!(buffer["try"].is_string());
-    assert_eq!(buffer["why"], "1 slices named Activity Buffer Request, 1.86 ms in total");
+    assert!(buffer["why"].as_str().unwrap().starts_with("1 slices named Activity Buffer Request, 1.86 ms in total"));
     let text = run(&[]);
     let section = text.split("==== Findings").nth(1).unwrap();
     assert!(section.contains("[info] activity-buffer-request: 1 Activity Buffer Request slices"), "{section}");

@@ -285,4 +285,11 @@ pub struct FindingData {
     pub total: u32,
     /// Time range of the evidence.
     pub range_ns: Option<(i64, i64)>,
+    /// What fixing it could save at most per step: its evidence on the critical path, µs;
+    /// `None` without evidence slices.
+    #[serde(default)]
+    pub impact_us: Option<f64>,
+    /// The same as a share of step time, %.
+    #[serde(default)]
+    pub impact_pct: Option<f64>,
 }

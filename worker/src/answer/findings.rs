@@ -6,7 +6,7 @@ use crate::finding::Finding;
 use crate::model::Trace;
 use protocol::FindingData;
 
-/// The wire form of `findings`, in the order given (severity, then rule).
+/// The wire form of `findings`, in the order given (severity, then impact, then rule).
 pub fn wire(trace: &Trace, findings: &[Finding]) -> Vec<FindingData> {
     findings
         .iter()
@@ -20,6 +20,8 @@ pub fn wire(trace: &Trace, findings: &[Finding]) -> Vec<FindingData> {
             slices: f.evidence.slices.iter().filter_map(|&id| slice_ref(trace, id)).collect(),
             total: f.evidence.total,
             range_ns: f.evidence.range_ns,
+            impact_us: f.impact.map(|i| i.per_step_ns as f64 / 1000.0),
+            impact_pct: f.impact.map(|i| i.pct),
         })
         .collect()
 }

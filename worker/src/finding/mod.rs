@@ -18,8 +18,12 @@
 //! name predicates become per-string masks ([`Ctx::mask`]) so rules scan the slice columns
 //! without touching strings per slice. Every threshold is a constant in [`thresholds`].
 //!
-//! **Invariants.** Output order is deterministic: severity (alert first), then rule id, then
-//! the order each rule emits (its own defined order). Evidence slice ids are **most telling
+//! **Impact.** [`impact`] measures each finding's evidence on the critical path of the steps
+//! (what fixing it could save at most), says it in `why`, and tells a warning under 2% of step
+//! time as info.
+//!
+//! **Invariants.** Output order is deterministic: severity (alert first), then impact (most
+//! first), then rule id, then the order each rule emits (its own defined order). Evidence slice ids are **most telling
 //! first** (each rule documents its order: longest, slowest, largest first, ties by id); the UI
 //! selects `slices[0]` when a finding is clicked. Rules never panic on input: lookups past a
 //! column end yield no finding.
@@ -40,6 +44,7 @@ mod dispatch;
 mod graphs;
 mod gpu;
 mod health;
+pub mod impact;
 mod roofline;
 mod table;
 pub mod thresholds;
@@ -96,6 +101,8 @@ pub struct Evidence {
     pub range_ns: Option<(i64, i64)>,
     /// Lanes involved (ascending lane ids).
     pub lanes: Vec<u32>,
+    /// Every slice, ascending, while the impact is computed ([`impact::apply`] empties it).
+    pub all: Vec<u32>,
 }
 
 /// One cheatsheet finding.
@@ -115,6 +122,8 @@ pub struct Finding {
     pub try_this: String,
     /// The slices, time range and lanes it is about.
     pub evidence: Evidence,
+    /// Its evidence's time on the critical path ([`impact`]); `None` without evidence slices.
+    pub impact: Option<impact::Impact>,
 }
 
 /// Every rule: (id, one-line description), ordered by id. Ids are stable API.
@@ -287,6 +296,7 @@ impl<'t> Ctx<'t> {
             total: u32::try_from(all.len()).unwrap_or(u32::MAX),
             range_ns: range,
             lanes,
+            all,
         }
     }
 
@@ -326,6 +336,7 @@ pub(crate) fn finding(
         meaning: meaning.to_string(),
         try_this: try_this.to_string(),
         evidence,
+        impact: None,
     }
 }
 
@@ -347,8 +358,11 @@ pub fn detect(session: &Session) -> Vec<Finding> {
         out.iter().enumerate().all(|(k, f)| out[..k].iter().all(|g| g.rule != f.rule)),
         "one finding per rule"
     );
-    // Stable sort: within a rule the emission order stays.
-    out.sort_by(|a, b| b.severity.cmp(&a.severity).then(a.rule.cmp(b.rule)));
+    impact::apply(ctx.trace, session.critical_paths(), &mut out);
+    // By severity, then by what fixing it would save (findings without evidence on a path
+    // last), then rule id; stable, so within a rule the emission order stays.
+    let saved = |f: &Finding| f.impact.map_or(-1, |i| i.ns);
+    out.sort_by(|a, b| b.severity.cmp(&a.severity).then(saved(b).cmp(&saved(a))).then(a.rule.cmp(b.rule)));
     out
 }
 

@@ -21,8 +21,13 @@ fn pct(part: i64, whole: i64) -> f64 {
     }
 }
 
-fn step_label(trace: &Trace, p: &StepPath) -> String {
-    p.step.map_or_else(|| "capture window".to_owned(), |n| step_name(trace, n))
+/// `ProfilerStep#N`, or for a trace without steps "capture" or "window K" when it was cut.
+fn step_label(trace: &Trace, paths: &[StepPath], p: &StepPath) -> String {
+    match p.step {
+        Some(n) => step_name(trace, n),
+        None if paths.len() == 1 => "capture window".to_owned(),
+        None => format!("window {}", paths.iter().position(|q| q.start_ns == p.start_ns).map_or(0, |k| k + 1)),
+    }
 }
 
 /// `{class id: µs}` of every class.
@@ -84,14 +89,14 @@ pub fn text(trace: &Trace, paths: &[StepPath], top: usize) -> String {
     }
     out.push('\n');
     for p in paths {
-        let _ = write!(out, "{:<22} {:>12} {:<20}", cut(&step_label(trace, p), 22), time(p.wall_ns()), p.bound_by().label());
+        let _ = write!(out, "{:<22} {:>12} {:<20}", cut(&step_label(trace, paths, p), 22), time(p.wall_ns()), p.bound_by().label());
         for c in &shown {
             let _ = write!(out, " {:>8.1}%", pct(p.shares[c.index()], p.wall_ns()));
         }
         out.push('\n');
     }
     if let Some(slowest) = paths.iter().max_by_key(|p| (p.wall_ns(), std::cmp::Reverse(p.start_ns))) {
-        let _ = writeln!(out, "\nOn the path of {} ({}):", step_label(trace, slowest), time(slowest.wall_ns()));
+        let _ = writeln!(out, "\nOn the path of {} ({}):", step_label(trace, paths, slowest), time(slowest.wall_ns()));
         let s = &trace.slices;
         for e in slowest.top.iter().take(top) {
             let name = trace.strings.get(s.name[e.slice as usize]);
@@ -131,7 +136,7 @@ pub fn what_if_json(trace: &Trace, edits: &[Edit], before: &[StepPath], after: &
         .map(|(b, a)| {
             json!({
                 "step": b.step,
-                "name": step_label(trace, b),
+                "name": step_label(trace, before, b),
                 "before_us": us(b.wall_ns()),
                 "after_us": us(a.wall_ns()),
                 "saved_us": us(b.wall_ns() - a.wall_ns()),
@@ -161,7 +166,7 @@ pub fn what_if_text(trace: &Trace, edits: &[Edit], before: &[StepPath], after: &
         let _ = writeln!(
             out,
             "{:<22} {:>12} {:>12} {:>11.1}%  {}",
-            cut(&step_label(trace, b), 22),
+            cut(&step_label(trace, before, b), 22),
             time(b.wall_ns()),
             time(a.wall_ns()),
             pct(b.wall_ns() - a.wall_ns(), b.wall_ns()),

@@ -27,6 +27,13 @@ pub fn findings_json(findings: &[Finding]) -> Value {
                         "range_ns": f.evidence.range_ns.map(|(a, b)| [a, b]),
                         "lanes": f.evidence.lanes,
                     },
+                    "impact": f.impact.map(|i| json!({
+                        "us": i.ns as f64 / 1000.0,
+                        "per_step_us": i.per_step_ns as f64 / 1000.0,
+                        "step_us": i.step_ns as f64 / 1000.0,
+                        "pct": i.pct,
+                        "steps": i.steps,
+                    })),
                 })
             })
             .collect(),

@@ -23,6 +23,10 @@ const DEFAULT_LAUNCH_NS: i64 = 5_000;
 /// Typical gap between queued kernels when the trace shows none.
 const DEFAULT_GAP_NS: i64 = 1_000;
 
+/// A trace without steps is followed in windows of about this many slices (a graph costs
+/// ~200 bytes per slice), cut where the busiest thread is between top-level ops.
+pub(super) const WINDOW_SLICES: usize = 32_768;
+
 /// A removed edge's weight: never the latest cause.
 pub(super) const REMOVED: i64 = i64::MIN / 4;
 
@@ -281,6 +285,44 @@ pub(super) fn build(trace: &Trace, prep: &Prepared, start: i64, end: i64, step: 
         b.edge(node, sink, end - t, NONE, BoundBy::KernelGap, Kind::End);
     }
     finish(b, sink, waits as u32)
+}
+
+/// `[start, end]` cut into windows of about [`WINDOW_SLICES`] slices (all lanes), at ends of
+/// the busiest thread's top-level slices; one window when there are fewer.
+pub(super) fn capture_windows(trace: &Trace, prep: &Prepared, start: i64, end: i64) -> Vec<(i64, i64)> {
+    let s = &trace.slices;
+    let before = |t: i64| -> usize {
+        trace.lanes.iter().map(|l| s.start_ns[l.slices.start as usize..l.slices.end as usize].partition_point(|&x| x < t)).sum()
+    };
+    let cuts: Vec<i64> = busiest_lane(trace, &prep.cpu_lanes, start, end)
+        .map(|lane| {
+            let r = trace.lanes[lane as usize].slices.clone();
+            let mut ends: Vec<i64> = r
+                .map(|i| i as usize)
+                .filter(|&i| s.parent[i] == NONE && is_chain_slice(trace, i))
+                .map(|i| s.end_ns(i))
+                .filter(|&t| t > start && t < end)
+                .collect();
+            ends.sort_unstable();
+            ends.dedup();
+            ends
+        })
+        .unwrap_or_default();
+    let mut windows = Vec::new();
+    let (mut from, mut next) = (start, 0);
+    while before(end) - before(from) > WINDOW_SLICES && next < cuts.len() {
+        let base = before(from);
+        // The farthest cut keeping the window under the limit (at least the next one).
+        let fits = cuts[next..].partition_point(|&t| before(t) - base <= WINDOW_SLICES).max(1);
+        let cut = cuts[next + fits - 1];
+        next += fits;
+        if cut > from {
+            windows.push((from, cut));
+            from = cut;
+        }
+    }
+    windows.push((from, end));
+    windows
 }
 
 /// The CPU lane with the most slices in `[start, end]` (the step thread of a stepless trace).

@@ -153,7 +153,7 @@ pub struct PathEvent {
 /// The critical path of one step.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StepPath {
-    /// `N` of `ProfilerStep#N`, `None` for the capture window of a trace without steps.
+    /// `N` of `ProfilerStep#N`, `None` for a window of the capture of a trace without steps.
     pub step: Option<u64>,
     /// Step span start, ns.
     pub start_ns: i64,
@@ -246,15 +246,19 @@ pub fn what_if(trace: &Trace, steps: &Steps, edits: &[Edit]) -> Vec<StepPath> {
     graphs(trace, steps).map(|(step, g)| schedule::path(&g, step, &edit::apply(trace, &g, edits))).collect()
 }
 
-/// The graph of every step in order, or of the capture window of a trace without steps.
+/// The graph of every step in order, or of the capture window of a trace without steps (cut
+/// into windows of at most [`graph::WINDOW_SLICES`] slices, so memory stays bounded).
 fn graphs<'a>(trace: &'a Trace, steps: &'a Steps) -> impl Iterator<Item = (Option<u64>, Graph)> + 'a {
     let prepared = Prepared::new(trace);
-    let stepless = if steps.steps.is_empty() { window(trace) } else { None };
+    let stepless = match window(trace) {
+        Some((start, end)) if steps.steps.is_empty() => graph::capture_windows(trace, &prepared, start, end),
+        _ => Vec::new(),
+    };
     let windows = steps
         .steps
         .iter()
         .map(|s| (Some(s), s.start_ns, s.end_ns))
-        .chain(stepless.map(|(start, end)| (None, start, end)));
+        .chain(stepless.into_iter().map(|(start, end)| (None, start, end)));
     windows.map(move |(step, start, end)| (step.map(|s| s.number), graph::build(trace, &prepared, start, end, step)))
 }
 
