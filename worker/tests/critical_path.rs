@@ -41,10 +41,13 @@ fn only_step(case: Case, knobs: Knobs) -> StepPath {
     paths.remove(0)
 }
 
+/// A case, its wall time and its shares, µs.
+type Expected = (Case, i64, &'static [(&'static str, i64)]);
+
 #[test]
 fn each_synthetic_case_has_the_path_it_was_built_with() {
     // (case, wall µs, shares µs), each derived from synth::paths' timing model.
-    let expected: [(Case, i64, &[(&str, i64)]); 6] = [
+    let expected: [Expected; 6] = [
         // 10 x (20 Python + aten::mm: 5 own + 4 launch call + 6 own) + 20 Python; the 3 µs
         // kernels end long before the CPU does.
         (Case::CpuBound, 370, &[("cpu_op", 150), ("cpu_overhead", 220)]),
@@ -271,4 +274,49 @@ fn cli_what_if_answers_the_rerun() {
     assert!(text.contains("Critical path (what bounds each step)") && text.contains("What if launch=0"), "{text}");
     let bad = std::process::Command::new(env!("CARGO_BIN_EXE_kinetoscope")).args(["report", "--what-if", "warp*2"]).arg(&file).output().unwrap();
     assert!(!bad.status.success() && String::from_utf8_lossy(&bad.stderr).contains("not a selector"));
+}
+
+/// `run --json` gives each rank what bounds its complete steps: the sum of the paths `report
+/// --json` gives each step of that rank (the DLRM ranks: two bound by communication, two by
+/// their CPU ops), and a straggler's `why_on_path` names only what its paths run through.
+#[test]
+fn run_json_gives_each_rank_its_bound_by() {
+    let files: Vec<std::path::PathBuf> = common::real_fixtures().into_iter().filter(|p| p.to_string_lossy().contains("param__dlrm_kineto")).collect();
+    assert_eq!(files.len(), 4);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kinetoscope")).arg("run").arg("--json").args(&files).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let run: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut bounds = Vec::new();
+    for rank in run["ranks"].as_array().unwrap() {
+        let file = rank["file"].as_str().unwrap();
+        let path = files.iter().find(|p| p.to_string_lossy().ends_with(file) || file.ends_with(&*p.file_name().unwrap().to_string_lossy())).unwrap();
+        let (engine, _) = common::load(path);
+        let session = engine.session().unwrap();
+        let st = steps::analyze(session.trace(), None);
+        let complete: Vec<u64> = st.steps.iter().filter(|s| !s.incomplete).map(|s| s.number).collect();
+        let paths = critical_path::analyze(session.trace(), &st);
+        let counted: Vec<&StepPath> = paths.iter().filter(|p| complete.is_empty() || p.step.is_some_and(|n| complete.contains(&n))).collect();
+        let wall: i64 = counted.iter().map(|p| p.wall_ns()).sum();
+        let cp = &rank["critical_path"];
+        assert_eq!(cp["wall_us"].as_f64().unwrap(), wall as f64 / 1e3, "{file}");
+        let mut total = 0.0;
+        for c in BoundBy::ALL {
+            let ns: i64 = counted.iter().map(|p| p.shares[c.index()]).sum();
+            let pct = cp["shares_pct"][c.as_str()].as_f64().unwrap();
+            assert!((pct - 100.0 * ns as f64 / wall as f64).abs() < 1e-9, "{file} {}", c.as_str());
+            total += pct;
+        }
+        assert!((total - 100.0).abs() < 1e-6, "{file}: shares sum to {total}");
+        bounds.push(cp["bound_by"].as_str().unwrap().to_owned());
+    }
+    bounds.sort();
+    // As HTA's oracle for these ranks: 1 and 3 waited in the all-to-all (46.6% and 38.2% of
+    // their paths), 0 and 2 are bound by their own ops (44.0% and 53.3%).
+    assert_eq!(bounds, ["cpu_op", "cpu_op", "gpu_communication", "gpu_communication"]);
+    for s in run["stragglers"].as_array().unwrap() {
+        let why: Vec<&str> = s["why"]["kernels"].as_array().unwrap().iter().chain(s["why"]["ops"].as_array().unwrap()).map(|k| k["name"].as_str().unwrap()).collect();
+        for on in s["why_on_path"].as_array().unwrap() {
+            assert!(why.contains(&on["name"].as_str().unwrap()) && on["on_path_us"].as_f64().unwrap() > 0.0);
+        }
+    }
 }

@@ -153,7 +153,7 @@ pub fn what_if_json(trace: &Trace, edits: &[Edit], before: &[StepPath], after: &
 pub fn what_if_text(trace: &Trace, edits: &[Edit], before: &[StepPath], after: &[StepPath]) -> String {
     let names: Vec<&str> = edits.iter().map(|e| e.text.as_str()).collect();
     let mut out = format!("\n{}\n", title_line(&format!("What if {}", names.join(", ")), WIDTH));
-    let _ = writeln!(out, "{:<22} {:>12} {:>12} {:>12}  {}", "Step", "Before", "After", "Saved", "Bound by after");
+    let _ = writeln!(out, "{:<22} {:>12} {:>12} {:>12}  Bound by after", "Step", "Before", "After", "Saved");
     let (mut total_before, mut total_after) = (0, 0);
     for (b, a) in before.iter().zip(after) {
         total_before += b.wall_ns();

@@ -3,6 +3,8 @@
 //! rank), both documented key by key in docs/runs.md. Times are µs (f64); NDJSON collective
 //! times are µs from the run's first arrival on the chosen time axis.
 
+use crate::analysis::critical_path::BoundBy;
+use super::summary::RankPath;
 use super::finding::RunFinding;
 use super::{rank_at, RunAnalysis};
 use crate::analysis::ops::us;
@@ -33,6 +35,29 @@ pub fn findings_json(findings: &[RunFinding]) -> Value {
     )
 }
 
+/// A rank's critical-path summary: bound-by, shares and the names holding the paths.
+fn rank_path_json(p: &RankPath) -> Value {
+    let pct = |ns: i64| if p.wall_ns > 0 { 100.0 * ns as f64 / p.wall_ns as f64 } else { 0.0 };
+    let shares: serde_json::Map<String, Value> = BoundBy::ALL.iter().map(|c| (c.as_str().to_owned(), json!(pct(p.shares[c.index()])))).collect();
+    json!({
+        "bound_by": p.bound_by().map(BoundBy::as_str),
+        "wall_us": us(p.wall_ns),
+        "shares_pct": shares,
+        "top": p.on_path.iter().take(5).map(|(n, ns)| json!({"name": n, "on_path_us": us(*ns)})).collect::<Vec<_>>(),
+    })
+}
+
+/// The kernels and ops a straggler's "why" names that its own critical paths run through,
+/// with their time there: the delay is on what bounds its steps only if they appear.
+fn on_path(rank: &super::summary::RankSummary, s: &super::straggler::Straggler) -> Vec<Value> {
+    s.kernels
+        .iter()
+        .chain(&s.ops)
+        .filter_map(|(name, _)| rank.critical.on_path.iter().find(|(n, _)| n == name))
+        .map(|(n, ns)| json!({"name": n, "on_path_us": us(*ns)}))
+        .collect()
+}
+
 /// The run as one JSON object (keys in docs/runs.md).
 pub fn run_json(run: &RunAnalysis) -> Value {
     let ranks: Vec<Value> = run
@@ -59,6 +84,7 @@ pub fn run_json(run: &RunAnalysis) -> Value {
                 "gpu_utilization_pct": r.gpu.map(|g| g.utilization * 100.0),
                 "peak_memory_bytes": r.peak_memory_bytes,
                 "collectives": r.collectives.len(),
+                "critical_path": rank_path_json(&r.critical),
             })
         })
         .collect();
@@ -105,6 +131,7 @@ pub fn run_json(run: &RunAnalysis) -> Value {
                     "spread_us": us(d.spread_ns),
                 })).collect::<Vec<_>>(),
                 "why": {"late_start_us": us(s.late_start_ns), "kernels": names(&s.kernels), "ops": names(&s.ops)},
+                "why_on_path": run.ranks.get(s.member).map(|r| on_path(r, s)).unwrap_or_default(),
             })
         })
         .collect();

@@ -27,6 +27,7 @@ use super::temporal::{temporal, Temporal};
 use super::window::{Window, WindowIndex};
 use crate::analysis::args::ArgKey;
 use crate::analysis::breakdown::is_communication_kernel;
+use crate::analysis::critical_path::{BoundBy, Shares};
 use crate::analysis::steps;
 use crate::model::args::Reader as ArgsReader;
 use crate::model::{CatClass, Trace, NONE};
@@ -103,6 +104,56 @@ pub struct RankSummary {
     pub temporal: Temporal,
     /// Collectives ordered by stream, then start.
     pub collectives: Vec<Collective>,
+    /// What bounds its complete steps: their critical paths summed.
+    pub critical: RankPath,
+}
+
+/// A rank's critical paths over its complete steps (all of them without complete steps).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RankPath {
+    /// Time per class ([`BoundBy::ALL`] order), ns; sums to `wall_ns`.
+    pub shares: Shares,
+    /// The steps' wall time, ns.
+    pub wall_ns: i64,
+    /// Names of the slices holding most of the paths: (name, ns on the paths), most first.
+    pub on_path: Vec<(String, i64)>,
+}
+
+impl RankPath {
+    /// The class holding most of the paths, if any time was followed.
+    pub fn bound_by(&self) -> Option<BoundBy> {
+        (self.wall_ns > 0).then(|| BoundBy::ALL.into_iter().max_by_key(|c| (self.shares[c.index()], std::cmp::Reverse(c.index())))).flatten()
+    }
+}
+
+/// Names kept in [`RankPath::on_path`] (enough to hold the ops a straggler's "why" names).
+const ON_PATH_NAMES: usize = 50;
+
+/// Sums the paths of the complete steps (or of all paths without complete steps) of `session`.
+fn rank_path(session: &Session, steps: &crate::analysis::steps::Steps) -> RankPath {
+    let trace = session.trace();
+    let complete: Vec<u64> = steps.steps.iter().filter(|s| !s.incomplete).map(|s| s.number).collect();
+    let paths = session.critical_paths();
+    let counted: Vec<&crate::analysis::critical_path::StepPath> =
+        paths.iter().filter(|p| complete.is_empty() || p.step.is_some_and(|n| complete.contains(&n))).collect();
+    let mut out = RankPath::default();
+    let mut by_name: crate::model::strings::FxHashMap<crate::model::StrId, i64> = Default::default();
+    for p in counted {
+        out.wall_ns += p.wall_ns();
+        for c in BoundBy::ALL {
+            out.shares[c.index()] += p.shares[c.index()];
+        }
+        for g in &p.segments {
+            if let Some(&name) = trace.slices.name.get(g.slice as usize) {
+                *by_name.entry(name).or_default() += g.end_ns - g.start_ns;
+            }
+        }
+    }
+    let mut names: Vec<(String, i64)> = by_name.into_iter().map(|(n, ns)| (trace.strings.get(n).into_owned(), ns)).collect();
+    names.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    names.truncate(ON_PATH_NAMES);
+    out.on_path = names;
+    out
 }
 
 /// The summary of the trace loaded from `file`. GPU metrics and the memory series are the
@@ -147,6 +198,7 @@ pub fn summarize(file: &str, session: &Session) -> RankSummary {
         peak_memory_bytes,
         temporal: temporal(trace, &steps),
         collectives: collectives(trace, &steps),
+        critical: rank_path(session, &steps),
     }
 }
 

@@ -200,7 +200,7 @@ impl Builder {
 
     /// An edge from a cause at `cause_t` that may lie before the window (then it enters from
     /// the source, its time before the window cut off).
-    fn cause(&mut self, cause: Option<u32>, cause_t: i64, to: u32, weight: i64, slice: u32, class: BoundBy, kind: Kind) {
+    fn cause(&mut self, (cause, cause_t): (Option<u32>, i64), to: u32, weight: i64, slice: u32, class: BoundBy, kind: Kind) {
         match cause {
             Some(node) => {
                 self.edge(node, to, weight, slice, class, kind);
@@ -478,7 +478,8 @@ fn segment_class(trace: &Trace, prep: &Prepared, stack: &[u32], top: u32) -> Bou
 }
 
 /// Hand-offs from the step's thread to the others, and the step thread's gaps that another
-/// thread's work fills (it waited for that work: backward on the autograd thread).
+/// thread's work fills for at least half of it (it waited for that work: backward on the
+/// autograd thread).
 fn link_threads(b: &mut Builder, main: Option<&Chain>, others: &[Chain]) {
     let Some(main) = main else {
         return;
@@ -498,7 +499,9 @@ fn link_threads(b: &mut Builder, main: Option<&Chain>, others: &[Chain]) {
     for &(edge, a, z) in &main.gaps {
         let lo = periods.partition_point(|p| p.0 <= a);
         let hi = periods.partition_point(|p| p.0 <= z);
-        let filled = periods[lo..hi].iter().rev().find(|&&(e, s, _)| s >= a && 2 * (e - s) >= z - a);
+        // The latest run ending inside the gap that was busy for at least half of it (it may
+        // have begun before: the step's thread did a little between the other's ops).
+        let filled = periods[lo..hi].iter().rev().find(|&&(e, s, _)| 2 * (e - s.max(a)) >= z - a);
         if let Some(&(e, _, node)) = filled {
             b.edges[edge].weight = 0;
             b.edges[edge].kind = Kind::Idle;
@@ -611,11 +614,11 @@ fn activity_causes(
     let binds = |kind: Kind| cross.is_none() && ((kind == Kind::Stream) == stream_binds);
     if let Some((node, l, call)) = launch {
         let w = if binds(Kind::Launch) { s - l } else { (s - l).min(prep.typical_launch_ns) };
-        b.cause(node, l, act.start_node, w, call, BoundBy::LaunchDelay, Kind::Launch);
+        b.cause((node, l), act.start_node, w, call, BoundBy::LaunchDelay, Kind::Launch);
     }
     if let Some((node, p)) = stream {
         let w = if binds(Kind::Stream) { s - p } else { (s - p).min(prep.typical_gap_ns) };
-        b.cause(node, p, act.start_node, w, act.slice, BoundBy::KernelGap, Kind::Stream);
+        b.cause((node, p), act.start_node, w, act.slice, BoundBy::KernelGap, Kind::Stream);
     }
     if let Some(x) = cross {
         let other = &acts[x];
