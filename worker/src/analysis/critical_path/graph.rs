@@ -91,6 +91,13 @@ impl Graph {
         self.edges.iter().map(|e| e.weight).collect()
     }
 
+    /// Approximate heap bytes (nodes, edges and their indexes).
+    pub fn heap_bytes(&self) -> usize {
+        self.time.capacity() * 8
+            + self.edges.capacity() * std::mem::size_of::<Edge>()
+            + (self.in_start.capacity() + self.incoming.capacity() + self.order.capacity()) * 4
+    }
+
     /// Incoming edge ids of `node`.
     pub fn incoming(&self, node: u32) -> &[u32] {
         let n = node as usize;

@@ -224,6 +224,16 @@ impl CriticalPaths {
         CriticalPaths { graphs: graphs(trace, steps).collect() }
     }
 
+    /// Approximate heap bytes of the graphs kept.
+    pub fn heap_bytes(&self) -> usize {
+        self.graphs.iter().map(|(_, g)| g.heap_bytes()).sum()
+    }
+
+    /// The largest step graph's approximate heap bytes (what [`analyze`] holds at most).
+    pub fn largest_graph_bytes(&self) -> usize {
+        self.graphs.iter().map(|(_, g)| g.heap_bytes()).max().unwrap_or(0)
+    }
+
     /// The critical path of every step.
     pub fn paths(&self) -> Vec<StepPath> {
         self.graphs.iter().map(|(step, g)| schedule::path(g, *step, &g.weights())).collect()

@@ -97,6 +97,7 @@ pub fn run(path: &Path, raw: &[u8], runs: usize, threads: usize) -> Result<(), S
         if run == 0 {
             first_view(&file, &json);
             op_ranges(&file, &trace);
+            critical_path(&file, &trace);
         }
     }
     Ok(())
@@ -162,6 +163,33 @@ fn op_ranges(file: &str, trace: &Trace) {
         });
         println!("{line}");
     }
+}
+
+/// Times the critical path of every step (or window), as the findings' impact asks it at load,
+/// then a what-if on graphs kept (what the page's What if panel asks), with the graphs' memory.
+fn critical_path(file: &str, trace: &Trace) {
+    use kinetoscope::analysis::critical_path::{analyze, CriticalPaths, Edit};
+    let steps = kinetoscope::analysis::steps::analyze(trace, None);
+    let started = Instant::now();
+    let paths = analyze(trace, &steps);
+    let analyze_ms = ms(started);
+    let started = Instant::now();
+    let graphs = CriticalPaths::build(trace, &steps);
+    let build_ms = ms(started);
+    let edits: Vec<Edit> = ["gemm*0.5", "launch=0"].iter().filter_map(|e| e.parse().ok()).collect();
+    let started = Instant::now();
+    let answered = graphs.what_if(trace, &edits);
+    let what_if_ms = ms(started);
+    let segments: usize = paths.iter().map(|p| p.segments.len()).sum();
+    let n = paths.len().max(1) as f64;
+    let line = serde_json::json!({
+        "bench": "critical_path", "target": "native", "file": file, "slices": trace.slices.len(),
+        "steps": steps.steps.len(), "paths": paths.len(), "analyze_ms": analyze_ms, "ms_per_path": analyze_ms / n,
+        "graphs_build_ms": build_ms, "what_if_ms": what_if_ms, "what_if_paths": answered.len(),
+        "largest_graph_bytes": graphs.largest_graph_bytes(), "all_graphs_bytes": graphs.heap_bytes(),
+        "path_segment_bytes": segments * std::mem::size_of::<kinetoscope::analysis::critical_path::PathSegment>(),
+    });
+    println!("{line}");
 }
 
 /// Parses `json` in `threads` parts on scoped threads (the engine itself never spawns any).
