@@ -2,7 +2,9 @@
 """The quantities quoted in the findings table, recomputed from the real fixtures' JSON (stdlib only).
 
 `worker/tests/findings.rs` (`FIXTURE_RULES`) notes, for each rule that fires on a real fixture,
-the number in the trace that shows it. This recounts those numbers without our code, with the
+its severity, its impact (% of step time on the critical path), the number in the trace that
+shows it, and how the impact was checked. This recounts the numbers of the notes (the impact
+checks name their own one-line recounts). This recounts those numbers without our code, with the
 definitions of docs/definitions.md and docs/findings.md: times as integer ns, converted from the
 JSON text exactly as the engine does (`trace_json.ns`); a device activity
 (`kernel`, `gpu_memcpy`, `gpu_memset`) goes to its launch call (`cuda_runtime` / `cuda_driver` /
@@ -204,8 +206,10 @@ def weighted_occupancy(t):
     num = den = 0
     for k in t.kernels:
         occ = k["args"].get("est. achieved occupancy %")
-        # 0% with >= 1 block per SM is an unknown, not a measured 0 (docs/findings.md).
-        if occ is None or is_nccl(k["name"]) or (occ == 0 and k["args"].get("blocks per SM", 0) >= 1):
+        # 0% with >= 1 block per SM, or with more than the default 48 KiB of shared memory per
+        # block, is an unknown, not a measured 0 (docs/findings.md).
+        unknown = occ == 0 and (k["args"].get("blocks per SM", 0) >= 1 or k["args"].get("shared memory", 0) > 49152)
+        if occ is None or is_nccl(k["name"]) or unknown:
             continue
         d = k["e"] - k["s"]
         num += occ * d
@@ -697,7 +701,40 @@ def row_checks():
     C[("tracelens__mi300", "low-mfu")] = c_mfu(1)
     C[("tracelens__h100", "memory-bound-gemm")] = c_gemm_shape(2, 5, 8, 989.4, 3350)
     C[("tracelens__mi300", "memory-bound-gemm")] = c_gemm_shape(2, 5, 8, 1307.4, 5300)
+    C[("hta__benchmark", "lazy-init")] = c_lazy_setup
+    C[("sglang", "partial-trace")] = c_blind_wait
     return C
+
+
+SYNC_CALLS = {"cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize", "cudaMemcpy", "cudaMemcpy2D",
+              "cudaMemset", "cuCtxSynchronize", "cuStreamSynchronize", "cuEventSynchronize", "hipDeviceSynchronize",
+              "hipStreamSynchronize", "hipEventSynchronize", "hipMemcpy", "hipMemcpyWithStream"}
+
+
+def c_lazy_setup(t, q):
+    """The longest runtime call that launched nothing before the first device activity, where it
+    starts (from the first host event, the profiler's span left out), and that first activity."""
+    launched = {a["args"].get("correlation") for a in t.dev}
+    first = min(a["s"] for a in t.dev)
+    t0 = min(e["s"] for e in t.x if e["cat"] not in DEVICE and e["cat"] != "trace")
+    setup = [c for c in t.runtime if c["s"] < first and c["e"] - c["s"] >= 100_000_000
+             and c["args"].get("correlation") not in launched]
+    c = max(setup, key=lambda c: c["e"] - c["s"])
+    return [("steps", len(t.steps) == 0), (q[0], (c["e"] - c["s"]) / 1e9), (q[1], (c["s"] - t0) / 1e9),
+            (q[2], (first - t0) / 1e9), ("calls >= 100 ms", len(setup)), ("inside", (t.owner(c) or {}).get("name"))]
+
+
+def c_blind_wait(t, q):
+    """Synchronizing calls >= 1 ms with device activity recorded under 10% of them."""
+    acts = [(a["s"], a["e"]) for a in t.dev]
+    hits = []
+    for c in t.runtime:
+        d = c["e"] - c["s"]
+        if c["name"] in SYNC_CALLS and d >= 1_000_000:
+            rec = union(acts, c["s"], c["e"])
+            if rec < 0.1 * d:
+                hits.append((d, rec))
+    return [(q[0], len(hits)), (q[1], ms(max(hits)[0])), (q[2], us(max(hits)[1]))]
 
 
 def gap_counts(t):
@@ -824,7 +861,10 @@ def main():
         m = re.match(r'\s*\(?"([^"]+\.json(?:\.gz)?)"', line)
         if m:
             fixture = m.group(1)
-        for rule, note in re.findall(r'\("([a-z0-9-]+)", "((?:[^"\\]|\\.)*)"\)', line):
+        # (rule, severity, impact % or None, note, impact check): the note's numbers are recounted
+        # here; the impact check carries its own recount (see FIXTURE_RULES' doc comment).
+        for rule, note in re.findall(r'\("([a-z0-9-]+)", "(?:info|warn|alert)", (?:Some\([0-9.]+\)|None), '
+                                     r'"((?:[^"\\]|\\.)*)", "(?:[^"\\]|\\.)*"\)', line):
             rows.append((fixture, rule, note))
     checks = row_checks()
     counts = collections.Counter()

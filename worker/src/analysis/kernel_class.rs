@@ -214,6 +214,8 @@ const RULES: &[Rule] = &[
         &[Contains(&["allreduce_fusion_kernel"])]).class(C::Communication),
     rule("DeepEP expert-parallel dispatch / combine (`deep_ep::intranode::dispatch`)",
         &[Contains(&["deep_ep::"])]).class(C::Communication),
+    rule("other expert-parallel all-to-all and one-sided communication: pplx-kernels (`pplx::`), NVSHMEM kernels, MSCCL++ (`mscclpp`), AMD QuickReduce, MoRI (`mori::`)",
+        &[Contains(&["pplx::", "nvshmem", "mscclpp", "quickreduce", "mori::"])]).class(C::Communication),
     rule("ROCm runtime blit kernels (`__amd_rocclr_copyBuffer`, `__amd_rocclr_fillBufferAligned`)",
         &[Contains(&["__amd_rocclr_copy", "__amd_rocclr_fill"])]).class(C::Memory),
     rule("PyTorch copies, concatenation and fills (`direct_copy_kernel_cuda`, `CatArrayBatchedCopy`, `FillFunctor`)",

@@ -241,7 +241,7 @@ fn occupancy_query(ctx: &Ctx, out: &mut Vec<Finding>) {
 }
 
 /// Names of calls that block the host until the device catches up.
-fn is_sync_call(n: &str) -> bool {
+pub(super) fn is_sync_call(n: &str) -> bool {
     matches!(
         n,
         "cudaDeviceSynchronize"
@@ -261,14 +261,17 @@ fn is_sync_call(n: &str) -> bool {
 }
 
 /// `long-device-sync`: a device-wide synchronize lasting >= [`LONG_SYNC_MIN_NS`] during which
-/// every device is busy < [`LONG_SYNC_MAX_BUSY_SHARE`] of the call. Evidence: longest first.
+/// every device is busy < [`LONG_SYNC_MAX_BUSY_SHARE`] of the call, and after which device work
+/// still starts: the capture's final synchronize (the profiler flushing, the script ending)
+/// waits in no loop. Evidence: longest first.
 fn long_device_sync(ctx: &Ctx, out: &mut Vec<Finding>) {
     let s = &ctx.trace.slices;
     let mask = ctx.mask(|n| matches!(n, "cudaDeviceSynchronize" | "hipDeviceSynchronize" | "cuCtxSynchronize"));
+    let last_work = ctx.last_activity_start_ns();
     let mut hits: Vec<(u32, i64, i64)> = ctx
         .slices_named(&mask, Some(CatClass::Launch))
         .into_iter()
-        .filter(|&i| s.dur_ns[i as usize] >= LONG_SYNC_MIN_NS)
+        .filter(|&i| s.dur_ns[i as usize] >= LONG_SYNC_MIN_NS && s.end_ns(i as usize) < last_work)
         .map(|i| {
             let (a, d) = (s.start_ns[i as usize], s.dur_ns[i as usize]);
             (i, d, ctx.busy_ns((a, a + d)))
@@ -314,7 +317,7 @@ fn sync_heavy(ctx: &Ctx, out: &mut Vec<Finding>) {
     let total = ctx.ops.self_cpu_total_ns;
     let mask = ctx.mask(is_sync_call);
     let all = ctx.slices_named(&mask, Some(CatClass::Launch));
-    let last_work = ctx.activities.iter().map(|&a| s.start_ns[a as usize]).max().unwrap_or(i64::MIN);
+    let last_work = ctx.last_activity_start_ns();
     let (mut busy_skipped, mut trailing) = (0usize, 0usize);
     let mut ids: Vec<u32> = Vec::new();
     for i in all {
@@ -394,24 +397,28 @@ fn user_op(ctx: &Ctx, i: u32) -> Option<u32> {
     Some(outer.unwrap_or(inner))
 }
 
-/// Ops and annotations that copy by nature, whatever op runs inside them: DDP's bucket copies,
-/// collectives staging their buffers (names holding all2all / all_gather / ...), `aten::repeat`
+/// Ops and annotations that copy by nature, whatever op runs inside them: DDP's bucket copies
+/// (`torch.distributed.ddp.reducer::copy_bucket_to_grad`, older traces without the
+/// `torch.distributed.` prefix), collectives staging their buffers (names holding all2all /
+/// all_gather / all_reduce ..., e.g. vLLM's `vllm::all_reduce`), `aten::repeat`
 /// and `aten::cat` writing their output, `aten::clone` (out-of-place ops clone their input),
 /// `slice_scatter` / `slice_backward` (a copy with a slice written in).
 fn copies_by_nature(n: &str) -> bool {
     const OPS: [&str; 6] =
         ["aten::repeat", "aten::repeat_interleave", "aten::clone", "aten::cat", "aten::slice_scatter", "aten::slice_backward"];
-    const COLLECTIVES: [&str; 8] =
-        ["all2all", "alltoall", "all_to_all", "allgather", "all_gather", "reducescatter", "reduce_scatter", "allreduce"];
+    const COLLECTIVES: [&str; 9] = [
+        "all2all", "alltoall", "all_to_all", "allgather", "all_gather", "reducescatter", "reduce_scatter", "allreduce",
+        "all_reduce",
+    ];
     let lower = n.to_ascii_lowercase();
-    n.starts_with("ddp.reducer::")
+    n.contains("ddp.reducer::")
         || OPS.contains(&n)
         || crate::analysis::breakdown::is_communication_op(n)
         || COLLECTIVES.iter().any(|c| lower.contains(c))
 }
 
 /// Whether any slice enclosing `i` (any category) satisfies `mask`.
-fn inside(ctx: &Ctx, mask: &[bool], i: u32) -> bool {
+pub(super) fn inside(ctx: &Ctx, mask: &[bool], i: u32) -> bool {
     let s = &ctx.trace.slices;
     let mut p = s.parent.get(i as usize).copied().unwrap_or(NONE);
     while p != NONE && (p as usize) < s.len() {

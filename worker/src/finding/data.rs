@@ -68,21 +68,34 @@ fn dataloader_bound(ctx: &Ctx, out: &mut Vec<Finding>) {
     ));
 }
 
-/// `pageable-memcpy`: host-device copies from or to pageable memory (Nsight's rule).
+/// `pageable-memcpy`: host-device copies from or to pageable memory (Nsight's rule) that
+/// pinning could speed up: copies under [`PAGEABLE_MIN_BYTES`] and copies launched inside
+/// `aten::item` / `aten::_local_scalar_dense` (a scalar read back) are left out, their cost is
+/// the round trip, not the staging. Evidence: the copies, then their calls.
 fn pageable_memcpy(ctx: &Ctx, out: &mut Vec<Finding>) {
     let s = &ctx.trace.slices;
     let mask = ctx.mask(|n| n.contains("Pageable"));
-    let ids = ctx.slices_named(&mask, Some(CatClass::Memcpy));
+    let readback = ctx.mask(|n| matches!(n, "aten::item" | "aten::_local_scalar_dense"));
+    let all = ctx.slices_named(&mask, Some(CatClass::Memcpy));
+    let bytes_key = crate::analysis::args::ArgKey::new("bytes");
+    let mut reader = ctx.trace.args.reader();
+    let (mut ids, mut bytes, mut small, mut scalar) = (Vec::new(), 0i64, 0usize, 0usize);
+    for i in all {
+        let b = bytes_key.i64(reader.bytes(s.args[i as usize]));
+        let call = super::launch_of(ctx.trace, i);
+        if call.is_some_and(|c| ctx.is(&readback, c) || super::cpu::inside(ctx, &readback, c)) {
+            scalar += 1;
+        } else if b.is_some_and(|b| b < PAGEABLE_MIN_BYTES) {
+            small += 1;
+        } else {
+            bytes += b.unwrap_or(0);
+            ids.push(i);
+        }
+    }
     if ids.is_empty() {
         return;
     }
     let total: i64 = ids.iter().map(|&i| s.dur_ns[i as usize]).sum();
-    let bytes_key = crate::analysis::args::ArgKey::new("bytes");
-    let mut reader = ctx.trace.args.reader();
-    let bytes: i64 = ids
-        .iter()
-        .filter_map(|&i| bytes_key.i64(reader.bytes(s.args[i as usize])))
-        .sum();
     let calls: Vec<u32> = ids.iter().filter_map(|&i| super::launch_of(ctx.trace, i)).collect();
     out.push(finding(
         "pageable-memcpy",
@@ -93,7 +106,12 @@ fn pageable_memcpy(ctx: &Ctx, out: &mut Vec<Finding>) {
             bytes as f64 / 1e6,
             dur(total)
         ),
-        format!("{} gpu_memcpy slices named with Pageable", ids.len()),
+        format!(
+            "{} gpu_memcpy slices named with Pageable, of >= {} KiB; left out: {small} smaller, {scalar} \
+             scalar reads (aten::item / _local_scalar_dense), which pinning would not speed up",
+            ids.len(),
+            PAGEABLE_MIN_BYTES / 1024
+        ),
         "Copies from unpinned memory go through a staging buffer and are synchronous with the \
          host: slower, and they cannot overlap compute.",
         "Pin host memory (DataLoader(pin_memory=True), tensor.pin_memory()) and copy with \

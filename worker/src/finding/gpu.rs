@@ -300,16 +300,26 @@ fn dtod_before_gemm(ctx: &Ctx, out: &mut Vec<Finding>) {
     ));
 }
 
+/// CUTLASS's `s1688gemm` on fp32 data (no `f16` in the name): TF32 tensor-core math from SM80
+/// (the kernel table leaves its precision unknown: on Turing the same shape is fp16). Only
+/// asked on GPUs with TF32 ([`fp32_gemm`] returns below compute capability 8).
+fn is_tf32_cutlass(name: &str) -> bool {
+    name.contains("s1688gemm") && !name.contains("f16")
+}
+
 /// `fp32-gemm`: GEMM kernels whose name says FP32 ([`Precision::Fp32`]: cuBLAS `sgemm`,
 /// `f32f32_f32f32 ... ffma`, Tensile `S`) and that do not run on tensor / matrix cores hold >=
-/// [`FP32_GEMM_MIN_SHARE`] of GEMM time, on a device that has tensor cores (or an unknown one).
-/// GEMMs whose name does not say the precision are not counted as FP32, and neither are fp16
-/// storage SIMT kernels (`ampere_fp16_sgemm_fp16_*`: autocast would not change them). The
-/// advice names TF32 only where it exists (compute capability >= [`TF32_MIN_MAJOR`] or
-/// unknown). Evidence: the FP32 GEMMs, longest first.
+/// [`FP32_GEMM_MIN_SHARE`] of GEMM time, on a device with TF32 (compute capability >=
+/// [`TF32_MIN_MAJOR`], or unknown): on 7.x the only remedy is autocast, which
+/// `amp-opportunity` tells. GEMMs whose name does not say the precision are not counted as
+/// FP32, and neither are fp16 storage SIMT kernels (`ampere_fp16_sgemm_fp16_*`: autocast would
+/// not change them). Where TF32 tensor-core GEMMs already run (tensor-core kernels on fp32
+/// data: `s1688gemm`, `tf32f32`), TF32 is on and the fp32 GEMMs left are the shapes cuBLAS
+/// keeps on the CUDA cores (dimensions not multiples of 4, tiny K): the advice is padding, not
+/// TF32. Evidence: the FP32 GEMMs, longest first.
 fn fp32_gemm(ctx: &Ctx, out: &mut Vec<Finding>) {
     let major = ctx.max_compute_major();
-    if major.is_some_and(|m| m < TENSOR_CORE_MIN_MAJOR) {
+    if major.is_some_and(|m| m < TF32_MIN_MAJOR) {
         return;
     }
     let rows = &ctx.kernels.rows;
@@ -322,8 +332,44 @@ fn fp32_gemm(ctx: &Ctx, out: &mut Vec<Finding>) {
     if simt.is_empty() || gemm_ns <= 0 || (simt_ns as f64) < FP32_GEMM_MIN_SHARE * gemm_ns as f64 {
         return;
     }
+    let tf32: Vec<_> = rows
+        .iter()
+        .filter(|r| r.gemm && r.tensor_cores && (matches!(r.precision, Precision::Tf32 | Precision::Fp32) || is_tf32_cutlass(&r.name)))
+        .collect();
+    let tf32_ns: i64 = tf32.iter().map(|r| r.total_ns).sum();
     let mask = ctx.mask(|n| simt.iter().any(|r| r.name == n));
     let ids = ctx.longest_first(ctx.slices_named(&mask, Some(CatClass::Kernel)));
+    let mut why = format!(
+        "FP32 SIMT GEMM time {} / GEMM time {} = {} >= {} (precision from the kernel name; \
+         GEMMs whose name does not say are not counted); compute capability {}",
+        dur(simt_ns),
+        dur(gemm_ns),
+        pct(simt_ns as f64 / gemm_ns as f64),
+        pct(FP32_GEMM_MIN_SHARE),
+        major.map_or_else(|| "unknown".to_owned(), |m| format!("{m}.x"))
+    );
+    let (meaning, try_this) = if tf32.is_empty() {
+        (
+            "These matrix multiplies run on the CUDA cores in FP32 (sgemm / SIMT kernels), many \
+             times slower than tensor cores on the same GPU.",
+            "Allow TF32 (torch.backends.cuda.matmul.allow_tf32 = True, or \
+             torch.set_float32_matmul_precision(\"high\")) or run under \
+             torch.autocast(\"cuda\", dtype=torch.bfloat16).",
+        )
+    } else {
+        why.push_str(&format!(
+            "; TF32 is already on: {} TF32 tensor-core GEMM kernel names run {}",
+            tf32.len(),
+            dur(tf32_ns)
+        ));
+        (
+            "TF32 tensor cores already run most GEMMs; these fp32 ones stayed on the CUDA cores \
+             because of their shapes: a dimension that is not a multiple of 4 (TF32) or 8 (fp16 / \
+             bf16), or a tiny K, cannot be tiled for tensor cores.",
+            "Pad the odd dimensions (hidden sizes, embedding widths, K) to multiples of 8; \
+             merge tiny GEMMs (K of 1-16) into larger ones or compute them elementwise.",
+        )
+    };
     out.push(finding(
         "fp32-gemm",
         Severity::Warn,
@@ -334,32 +380,20 @@ fn fp32_gemm(ctx: &Ctx, out: &mut Vec<Finding>) {
             simt.len(),
             crate::text::cut(&simt[0].name, 50)
         ),
-        format!(
-            "FP32 SIMT GEMM time {} / GEMM time {} = {} >= {} (precision from the kernel name; \
-             GEMMs whose name does not say are not counted); compute capability {}",
-            dur(simt_ns),
-            dur(gemm_ns),
-            pct(simt_ns as f64 / gemm_ns as f64),
-            pct(FP32_GEMM_MIN_SHARE),
-            major.map_or_else(|| "unknown".to_owned(), |m| format!("{m}.x"))
-        ),
-        "These matrix multiplies run on the CUDA cores in FP32 (sgemm / SIMT kernels), many \
-         times slower than tensor cores on the same GPU.",
-        if major.is_some_and(|m| m < TF32_MIN_MAJOR) {
-            "This GPU has no TF32: run under torch.autocast(\"cuda\", dtype=torch.float16) with a \
-             GradScaler (bfloat16 needs compute capability 8.0)."
-        } else {
-            "Allow TF32 (torch.backends.cuda.matmul.allow_tf32 = True, or \
-             torch.set_float32_matmul_precision(\"high\")) or run under \
-             torch.autocast(\"cuda\", dtype=torch.bfloat16)."
-        },
+        why,
+        meaning,
+        try_this,
         ctx.evidence(ids),
     ));
 }
 
 /// `gpu-idle`: a device's GPU Utilization < [`GPU_IDLE_UTILIZATION`] over the step window, or
 /// a gap >= [`GPU_IDLE_GAP_NS`] with no device activity on a GPU between its first and last.
+/// Not on a partial recording ([`Ctx::partial`]): idle time there is missing work.
 fn gpu_idle(ctx: &Ctx, out: &mut Vec<Finding>) {
+    if ctx.partial {
+        return;
+    }
     let low = ctx
         .gpus
         .iter()
@@ -425,21 +459,51 @@ fn gpu_idle(ctx: &Ctx, out: &mut Vec<Finding>) {
     ));
 }
 
+/// Names of kernels whose launch asks for more than the default 48 KiB of shared memory per
+/// block (the `shared memory` arg): Kineto's occupancy estimate asks the occupancy API under
+/// the default limit, which fits none of their blocks, so they read 0% whatever they achieve
+/// (warp-specialized / persistent CUTLASS, xmma and nvjet GEMMs: qatut's and the H100 BERT's
+/// `sm90_xmma_gemm_*` ask 226 KiB). Only kernels named in `mask` are read.
+fn opted_in_shared_memory(ctx: &Ctx, mask: &[bool]) -> FxHashMap<u32, ()> {
+    let s = &ctx.trace.slices;
+    let key = ArgKey::new("shared memory");
+    let mut reader = ctx.trace.args.reader();
+    let mut out = FxHashMap::default();
+    for k in ctx.kernels_sorted_by_time(false) {
+        if ctx.is(mask, k) && !out.contains_key(&s.name[k as usize].0) {
+            let smem = crate::analysis::kernels::f64_arg(&key, reader.bytes(s.args[k as usize]));
+            if smem.is_some_and(|b| b > DEFAULT_SHARED_MEMORY_BYTES) {
+                out.insert(s.name[k as usize].0, ());
+            }
+        }
+    }
+    out
+}
+
 /// `low-occupancy`: time-weighted Est. Achieved Occupancy < [`LOW_OCCUPANCY_PCT`] over the
 /// kernels that report it (running >= [`LOW_OCCUPANCY_MIN_KERNEL_NS`] in total), from the
-/// kernel table's per-name averages (weighted by each name's time). A name averaging 0% while
-/// it has >= 1 block per SM is left out: CUPTI could not compute it (a cuBLAS GEMM with 46
-/// blocks per SM reads 0% in gpumodel), so it is unknown, not low. The GPU metrics table keeps
-/// tb_plugin's number, which counts such zeros. Communication kernels are left out: they run
-/// a few blocks by design and would drag the average down. Evidence: low kernels, longest first.
+/// kernel table's per-name averages (weighted by each name's time). A name reading 0% is
+/// unknown, not low, when it has >= 1 block per SM (CUPTI could not compute it: a cuBLAS GEMM
+/// with 46 blocks per SM reads 0% in gpumodel) or asks for more than the default shared memory
+/// ([`opted_in_shared_memory`]: warp-specialized and persistent kernels). The GPU metrics
+/// table keeps tb_plugin's number, which counts such zeros. Communication kernels are left
+/// out: they run a few blocks by design (NCCL, custom all-reduce, DeepEP / pplx dispatch and
+/// combine) and would drag the average down. Evidence: low kernels, longest first.
 fn low_occupancy(ctx: &Ctx, out: &mut Vec<Finding>) {
+    let zero = ctx.mask(|n| ctx.kernels.rows.iter().any(|r| r.name == n && r.occupancy_pct == Some(0.0)));
+    let opted_in = opted_in_shared_memory(ctx, &zero);
+    let strings = &ctx.trace.strings;
+    let unknown_zero = |r: &crate::analysis::kernels::KernelRow| {
+        r.blocks_per_sm.is_some_and(|b| b >= 1.0)
+            || strings.lookup(&r.name).is_some_and(|id| opted_in.contains_key(&id.0))
+    };
     let rows: Vec<_> = ctx
         .kernels
         .rows
         .iter()
         .filter(|r| !is_communication_kernel(&r.name))
         .filter_map(|r| r.occupancy_pct.filter(|&o| o >= 0.0).map(|o| (r, o)))
-        .filter(|(r, o)| !(*o == 0.0 && r.blocks_per_sm.is_some_and(|b| b >= 1.0)))
+        .filter(|(r, o)| !(*o == 0.0 && unknown_zero(r)))
         .collect();
     let time: i64 = rows.iter().map(|(r, _)| r.total_ns).sum();
     if time < LOW_OCCUPANCY_MIN_KERNEL_NS {

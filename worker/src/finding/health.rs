@@ -25,13 +25,57 @@ pub(super) fn rules(ctx: &Ctx, out: &mut Vec<Finding>) {
     data_loss(&h, out);
 }
 
-/// `partial-trace` (info): the trace is not the whole run. Either the launch calls'
-/// correlation ids jump by a median >= [`PARTIAL_CORRELATION_GAP`] (events were sampled out:
-/// every CUDA call takes the next id), or >= [`PARTIAL_UNLINKED_SHARE`] of device activities
-/// have no launch call although the trace has launch calls (the host side was cut). Each over
-/// at least [`PARTIAL_MIN_EVENTS`] events. Evidence: the launch calls after the largest jumps,
-/// largest first, or the unlinked activities.
-fn partial_trace(ctx: &Ctx, out: &mut Vec<Finding>) {
+/// What makes a recording partial ([`partial`]).
+pub(super) struct Partial {
+    /// Launch calls' (correlation id, slice), sorted and distinct by id.
+    calls: Vec<(u32, u32)>,
+    /// Median jump between consecutive correlation ids.
+    median_jump: f64,
+    /// Device activities without a launch call.
+    unlinked: Vec<u32>,
+    /// Synchronizing calls >= [`PARTIAL_BLIND_WAIT_NS`] with almost nothing recorded on the
+    /// device while they wait: (slice, wait ns, recorded device ns in it), longest first.
+    blind: Vec<(u32, i64, i64)>,
+    sampled: bool,
+    cut: bool,
+}
+
+/// Union of every device activity's interval, sorted and disjoint.
+fn device_union(ctx: &Ctx) -> Vec<(i64, i64)> {
+    let s = &ctx.trace.slices;
+    let mut iv: Vec<(i64, i64)> = ctx.activities.iter().map(|&a| (s.start_ns[a as usize], s.end_ns(a as usize))).collect();
+    iv.sort_unstable();
+    let mut out: Vec<(i64, i64)> = Vec::with_capacity(iv.len());
+    for (a, b) in iv {
+        match out.last_mut() {
+            Some(last) if a <= last.1 => last.1 = last.1.max(b),
+            _ => out.push((a, b)),
+        }
+    }
+    out
+}
+
+/// Time of the sorted disjoint `union` inside `[a, b)`, ns.
+fn covered_ns(union: &[(i64, i64)], a: i64, b: i64) -> i64 {
+    let first = union.partition_point(|iv| iv.1 <= a);
+    union[first..].iter().take_while(|iv| iv.0 < b).map(|iv| iv.1.min(b) - iv.0.max(a)).sum()
+}
+
+/// Calls that block the host until the device is done: [`super::cpu::is_sync_call`] and HIP's
+/// `hipMemcpyWithStream` (a synchronous copy on a stream).
+fn is_blocking_call(n: &str) -> bool {
+    super::cpu::is_sync_call(n) || n == "hipMemcpyWithStream"
+}
+
+/// Whether the recording misses device work, and how: the launch calls' correlation ids jump
+/// by a median >= [`PARTIAL_CORRELATION_GAP`] (events were sampled out: every CUDA call takes
+/// the next id), or >= [`PARTIAL_UNLINKED_SHARE`] of device activities have no launch call
+/// although the trace has launch calls (the host side was cut), each over at least
+/// [`PARTIAL_MIN_EVENTS`] events; or a synchronizing call waits >= [`PARTIAL_BLIND_WAIT_NS`]
+/// while device activities cover < [`PARTIAL_BLIND_MAX_RECORDED_SHARE`] of it: a sync on an
+/// idle device returns at once, so the device ran work the trace does not hold (a CUDA-graph
+/// replay or kernels launched before the capture, only partly recorded). `None` when complete.
+pub(super) fn partial(ctx: &Ctx) -> Option<Partial> {
     let s = &ctx.trace.slices;
     let mut calls: Vec<(u32, u32)> = (0..s.len() as u32)
         .filter(|&i| ctx.trace.class(s.cat[i as usize]) == CatClass::Launch)
@@ -40,39 +84,86 @@ fn partial_trace(ctx: &Ctx, out: &mut Vec<Finding>) {
         .collect();
     calls.sort_unstable();
     calls.dedup_by_key(|c| c.0);
-    let jumps: Vec<(u64, u32)> = calls.windows(2).map(|w| (u64::from(w[1].0 - w[0].0), w[1].1)).collect();
-    let med = median(&jumps.iter().map(|j| j.0 as i64).collect::<Vec<_>>()).unwrap_or(0.0);
+    let jumps: Vec<i64> = calls.windows(2).map(|w| i64::from(w[1].0 - w[0].0)).collect();
+    let median_jump = median(&jumps).unwrap_or(0.0);
     let unlinked: Vec<u32> = ctx.activities.iter().copied().filter(|&a| super::launch_of(ctx.trace, a).is_none()).collect();
     let acts = ctx.activities.len();
-    let sampled = calls.len() >= PARTIAL_MIN_EVENTS && med >= PARTIAL_CORRELATION_GAP as f64;
+    let sampled = calls.len() >= PARTIAL_MIN_EVENTS && median_jump >= PARTIAL_CORRELATION_GAP as f64;
     let cut = !calls.is_empty()
         && acts >= PARTIAL_MIN_EVENTS
         && unlinked.len() as f64 >= PARTIAL_UNLINKED_SHARE * acts as f64;
-    if !sampled && !cut {
-        return;
+    let mask = ctx.mask(is_blocking_call);
+    let long: Vec<u32> = ctx
+        .slices_named(&mask, Some(CatClass::Launch))
+        .into_iter()
+        .filter(|&i| s.dur_ns[i as usize] >= PARTIAL_BLIND_WAIT_NS)
+        .collect();
+    let mut blind: Vec<(u32, i64, i64)> = Vec::new();
+    if !long.is_empty() {
+        let union = device_union(ctx);
+        for i in long {
+            let (a, d) = (s.start_ns[i as usize], s.dur_ns[i as usize]);
+            let recorded = covered_ns(&union, a, a + d);
+            if (recorded as f64) < PARTIAL_BLIND_MAX_RECORDED_SHARE * d as f64 {
+                blind.push((i, d, recorded));
+            }
+        }
     }
-    let share = pct(unlinked.len() as f64 / acts.max(1) as f64);
+    blind.sort_by_key(|b| (std::cmp::Reverse(b.1), b.0));
+    (sampled || cut || !blind.is_empty()).then_some(Partial { calls, median_jump, unlinked, blind, sampled, cut })
+}
+
+/// `partial-trace` (info): the trace is not the whole run ([`partial`]). Evidence: the launch
+/// calls after the largest correlation jumps, largest first; or the unlinked activities; or
+/// the blind waits, longest first.
+fn partial_trace(ctx: &Ctx, out: &mut Vec<Finding>) {
+    let Some(p) = partial(ctx) else { return };
+    let acts = ctx.activities.len();
+    let med = p.median_jump;
+    let share = pct(p.unlinked.len() as f64 / acts.max(1) as f64);
+    let blind_ns: i64 = p.blind.iter().map(|b| b.1).sum();
     let why = format!(
         "median jump between consecutive correlation ids of {} launch calls {med:.0} (>= {PARTIAL_CORRELATION_GAP} \
-         means sampled); {} of {acts} device activities ({share}) without a launch call (>= {} means cut)",
-        calls.len(),
-        unlinked.len(),
-        pct(PARTIAL_UNLINKED_SHARE)
+         means sampled); {} of {acts} device activities ({share}) without a launch call (>= {} means cut); \
+         {} synchronizing calls >= {} wait {} with device activity recorded under {} of it (unrecorded \
+         device work); GPU utilization and host wait are not judged on such a recording (no gpu-idle, \
+         no overhead-bound)",
+        p.calls.len(),
+        p.unlinked.len(),
+        pct(PARTIAL_UNLINKED_SHARE),
+        p.blind.len(),
+        dur(PARTIAL_BLIND_WAIT_NS),
+        dur(blind_ns),
+        pct(PARTIAL_BLIND_MAX_RECORDED_SHARE)
     );
-    let (title, evidence) = if sampled {
-        let mut big = jumps;
+    let (title, evidence) = if p.sampled {
+        let mut big: Vec<(u64, u32)> = p.calls.windows(2).map(|w| (u64::from(w[1].0 - w[0].0), w[1].1)).collect();
         big.sort_by_key(|j| (std::cmp::Reverse(j.0), j.1));
         (
             format!(
                 "Sampled trace: correlation ids of {} launch calls jump by {med:.0} (median); most events are missing",
-                calls.len()
+                p.calls.len()
             ),
             ctx.evidence(big.into_iter().map(|j| j.1)),
         )
-    } else {
+    } else if p.cut {
         (
-            format!("Partial trace: {} of {acts} device activities ({share}) have no launch call", unlinked.len()),
-            ctx.evidence(unlinked),
+            format!("Partial trace: {} of {acts} device activities ({share}) have no launch call", p.unlinked.len()),
+            ctx.evidence(p.unlinked),
+        )
+    } else {
+        let (first, d, recorded) = p.blind[0];
+        (
+            format!(
+                "Unrecorded device work: {} synchronizing calls wait {} with almost no device activity recorded \
+                 (longest {} {}, {} recorded)",
+                p.blind.len(),
+                dur(blind_ns),
+                ctx.name(first),
+                dur(d),
+                dur(recorded)
+            ),
+            ctx.evidence(p.blind.iter().map(|b| b.0)),
         )
     };
     out.push(finding(
@@ -80,19 +171,23 @@ fn partial_trace(ctx: &Ctx, out: &mut Vec<Finding>) {
         Severity::Info,
         title,
         why,
-        "The trace holds only part of what ran (a sampled or filtered trace, or one cut at the \
-         start): totals, shares, call counts and per-step numbers describe the part that was \
-         kept, not the program.",
+        "The trace holds only part of what ran (a sampled or filtered trace, one cut at the \
+         start, or device work such as a CUDA-graph replay launched before the capture and only \
+         partly recorded): totals, shares, call counts, GPU idle time and per-step numbers \
+         describe the part that was kept, not the program.",
         "Read ratios and patterns, not totals; for numbers, capture a complete trace of a few \
-         steps (torch.profiler schedule with active=N).",
+         steps (torch.profiler schedule with active=N, started before the work it should see).",
         evidence,
     ));
 }
 
 /// `lazy-init`: from the first host event (the profiler's own span left out) to the first op
 /// (the first kernel when there are no ops) takes >= [`LAZY_INIT_MIN_NS`]: one-time setup
-/// before any work, usually lazy CUDA initialization (context creation) or imports. Evidence:
-/// the host slices that start in that time, longest first.
+/// before any work, usually lazy CUDA initialization (context creation) or imports. Or the
+/// setup happens inside the first ops: runtime calls that launch nothing, made before the
+/// first device activity starts, last >= [`LAZY_INIT_CALL_MIN_NS`] (context creation in the
+/// first `aten::to` or `cudaFree`). Evidence: the host slices before the first op, longest
+/// first; or those calls, longest first.
 fn lazy_init(ctx: &Ctx, out: &mut Vec<Finding>) {
     let t = ctx.trace;
     let s = &t.slices;
@@ -115,23 +210,57 @@ fn lazy_init(ctx: &Ctx, out: &mut Vec<Finding>) {
         return;
     };
     let wait = work - begin;
-    if wait < LAZY_INIT_MIN_NS {
-        return;
-    }
-    let before: Vec<u32> = (0..s.len())
-        .filter(|&i| host(i) && !ctx.is(&is_profiler, i as u32) && s.start_ns[i] < work)
-        .map(|i| i as u32)
-        .collect();
+    let (title, why, ids) = if wait >= LAZY_INIT_MIN_NS {
+        let before: Vec<u32> = (0..s.len())
+            .filter(|&i| host(i) && !ctx.is(&is_profiler, i as u32) && s.start_ns[i] < work)
+            .map(|i| i as u32)
+            .collect();
+        (
+            format!("{} of host time before the first op ({} host slices in it)", dur(wait), before.len()),
+            format!("first host event to first op / kernel {} >= {}", dur(wait), dur(LAZY_INIT_MIN_NS)),
+            before,
+        )
+    } else {
+        let first_activity = ctx.activities.iter().map(|&a| s.start_ns[a as usize]).min().unwrap_or(i64::MAX);
+        let setup: Vec<u32> = (0..s.len() as u32)
+            .filter(|&i| t.class(s.cat[i as usize]) == CatClass::Launch)
+            .filter(|&i| s.start_ns[i as usize] < first_activity && s.dur_ns[i as usize] >= LAZY_INIT_CALL_MIN_NS)
+            .filter(|&i| ctx.launched(i).is_none())
+            .collect();
+        let Some(&longest) = ctx.longest_first(setup.clone()).first() else { return };
+        let total: i64 = setup.iter().map(|&i| s.dur_ns[i as usize]).sum();
+        let inside = crate::model::link::enclosing_op(t, longest).map(|op| format!(" inside {}", ctx.name(op))).unwrap_or_default();
+        (
+            format!(
+                "{} in {} runtime calls before the first device activity (longest {} {}{inside})",
+                dur(total),
+                setup.len(),
+                ctx.name(longest),
+                dur(s.dur_ns[longest as usize])
+            ),
+            format!(
+                "first host event to first op {} < {}, but {} runtime calls that launch nothing, before the \
+                 first device activity, each >= {}: {} in all",
+                dur(wait),
+                dur(LAZY_INIT_MIN_NS),
+                setup.len(),
+                dur(LAZY_INIT_CALL_MIN_NS),
+                dur(total)
+            ),
+            setup,
+        )
+    };
     out.push(finding(
         "lazy-init",
         Severity::Warn,
-        format!("{} of host time before the first op ({} host slices in it)", dur(wait), before.len()),
-        format!("first host event to first op / kernel {} >= {}", dur(wait), dur(LAZY_INIT_MIN_NS)),
-        "The program spends a long time before its first op: lazy CUDA initialization (context \
-         creation on the first CUDA call), module imports, model loading or compilation.",
+        title,
+        why,
+        "The program spends a long time on one-time setup: lazy CUDA initialization (context \
+         creation on the first CUDA call, often inside the first op such as .to(\"cuda\")), \
+         module imports, model loading or compilation.",
         "Initialize CUDA before profiling (torch.cuda.init(), a warm-up step), and start the \
          profiler after setup (schedule with wait/warmup steps).",
-        ctx.evidence(ctx.longest_first(before)),
+        ctx.evidence(ctx.longest_first(ids)),
     ));
 }
 

@@ -191,6 +191,10 @@ pub(crate) struct Ctx<'t> {
     launched: FxHashMap<u32, (u32, i64)>,
     /// FLOPs and bytes per kernel, the GPU's peaks.
     pub work: &'t WorkIndex,
+    /// Whether the recording misses device work (`partial-trace`'s conditions): idle time
+    /// measured over it says nothing about the host, so `gpu-idle` and `overhead-bound` stay
+    /// silent.
+    pub partial: bool,
 }
 
 impl<'t> Ctx<'t> {
@@ -216,7 +220,15 @@ impl<'t> Ctx<'t> {
             activities,
             launched,
             work: session.work(),
+            partial: false,
         }
+    }
+
+    /// Start of the last device activity, ns (`i64::MIN` without any): a call ending at or
+    /// after it is followed by no device work (the capture's final synchronize).
+    pub fn last_activity_start_ns(&self) -> i64 {
+        let s = &self.trace.slices;
+        self.activities.iter().map(|&a| s.start_ns[a as usize]).max().unwrap_or(i64::MIN)
     }
 
     /// A mask over string ids: `mask[id]` is `pred(string)`. Classify each string once, then
@@ -343,7 +355,8 @@ pub(crate) fn finding(
 /// Every finding of every rule on `trace`: severity (alert first), then rule id, then the
 /// rule's own order. Deterministic.
 pub fn detect(session: &Session) -> Vec<Finding> {
-    let ctx = Ctx::new(session);
+    let mut ctx = Ctx::new(session);
+    ctx.partial = health::partial(&ctx).is_some();
     let mut out = Vec::new();
     table::rules(&ctx, &mut out);
     cpu::rules(&ctx, &mut out);

@@ -8,6 +8,7 @@
 
 use super::thresholds::*;
 use super::{dur, finding, pct, Ctx, Finding, Severity};
+use crate::analysis::breakdown::Category;
 use crate::analysis::ops::OpKind;
 use crate::model::link::enclosing_op;
 use crate::model::CatClass;
@@ -28,6 +29,17 @@ fn step_busy(ctx: &Ctx) -> Vec<(u32, i64, i64)> {
         .collect()
 }
 
+/// DataLoader time of each complete step with device work (the step breakdown's: host time in
+/// `enumerate(DataLoader)#...` with no device activity and no runtime call beside it), in
+/// [`step_busy`]'s order, ns.
+fn step_dataloader(ctx: &Ctx) -> Vec<i64> {
+    ctx.complete_steps()
+        .iter()
+        .filter(|s| s.device_activities > 0 && s.dur_ns() > 0)
+        .map(|s| s.breakdown.get(Category::DataLoader))
+        .collect()
+}
+
 /// Idle time of every GPU stream inside `window` by HTA class: (host wait, kernel wait,
 /// other), ns (`analysis::idle`).
 fn idle_by_class(ctx: &Ctx, window: Option<(i64, i64)>) -> [i64; 3] {
@@ -45,14 +57,19 @@ fn idle_by_class(ctx: &Ctx, window: Option<(i64, i64)>) -> [i64; 3] {
 /// leave the GPU idle > [`OVERHEAD_STEP_IDLE_SHARE`], or (no steps) Self CUDA total <
 /// [`OVERHEAD_DEVICE_SHARE`] of Self CPU total; and host wait (HTA: the launch came after the
 /// stream went idle) is >= [`OVERHEAD_HOST_WAIT_SHARE`] of the streams' idle time, so the GPU
-/// really waited for the host and not for work queued far ahead. Evidence: the steps, most
+/// really waited for the host and not for work queued far ahead. Idle time in which the host
+/// waits for the DataLoader (the step breakdown's DataLoader time) is `dataloader-bound`'s:
+/// it is taken out of each step's idle time and out of the host wait. Not on a partial
+/// recording ([`Ctx::partial`]: idle time there is missing work). Evidence: the steps, most
 /// idle first (no steps: the kernels, longest first).
 fn overhead_bound(ctx: &Ctx, out: &mut Vec<Finding>) {
     let ops = &ctx.ops;
-    if ctx.kernels.rows.is_empty() {
+    if ctx.kernels.rows.is_empty() || ctx.partial {
         return;
     }
     let mut steps = step_busy(ctx);
+    let loader = step_dataloader(ctx);
+    let loader_ns: i64 = loader.iter().sum();
     let (title, mut why, window) = if steps.is_empty() {
         let (cpu, dev) = (ops.self_cpu_total_ns, ops.self_device_total_ns);
         if cpu <= 0 || dev as f64 >= OVERHEAD_DEVICE_SHARE * cpu as f64 {
@@ -67,7 +84,8 @@ fn overhead_bound(ctx: &Ctx, out: &mut Vec<Finding>) {
     } else {
         let idle = steps
             .iter()
-            .filter(|(_, busy, d)| (d - busy) as f64 > OVERHEAD_STEP_IDLE_SHARE * *d as f64)
+            .zip(&loader)
+            .filter(|((_, busy, d), dl)| (d - busy - *dl) as f64 > OVERHEAD_STEP_IDLE_SHARE * *d as f64)
             .count();
         // Most steps, not one: a single slow step is slow-step's or cold-start-step's business.
         if idle * 2 <= steps.len() {
@@ -87,11 +105,17 @@ fn overhead_bound(ctx: &Ctx, out: &mut Vec<Finding>) {
                 dur(busy),
                 dur(total)
             ),
-            format!("{idle} of {} steps idle > {} of their span", steps.len(), pct(OVERHEAD_STEP_IDLE_SHARE)),
+            format!(
+                "{idle} of {} steps idle > {} of their span, not counting {} of DataLoader waits",
+                steps.len(),
+                pct(OVERHEAD_STEP_IDLE_SHARE),
+                dur(loader_ns)
+            ),
             Some(window),
         )
     };
     let [host, kernel, other] = idle_by_class(ctx, window);
+    let host = (host - loader_ns).max(0);
     let idle_ns = host + kernel + other;
     if idle_ns <= 0 || (host as f64) < OVERHEAD_HOST_WAIT_SHARE * idle_ns as f64 {
         return;

@@ -65,6 +65,12 @@ pub const LOW_OCCUPANCY_PCT: f64 = 25.0;
 /// `low-occupancy`: only when kernels reporting occupancy run at least this long, ns (100 µs):
 /// a handful of microseconds of tiny kernels is not worth a finding.
 pub const LOW_OCCUPANCY_MIN_KERNEL_NS: i64 = 100_000;
+/// `low-occupancy`: a kernel asking for more shared memory per block than this, bytes (the
+/// 48 KiB a block gets without opting in), reads 0% occupancy in Kineto's estimate.
+pub const DEFAULT_SHARED_MEMORY_BYTES: f64 = 49_152.0;
+/// `pageable-memcpy`: copies under this many bytes are left out (64 KiB; ours: a staged copy
+/// this small costs its latency, which pinning does not remove; `.item()` reads 8 bytes).
+pub const PAGEABLE_MIN_BYTES: i64 = 65_536;
 /// `compile-cpu-tax`: compiled-region CPU time at least this many times its GPU time.
 pub const COMPILE_CPU_TAX_RATIO: f64 = 1.0;
 /// `dataloader-bound`: DataLoader above this share of step time (tb_plugin's 5%).
@@ -92,6 +98,11 @@ pub const SLOW_STEP_NEIGHBOURS: usize = 2;
 /// `lazy-init`: host time before the first op or kernel at least this long, ns (0.5 s; ours:
 /// CUDA context creation takes 0.3-2 s, a real case was about 1 s).
 pub const LAZY_INIT_MIN_NS: i64 = 500_000_000;
+/// `lazy-init`: or a runtime call that launches nothing, made before the first device activity
+/// starts, at least this long, ns (100 ms; ours: CUDA context creation inside the first op or
+/// the first launches, `cudaFree(0)`, `cudaGetDevice`, takes hundreds of ms to seconds, the same
+/// calls later take microseconds).
+pub const LAZY_INIT_CALL_MIN_NS: i64 = 100_000_000;
 /// `device-query-loop`: at least this many device-property / attribute queries (ours: a
 /// program needs a handful; thousands mean a query inside a loop).
 pub const DEVICE_QUERY_MIN_CALLS: usize = 1000;
@@ -103,6 +114,13 @@ pub const PARTIAL_MIN_EVENTS: usize = 100;
 pub const PARTIAL_CORRELATION_GAP: u64 = 20;
 /// `partial-trace`: or at least this share of device activities have no launch call.
 pub const PARTIAL_UNLINKED_SHARE: f64 = 0.50;
+/// `partial-trace`: or a synchronizing call waits at least this long, ns (1 ms; a sync on an
+/// idle device returns in microseconds) ...
+pub const PARTIAL_BLIND_WAIT_NS: i64 = 1_000_000;
+/// ... while device activities are recorded for less than this share of it (ours: the device
+/// must have run work the trace does not hold; sglang's decode trace waits 463 ms in
+/// `hipMemcpyWithStream` with 4 µs recorded).
+pub const PARTIAL_BLIND_MAX_RECORDED_SHARE: f64 = 0.10;
 /// `health-unlinked`, `health-outside-window`: at least this many events checked (launch calls,
 /// or device activities). Ours: below it one stray event makes a large share.
 pub const HEALTH_MIN_EVENTS: u64 = 10;

@@ -64,10 +64,14 @@ impl Builder {
     }
 
     fn close_open(&mut self, end: i64) {
+        let mut late: Vec<((StrId, StrId, u32), StrId, i64, u64)> = Vec::new();
         for pending in std::mem::take(&mut self.pending_ends) {
-            let (PendingEnd::Thread { offset, .. } | PendingEnd::Async { offset, .. }) = pending;
-            self.diag.report(DiagKind::ModelUnmatchedEnd, Some(offset), String::new);
+            match pending {
+                PendingEnd::Thread { offset, .. } => self.diag.report(DiagKind::ModelUnmatchedEnd, Some(offset), String::new),
+                PendingEnd::Async { key, pid, ts_ns, offset } => late.push((key, pid, ts_ns, offset)),
+            }
         }
+        self.match_late_async(late);
         let mut unclosed: Vec<(LaneId, Open)> = Vec::new();
         for (lane, stack) in self.open_b.iter_mut().enumerate() {
             unclosed.extend(stack.drain(..).map(|open| (LaneId(lane as u32), open)));
@@ -84,6 +88,40 @@ impl Builder {
         for (lane, open) in unclosed {
             self.diag.report(DiagKind::ModelUnclosedBegin, Some(open.offset), String::new);
             self.push_slice(lane, open.start_ns, end - open.start_ns, open.name, open.cat, open.args, &RawEvent::default(), open.offset);
+        }
+    }
+
+    /// Async ends that found no earlier-written begin (`close_async`) against the begins
+    /// still open, key by key, by time as the Trace Event Format orders them (catapult sorts
+    /// async events by timestamp, then input order): an `F` written before its `S` still
+    /// closes it. Ends left over are unmatched; begins left over stay open.
+    fn match_late_async(&mut self, mut late: Vec<((StrId, StrId, u32), StrId, i64, u64)>) {
+        late.sort_by_key(|l| (l.0, l.2, l.3));
+        let mut i = 0;
+        while i < late.len() {
+            let key = late[i].0;
+            let n = late[i..].iter().take_while(|l| l.0 == key).count();
+            let opens = self.open_async.remove(&key).unwrap_or_default();
+            // (ts, offset, begin): one time line of this key's begins and ends.
+            let mut events: Vec<(i64, u64, Option<Open>)> = opens.into_iter().map(|o| (o.start_ns, o.offset, Some(o))).collect();
+            events.extend(late[i..i + n].iter().map(|l| (l.2, l.3, None)));
+            events.sort_by_key(|e| (e.0, e.1));
+            let pid = late[i].1;
+            let mut stack: Vec<Open> = Vec::new();
+            for (ts, offset, open) in events {
+                if let Some(o) = open {
+                    stack.push(o);
+                } else if let Some(o) = stack.pop() {
+                    let lane = self.async_lane_of(pid, o.name);
+                    self.push_slice(lane, o.start_ns, ts - o.start_ns, o.name, o.cat, o.args, &RawEvent::default(), o.offset);
+                } else {
+                    self.diag.report(DiagKind::ModelUnmatchedEnd, Some(offset), String::new);
+                }
+            }
+            if !stack.is_empty() {
+                self.open_async.insert(key, stack);
+            }
+            i += n;
         }
     }
 

@@ -433,13 +433,15 @@ impl Builder {
         self.close_async(key, pid, ts, ev.offset);
     }
 
+    /// Closes the latest open begin of `key` that starts no later than `ts`. An end with no
+    /// such begin waits in `pending_ends`, in every part: its begin may come later in the
+    /// file (written after its end), and `finish` matches what is left by time.
     fn close_async(&mut self, key: (StrId, StrId, u32), pid: StrId, ts: i64, offset: u64) {
-        let Some(open) = self.open_async.get_mut(&key).and_then(Vec::pop) else {
-            if self.defer_ends {
-                self.pending_ends.push(PendingEnd::Async { key, pid, ts_ns: ts, offset });
-            } else {
-                self.diag.report(DiagKind::ModelUnmatchedEnd, Some(offset), String::new);
-            }
+        let stack = self.open_async.get_mut(&key);
+        let Some(open) = stack.filter(|st| st.last().is_some_and(|o| o.start_ns <= ts)).and_then(Vec::pop) else {
+            self.pending_ends.push(PendingEnd::Async { key, pid, ts_ns: ts, offset });
+            // The slice it may close later ends here: the trace's extent must hold it.
+            self.extend(ts, ts);
             return;
         };
         let lane = self.async_lane_of(pid, open.name);
