@@ -10,6 +10,10 @@ use crate::model::category::CatClass;
 use crate::model::strings::{StrId, Strings};
 use crate::model::{Counters, Instants, Lane, LaneId, Process, ProcessKind, Slices, Trace, NONE};
 
+/// An async end no begin written before it matched: (key (cat, id, process), pid, ts ns, byte
+/// offset).
+type LateEnd = ((StrId, StrId, u32), StrId, i64, u64);
+
 impl Builder {
     /// Sorts, nests, links and orders everything; see the module docs.
     pub fn finish(self, form: Form, truncated: bool) -> Trace {
@@ -64,7 +68,7 @@ impl Builder {
     }
 
     fn close_open(&mut self, end: i64) {
-        let mut late: Vec<((StrId, StrId, u32), StrId, i64, u64)> = Vec::new();
+        let mut late: Vec<LateEnd> = Vec::new();
         for pending in std::mem::take(&mut self.pending_ends) {
             match pending {
                 PendingEnd::Thread { offset, .. } => self.diag.report(DiagKind::ModelUnmatchedEnd, Some(offset), String::new),
@@ -95,7 +99,7 @@ impl Builder {
     /// still open, key by key, by time as the Trace Event Format orders them (catapult sorts
     /// async events by timestamp, then input order): an `F` written before its `S` still
     /// closes it. Ends left over are unmatched; begins left over stay open.
-    fn match_late_async(&mut self, mut late: Vec<((StrId, StrId, u32), StrId, i64, u64)>) {
+    fn match_late_async(&mut self, mut late: Vec<LateEnd>) {
         late.sort_by_key(|l| (l.0, l.2, l.3));
         let mut i = 0;
         while i < late.len() {
