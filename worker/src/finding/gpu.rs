@@ -391,7 +391,7 @@ fn fp32_gemm(ctx: &Ctx, out: &mut Vec<Finding>) {
 /// a gap >= [`GPU_IDLE_GAP_NS`] with no device activity on a GPU between its first and last.
 /// Not on a partial recording ([`Ctx::partial`]): idle time there is missing work.
 fn gpu_idle(ctx: &Ctx, out: &mut Vec<Finding>) {
-    if ctx.partial {
+    if ctx.partial.is_some() {
         return;
     }
     let low = ctx

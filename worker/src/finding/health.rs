@@ -117,7 +117,7 @@ pub(super) fn partial(ctx: &Ctx) -> Option<Partial> {
 /// calls after the largest correlation jumps, largest first; or the unlinked activities; or
 /// the blind waits, longest first.
 fn partial_trace(ctx: &Ctx, out: &mut Vec<Finding>) {
-    let Some(p) = partial(ctx) else { return };
+    let Some(p) = &ctx.partial else { return };
     let acts = ctx.activities.len();
     let med = p.median_jump;
     let share = pct(p.unlinked.len() as f64 / acts.max(1) as f64);
@@ -149,7 +149,7 @@ fn partial_trace(ctx: &Ctx, out: &mut Vec<Finding>) {
     } else if p.cut {
         (
             format!("Partial trace: {} of {acts} device activities ({share}) have no launch call", p.unlinked.len()),
-            ctx.evidence(p.unlinked),
+            ctx.evidence(p.unlinked.iter().copied()),
         )
     } else {
         let (first, d, recorded) = p.blind[0];

@@ -191,10 +191,10 @@ pub(crate) struct Ctx<'t> {
     launched: FxHashMap<u32, (u32, i64)>,
     /// FLOPs and bytes per kernel, the GPU's peaks.
     pub work: &'t WorkIndex,
-    /// Whether the recording misses device work (`partial-trace`'s conditions): idle time
-    /// measured over it says nothing about the host, so `gpu-idle` and `overhead-bound` stay
-    /// silent.
-    pub partial: bool,
+    /// How the recording misses device work, if it does (`partial-trace`'s conditions,
+    /// computed once): idle time measured over it says nothing about the host, so `gpu-idle`
+    /// and `overhead-bound` stay silent.
+    partial: Option<health::Partial>,
 }
 
 impl<'t> Ctx<'t> {
@@ -220,7 +220,7 @@ impl<'t> Ctx<'t> {
             activities,
             launched,
             work: session.work(),
-            partial: false,
+            partial: None,
         }
     }
 
@@ -356,7 +356,7 @@ pub(crate) fn finding(
 /// rule's own order. Deterministic.
 pub fn detect(session: &Session) -> Vec<Finding> {
     let mut ctx = Ctx::new(session);
-    ctx.partial = health::partial(&ctx).is_some();
+    ctx.partial = health::partial(&ctx);
     let mut out = Vec::new();
     table::rules(&ctx, &mut out);
     cpu::rules(&ctx, &mut out);

@@ -64,7 +64,7 @@ fn idle_by_class(ctx: &Ctx, window: Option<(i64, i64)>) -> [i64; 3] {
 /// idle first (no steps: the kernels, longest first).
 fn overhead_bound(ctx: &Ctx, out: &mut Vec<Finding>) {
     let ops = &ctx.ops;
-    if ctx.kernels.rows.is_empty() || ctx.partial {
+    if ctx.kernels.rows.is_empty() || ctx.partial.is_some() {
         return;
     }
     let mut steps = step_busy(ctx);
