@@ -5,8 +5,8 @@ the real fixtures' JSON without our code, against the engine's (the release CLI'
 
 One line per check, `ok NAME: what was compared` or `FAILED NAME: the first differences`, then
 `N passed, M failed` (scripts/test adds each check to its count). Exit status 1 if any failed.
-  findings_table  findings_table.py: every number quoted in FIXTURE_RULES' notes recomputed (no
-                  DIFF, and at least one OK row per fixture the notes quote)
+  findings_table  findings_table.py: every number quoted in FIXTURE_RULES' notes recomputed (exit
+                  status 0, no DIFF row, at least one OK row)
   idle_oracle     idle_oracle.py on every real fixture: per GPU stream busy, host wait, kernel
                   wait and other idle, and activities; launches, delay outliers and short kernels
                   (`report --json` `idle`, `launch`)
