@@ -154,12 +154,10 @@ fn scale(w: i64, factor: f64) -> i64 {
     (w as f64 * factor).round() as i64
 }
 
-/// One edit's answers per name string, so its pattern is matched once per distinct name, and
-/// per slice for [`Selector::Slices`].
+/// One edit's answers per name string, so its pattern is matched once per distinct name.
 #[derive(Default)]
 struct NameMatch {
     cache: FxHashMap<u32, bool>,
-    slices: FxHashMap<u32, bool>,
 }
 
 impl NameMatch {
@@ -198,10 +196,10 @@ fn matches(trace: &Trace, names: &mut NameMatch, selector: &Selector, class: Bou
             if slice == NONE || !(classes.is_empty() || classes.contains(&class)) {
                 return false;
             }
-            *names.slices.entry(slice).or_insert_with(|| {
-                let launch = trace.slices.launch.get(slice as usize).copied().unwrap_or(NONE);
-                under(trace, slices, slice) || (launch != NONE && under(trace, slices, launch))
-            })
+            // Walked per edge, not remembered per slice: a memo would grow with every slice
+            // of the trace, during the load (the findings' remedies), over its memory budget.
+            let launch = trace.slices.launch.get(slice as usize).copied().unwrap_or(NONE);
+            under(trace, slices, slice) || (launch != NONE && under(trace, slices, launch))
         }
     }
 }
