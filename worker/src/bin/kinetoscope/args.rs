@@ -132,7 +132,8 @@ pub enum Command {
     /// Serve the page and every trace under LOGDIR (runs = directories), read-only, on
     /// 127.0.0.1; the page lists them (docs/deploy.md).
     Serve {
-        /// The log directory (scanned again on every listing, so new traces appear on reload).
+        /// The log directory (scanned again on every listing: the page shows new traces live,
+        /// those still being written marked `writing`).
         logdir: PathBuf,
         /// Port (0 picks a free one).
         #[arg(long, default_value_t = 8080)]
