@@ -51,13 +51,23 @@ impl Texts {
         self.ids.push(id);
     }
 
+    /// `text` on each of `rows` rows (a table's `trace` column).
+    pub fn repeat(text: &str, rows: usize) -> Self {
+        Self { dict: vec![ByteArray::from(text.as_bytes().to_vec())], seen: HashMap::new(), ids: vec![0; rows] }
+    }
+
     /// Appends `text`, adding it to the dictionary if new.
     pub fn push(&mut self, text: &str) {
-        let next = u32::try_from(self.dict.len()).unwrap_or(Self::NULL);
-        let id = *self.seen.entry(text.to_owned()).or_insert_with(|| {
-            self.dict.push(ByteArray::from(text.as_bytes().to_vec()));
-            next
-        });
+        // Looked up before it is copied: most pushes repeat a known value.
+        let id = match self.seen.get(text) {
+            Some(&id) => id,
+            None => {
+                let id = u32::try_from(self.dict.len()).unwrap_or(Self::NULL);
+                self.dict.push(ByteArray::from(text.as_bytes().to_vec()));
+                self.seen.insert(text.to_owned(), id);
+                id
+            }
+        };
         self.ids.push(id);
     }
 

@@ -71,11 +71,7 @@ impl Pool {
 
 /// `trace` repeated `rows` times.
 fn trace_column(name: &str, rows: usize) -> Data {
-    let mut t = Texts::default();
-    for _ in 0..rows {
-        t.push(name);
-    }
-    Data::Text(t)
+    Data::Text(Texts::repeat(name, rows))
 }
 
 fn id(v: u32) -> Option<i64> {
@@ -134,6 +130,7 @@ fn kernels(name: &str, trace: &Trace, pool: &Pool) -> Table {
     let (mut names, mut devices, mut streams, mut launch_names, mut ops) = (pool.texts(), pool.texts(), pool.texts(), pool.texts(), pool.texts());
     let (mut classes, mut precisions) = (Texts::default(), Texts::default());
     let mut dims_of: [Vec<Option<i64>>; 6] = Default::default();
+    let mut kinds = std::collections::HashMap::new();
     let (mut tensor_cores, mut bps, mut occupancy, mut launches) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for &k in &ids {
         let i = k as usize;
@@ -141,7 +138,8 @@ fn kernels(name: &str, trace: &Trace, pool: &Pool) -> Table {
         let lane = trace.lanes.get(s.lane[i].0 as usize);
         streams.push_id(lane.map_or(Texts::NULL, |l| l.tid.0));
         devices.push_id(lane.and_then(|l| trace.processes.get(l.process as usize)).map_or(Texts::NULL, |p| p.pid.0));
-        let kind = classify(&trace.strings.get(s.name[i]));
+        // Classed once per distinct name: a trace has millions of calls of a few hundred kernels.
+        let kind = *kinds.entry(s.name[i]).or_insert_with(|| classify(&trace.strings.get(s.name[i])));
         classes.push(kind.class.as_str());
         precisions.push(kind.precision.as_str());
         tensor_cores.push(kind.tensor_cores == TensorCores::Yes);
