@@ -141,7 +141,7 @@ fn parquet_tables_add_up_to_report_json_on_every_real_fixture() {
         let (engine, summary) = common::load_bytes(&name, common::json_bytes(&path));
         let info = serde_json::to_value(summary.unwrap()).unwrap();
         let session = engine.session().unwrap();
-        sink.append(&trace::tables(session)).unwrap();
+        sink.append_each(|table| trace::table(session, table)).unwrap();
         let report = TraceReport::build(session, ReportOptions::default()).json();
         want.insert(name, expected(&report, &info));
     }

@@ -344,7 +344,7 @@ fn export(paths: &[PathBuf], marker: Option<&str>) -> Result<(), Failure> {
         let started = Instant::now();
         let (session, _) = load_marked(path, marker.map(str::to_owned))?;
         let loaded = Instant::now();
-        sink.append(&trace::tables(&session))?;
+        sink.append_each(|name| trace::table(&session, name))?;
         load_s += (loaded - started).as_secs_f64();
         export_s += loaded.elapsed().as_secs_f64();
     }

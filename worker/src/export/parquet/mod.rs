@@ -8,8 +8,8 @@
 //! - [`trace`]: slices, kernels, ops, steps, flows, counters, memory of one session.
 //! - [`run`]: steps, collectives, diagnostics of analysed runs.
 //!
-//! Native only, like `serve`: this is where the library writes files (the engine builds the
-//! tables; [`Sink`] puts them on disk).
+//! Native only, like `serve`: this is where the library writes files and runs threads (the
+//! engine builds the tables; [`Sink`] puts them on disk, a thread per table).
 
 // Writing the tables to DIR is this module's job.
 #![allow(clippy::disallowed_methods, clippy::disallowed_types)]
@@ -61,6 +61,28 @@ impl Sink {
             file.append(table).map_err(|e| format!("{}: {e}", self.dir.join(format!("{name}.parquet")).display()))?;
         }
         Ok(())
+    }
+
+    /// Builds each file's table with `build` and appends it, every table on a thread of its own
+    /// (they are independent; a big trace's slices take the longest).
+    ///
+    /// # Errors
+    /// `build` has no table of a file's name, or a write error (the file and the reason).
+    pub fn append_each(&mut self, build: impl Fn(&str) -> Option<Table> + Sync) -> Result<(), String> {
+        let (dir, build) = (&self.dir, &build);
+        std::thread::scope(|scope| {
+            let jobs: Vec<_> = self
+                .files
+                .iter_mut()
+                .map(|(name, file)| {
+                    scope.spawn(move || {
+                        let table = build(name).ok_or_else(|| format!("no table {name}"))?;
+                        file.append(&table).map_err(|e| format!("{}: {e}", dir.join(format!("{name}.parquet")).display()))
+                    })
+                })
+                .collect();
+            jobs.into_iter().try_for_each(|job| job.join().unwrap_or_else(|_| Err("a table's thread panicked".into())))
+        })
     }
 
     /// Closes every file; the rows written per table, in the order created.

@@ -32,23 +32,24 @@ use crate::model::{link::enclosing_op, Trace, NONE, NO_ID};
 use crate::session::Session;
 use parquet::data_type::ByteArray;
 
-/// The table names, in the order [`tables`] returns them.
+/// The table names.
 pub const TABLES: [&str; 7] = ["slices", "kernels", "ops", "steps", "flows", "counters", "memory"];
 
-/// Every table of `session`, named as [`TABLES`].
-pub fn tables(session: &Session) -> Vec<(&'static str, Table)> {
-    let name = session.name();
+/// Table `name` (one of [`TABLES`]) of `session`; `None` for another name. Each table is built
+/// on its own (`Sink::append_each` builds them on threads of their own).
+pub fn table(session: &Session, name: &str) -> Option<Table> {
+    let file = session.name();
     let trace = session.trace();
-    let pool = Pool::of(trace);
-    vec![
-        ("slices", slices(name, trace, &pool)),
-        ("kernels", kernels(name, trace, &pool)),
-        ("ops", ops(name, session)),
-        ("steps", steps(name, session)),
-        ("flows", flows(name, trace, &pool)),
-        ("counters", counters(name, trace)),
-        ("memory", memory(name, session)),
-    ]
+    Some(match name {
+        "slices" => slices(file, trace, &Pool::of(trace)),
+        "kernels" => kernels(file, trace, &Pool::of(trace)),
+        "ops" => ops(file, session),
+        "steps" => steps(file, session),
+        "flows" => flows(file, trace, &Pool::of(trace)),
+        "counters" => counters(file, trace),
+        "memory" => memory(file, session),
+        _ => return None,
+    })
 }
 
 /// The trace's string pool as a Parquet dictionary: every `StrId` is its own index.
