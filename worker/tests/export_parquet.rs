@@ -3,7 +3,8 @@
 //! `<target>/venv`, installed by scripts/setup), add up to the numbers of `report --json` and
 //! `info --json` for the same trace: row counts, sums of times and calls, kernel time per
 //! class, what bounds each step, memory events and peaks. Without the venv the test fails (a
-//! skipped test would leave the files unread by any other tool).
+//! skipped test would leave the files unread by any other tool). And the CLI's entries:
+//! `export` and `run --format parquet` write the files and say so, or refuse without DIR.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
 mod common;
@@ -170,4 +171,33 @@ fn parquet_tables_add_up_to_report_json_on_every_real_fixture() {
         }
     }
     assert_eq!(by_polars.len(), want.values().filter(|m| m["kernels.rows"].as_f64() > Some(0.0)).count());
+}
+
+/// Runs the CLI: exit code, stderr.
+fn cli(args: &[&str]) -> (i32, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_kinetoscope")).args(args).output().unwrap();
+    (out.status.code().unwrap(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+#[test]
+fn the_cli_writes_every_table_or_says_what_is_missing() {
+    let scratch = tempfile::tempdir().unwrap();
+    let dlrm = common::real("param__dlrm_kineto__worker0_step_12.1694128201545.pt.trace.json");
+    let (dlrm, out) = (dlrm.to_str().unwrap(), scratch.path().join("out"));
+    let (code, err) = cli(&["export", dlrm, "--format", "parquet", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    // info --json: 2,460 slices in its lanes; report --json: 245 kernel calls.
+    assert!(err.starts_with(&format!("wrote {}: slices 2460 rows, kernels 245 rows", out.display())), "{err}");
+    for table in trace::TABLES {
+        assert!(out.join(format!("{table}.parquet")).is_file(), "{table}");
+    }
+    let (code, err) = cli(&["run", dlrm, "--format", "parquet", scratch.path().join("run").to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("steps 1 rows, collectives 0 rows, diagnostics 1 rows"), "{err}");
+    // Without the output folder: a sentence, not a folder named after the trace.
+    let (code, err) = cli(&["export", dlrm, "--format", "parquet"]);
+    assert_eq!((code, err.trim()), (1, "kinetoscope: give the traces, then the output folder: export TRACE... --format parquet DIR"));
+    let (code, err) = cli(&["run", dlrm, "--format", "parquet"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("run PATHS... --format parquet DIR"), "{err}");
 }
