@@ -212,7 +212,8 @@ fn now_ms() -> u64 {
     ms_since_epoch(std::time::SystemTime::now())
 }
 
-fn ms_since_epoch(t: std::time::SystemTime) -> u64 {
+/// `t` in ms since the Unix epoch (0 before it), as listings give modification times.
+pub(super) fn ms_since_epoch(t: std::time::SystemTime) -> u64 {
     t.duration_since(UNIX_EPOCH).map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 

@@ -78,6 +78,11 @@ pub fn count(path: &Path) -> Result<Counted, String> {
 /// again).
 type Key = (PathBuf, u64, u64);
 
+/// Whether the file of `key` still has its size and modification time.
+fn unchanged((path, size, mtime_ms): &Key) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| m.len() == *size && m.modified().map_or(0, super::scan::ms_since_epoch) == *mtime_ms)
+}
+
 /// Step counts computed on a background thread, cached by [`Key`].
 #[derive(Clone, Debug)]
 pub struct StepCounts {
@@ -94,7 +99,10 @@ impl StepCounts {
         std::thread::spawn(move || {
             for key in queue {
                 let done = cache.lock().map(|c| c.contains_key(&key)).unwrap_or(true);
-                if done {
+                // A file that changed since it was queued is counted under its newer key, which
+                // the next listing queues: a trace growing while the page polls is counted once
+                // it settles, not once per poll (each a whole read, queued behind the others).
+                if done || !unchanged(&key) {
                     continue;
                 }
                 // An unreadable file counts as no step rather than being retried forever.
@@ -151,5 +159,30 @@ mod tests {
         assert!(!count(&plain).unwrap().complete);
         std::fs::write(&plain, "{\"traceEvents\": []}\n").unwrap();
         assert_eq!(count(&plain).unwrap(), Counted { steps: 0, complete: true });
+    }
+
+    #[test]
+    fn a_file_changed_since_it_was_queued_is_not_counted_under_its_old_key() {
+        let scratch = tempfile::tempdir().unwrap();
+        let path = scratch.path().join("t.json");
+        std::fs::write(&path, "{\"traceEvents\": [{\"name\": \"ProfilerStep#1\"}]}").unwrap();
+        let meta = std::fs::metadata(&path).unwrap();
+        let mtime_ms = meta.modified().map_or(0, super::super::scan::ms_since_epoch);
+        let counts = StepCounts::start();
+        // As listed before the file grew by a byte: never counted.
+        let stale = (path.clone(), meta.len() - 1, mtime_ms);
+        // Queued after the stale key: once it is counted, the stale one was seen.
+        let current = (path.clone(), meta.len(), mtime_ms);
+        assert_eq!(counts.get(stale.0.clone(), stale.1, stale.2), None);
+        let mut counted = None;
+        for _ in 0..200 {
+            counted = counts.get(current.0.clone(), current.1, current.2);
+            if counted.is_some() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert_eq!(counted, Some(Counted { steps: 1, complete: true }));
+        assert_eq!(counts.get(stale.0, stale.1, stale.2), None, "the stale key stays uncounted");
     }
 }
