@@ -2,9 +2,19 @@
 // ../dist, or $E2E_DIST (scripts/test builds into target/test-dist).
 // Fixed viewport, scale factor 1 and font flags so screenshots are stable. Run via scripts/test.
 const path = require('node:path');
+const { execFileSync } = require('node:child_process');
 const { defineConfig } = require('@playwright/test');
 
-const PORT = Number(process.env.E2E_PORT || 8787);
+// The site's port: $E2E_PORT, else one free at run time (the system's pick for port 0), chosen
+// once, where the config is first read, and handed to the worker processes, which inherit the
+// environment, so two runs on one machine never share a port.
+if (!process.env.E2E_PORT) {
+  process.env.E2E_PORT = execFileSync(process.execPath, ['-e', `
+    const s = require('node:net').createServer().listen(0, '127.0.0.1', () => {
+      process.stdout.write(String(s.address().port)); s.close();
+    });`], { encoding: 'utf8' }).trim();
+}
+const PORT = Number(process.env.E2E_PORT);
 const DIST = path.resolve(__dirname, process.env.E2E_DIST || '../dist');
 
 module.exports = defineConfig({

@@ -20,7 +20,7 @@ use crate::deferred::Deferred;
 use crate::panels::{
     CompareButton, ComparePanel, DetailsPanel, DropZone, ErrorPanel, FindingsPanel, GalleryPanel,
     HealthPanel, LoadNotices, OpenButton, OpenFolderButton, ProgressPanel, RunBack, RunPanel,
-    StepExplain, SummaryPanel, TablePanel, Tabs, TraceHeader,
+    StepExplain, SummaryPanel, BoundByPanel, WhatIfPanel, TablePanel, Tabs, TraceHeader,
 };
 use crate::state::format;
 use crate::state::gallery::GalleryState;
@@ -210,6 +210,13 @@ pub fn App() -> impl IntoView {
                 </Deferred>
             </Show>
             <Show when=move || settled.get() && on_steps.get()>
+                // One part per task: the three panels built together made a long task.
+                <Deferred>
+                    <BoundByPanel ctl=ctl />
+                </Deferred>
+                <Deferred>
+                    <WhatIfPanel ctl=ctl />
+                </Deferred>
                 <Deferred>
                     <StepExplain ctl=ctl />
                 </Deferred>

@@ -85,8 +85,15 @@
 //!                 step number asked for or null (the slowest), step: the step explained or
 //!                 null while none is, sentences, evidence: [{kind: "kernel" | "op", name,
 //!                 slice}] (the rows with a link, in order), error, pending}
+//! critical        {shown, step, pending, error, classes, steps: [{step, startNs, endNs,
+//!                 boundBy, sharesNs, slices: [{id, lane, row, startNs, durNs}] (each path
+//!                 slice once; only the picked step's)}] | null, segments: {step, startNs,
+//!                 endNs, dropped, count} (the path's slices the overlay holds) | null, outlined
+//!                 (ids of path slices drawn in the view), arrows, whatIf: {edits, pending,
+//!                 error, editError, latencyMs, steps: [{step, beforeNs, afterNs, boundByBefore,
+//!                 boundByAfter, sharesAfterNs}] | null}}
 //! idle()          Promise resolved when no load is running, no table, timeline, findings,
-//!                 chart, compare or explanation query is pending, the panels below the timeline are
+//!                 chart, compare, explanation, critical path or what-if query is pending, the panels below the timeline are
 //!                 asked for (`settled`) and no part of the page waits to be built
 //!                 ([`crate::deferred`]) (at once if all that holds)
 //! ```
@@ -98,6 +105,7 @@
 
 use crate::state::charts::ChartState;
 use crate::state::compare::{CompareState, DiffTable};
+use crate::state::critical::CriticalState;
 use crate::state::explain::{rows, ExplainState};
 use crate::state::findings::FindingsState;
 use crate::state::ranks::RanksState;
@@ -225,6 +233,8 @@ pub struct States<'a> {
     pub ranks: &'a RanksState,
     /// Its panels.
     pub rank_stack: &'a StackState,
+    /// Critical paths, the timeline's toggle and the What if panel.
+    pub critical: &'a CriticalState,
 }
 
 /// Marks the snapshot stale, and resolves `idle()` waiters once the current change is done if
@@ -245,6 +255,9 @@ pub fn publish(s: &States) {
             || s.stack.busy()
             || s.run.busy()
             || s.explain.pending.is_some()
+            || s.critical.pending.is_some()
+            || s.critical.segments_pending.is_some()
+            || s.critical.what_if.pending.is_some()
             || s.ranks.busy()
             || s.rank_stack.busy();
         // Resolved in a microtask, after the state change that called this has run to its end:
@@ -321,7 +334,8 @@ fn snapshot(hook: &mut Hook, s: &States, link: Option<&str>) -> JsValue {
         to_js(&serde_json::json!({ "rules": rules, "active": findings.active }))
     });
     let link = link.map_or(JsValue::NULL, JsValue::from_str);
-    let fields: [(&str, JsValue); 15] = [
+    let fields: [(&str, JsValue); 16] = [
+        ("critical", to_js(&crate::state::critical::hook_json(s.critical, timeline))),
         ("run", run_js(s.run, s.ranks, s.rank_stack)),
         ("explain", explain_js(s.explain)),
         ("status", state.status.as_str().into()),

@@ -267,6 +267,16 @@ class AppPage {
     await this.idle();
   }
 
+  /** The finding item of `rule`, visible: the "Negligible (N)" fold is opened when it holds it. */
+  async finding(rule) {
+    const item = this.page.locator(`[data-testid="finding"][data-rule="${rule}"]`);
+    const fold = this.page.getByTestId('findings-negligible');
+    if (await fold.count() && await fold.locator(`[data-rule="${rule}"]`).count() && !(await fold.evaluate((d) => d.open))) {
+      await fold.locator('summary').click();
+    }
+    return item;
+  }
+
   /** Saves a full-page screenshot as e2e/test-results/NAME.png. */
   async screenshot(name) {
     await this.page.screenshot({ path: path.join(RESULTS_DIR, `${name}.png`), fullPage: true });

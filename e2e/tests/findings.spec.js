@@ -21,7 +21,7 @@ test('findings equal the CLI and clicking one shows its evidence on the timeline
 
   const dtod = expected.find((f) => f.rule === 'dtod-before-gemm');
   expect(dtod).toBeTruthy();
-  const item = page.locator('[data-testid="finding"][data-rule="dtod-before-gemm"]');
+  const item = await app.finding('dtod-before-gemm');
   // "Why we think so": the numbers the rule compared, as the CLI prints them.
   await expect(item.getByTestId('finding-why')).toHaveText(dtod.why);
   await item.click();
@@ -64,7 +64,7 @@ test("each finding's evidence selects its first slice and the details panel show
   await app.waitForTimeline();
   await app.openTab('findings');
   for (const f of expected) {
-    const item = page.locator(`[data-testid="finding"][data-rule="${f.rule}"]`);
+    const item = await app.finding(f.rule);
     await item.click();
     await app.idle();
     await expect(item).toHaveAttribute('data-active', 'true');

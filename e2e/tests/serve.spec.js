@@ -13,7 +13,6 @@ const { RunPage } = require('../pages/run');
 const { CLI, realFixture } = require('../support/fixtures');
 
 const DIST = path.resolve(__dirname, '..', process.env.E2E_DIST || '../dist');
-const BASE_PORT = Number(process.env.E2E_PORT || 8787);
 const DLRM = [0, 1, 2, 3].map((w) => fs.readdirSync(path.dirname(realFixture('hta__trace_filter__sampled_rank-0.json.gz')))
   .find((n) => n.startsWith(`param__dlrm_kineto__worker${w}_`)));
 const HTA = ['hta__trace_filter__sampled_rank-0.json.gz', 'hta__trace_filter__sampled_rank-1.json.gz'];
@@ -36,9 +35,10 @@ function logdir() {
   return dir;
 }
 
-/** Starts `kinetoscope serve`; resolves to { url, stop } once it printed its URL. */
-function startServe(dir, port) {
-  const child = spawn(CLI, ['serve', dir, '--port', String(port), '--site', DIST], { stdio: ['ignore', 'pipe', 'pipe'] });
+/** Starts `kinetoscope serve` on a port the system picks (`--port 0`: free at run time);
+ *  resolves to { url, stop } once it printed its URL, which names the port it bound. */
+function startServe(dir) {
+  const child = spawn(CLI, ['serve', dir, '--port', '0', '--site', DIST], { stdio: ['ignore', 'pipe', 'pipe'] });
   return new Promise((resolve, reject) => {
     let out = '';
     child.stdout.on('data', (d) => {
@@ -50,9 +50,20 @@ function startServe(dir, port) {
   });
 }
 
-/** Starts `python3 -m http.server` over `dir`; resolves once it answers. */
-async function startStatic(dir, port) {
-  const child = spawn('python3', ['-m', 'http.server', String(port), '--bind', '127.0.0.1', '--directory', dir], { stdio: 'ignore' });
+/** Starts `python3 -m http.server` over `dir` on a port the system picks (port 0: free at run
+ *  time); resolves to { origin, stop } once it said which port it bound and answers there. */
+async function startStatic(dir) {
+  const child = spawn('python3', ['-u', '-m', 'http.server', '0', '--bind', '127.0.0.1', '--directory', dir], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const port = await new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = out.match(/port (\d+)/);
+      if (m) resolve(Number(m[1]));
+    });
+    child.on('exit', (code) => reject(new Error(`http.server exited ${code}: ${out}`)));
+  });
+  child.stdout.resume(); // keep draining its request log
   const origin = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 100; i++) {
     try {
@@ -119,9 +130,10 @@ async function galleryJourney(app, page, url) {
 
 test('kinetoscope serve: two runs listed, a trace opens, a run opens', async ({ app, page }) => {
   const dir = logdir();
-  const server = await startServe(dir, BASE_PORT + 1);
+  const server = await startServe(dir);
   try {
-    expect(server.url).toBe(`http://127.0.0.1:${BASE_PORT + 1}/`);
+    // The URL printed names the port bound, not the 0 asked for.
+    expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:[1-9]\d*\/$/);
     await galleryJourney(app, page, server.url);
     await app.screenshot('serve-run');
     // A trace written while serving appears on reload.
@@ -147,7 +159,7 @@ test('kinetoscope publish: the folder on a plain static server under a sub-path 
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'kinetoscope-published-'));
   const out = path.join(root, 'team', 'kinetoscope');
   execFileSync(CLI, ['publish', dir, out, '--site', DIST], { stdio: 'pipe' });
-  const server = await startStatic(root, BASE_PORT + 2);
+  const server = await startStatic(root);
   try {
     const r = await galleryJourney(app, page, `${server.origin}/team/kinetoscope/`);
     expect(r.ranks.length).toBe(4);

@@ -23,7 +23,10 @@ DEVICE = ("kernel", "gpu_memcpy", "gpu_memset", "memcpy", "memset")
 LAUNCH = ("cuda_runtime", "cuda_driver", "runtime")
 
 
-def main(path):
+def recount(path):
+    """Per stream `{stream: [pid, tid], activities, busy_ns, host_wait, kernel_wait, other}`
+    (idle in ns), then `{launches, delay_outliers, short_kernels}`: what `main` prints."""
+    rows = []
     events = [e for e in load(path) if e.get("ph") == "X"]
     for e in events:
         e["cat"] = str(e.get("cat", "")).lower()
@@ -51,13 +54,19 @@ def main(path):
                 first = start
             end = max(end, stop)
         busy += end - first
-        print(json.dumps({"stream": key, "activities": len(acts), "busy_ns": busy, **idle}))
+        rows.append({"stream": list(key), "activities": len(acts), "busy_ns": busy, **idle})
     linked = [(e, launch[e["args"]["correlation"]]) for e in events
               if e.get("cat") == "kernel" and e.get("args", {}).get("correlation") in launch]
     delays = [max(0, ns(k["ts"]) - ns(c["ts"]) - ns(c["dur"])) for k, c in linked]
-    print(json.dumps({"launches": len(linked),
-                      "delay_outliers": sum(d > 100_000 for d in delays),
-                      "short_kernels": sum(ns(k["dur"]) < ns(c["dur"]) for k, c in linked)}))
+    rows.append({"launches": len(linked),
+                 "delay_outliers": sum(d > 100_000 for d in delays),
+                 "short_kernels": sum(ns(k["dur"]) < ns(c["dur"]) for k, c in linked)})
+    return rows
+
+
+def main(path):
+    for row in recount(path):
+        print(json.dumps(row))
 
 
 if __name__ == "__main__":

@@ -14,13 +14,19 @@ import sys
 from trace_json import load
 
 
+def recount(path):
+    """Counter of (collective, stream tid as text) -> NCCL kernels: what `main` prints."""
+    counts = collections.Counter()
+    for e in load(path):
+        m = re.match(r"ncclKernel_([A-Za-z]+)", e.get("name", ""))
+        if e.get("ph") == "X" and str(e.get("cat", "")).lower() == "kernel" and m:
+            counts[(m.group(1), str(e.get("tid")))] += 1
+    return counts
+
+
 def main(paths):
     for path in paths:
-        counts = collections.Counter()
-        for e in load(path):
-            m = re.match(r"ncclKernel_([A-Za-z]+)", e.get("name", ""))
-            if e.get("ph") == "X" and str(e.get("cat", "")).lower() == "kernel" and m:
-                counts[(m.group(1), str(e.get("tid")))] += 1
+        counts = recount(path)
         for (collective, stream), n in sorted(counts.items()):
             print(path.rsplit("/", 1)[-1], collective, f"stream {stream}", n, sep="\t")
 

@@ -22,8 +22,12 @@ use crate::analysis::work::WorkIndex;
 use crate::finding::{self, Finding};
 use crate::index::Index;
 use crate::model::Trace;
-use crate::analysis::critical_path::{self, StepPath};
+use crate::analysis::critical_path::{self, CriticalPaths, StepPath};
 use std::sync::OnceLock;
+
+/// Slices up to which a trace's step graphs are built when its paths are first asked by the
+/// page ([`Session::prepare_what_if`]).
+pub const KEEP_GRAPHS_SLICES: usize = 1 << 20;
 
 /// One loaded trace and what has been built from it so far.
 pub struct Session {
@@ -42,6 +46,9 @@ pub struct Session {
     steps: OnceLock<Steps>,
     /// The whole trace's critical paths: the findings' impact, the report and the Steps tab.
     critical: OnceLock<Vec<StepPath>>,
+    /// The step graphs behind them, kept once a what-if is asked (the page's What if panel),
+    /// so each further what-if only re-runs the forward pass.
+    graphs: OnceLock<CriticalPaths>,
     /// Peaks given by hand, over the table's for the trace's GPU.
     peaks: Option<Peaks>,
     work: OnceLock<WorkIndex>,
@@ -90,6 +97,7 @@ impl Session {
             kernels: OnceLock::new(),
             steps: OnceLock::new(),
             critical: OnceLock::new(),
+            graphs: OnceLock::new(),
             peaks: None,
             work: OnceLock::new(),
         }
@@ -168,9 +176,28 @@ impl Session {
         self.steps.get_or_init(|| steps::analyze(&self.trace, None))
     }
 
-    /// The critical path of every step of the whole trace (built on first use).
+    /// The critical path of every step of the whole trace (built on first use, from the
+    /// step graphs when they are kept).
     pub fn critical_paths(&self) -> &[StepPath] {
-        self.critical.get_or_init(|| critical_path::analyze(&self.trace, self.whole_steps()))
+        self.critical.get_or_init(|| match self.graphs.get() {
+            Some(graphs) => graphs.paths(),
+            None => critical_path::analyze(&self.trace, self.whole_steps()),
+        })
+    }
+
+    /// Builds and keeps the step graphs ahead of a what-if on a trace of up to
+    /// [`KEEP_GRAPHS_SLICES`] slices (about 110 bytes of graph per slice: ~110 MB at most, a
+    /// trace of ~350 MB): the page asks for the paths when its Steps tab, where the What if
+    /// panel is, opens. After the load, so the load's memory budget never holds them.
+    pub fn prepare_what_if(&self) {
+        if self.trace.slices.len() <= KEEP_GRAPHS_SLICES {
+            self.critical_graphs();
+        }
+    }
+
+    /// The whole trace's step graphs for what-if answers (built on first use, then kept).
+    pub fn critical_graphs(&self) -> &CriticalPaths {
+        self.graphs.get_or_init(|| CriticalPaths::build(&self.trace, self.whole_steps()))
     }
 
     /// Why step `which` is slow, over the whole trace's steps.
@@ -178,7 +205,9 @@ impl Session {
     /// # Errors
     /// No complete step, or no step of that number.
     pub fn explain(&self, which: explain::Which) -> Result<explain::Explanation, String> {
-        explain::explain(&self.trace, self.whole_steps(), which)
+        let mut e = explain::explain(&self.trace, self.whole_steps(), which)?;
+        e.path = explain::PathContrast::of(&e, self.whole_steps(), self.critical_paths());
+        Ok(e)
     }
 
     /// The cheatsheet findings, always over the whole trace (detected on first use).

@@ -320,3 +320,87 @@ fn run_json_gives_each_rank_its_bound_by() {
         }
     }
 }
+
+/// The page's answers (`Query::CriticalPath`, `Query::PathSegments`, `Query::WhatIf`) carry
+/// the numbers of `report --json`'s `critical_path` and `what_if` on a real trace: the same
+/// steps, shares and bound-by classes, each step's shares summing to its wall time; a step's
+/// segments lie inside it and hold its top events, a window's only what overlaps it, capped;
+/// a what-if from the session's cached graphs equals one from freshly built graphs, and a bad
+/// edit is an error sentence, not a failed query.
+#[test]
+fn the_page_answers_equal_the_report() {
+    use kinetoscope::analysis::critical_path::CriticalPaths;
+    use protocol::{Answer, Query};
+    let mut engine = common::load_real("kineto__resnet50_num_workers_4__worker0.pt.trace.json.gz");
+    let Answer::CriticalPath(data) = engine.query(&Query::CriticalPath).unwrap().0 else { panic!("not a path") };
+    let paths = engine.session().unwrap().critical_paths().to_vec();
+    assert_eq!(data.classes, BoundBy::ALL.iter().map(|c| c.as_str()).collect::<Vec<_>>());
+    assert_eq!(data.steps.len(), paths.len());
+    assert!(paths.len() >= 2);
+    for (w, p) in data.steps.iter().zip(&paths) {
+        assert_eq!((w.step, w.start_ns, w.end_ns), (p.step, p.start_ns, p.end_ns));
+        assert_eq!(w.shares_ns, p.shares.to_vec());
+        assert_eq!(w.shares_ns.iter().sum::<i64>(), p.wall_ns());
+        assert_eq!(w.bound_by, p.bound_by().as_str());
+        let query = Query::PathSegments { step: p.step, start_ns: p.start_ns, end_ns: p.end_ns };
+        let Answer::PathSegments(seg) = engine.query(&query).unwrap().0 else { panic!("not segments") };
+        assert_eq!(seg.steps.len(), 1);
+        let segments = &seg.steps[0].segments;
+        assert!(!segments.is_empty());
+        assert!(segments.iter().all(|s| s.start_ns >= p.start_ns && s.end_ns <= p.end_ns && s.start_ns < s.end_ns));
+        assert!(segments.windows(2).all(|s| s[0].end_ns <= s[1].start_ns), "time order");
+        let on_path: i64 = p.segments.iter().filter(|s| s.slice != kinetoscope::model::NONE).map(|s| s.end_ns - s.start_ns).sum();
+        let kept: i64 = segments.iter().map(|s| s.end_ns - s.start_ns).sum();
+        if seg.dropped == 0 {
+            assert_eq!(kept, on_path, "merged, none dropped");
+        } else {
+            assert!(segments.len() == protocol::MAX_PATH_SEGMENTS && kept < on_path);
+        }
+        for e in &p.top {
+            assert!(segments.iter().any(|s| s.slice == e.slice), "top event {} is sent", e.slice);
+        }
+        assert!(segments.iter().all(|s| seg.names.get(s.name as usize).is_some()));
+    }
+    // Every step in a window of the first two steps' boundary: both steps, only what overlaps.
+    let (a, b) = (paths[0].end_ns - 1_000_000, paths[1].start_ns + 1_000_000);
+    let Answer::PathSegments(seg) = engine.query(&Query::PathSegments { step: None, start_ns: a, end_ns: b }).unwrap().0 else {
+        panic!("not segments")
+    };
+    assert_eq!(seg.steps.iter().map(|s| s.step).collect::<Vec<_>>(), [paths[0].step, paths[1].step]);
+    assert!(seg.steps.iter().flat_map(|s| &s.segments).all(|s| s.start_ns < b && s.end_ns > a));
+    assert!(seg.steps.iter().all(|s| !s.segments.is_empty()));
+    let edits = ["launch=0", "gemm*0.5"];
+    let Answer::WhatIf(w) = engine.query(&Query::WhatIf { edits: edits.iter().map(|e| e.to_string()).collect() }).unwrap().0 else {
+        panic!("not a what-if")
+    };
+    assert_eq!(w.error, None);
+    let parsed: Vec<Edit> = edits.iter().map(|e| e.parse().unwrap()).collect();
+    let session = engine.session().unwrap();
+
+    let fresh = CriticalPaths::build(session.trace(), session.whole_steps()).what_if(session.trace(), &parsed);
+    let report = kinetoscope::report::critical_path::what_if_json(session.trace(), &parsed, session.critical_paths(), &fresh);
+    for (w, r) in w.steps.iter().zip(report["steps"].as_array().unwrap()) {
+        assert_eq!(w.after_ns as f64 / 1000.0, r["after_us"].as_f64().unwrap());
+        assert_eq!(w.before_ns as f64 / 1000.0, r["before_us"].as_f64().unwrap());
+        assert_eq!(w.bound_by_after, r["bound_by_after"].as_str().unwrap());
+    }
+    assert!(w.steps.iter().any(|s| s.after_ns < s.before_ns), "launch=0 shortens a step");
+    let Answer::WhatIf(bad) = engine.query(&Query::WhatIf { edits: vec!["gemm*fast".into()] }).unwrap().0 else { panic!() };
+    assert!(bad.error.as_deref().is_some_and(|e| e.contains("gemm*fast")), "{:?}", bad.error);
+    assert!(bad.steps.is_empty());
+}
+
+/// The explanation of a slow step says what its path is bound by against the median step's.
+#[test]
+fn the_explanation_contrasts_the_paths() {
+    let engine = common::load_real("kineto__resnet50_num_workers_4__worker0.pt.trace.json.gz");
+    let session = engine.session().unwrap();
+    let e = session.explain(kinetoscope::analysis::explain::Which::Slowest).unwrap();
+    let p = e.path.clone().expect("a path contrast");
+    let mine = session.critical_paths().iter().find(|q| q.step == Some(e.step)).unwrap();
+    assert_eq!(p.bound_by, mine.bound_by());
+    assert!((p.share - mine.shares[p.bound_by.index()] as f64 / mine.wall_ns() as f64).abs() < 1e-12);
+    let lines = kinetoscope::analysis::explain::sentences(&e);
+    let line = lines.iter().find(|l| l.starts_with("Its critical path is ")).expect("the path sentence");
+    assert!(line.contains(p.bound_by.label()) && line.contains("(median step: "), "{line}");
+}

@@ -1002,7 +1002,8 @@ fn order_json_and_text() {
 /// mi210 (`igemm_*_gtcx2_*_bf16` are MIOpen xdlops kernels on matrix cores) and on partx (its
 /// one SIMT GEMM, `ampere_fp16_sgemm_fp16_64x64_tn`, 233 µs of 1.16 ms, reads fp16 beside fp16
 /// tensor-core GEMMs: a misaligned shape under autocast, not an FP32 model; checked by hand).
-/// Rerun the recounts of the quoted numbers with `python3 scripts/check/findings_table.py`.
+/// The quoted numbers are recounted by `python3 scripts/check/findings_table.py`, which
+/// `scripts/test` runs (stage `recounts`, `scripts/check/recounts.py`): a note that drifts fails the run.
 ///
 /// Each firing is `(rule, severity, impact, note, impact check)`: the impact is the finding's
 /// evidence time on the critical path as % of step time, rounded to 0.1 (`None` without

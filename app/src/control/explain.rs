@@ -11,6 +11,10 @@ use protocol::{Answer, SliceRef};
 impl Controller {
     /// Explains `ProfilerStep#step` (`None`: the slowest), unless it is shown or awaited.
     pub fn explain_step(self, step: Option<u64>) {
+        // A step picked on the Steps tab is the one whose critical path the timeline shows.
+        if step.is_some() {
+            self.critical_step(step);
+        }
         if let Some(query) = self.explain.try_update(|e| e.ask(step)).flatten() {
             self.ask(query);
         }

@@ -54,6 +54,7 @@ impl Controller {
             link.filter = Some(t.filter.trim().to_owned()).filter(|f| !f.is_empty());
         });
         link.finding = self.findings.with_untracked(|f| f.active.clone());
+        link.critical = self.critical.with_untracked(|c| c.shown.then_some(c.step));
         link.marker = self.state.with_untracked(|s| s.steps.marker.clone());
         link.compare = self.compare_link();
         let local = self.link.with_value(|l| l.local_file);
@@ -172,6 +173,10 @@ impl Controller {
         });
         if let Some(q) = link.search {
             self.search(q);
+        }
+        if let Some(step) = link.critical {
+            self.critical.update(|c| c.step = step);
+            self.set_critical_shown(true);
         }
         if let Some(key) = link.selection {
             self.ask_timeline(Query::Resolve { key });

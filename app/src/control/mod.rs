@@ -12,11 +12,13 @@
 //! restores shared links; [`charts`] feeds the charts tab; [`compare`] keeps a baseline and
 //! drives the Compare tab; [`stack`] drives the stacked timelines (the Compare tab's and the Run
 //! tab's); [`run`] drives the Run tab and [`ranks`] its ranks timeline; [`explain`] explains a
-//! step on the Steps tab; [`export`] saves the worker's HTML report; [`gallery`] fetches the run
+//! step on the Steps tab; [`critical`] the critical path (Steps tab bars, the timeline's
+//! overlay) and the What if panel; [`export`] saves the worker's HTML report; [`gallery`] fetches the run
 //! gallery's listing.
 
 mod charts;
 mod compare;
+mod critical;
 mod explain;
 mod export;
 mod findings;
@@ -33,6 +35,7 @@ pub mod timeline;
 use crate::bridge::Bridge;
 use crate::state::charts::ChartState;
 use crate::state::compare::CompareState;
+use crate::state::critical::CriticalState;
 use crate::state::explain::ExplainState;
 use crate::state::export::ExportState;
 use crate::state::findings::FindingsState;
@@ -70,6 +73,8 @@ pub struct Controller {
     pub run: RwSignal<RunState>,
     /// The Steps tab's step explanation.
     pub explain: RwSignal<ExplainState>,
+    /// Critical paths, the timeline's toggle and the What if panel.
+    pub critical: RwSignal<CriticalState>,
     /// Export report.
     pub export: RwSignal<ExportState>,
     /// The Run tab's ranks timeline: ranks, clock, search, selection.
@@ -94,6 +99,7 @@ impl Controller {
             stack: RwSignal::new(StackState::default()),
             run: RwSignal::new(RunState::default()),
             explain: RwSignal::new(ExplainState::default()),
+            critical: RwSignal::new(CriticalState::default()),
             export: RwSignal::new(ExportState::default()),
             ranks: RwSignal::new(RanksState::default()),
             rank_stack: RwSignal::new(StackState::new(RANKS_CHANNEL_BASE)),
@@ -183,6 +189,7 @@ impl Controller {
                     self.send(query);
                 }
                 self.explain_default();
+                self.critical_loaded();
                 self.fetch_charts();
                 self.publish();
             }
@@ -245,6 +252,7 @@ impl Controller {
                 self.commit_tables(|t| t.apply(FromWorker::Answer { id, answer: Box::new(answer) }));
             }
             Channel::Explain => self.explain_answer(id, answer),
+            Channel::Critical | Channel::PathSegments | Channel::WhatIf => self.critical_answer(id, answer),
             Channel::Report => self.export_answer(id, answer),
             Channel::Layout | Channel::Tiles | Channel::Details | Channel::Hover | Channel::Search | Channel::Counters => {
                 if self.timeline.with_untracked(|t| t.awaits(id)) {
@@ -317,6 +325,7 @@ impl Controller {
             }
             Channel::Table => self.commit_tables(|t| t.apply(FromWorker::QueryFailed { id, message })),
             Channel::Explain => self.explain_failed(id, message),
+            Channel::Critical | Channel::PathSegments | Channel::WhatIf => self.critical_failed(id, message),
             Channel::Report => self.export_failed(id, message),
             Channel::Layout | Channel::Tiles | Channel::Details | Channel::Hover | Channel::Search | Channel::Counters => {
                 if self.timeline.with_untracked(|t| t.awaits(id)) {
@@ -349,6 +358,17 @@ impl Controller {
             Channel::Run => self.run.update(|r| r.sent(id)),
             Channel::Explain => self.explain.update(|e| e.sent(id)),
             Channel::Report => self.export.update(|e| e.sent(id)),
+            Channel::Critical => self.critical.update_untracked(|c| c.sent(id)),
+            Channel::PathSegments => {
+                if let Query::PathSegments { step, start_ns, end_ns } = &query {
+                    let key = (*step, *start_ns, *end_ns);
+                    self.critical.update_untracked(|c| c.segments_sent(id, key));
+                }
+            }
+            Channel::WhatIf => {
+                let now = crate::timeline::now_ms();
+                self.critical.update_untracked(|c| c.what_if.sent(id, now));
+            }
             channel => self.timeline.update_untracked(|t| t.sent(channel, id)),
         }
         bridge.query(id, query);
@@ -399,9 +419,11 @@ impl Controller {
                                         self.explain.with_untracked(|explain| {
                                             self.ranks.with_untracked(|ranks| {
                                                 self.rank_stack.with_untracked(|rank_stack| {
-                                                    f(&window_hook::States {
-                                                        load, tables, timeline, findings, charts, compare, stack, run, explain, ranks,
-                                                        rank_stack,
+                                                    self.critical.with_untracked(|critical| {
+                                                        f(&window_hook::States {
+                                                            load, tables, timeline, findings, charts, compare, stack, run, explain,
+                                                            ranks, rank_stack, critical,
+                                                        })
                                                     })
                                                 })
                                             })

@@ -26,6 +26,7 @@ impl Controller {
             self.send(query);
         }
         self.explain_default();
+        self.critical_fetch();
         self.fetch_charts();
     }
 

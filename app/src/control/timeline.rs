@@ -43,6 +43,7 @@ impl Controller {
                 self.timeline.update_untracked(|t| t.sent_counters(id, request));
             }
         }
+        self.critical_fetch();
     }
 
     /// Applies a view change, fetches what it needs and publishes.

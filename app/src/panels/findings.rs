@@ -4,11 +4,14 @@
 //! the evidence and selects it; hovering outlines the evidence.
 //!
 //! Test ids: `findings` (panel), `finding` items (`data-rule`, `data-severity`, `data-active`),
-//! `finding-count`, `finding-why`, `finding-link` (the share link of the view with that finding active),
+//! `finding-count`, `finding-remedy` (`data-us`: what the modelled remedy saves per step),
+//! `finding-impact` (`data-us`, `data-pct`: what fixing it saves at most per
+//! step), `finding-why`, `findings-negligible` (a `<details>` folding the negligible ones), `finding-link` (the share link of the view with that finding active),
 //! `findings-no-steps` (a trace without steps: the step rules did not run). Trace text is always
 //! text, never HTML.
 
 use crate::control::Controller;
+use crate::state::format;
 use leptos::prelude::*;
 use protocol::FindingData;
 
@@ -35,10 +38,53 @@ pub fn FindingsPanel(ctl: Controller) -> impl IntoView {
                 <p class="muted" data-testid="findings-no-steps">{format!("{}: {}.", super::NO_STEPS, super::NO_STEP_RULES)}</p>
             })}
             <ul>
-                {move || list.get().unwrap_or_default().into_iter().map(|f| item(ctl, f, active)).collect_view()}
+                {move || list.get().unwrap_or_default().into_iter().filter(|f| !negligible(f)).map(|f| item(ctl, f, active)).collect_view()}
             </ul>
+            {move || {
+                let folded: Vec<FindingData> = list.get().unwrap_or_default().into_iter().filter(negligible).collect();
+                let rules: Vec<String> = folded.iter().map(|f| f.rule.clone()).collect();
+                // Open while the active finding (clicked, or named by a link) is folded in it.
+                let holds_active = move || active.get().is_some_and(|a| rules.contains(&a));
+                (!folded.is_empty()).then(|| view! {
+                    <details class="negligible" data-testid="findings-negligible" prop:open=holds_active>
+                        <summary title="Under 2% of step time on the critical path: fixing them would not shorten a step by much">
+                            {format!("Negligible ({})", folded.len())}
+                        </summary>
+                        <ul>{folded.into_iter().map(|f| item(ctl, f, active)).collect_view()}</ul>
+                    </details>
+                })
+            }}
         </section>
     }
+}
+
+/// A finding folded under "Negligible": a warning told as info because its impact is under
+/// 2% of step time (its why says "Negligible:"), or an info whose measured impact is under 2%
+/// (docs/findings.md "Impact and severity").
+pub fn negligible(f: &FindingData) -> bool {
+    // Rules about something other than step time keep their place whatever their impact.
+    let about_steps = !f.rule.starts_with("health-") && !matches!(f.rule.as_str(), "memory-near-limit" | "partial-trace");
+    f.why.contains("Negligible:") || (about_steps && f.severity == "info" && f.impact_pct.is_some_and(|p| p < 2.0))
+}
+
+/// "Would save up to 4.10 ms of 38.0 ms per step (10.8%)", from the finding's impact.
+fn impact_text(f: &FindingData) -> Option<String> {
+    let (us, pct) = (f.impact_us?, f.impact_pct?);
+    if us <= 0.0 {
+        return Some("None of its evidence is on a step's critical path: fixing it alone would not shorten a step.".to_owned());
+    }
+    let step_us = if pct > 0.0 { us * 100.0 / pct } else { 0.0 };
+    Some(format!("Would save up to {} of {} per step ({pct:.1}%).", format::span_us(us), format::span_us(step_us)))
+}
+
+/// "Modelled with the syncs removed: each step 3.10 ms shorter (8.2%)", from the remedy's
+/// what-if.
+fn remedy_text(f: &FindingData) -> Option<String> {
+    let (us, pct, what) = f.remedy.as_ref()?;
+    if *us <= 0.0 {
+        return Some(format!("Modelled with {what}: no step would be shorter (another path sets it)."));
+    }
+    Some(format!("Modelled with {what}: each step {} shorter ({pct:.1}%).", format::span_us(*us)))
 }
 
 fn item(ctl: Controller, f: FindingData, active: Memo<Option<String>>) -> impl IntoView {
@@ -68,6 +114,13 @@ fn item(ctl: Controller, f: FindingData, active: Memo<Option<String>>) -> impl I
                 <code class="rule">{f.rule.clone()}</code>
                 <span class="finding-title">{f.title.clone()}</span>
             </div>
+            {impact_text(&f).map(|t| view! {
+                <p class="impact" data-testid="finding-impact" data-us=f.impact_us.map(|u| u.to_string())
+                    data-pct=f.impact_pct.map(|p| p.to_string())>{t}</p>
+            })}
+            {remedy_text(&f).map(|t| view! {
+                <p class="impact" data-testid="finding-remedy" data-us=f.remedy.as_ref().map(|r| r.0.to_string())>{t}</p>
+            })}
             <p class="muted why" data-testid="finding-why">{f.why.clone()}</p>
             <p><b>"Usually means: "</b>{f.meaning.clone()}</p>
             <p><b>"Try: "</b>{f.try_this.clone()}</p>

@@ -1,6 +1,7 @@
 //! Page panels: thin views over [`crate::state::LoadState`]. Trace text is always rendered as
 //! text nodes, never as HTML.
 
+mod bound_by;
 mod compare;
 mod details;
 mod error;
@@ -15,6 +16,7 @@ mod step_marker;
 mod step_pick;
 mod summary;
 mod tables;
+mod what_if;
 
 /// Why step analyses are empty on a trace without steps (the CLI's `unavailable.steps`).
 const NO_STEPS: &str = "No ProfilerStep#N in this trace (inference servers and scripts have none)";
@@ -22,6 +24,7 @@ const NO_STEPS: &str = "No ProfilerStep#N in this trace (inference servers and s
 const NO_STEP_RULES: &str =
     "the rules that compare steps (cold-start-step, kernel-time-variance, recompilation, slow-step) did not run";
 
+pub use bound_by::BoundByPanel;
 pub use compare::{CompareButton, ComparePanel};
 pub use details::DetailsPanel;
 pub use error::ErrorPanel;
@@ -34,3 +37,4 @@ pub use run::{RunBack, RunPanel};
 pub use step_pick::StepPicker;
 pub use summary::{LoadNotices, SummaryPanel, TraceHeader};
 pub use tables::{TablePanel, Tabs};
+pub use what_if::WhatIfPanel;

@@ -14,6 +14,7 @@
 //! q=TEXT             search text
 //! filter=TEXT        the op / kernel table's name filter
 //! finding=RULE       active cheatsheet finding
+//! cp=all | N         the timeline's critical path overlay, of every step or of step N
 //! marker=NAME        the annotation marking steps in a trace without ProfilerStep#N
 //! file=NAME,SIZE     a locally opened file (the link carries its name and size, never its bytes)
 //! cstep=N            Compare tab: the step the stacked timelines align at
@@ -50,6 +51,8 @@ pub struct ViewLink {
     pub filter: Option<String>,
     /// Active finding's rule.
     pub finding: Option<String>,
+    /// The critical path overlay: `Some(None)` every step, `Some(Some(n))` step n.
+    pub critical: Option<Option<u64>>,
     /// The step marker (`None`: `ProfilerStep#N`).
     pub marker: Option<String>,
     /// A locally opened file's name and size.
@@ -116,6 +119,9 @@ impl ViewLink {
         if let Some(m) = &self.marker {
             put("marker", m.clone());
         }
+        if let Some(step) = self.critical {
+            put("cp", step.map_or_else(|| "all".to_owned(), |n| n.to_string()));
+        }
         let c = &self.compare;
         if let Some(n) = c.step {
             put("cstep", n.to_string());
@@ -158,6 +164,8 @@ impl ViewLink {
                 "filter" => link.filter = Some(value).filter(|v| !v.is_empty()),
                 "finding" => link.finding = Some(value).filter(|v| !v.is_empty()),
                 "marker" => link.marker = Some(value).filter(|v| !v.is_empty()),
+                "cp" if value == "all" => link.critical = Some(None),
+                "cp" => link.critical = value.parse().ok().map(Some),
                 "file" => {
                     link.file = value
                         .rsplit_once(',')
@@ -250,6 +258,7 @@ mod tests {
             search: Some("aten::mm #1".into()),
             filter: Some("vectorized_elementwise<&>".into()),
             finding: Some("dtod-before-gemm".into()),
+            critical: Some(Some(7)),
             marker: Some("## Call CompiledFxGraph fx_0 ##".into()),
             file: Some(("my trace,v2.json.gz".into(), 123_456_789)),
             compare: CompareLink {
@@ -271,5 +280,6 @@ mod tests {
         assert_eq!(link, ViewLink { range: Some((1.0, 2.0)), ..ViewLink::default() });
         assert_eq!(decode("%zz%41%"), "%zzA%");
         assert_eq!(ViewLink::default().to_fragment(), "");
+        assert_eq!(ViewLink::parse("#cp=all").critical, Some(None));
     }
 }

@@ -14,6 +14,7 @@
 pub mod charts;
 pub mod columns;
 pub mod compare;
+pub mod critical;
 pub mod explain;
 pub mod export;
 pub mod findings;

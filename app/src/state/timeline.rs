@@ -130,6 +130,8 @@ pub struct TimelineState {
     pub search: SearchState,
     /// Slices outlined as evidence of the active or hovered finding.
     pub highlight: Vec<SliceRef>,
+    /// The critical path overlay, while its toggle is on and the paths are in.
+    pub critical: Option<Arc<super::critical::Overlay>>,
     /// Draw statistics.
     pub frames: Frames,
     /// When the load finished (page clock, ms), for the first-paint figure.

@@ -1,6 +1,6 @@
 //! Keyboard navigation as Perfetto users expect: W/S zoom around the pointer, A/D pan; a press
 //! moves one step at once and holding keeps moving smoothly (per animation frame, scaled by the
-//! elapsed time); F zooms to the selection, 0 / Home shows everything, Escape clears, `?` toggles
+//! elapsed time); F zooms to the selection, C toggles the critical path, 0 / Home shows everything, Escape clears, `?` toggles
 //! the help overlay. Keys typed into inputs are left alone, except Escape, which leaves the input.
 
 use crate::control::timeline::{KEY_PAN, KEY_ZOOM};
@@ -48,6 +48,7 @@ impl Keys {
                 }
             }
             "f" | "F" => ctl.zoom_to_selection(),
+            "c" | "C" => ctl.toggle_critical(),
             "0" | "Home" if ctl.stack_active() => ctl.stack_reset(),
             "0" | "Home" => ctl.reset_view(),
             "?" => help.update(|h| *h = !*h),

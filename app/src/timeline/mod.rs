@@ -5,9 +5,11 @@
 //!
 //! Test ids: `timeline`, `timeline-canvas` (with the lane canvas's), `search-input`,
 //! `search-count`, `search-next`, `search-prev`; `range-readout`, `range-clear`; `zoom-reset`;
-//! `help-overlay`.
+//! `help-overlay`; `critical-toggle` (`aria-pressed`, `data-step`: the step whose path is shown,
+//! absent for every step).
 
 mod band;
+pub mod critical;
 pub mod draw_list;
 mod keys;
 mod lane_canvas;
@@ -115,6 +117,14 @@ fn Toolbar(ctl: Controller, help: RwSignal<bool>) -> impl IntoView {
                     <button data-testid="range-clear" title="Clear range (Esc)" on:click=move |_| ctl.set_range(None)>"×"</button>
                 </span>
             })}
+            <button data-testid="critical-toggle" class:on=move || ctl.critical.with(|c| c.shown)
+                aria-pressed=move || ctl.critical.with(|c| c.shown).to_string()
+                data-step=move || ctl.critical.with(|c| c.step.map(|n| n.to_string()))
+                title=move || ctl.critical.with(|c| match c.step {
+                    Some(n) => format!("Outline the critical path of step {n}, dim the rest (C)"),
+                    None => "Outline every step's critical path, dim the rest (C)".to_owned(),
+                })
+                on:click=move |_| ctl.toggle_critical()>"Critical path"</button>
             <button data-testid="zoom-reset" title="Show everything (0)" on:click=move |_| ctl.reset_view()>"Reset zoom"</button>
             <button data-testid="help-button" title="Keyboard help (?)" on:click=move |_| help.update(|h| *h = !*h)>"?"</button>
         </div>
@@ -134,6 +144,7 @@ fn HelpOverlay(on_close: Callback<()>) -> impl IntoView {
         ("F", "zoom to the selection or range"),
         ("0 / Home", "show the whole trace"),
         ("Enter / Shift+Enter", "next / previous search match"),
+        ("C", "critical path: outline it, dim the rest (a step row picks the step)"),
         ("Esc", "clear selection and range"),
         ("?", "toggle this help"),
     ]

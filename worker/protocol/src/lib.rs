@@ -9,6 +9,7 @@
 //! refactors do not change the protocol.
 
 mod compare;
+mod critical;
 mod explain;
 mod query;
 mod roofline;
@@ -18,6 +19,7 @@ mod table;
 mod timeline;
 
 pub use compare::*;
+pub use critical::*;
 pub use explain::*;
 pub use query::*;
 pub use roofline::*;
@@ -28,7 +30,7 @@ pub use timeline::*;
 use serde::{Deserialize, Serialize};
 
 /// Bumped on any incompatible change; the app refuses a worker that reports another version.
-pub const PROTOCOL_VERSION: u32 = 16;
+pub const PROTOCOL_VERSION: u32 = 17;
 
 /// A message from the app to the worker.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -148,6 +150,12 @@ pub enum Answer {
     Explanation(Box<ExplanationData>),
     /// Roofline.
     Roofline(Box<RooflineData>),
+    /// CriticalPath.
+    CriticalPath(Box<CriticalPathData>),
+    /// PathSegments.
+    PathSegments(Box<PathSegmentsData>),
+    /// WhatIf.
+    WhatIf(Box<WhatIfData>),
     /// Report: the HTML file's text. A one-off document the user asked for (tens to hundreds
     /// of KB), so it travels in the JSON message rather than as a transferred buffer.
     Report(String),
@@ -341,6 +349,25 @@ mod tests {
                 ..ExplanationData::default()
             })),
             Answer::Report("<!DOCTYPE html>".into()),
+            Answer::CriticalPath(Box::new(CriticalPathData {
+                classes: vec!["cpu_op".into()],
+                steps: vec![StepPathData { step: Some(3), shares_ns: vec![5], ..StepPathData::default() }],
+                ..CriticalPathData::default()
+            })),
+            Answer::PathSegments(Box::new(PathSegmentsData {
+                step: Some(3),
+                steps: vec![StepSegmentsData {
+                    step: Some(3),
+                    segments: vec![PathSegmentData { slice: 4, class: 0, end_ns: 5, ..PathSegmentData::default() }],
+                }],
+                names: vec!["aten::mm".into()],
+                ..PathSegmentsData::default()
+            })),
+            Answer::WhatIf(Box::new(WhatIfData {
+                edits: vec!["gemm*0.5".into()],
+                error: None,
+                steps: vec![WhatIfStep { step: Some(3), before_ns: 9, after_ns: 5, ..WhatIfStep::default() }],
+            })),
             Answer::Roofline(Box::new(RooflineData {
                 peaks: Some(PeakSet { tflops: vec![("bf16".into(), 989.4)], gbps: Some(3350.0), ..PeakSet::default() }),
                 roof: Some(("bf16".into(), 989.4)),
@@ -390,6 +417,9 @@ mod tests {
             Query::ExplainStep { step: Some(7) },
             Query::Report { viewer_url: Some("https://v/?url=a.json".into()) },
             Query::Roofline,
+            Query::CriticalPath,
+            Query::PathSegments { step: None, start_ns: 0, end_ns: 9 },
+            Query::WhatIf { edits: vec!["launch=0".into(), "gemm*0.5".into()] },
         ];
         let mut seen = std::collections::BTreeSet::new();
         for query in queries {
@@ -414,13 +444,16 @@ mod tests {
                 Query::ExplainStep { .. } => "explain_step",
                 Query::Report { .. } => "report",
                 Query::Roofline => "roofline",
+                Query::CriticalPath => "critical_path",
+                Query::PathSegments { .. } => "path_segments",
+                Query::WhatIf { .. } => "what_if",
             };
             seen.insert(name);
             let msg = ToWorker::Query { id: 9, query };
             let json = serde_json::to_string(&msg).unwrap();
             assert_eq!(serde_json::from_str::<ToWorker>(&json).unwrap(), msg, "{json}");
         }
-        assert_eq!(seen.len(), 20, "every query variant is listed");
+        assert_eq!(seen.len(), 23, "every query variant is listed");
         // Queries written before `trace` existed still mean the loaded trace.
         let old: Query = serde_json::from_str(r#"{"kind":"hover","slice":4}"#).unwrap();
         assert_eq!(old, Query::Hover { trace: TraceRef::Current, slice: 4 });

@@ -93,6 +93,16 @@ pub enum Query {
     /// The kernels on the roofline with the GPU's peaks (the Charts tab); answered by
     /// [`crate::Answer::Roofline`].
     Roofline,
+    /// The critical path of every step of the whole trace (shares per class); answered by
+    /// [`crate::Answer::CriticalPath`].
+    CriticalPath,
+    /// The path's slices of step `step` (`None`: every step) that overlap `start_ns..end_ns`;
+    /// answered by [`crate::Answer::PathSegments`].
+    PathSegments { step: Option<u64>, start_ns: i64, end_ns: i64 },
+    /// Every step recomputed after `edits` (the `--what-if` grammar: `gemm*0.5`, `launch=0`,
+    /// applied together, in order); answered by [`crate::Answer::WhatIf`], whose `error` says
+    /// which edit does not parse.
+    WhatIf { edits: Vec<String> },
 }
 
 /// Which of the engine's traces a query addresses: the loaded one, the comparison baseline
@@ -163,6 +173,13 @@ pub enum Channel {
     Explain,
     /// Export report.
     Report,
+    /// The critical path (Steps tab bars, the timeline's overlay).
+    Critical,
+    /// The path's slices for the timeline's overlay (a newer view supersedes a pending one).
+    PathSegments,
+    /// What-if answers (their own channel: a newer edit supersedes a pending one, never the
+    /// path).
+    WhatIf,
 }
 
 impl Query {
@@ -182,6 +199,9 @@ impl Query {
             Query::Collective { .. } => Channel::StackSelect,
             Query::ExplainStep { .. } => Channel::Explain,
             Query::Report { .. } => Channel::Report,
+            Query::CriticalPath => Channel::Critical,
+            Query::PathSegments { .. } => Channel::PathSegments,
+            Query::WhatIf { .. } => Channel::WhatIf,
         }
     }
 }

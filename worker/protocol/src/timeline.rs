@@ -292,4 +292,8 @@ pub struct FindingData {
     /// The same as a share of step time, %.
     #[serde(default)]
     pub impact_pct: Option<f64>,
+    /// What the finding's modelled remedy saves per step (µs), its share of step time (%)
+    /// and the remedy in words; `None` where the rule has no model.
+    #[serde(default)]
+    pub remedy: Option<(f64, f64, String)>,
 }

@@ -21,6 +21,7 @@
 //! per-name medians.
 
 use super::breakdown::{Category, CATEGORIES};
+use super::critical_path::{BoundBy, StepPath};
 use super::stats::median;
 use super::steps::{launching_step, step_name, StepSpan, Steps};
 use crate::model::{CatClass, StrId, Trace, NONE};
@@ -100,6 +101,77 @@ pub struct Explanation {
     pub kernels: Vec<ItemDelta>,
     /// Host ops (self time), most different first.
     pub ops: Vec<ItemDelta>,
+    /// What the step's critical path is bound by against the median step's
+    /// ([`PathContrast::of`]); `None` until the caller adds it (it needs the paths).
+    pub path: Option<PathContrast>,
+}
+
+/// The explained step's critical path against the complete steps' (docs/definitions.md
+/// "Critical path"): the class most of its path is in, and that class's median share.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PathContrast {
+    /// The class holding most of the step's path.
+    pub bound_by: BoundBy,
+    /// Its share of the step's path, 0-1.
+    pub share: f64,
+    /// The median over the complete steps of that class's share of their paths, 0-1.
+    pub median_share: f64,
+    /// The class with the largest median share, and that share, when it is another class.
+    pub median_bound_by: Option<(BoundBy, f64)>,
+}
+
+impl PathContrast {
+    /// The contrast for step `e.step` of `steps`, from every step's `paths` (`None` when the
+    /// step has no path).
+    pub fn of(e: &Explanation, steps: &Steps, paths: &[StepPath]) -> Option<PathContrast> {
+        let share = |p: &StepPath, c: BoundBy| if p.wall_ns() > 0 { p.shares[c.index()] as f64 / p.wall_ns() as f64 } else { 0.0 };
+        let mine = paths.iter().find(|p| p.step == Some(e.step))?;
+        let complete: Vec<&StepPath> = steps
+            .steps
+            .iter()
+            .filter(|s| !s.incomplete)
+            .filter_map(|s| paths.iter().find(|p| p.step == Some(s.number)))
+            .collect();
+        let median_of = |c: BoundBy| median_f(complete.iter().map(|p| share(p, c)).collect());
+        let bound_by = mine.bound_by();
+        let (top, top_share) = BoundBy::ALL
+            .into_iter()
+            .map(|c| (c, median_of(c)))
+            .fold((bound_by, f64::MIN), |best, (c, m)| if m > best.1 { (c, m) } else { best });
+        Some(PathContrast {
+            bound_by,
+            share: share(mine, bound_by),
+            median_share: median_of(bound_by),
+            median_bound_by: (top != bound_by).then_some((top, top_share)),
+        })
+    }
+
+    /// "Its critical path is 62.0% GPU compute (median step: 40.0%)." (with the median step's
+    /// own bound when it is another class).
+    pub fn sentence(&self) -> String {
+        let other = self
+            .median_bound_by
+            .map(|(c, m)| format!(", whose path is mostly {}: {}", c.label(), percent(m)))
+            .unwrap_or_default();
+        format!(
+            "Its critical path is {} {} (median step: {}{other}).",
+            percent(self.share),
+            self.bound_by.label(),
+            percent(self.median_share)
+        )
+    }
+}
+
+/// The median of `values` (0 when empty).
+fn median_f(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    let at = |i: usize| values.get(i).copied().unwrap_or(0.0);
+    if n % 2 == 1 {
+        at(n / 2)
+    } else {
+        (at((n / 2).saturating_sub(1)) + at(n / 2)) / 2.0
+    }
 }
 
 impl CategoryDelta {
@@ -176,6 +248,7 @@ pub fn explain(trace: &Trace, steps: &Steps, which: Which) -> Result<Explanation
         categories,
         kernels: keep(kernels),
         ops: keep(ops),
+        path: None,
     })
 }
 
@@ -298,6 +371,9 @@ fn cited(e: &Explanation) -> Vec<(String, Option<u32>)> {
         .collect();
     if !parts.is_empty() {
         out.push((format!("By category (step breakdown): {}.", parts.join(", ")), None));
+    }
+    if let Some(p) = &e.path {
+        out.push((p.sentence(), None));
     }
     for (kind, items) in [("Kernel", &e.kernels), ("Op", &e.ops)] {
         for i in items.iter().take(3) {

@@ -22,6 +22,7 @@ pub fn wire(trace: &Trace, findings: &[Finding]) -> Vec<FindingData> {
             range_ns: f.evidence.range_ns,
             impact_us: f.impact.map(|i| i.per_step_ns as f64 / 1000.0),
             impact_pct: f.impact.map(|i| i.pct),
+            remedy: f.remedy.as_ref().map(|r| (r.per_step_ns as f64 / 1000.0, r.pct, r.what.to_owned())),
         })
         .collect()
 }

@@ -11,6 +11,7 @@
 //! op / kernel / step tables ─tables─▶ TableData
 //! findings ─findings─▶ FindingData (evidence as slice references)
 //! step explanation ─explain─▶ ExplanationData (evidence as slice references)
+//! critical paths + step graphs ─critical_path─▶ CriticalPathData, WhatIfData
 //! GpuIndex + Memory ─counters─▶ CounterSet (utilization, SM efficiency, memory per bucket)
 //! WorkIndex + kernel table ─roofline─▶ RooflineData (points, peaks); SliceWork (details)
 //! Comparison + both sides' findings ─comparison─▶ ComparisonData
@@ -23,6 +24,7 @@
 pub mod collective;
 pub mod comparison;
 pub mod counters;
+pub mod critical_path;
 pub mod details;
 pub mod explain;
 pub mod findings;

@@ -329,6 +329,11 @@ impl Engine {
                 Answer::Explanation(Box::new(answer::explain::wire(trace, &session.explain(which)?)))
             }
             Query::Report { viewer_url } => Answer::Report(crate::report::html::export(&session, viewer_url.as_deref())),
+            Query::CriticalPath => Answer::CriticalPath(Box::new(answer::critical_path::paths(&session))),
+            Query::PathSegments { step, start_ns, end_ns } => {
+                Answer::PathSegments(Box::new(answer::critical_path::segments(&session, *step, *start_ns, *end_ns)))
+            }
+            Query::WhatIf { edits } => Answer::WhatIf(Box::new(answer::critical_path::what_if(&session, edits))),
             _ => return Err("not a trace query".into()),
         };
         Ok((answer, None))

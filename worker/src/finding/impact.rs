@@ -8,6 +8,7 @@
 //! the classes their remedy shortens. Without steps the capture window's path is the "step".
 
 use super::{Finding, Severity};
+use crate::analysis::critical_path::edit::under;
 use crate::analysis::critical_path::{BoundBy, PathSegment, StepPath};
 use crate::model::strings::FxHashMap;
 use crate::model::{Trace, NONE};
@@ -61,7 +62,7 @@ pub fn of(trace: &Trace, paths: &[StepPath], all: &[u32]) -> Option<Impact> {
             return hit;
         }
         let launch = s.launch.get(slice as usize).copied().unwrap_or(NONE);
-        let hit = covered(trace, all, slice) || (launch != NONE && covered(trace, all, launch));
+        let hit = under(trace, all, slice) || (launch != NONE && under(trace, all, launch));
         memo.insert(slice, hit);
         hit
     };
@@ -87,20 +88,6 @@ fn sum(paths: &[StepPath], mut on: impl FnMut(&PathSegment) -> bool) -> Impact {
     Impact { ns, per_step_ns: ns / n, step_ns: wall / n, pct, steps }
 }
 
-/// Whether `slice` or one of its ancestors on its lane is in `all`.
-fn covered(trace: &Trace, all: &[u32], mut slice: u32) -> bool {
-    for _ in 0..u16::MAX {
-        if all.binary_search(&slice).is_ok() {
-            return true;
-        }
-        match trace.slices.parent.get(slice as usize) {
-            Some(&p) if p != NONE => slice = p,
-            _ => return false,
-        }
-    }
-    false
-}
-
 /// Sets each finding's impact from its evidence, says it in `why`, and tells a warning under
 /// [`NEGLIGIBLE_PCT`] of step time as info.
 pub fn apply(trace: &Trace, paths: &[StepPath], findings: &mut [Finding]) {
@@ -110,6 +97,13 @@ pub fn apply(trace: &Trace, paths: &[StepPath], findings: &mut [Finding]) {
             Some(classes) => of_classes(paths, classes),
             None => of(trace, paths, &f.evidence.all),
         };
+        // A removed wait can save more than its own time on the path (module docs of
+        // `remedy`): the impact is then what the remedy saves.
+        if let (Some(i), Some(r)) = (f.impact.as_mut(), f.remedy.as_ref()) {
+            if r.removes_waits && r.saved_ns > i.ns {
+                *i = Impact { ns: r.saved_ns, per_step_ns: r.per_step_ns, pct: r.pct, ..*i };
+            }
+        }
         // The full list was only needed here; the evidence keeps its capped, ordered ids.
         f.evidence.all = Vec::new();
         let Some(i) = f.impact else {
@@ -127,6 +121,9 @@ pub fn apply(trace: &Trace, paths: &[StepPath], findings: &mut [Finding]) {
             f.why.push_str(&format!(" On the critical path: fixing it would save up to {per_step}."));
         } else {
             f.why.push_str(" None of it is on the critical path: fixing it alone would not shorten a step.");
+        }
+        if let Some(r) = &f.remedy {
+            f.why.push_str(&super::remedy::sentence(r));
         }
     }
 }

@@ -45,6 +45,7 @@ mod graphs;
 mod gpu;
 mod health;
 pub mod impact;
+pub mod remedy;
 mod roofline;
 mod table;
 pub mod thresholds;
@@ -124,6 +125,9 @@ pub struct Finding {
     pub evidence: Evidence,
     /// Its evidence's time on the critical path ([`impact`]); `None` without evidence slices.
     pub impact: Option<impact::Impact>,
+    /// What its remedy saves, recomputed over the steps' graphs ([`remedy`]); `None` where the
+    /// rule's remedy has no model.
+    pub remedy: Option<remedy::Remedy>,
 }
 
 /// Every rule: (id, one-line description), ordered by id. Ids are stable API.
@@ -349,12 +353,14 @@ pub(crate) fn finding(
         try_this: try_this.to_string(),
         evidence,
         impact: None,
+        remedy: None,
     }
 }
 
 /// Every finding of every rule on `trace`: severity (alert first), then rule id, then the
 /// rule's own order. Deterministic.
 pub fn detect(session: &Session) -> Vec<Finding> {
+    use crate::analysis::critical_path::{analyze_with, Edit};
     let mut ctx = Ctx::new(session);
     ctx.partial = health::partial(&ctx);
     let mut out = Vec::new();
@@ -371,9 +377,19 @@ pub fn detect(session: &Session) -> Vec<Finding> {
         out.iter().enumerate().all(|(k, f)| out[..k].iter().all(|g| g.rule != f.rule)),
         "one finding per rule"
     );
-    // The paths are followed here and dropped, not cached in the session: their segments are
-    // ~8% of the JSON's size on a 1 GB trace, and the page asks for one step's at a time.
-    impact::apply(ctx.trace, &crate::analysis::critical_path::analyze(ctx.trace, session.whole_steps()), &mut out);
+    // The paths (and the remedies' what-ifs, from the same graphs) are followed here and
+    // dropped, not cached in the session: their segments are ~8% of the JSON's size on a 1 GB
+    // trace, and the load's memory budget has no room for the step graphs.
+    let models: Vec<(usize, &'static str, Vec<Edit>)> =
+        out.iter().enumerate().filter_map(|(k, f)| remedy::model(ctx.trace, f).map(|(what, edits)| (k, what, edits))).collect();
+    let sets: Vec<Vec<Edit>> = models.iter().map(|(_, _, e)| e.clone()).collect();
+    let (paths, after) = analyze_with(ctx.trace, session.whole_steps(), &sets);
+    for ((k, what, edits), after) in models.into_iter().zip(after) {
+        if let Some(f) = out.get_mut(k) {
+            f.remedy = Some(remedy::saved(what, &edits, &paths, &after));
+        }
+    }
+    impact::apply(ctx.trace, &paths, &mut out);
     // By severity, then by what fixing it would save (findings without evidence on a path
     // last), then rule id; stable, so within a rule the emission order stays.
     let saved = |f: &Finding| f.impact.map_or(-1, |i| i.ns);

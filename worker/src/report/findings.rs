@@ -34,6 +34,12 @@ pub fn findings_json(findings: &[Finding]) -> Value {
                         "pct": i.pct,
                         "steps": i.steps,
                     })),
+                    "remedy": f.remedy.as_ref().map(|r| json!({
+                        "what": r.what,
+                        "saved_us": r.saved_ns as f64 / 1000.0,
+                        "per_step_us": r.per_step_ns as f64 / 1000.0,
+                        "pct": r.pct,
+                    })),
                 })
             })
             .collect(),

@@ -29,6 +29,10 @@ pub enum Selector {
     Kernel(String),
     /// CPU time inside ops whose name contains this text (lowercase).
     Op(String),
+    /// Edges of these classes (any class when empty) spent in these slices (sorted), below one
+    /// of them on its lane, or in device work one of them launched: a finding's evidence, for
+    /// the what-if of its remedy (not in the `--what-if` grammar).
+    Slices { slices: Vec<u32>, classes: Vec<BoundBy> },
 }
 
 /// One what-if edit.
@@ -117,30 +121,45 @@ fn nonempty(name: &str) -> Result<String, EditError> {
     Ok(name.to_lowercase())
 }
 
-/// The graph's weights after `edits`, applied in order (factors multiply).
-pub(super) fn apply(trace: &Trace, graph: &Graph, edits: &[Edit]) -> Vec<i64> {
-    let mut weights = graph.weights();
-    for edit in edits {
-        let mut names = NameMatch::default();
-        for (id, e) in graph.edges.iter().enumerate() {
-            let w = &mut weights[id];
-            if *w > REMOVED && matches(trace, &mut names, &edit.selector, e.class, e.kind, e.slice) {
-                // A GPU -> CPU wait scaled to nothing is the sync removed: the CPU goes on.
-                *w = if e.kind == Kind::SyncReturn && edit.factor == 0.0 { REMOVED } else { scale(*w, edit.factor) };
+/// Edits with their name matches remembered across graphs: each distinct name is tested
+/// once per edit for the whole trace, not once per step.
+pub(super) struct Matcher<'a> {
+    edits: &'a [Edit],
+    names: Vec<NameMatch>,
+}
+
+impl<'a> Matcher<'a> {
+    /// A matcher for `edits`.
+    pub fn new(edits: &'a [Edit]) -> Self {
+        Matcher { edits, names: edits.iter().map(|_| NameMatch::default()).collect() }
+    }
+
+    /// `graph`'s weights after the edits, applied in order (factors multiply).
+    pub fn weights(&mut self, trace: &Trace, graph: &Graph) -> Vec<i64> {
+        let mut weights = graph.weights();
+        for (edit, names) in self.edits.iter().zip(&mut self.names) {
+            for (id, e) in graph.edges.iter().enumerate() {
+                let w = &mut weights[id];
+                if *w > REMOVED && matches(trace, names, &edit.selector, e.class, e.kind, e.slice) {
+                    // A GPU -> CPU wait scaled to nothing is the sync removed: the CPU goes on.
+                    *w = if e.kind == Kind::SyncReturn && edit.factor == 0.0 { REMOVED } else { scale(*w, edit.factor) };
+                }
             }
         }
+        weights
     }
-    weights
 }
 
 fn scale(w: i64, factor: f64) -> i64 {
     (w as f64 * factor).round() as i64
 }
 
-/// One edit's answers per name string, so its pattern is matched once per distinct name.
+/// One edit's answers per name string, so its pattern is matched once per distinct name, and
+/// per slice for [`Selector::Slices`].
 #[derive(Default)]
 struct NameMatch {
     cache: FxHashMap<u32, bool>,
+    slices: FxHashMap<u32, bool>,
 }
 
 impl NameMatch {
@@ -175,5 +194,28 @@ fn matches(trace: &Trace, names: &mut NameMatch, selector: &Selector, class: Bou
             }
             false
         }
+        Selector::Slices { slices, classes } => {
+            if slice == NONE || !(classes.is_empty() || classes.contains(&class)) {
+                return false;
+            }
+            *names.slices.entry(slice).or_insert_with(|| {
+                let launch = trace.slices.launch.get(slice as usize).copied().unwrap_or(NONE);
+                under(trace, slices, slice) || (launch != NONE && under(trace, slices, launch))
+            })
+        }
     }
+}
+
+/// Whether `slice` or one of its ancestors on its lane is in `all` (sorted).
+pub(crate) fn under(trace: &Trace, all: &[u32], mut slice: u32) -> bool {
+    for _ in 0..u16::MAX {
+        if all.binary_search(&slice).is_ok() {
+            return true;
+        }
+        match trace.slices.parent.get(slice as usize) {
+            Some(&p) if p != NONE => slice = p,
+            _ => return false,
+        }
+    }
+    false
 }

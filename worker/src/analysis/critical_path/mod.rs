@@ -239,9 +239,12 @@ impl CriticalPaths {
         self.graphs.iter().map(|(step, g)| schedule::path(g, *step, &g.weights())).collect()
     }
 
-    /// Every step's path after `edits` (applied together, in order).
+    /// Every step's path after `edits` (applied together, in order): its span and shares,
+    /// without segments or top events (a what-if answer needs only those, and skipping them
+    /// halves its time).
     pub fn what_if(&self, trace: &Trace, edits: &[Edit]) -> Vec<StepPath> {
-        self.graphs.iter().map(|(step, g)| schedule::path(g, *step, &edit::apply(trace, g, edits))).collect()
+        let mut matcher = edit::Matcher::new(edits);
+        self.graphs.iter().map(|(step, g)| schedule::shares(g, *step, &matcher.weights(trace, g))).collect()
     }
 }
 
@@ -251,9 +254,26 @@ pub fn analyze(trace: &Trace, steps: &Steps) -> Vec<StepPath> {
     graphs(trace, steps).map(|(step, g)| schedule::path(&g, step, &g.weights())).collect()
 }
 
-/// Every step's path after `edits`.
+/// Every step's path after `edits`, in full (segments and top events too).
 pub fn what_if(trace: &Trace, steps: &Steps, edits: &[Edit]) -> Vec<StepPath> {
-    graphs(trace, steps).map(|(step, g)| schedule::path(&g, step, &edit::apply(trace, &g, edits))).collect()
+    let mut matcher = edit::Matcher::new(edits);
+    graphs(trace, steps).map(|(step, g)| schedule::path(&g, step, &matcher.weights(trace, &g))).collect()
+}
+
+/// The critical path of every step, as [`analyze`], and beside it every step's path (span
+/// and shares) after each of `sets` of edits: each step's graph is built once for all of
+/// them, then dropped.
+pub fn analyze_with(trace: &Trace, steps: &Steps, sets: &[Vec<Edit>]) -> (Vec<StepPath>, Vec<Vec<StepPath>>) {
+    let mut paths = Vec::new();
+    let mut after: Vec<Vec<StepPath>> = sets.iter().map(|_| Vec::new()).collect();
+    let mut matchers: Vec<edit::Matcher> = sets.iter().map(|edits| edit::Matcher::new(edits)).collect();
+    for (step, g) in graphs(trace, steps) {
+        paths.push(schedule::path(&g, step, &g.weights()));
+        for (out, matcher) in after.iter_mut().zip(&mut matchers) {
+            out.push(schedule::shares(&g, step, &matcher.weights(trace, &g)));
+        }
+    }
+    (paths, after)
 }
 
 /// The graph of every step in order, or of the capture window of a trace without steps (cut

@@ -10,22 +10,7 @@ use crate::model::NONE;
 /// The path of `graph` under `weights` (one per edge).
 pub(super) fn path(graph: &Graph, step: Option<u64>, weights: &[i64]) -> StepPath {
     let times = forward(graph, weights);
-    let start = graph.time.get(graph.source as usize).copied().unwrap_or(0);
-    let end = times.get(graph.sink as usize).copied().unwrap_or(start).max(start);
-    let mut edges = Vec::new();
-    let mut node = graph.sink;
-    // Each step back moves to an earlier node in the topological order, so this ends.
-    for _ in 0..graph.time.len() {
-        if node == graph.source {
-            break;
-        }
-        let Some(edge) = binding(graph, weights, &times, node) else {
-            break;
-        };
-        edges.push(edge);
-        node = graph.edges[edge as usize].from;
-    }
-    edges.reverse();
+    let edges = binding_path(graph, weights, &times);
     let mut shares: Shares = [0; BoundBy::ALL.len()];
     let mut segments: Vec<PathSegment> = Vec::new();
     let mut per_slice: FxHashMap<u32, Shares> = FxHashMap::default();
@@ -44,6 +29,7 @@ pub(super) fn path(graph: &Graph, step: Option<u64>, weights: &[i64]) -> StepPat
             _ => segments.push(PathSegment { start_ns: a, end_ns: z, slice: edge.slice, class: edge.class }),
         }
     }
+    let (start, end) = span(graph, &times);
     let mut top: Vec<PathEvent> = per_slice
         .into_iter()
         .map(|(slice, by)| {
@@ -54,6 +40,45 @@ pub(super) fn path(graph: &Graph, step: Option<u64>, weights: &[i64]) -> StepPat
     top.sort_by(|a, b| b.ns.cmp(&a.ns).then(a.slice.cmp(&b.slice)));
     top.truncate(TOP_EVENTS);
     StepPath { step, start_ns: start, end_ns: end, shares, segments, top, graph_size: (graph.time.len(), graph.edges.len()), sync_waits: graph.waits }
+}
+
+/// The path of `graph` under `weights` with its span and shares only (no segments, no top
+/// events): what a what-if answer needs.
+pub(super) fn shares(graph: &Graph, step: Option<u64>, weights: &[i64]) -> StepPath {
+    let times = forward(graph, weights);
+    let mut shares: Shares = [0; BoundBy::ALL.len()];
+    for e in binding_path(graph, weights, &times) {
+        let edge = &graph.edges[e as usize];
+        shares[edge.class.index()] += (times[edge.to as usize] - times[edge.from as usize]).max(0);
+    }
+    let (start, end) = span(graph, &times);
+    let graph_size = (graph.time.len(), graph.edges.len());
+    StepPath { step, start_ns: start, end_ns: end, shares, segments: Vec::new(), top: Vec::new(), graph_size, sync_waits: graph.waits }
+}
+
+/// The window's start and the sink's time under the schedule `times`.
+fn span(graph: &Graph, times: &[i64]) -> (i64, i64) {
+    let start = graph.time.get(graph.source as usize).copied().unwrap_or(0);
+    (start, times.get(graph.sink as usize).copied().unwrap_or(start).max(start))
+}
+
+/// The binding edges walked back from the sink, in time order.
+fn binding_path(graph: &Graph, weights: &[i64], times: &[i64]) -> Vec<u32> {
+    let mut edges = Vec::new();
+    let mut node = graph.sink;
+    // Each step back moves to an earlier node in the topological order, so this ends.
+    for _ in 0..graph.time.len() {
+        if node == graph.source {
+            break;
+        }
+        let Some(edge) = binding(graph, weights, times, node) else {
+            break;
+        };
+        edges.push(edge);
+        node = graph.edges[edge as usize].from;
+    }
+    edges.reverse();
+    edges
 }
 
 /// Every node's time under `weights`; nodes the order misses keep their observed time.
