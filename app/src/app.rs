@@ -247,7 +247,13 @@ fn start(ctl: Controller, wanted: RwSignal<Option<(String, u64)>>, gallery: RwSi
         (None, None, _) => {
             // No trace named: the gallery if one is beside the page, else the demo.
             return crate::control::gallery::fetch_index(move |index| match index {
-                Ok(index) => gallery.update(|g| g.index = Some(index)),
+                Ok(index) => {
+                    gallery.update(|g| g.index = Some(index));
+                    // Until a trace is opened (a posted one too), the listing stays live.
+                    crate::control::gallery::poll_index(gallery, move || {
+                        ctl.state.with_untracked(|s| s.status == crate::state::Status::Idle)
+                    });
+                }
                 // Unless a trace came meanwhile (posted by the page that opened this one).
                 Err(_) if ctl.state.with_untracked(|s| s.status == crate::state::Status::Idle) => {
                     ctl.load_url(DEMO_URL);

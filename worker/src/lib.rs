@@ -25,6 +25,8 @@
 //! matched across ranks, clock offsets, stragglers and why (docs/runs.md).
 //! `serve` (native only) lists a log directory of traces and serves it to the page, or
 //! publishes it as a static folder (`kinetoscope serve` / `publish`, docs/deploy.md).
+//! `export` (native only) writes traces and runs as Parquet tables (`kinetoscope export`,
+//! `run --format parquet`).
 //!
 //! On top of the model, `analysis` computes the tables (ops, kernels, steps, GPU metrics,
 //! memory, idle time) and `finding` reads them as a cheatsheet: rules that name a pattern,
@@ -37,6 +39,8 @@ pub mod codec;
 pub mod compare;
 pub mod diag;
 pub mod engine;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod export;
 pub mod finding;
 pub mod fork;
 pub mod index;

@@ -1,12 +1,13 @@
-//! The DuckDB queries of docs/runs.md ("NDJSON"), run as written over `run --format ndjson`
-//! files, rebuild exactly the heatmap, outliers, straggler table and diagnostics of
-//! `run --json` for the same inputs. Needs DuckDB's Python module in `<target>/venv`, which
+//! The DuckDB queries of docs/runs.md, run as written over `run --format ndjson` files
+//! ("NDJSON") and over `run --format parquet` folders ("Parquet"), rebuild exactly the heatmap,
+//! outliers, straggler table and diagnostics of `run --json` for the same inputs. Needs DuckDB's Python module in `<target>/venv`, which
 //! scripts/setup installs; without it the test fails (a skipped test would leave the docs
 //! unchecked).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
 mod common;
 
+use kinetoscope::export::parquet::{run as parquet_run, Sink};
 use kinetoscope::run::{self, ClockChoice, Diagnostic, Format};
 use kinetoscope::synth::run::{write_dir, Delay, RunSpec};
 use serde_json::Value;
@@ -21,8 +22,9 @@ const DLRM: [&str; 4] = [
     "param__dlrm_kineto__worker3_step_12.1694128201557.pt.trace.json",
 ];
 
-/// Runs the docs' statements (split at `;` + newline, each led by a `-- name:` comment) over
-/// the files matching argv[1]; prints `{name: {columns, rows}}` for those returning rows.
+/// Runs the docs' statements (split at `;` + newline, each led by a `-- name:` comment) with
+/// their `out/` folder replaced by argv[1]; prints `{name: {columns, rows}}` for those
+/// returning rows.
 const RUNNER: &str = r#"
 import json, re, sys
 try:
@@ -36,7 +38,7 @@ for stmt in sys.stdin.read().split(";\n"):
     if not stmt:
         continue
     name = re.match(r"--\s*(\w+):", stmt).group(1)
-    rel = con.sql(stmt.replace("'out/*.ndjson'", "'" + sys.argv[1] + "'"))
+    rel = con.sql(stmt.replace("'out/", "'" + sys.argv[1] + "/"))
     if rel is not None:
         out[name] = {"columns": rel.columns, "rows": rel.fetchall()}
 print(json.dumps(out))
@@ -52,23 +54,22 @@ fn venv_python() -> PathBuf {
     target.join("venv/bin/python")
 }
 
-/// The first ```sql block after the "## NDJSON" heading of docs/runs.md.
-fn documented_sql() -> String {
+/// The first ```sql block after the `heading` of docs/runs.md.
+fn documented_sql(heading: &str) -> String {
     let doc =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/runs.md"))
             .unwrap();
-    let section = &doc[doc.find("## NDJSON").expect("NDJSON section")..];
+    let section = &doc[doc.find(heading).expect("the section")..];
     let start = section.find("```sql\n").expect("sql block") + "```sql\n".len();
     let len = section[start..].find("```").expect("end of sql block");
     section[start..start + len].to_owned()
 }
 
-/// The documented queries over `dir/*.ndjson`, by name.
-fn duckdb(dir: &Path) -> BTreeMap<String, Value> {
+/// The queries documented under `heading`, over the files in `dir`, by name.
+fn duckdb(dir: &Path, heading: &str) -> BTreeMap<String, Value> {
     let python = venv_python();
-    let glob = format!("{}/*.ndjson", dir.display());
     let mut child = Command::new(&python)
-        .args(["-c", RUNNER, &glob])
+        .args(["-c", RUNNER, &dir.to_string_lossy()])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -76,7 +77,7 @@ fn duckdb(dir: &Path) -> BTreeMap<String, Value> {
         .unwrap_or_else(|e| {
             panic!("cannot start {python:?} ({e}): run scripts/setup (it installs duckdb there)")
         });
-    std::io::Write::write_all(child.stdin.as_mut().unwrap(), documented_sql().as_bytes()).unwrap();
+    std::io::Write::write_all(child.stdin.as_mut().unwrap(), documented_sql(heading).as_bytes()).unwrap();
     let out = child.wait_with_output().unwrap();
     assert!(
         out.status.success(),
@@ -86,7 +87,8 @@ fn duckdb(dir: &Path) -> BTreeMap<String, Value> {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
-/// Rows of query `name` whose `filename` ends in `file`, without the filename column.
+/// Rows of query `name` whose first column (`filename`, or the Parquet folder `job`) ends in
+/// `file`, without that column.
 fn rows_of(results: &BTreeMap<String, Value>, name: &str, file: &str) -> Vec<Vec<Value>> {
     results[name]["rows"]
         .as_array()
@@ -173,10 +175,15 @@ fn assert_rebuilt(results: &BTreeMap<String, Value>, file: &str, json: &Value) {
     assert_eq!(got, diags, "{file}: diagnostics");
 }
 
-/// Writes `runs` as `name.ndjson` into `out` and returns their `--json` form.
-fn write_both(out: &Path, name: &str, render: impl Fn(Format) -> String) -> Value {
-    std::fs::write(out.join(format!("{name}.ndjson")), render(Format::Ndjson)).unwrap();
-    serde_json::from_str(&render(Format::Json)).unwrap()
+/// Writes `runs` as `name.ndjson` into `out` and as the `parquet/name/` folder beside it
+/// (what `run --format parquet` writes); returns their `--json` form.
+fn write_all(out: &Path, name: &str, runs: &[run::RunAnalysis]) -> Value {
+    std::fs::write(out.join(format!("{name}.ndjson")), run::render(runs, Format::Ndjson)).unwrap();
+    let folder = out.with_file_name("parquet").join(name);
+    let mut sink = Sink::create(&folder, &parquet_run::TABLES).unwrap();
+    sink.append(&parquet_run::tables(runs)).unwrap();
+    sink.finish().unwrap();
+    serde_json::from_str(&run::render(runs, Format::Json)).unwrap()
 }
 
 /// Inputs: 8 synthetic ranks with a straggler, rank 2 missing, rank 3 twice and an unreadable
@@ -230,11 +237,11 @@ fn docs_duckdb_queries_rebuild_the_run_tables() {
         }
     }
     let runs = run::analyze(summaries, &shared, ClockChoice::Auto);
-    let mixed = write_both(&out, "mixed", |f| run::render(&runs, f));
+    let mixed = write_all(&out, "mixed", &runs);
     let dlrm_paths: Vec<PathBuf> = DLRM.iter().map(|n| common::real(n)).collect();
-    let dlrm = write_both(&out, "dlrm", |f| run::run_files(&dlrm_paths, 2, f).unwrap());
+    let dlrm = write_all(&out, "dlrm", &run::load::analyze_files(&dlrm_paths, 2).unwrap());
 
-    let results = duckdb(&out);
+    let results = duckdb(&out, "## NDJSON");
     // The inputs hold what the queries must carry: two runs, outliers, each diagnostic kind.
     // Runs come ordered by world size: the 4 ranks first.
     let (r4, r8) = (&mixed[0], &mixed[1]);
@@ -260,4 +267,9 @@ fn docs_duckdb_queries_rebuild_the_run_tables() {
     assert_eq!(r8["stragglers"][0]["rank"], 5);
     assert_rebuilt(&results, "mixed.ndjson", &mixed);
     assert_rebuilt(&results, "dlrm.ndjson", &dlrm);
+
+    // The Parquet recipe over the same runs' folders.
+    let results = duckdb(&dir.join("parquet"), "## Parquet");
+    assert_rebuilt(&results, "/mixed", &mixed);
+    assert_rebuilt(&results, "/dlrm", &dlrm);
 }

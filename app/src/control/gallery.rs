@@ -1,17 +1,46 @@
 //! Fetches the gallery's `index.json` beside the page (served by `kinetoscope serve`, written
 //! by `kinetoscope publish`). A page without one (plain `dist/`, a 404) opens the demo instead.
+//! While the gallery shows, the listing is read again every [`POLL`] ([`poll_index`]): the
+//! server scans the log directory on each request, so a running job's traces appear without a
+//! reload (a poll, not server-sent events: a published folder is a static host).
 
 use crate::state::gallery::{GalleryState, Index};
 use js_sys::{Function, Promise, Reflect};
+use leptos::prelude::{RwSignal, Update, WithUntracked};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
 /// The listing's URL, relative to the page.
 pub const INDEX_URL: &str = "index.json";
 
+/// How often the shown gallery reads the listing again.
+pub const POLL: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Fetches and reads [`INDEX_URL`], then calls `done` with it or why there is none.
 pub fn fetch_index(done: impl FnOnce(Result<Index, String>) + 'static) {
     leptos::task::spawn_local(async move { done(read_index().await) });
+}
+
+/// Reads the listing every [`POLL`] into `gallery` while `showing()` holds; a failed read keeps
+/// the last listing (a server restarting is not a reason to blank the page).
+pub fn poll_index(gallery: RwSignal<GalleryState>, showing: impl Fn() -> bool + Copy + 'static) {
+    leptos::prelude::set_timeout(
+        move || {
+            if !showing() {
+                return;
+            }
+            fetch_index(move |index| {
+                if let Ok(index) = index {
+                    // Only a changed listing redraws (the filter box keeps its focus).
+                    if gallery.with_untracked(|g| g.index.as_ref() != Some(&index)) {
+                        gallery.update(|g| g.index = Some(index));
+                    }
+                }
+                poll_index(gallery, showing);
+            });
+        },
+        POLL,
+    );
 }
 
 async fn read_index() -> Result<Index, String> {

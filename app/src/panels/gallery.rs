@@ -1,7 +1,8 @@
 //! The run gallery: the runs of a served or published log directory, newest first, and their
 //! traces (rank, size, date, steps once known) with a name filter. A trace's name opens it
 //! (`?url=`), a run's "Open run" opens all its ranks as a run (`?run=`); both are plain links,
-//! so they open in a new tab too and the share link of what they open holds.
+//! so they open in a new tab too and the share link of what they open holds. A trace still
+//! being written says so (`trace-writing`): it opens as what is complete so far.
 
 use crate::state::format;
 use crate::state::gallery::{date, run_href, trace_href, GalleryState, RunEntry};
@@ -23,9 +24,10 @@ pub fn GalleryPanel(gallery: RwSignal<GalleryState>) -> impl IntoView {
                 <span class="muted">{move || format::plural(runs.with(Vec::len) as u64, "run", "runs")}</span>
             </div>
             <Show when=move || runs.with(Vec::is_empty)>
-                <p class="muted" data-testid="gallery-empty">"No trace here matches (reload to scan again)."</p>
+                <p class="muted" data-testid="gallery-empty">"No trace here matches (the list updates as traces are written)."</p>
             </Show>
-            <For each=move || runs.get() key=|run| (run.name.clone(), run.traces.len()) let:run>
+            // Keyed by the whole entry: a listing read again redraws a run whose traces grew.
+            <For each=move || runs.get() key=Clone::clone let:run>
                 <RunCard run=run />
             </For>
             <Show when=move || !unreadable().is_empty()>
@@ -49,7 +51,12 @@ fn RunCard(run: RunEntry) -> impl IntoView {
         .map(|t| {
             view! {
                 <tr data-testid="gallery-trace">
-                    <td><a href=trace_href(&t.url) data-testid="open-trace">{t.name}</a></td>
+                    <td>
+                        <a href=trace_href(&t.url) data-testid="open-trace">{t.name}</a>
+                        {t.writing.then(|| view! {
+                            <span class="muted" data-testid="trace-writing" title="still being written: opens as what is complete so far">" · writing"</span>
+                        })}
+                    </td>
                     <td class="num">{t.rank.map_or_else(|| "—".to_owned(), |r| r.to_string())}</td>
                     <td class="num">{format::bytes(t.size)}</td>
                     <td>{date(t.mtime_ms)}</td>

@@ -4,7 +4,8 @@
 //! Inputs: [`GalleryState::parse`] with the listing's text, [`GalleryState::filter`] as the user
 //! types. Output: [`GalleryState::visible`], runs newest first, each with the traces whose name
 //! (or whose run's name) holds the filter. Links are page-relative `?url=` / `?run=` URLs, so
-//! the gallery works at any sub-path.
+//! the gallery works at any sub-path. The listing is read again every few seconds while the
+//! gallery shows (`control::gallery::poll_index`), so a running job's traces appear live.
 
 use super::link::encode;
 use serde::Deserialize;
@@ -23,7 +24,7 @@ pub struct Index {
 }
 
 /// One run: a directory of traces.
-#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq, Hash)]
 pub struct RunEntry {
     /// Its directory, relative to the log directory.
     pub name: String,
@@ -37,7 +38,7 @@ pub struct RunEntry {
 }
 
 /// One trace file.
-#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq, Hash)]
 pub struct TraceEntry {
     /// File name.
     pub name: String,
@@ -55,6 +56,10 @@ pub struct TraceEntry {
     /// `ProfilerStep`s, once the listing knows them.
     #[serde(default)]
     pub steps: Option<u32>,
+    /// Still being written (growing, or its JSON / gzip not complete yet): it opens as what is
+    /// complete so far.
+    #[serde(default)]
+    pub writing: bool,
 }
 
 /// A file the listing could not read.
@@ -144,7 +149,7 @@ mod tests {
         {"name": "old", "manifest": "logs/old/run.json", "mtime_ms": 1, "traces": [
             {"name": "rank-0.json", "url": "logs/old/rank-0.json", "rank": 0, "size": 10, "mtime_ms": 1}]},
         {"name": "new job", "manifest": "logs/new%20job/run.json", "mtime_ms": 2, "traces": [
-            {"name": "a.json", "url": "logs/new%20job/a.json", "rank": null, "size": 5, "mtime_ms": 2},
+            {"name": "a.json", "url": "logs/new%20job/a.json", "rank": null, "size": 5, "mtime_ms": 2, "writing": true},
             {"name": "rank-1.json", "url": "logs/new%20job/rank-1.json", "rank": 1, "size": 5, "mtime_ms": 2}]}],
         "unreadable": [{"path": "x.json", "reason": "cannot open"}]}"#;
 
@@ -153,6 +158,7 @@ mod tests {
         let index = GalleryState::parse(INDEX).unwrap();
         assert_eq!(index.runs[0].name, "new job");
         assert_eq!(index.unreadable[0].reason, "cannot open");
+        assert!(index.runs[0].traces[0].writing && !index.runs[1].traces[0].writing);
         let mut g = GalleryState { index: Some(index), filter: String::new() };
         assert_eq!(g.visible().len(), 2);
         g.filter = "RANK".into();

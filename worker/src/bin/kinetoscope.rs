@@ -65,6 +65,7 @@ fn main() -> ExitCode {
             return diff(&base, &cand, options, Format::of(json, format.as_deref()), &fail_if);
         }
         Command::Run { paths, json, format, threads } => run(&paths, json, format.as_deref(), threads),
+        Command::Export { paths, format: _, step_marker } => export(&paths, step_marker.as_deref()),
         Command::Serve { logdir, port, host, site } => serve(&logdir, std::net::SocketAddr::new(host, port), site.as_deref()),
         Command::Publish { logdir, out, site, keep } => publish(&logdir, &out, site.as_deref(), keep),
         Command::Bench { trace, runs, threads, python } => bench::streamed(&trace, runs, threads.into(), python.as_deref())
@@ -294,14 +295,61 @@ fn diff(base: &Path, cand: &Path, options: DiffOptions, format: Format, gates: &
 
 fn run(paths: &[PathBuf], json: bool, format: Option<&str>, threads: Option<u16>) -> Result<(), Failure> {
     use kinetoscope::run::Format;
-    let format = if json { Format::Json } else { format.and_then(Format::parse).unwrap_or(Format::Text) };
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     let threads = threads.map_or(cores, usize::from);
+    if format == Some("parquet") {
+        return run_parquet(paths, threads);
+    }
+    let format = if json { Format::Json } else { format.and_then(Format::parse).unwrap_or(Format::Text) };
     let out = kinetoscope::run::run_files(paths, threads, format).map_err(|e| e.to_string())?;
     print!("{out}");
     if !out.ends_with('\n') {
         println!();
     }
+    Ok(())
+}
+
+/// `run --format parquet`: the last path is the output folder.
+fn run_parquet(paths: &[PathBuf], threads: usize) -> Result<(), Failure> {
+    use kinetoscope::export::parquet::{run, Sink};
+    let (inputs, dir) = inputs_and_dir(paths, "run PATHS... --format parquet DIR")?;
+    let runs = kinetoscope::run::load::analyze_files(inputs, threads).map_err(|e| e.to_string())?;
+    let mut sink = Sink::create(dir, &run::TABLES)?;
+    sink.append(&run::tables(&runs))?;
+    let rows = sink.finish()?;
+    eprintln!("wrote {}: {}", dir.display(), rows_text(&rows));
+    Ok(())
+}
+
+/// `steps 12 rows, collectives 96 rows, ...`.
+fn rows_text(rows: &[(&str, u64)]) -> String {
+    rows.iter().map(|(name, n)| format!("{name} {n} rows")).collect::<Vec<_>>().join(", ")
+}
+
+/// The inputs and the output folder (the last path) of a `--format parquet` command.
+fn inputs_and_dir<'a>(paths: &'a [PathBuf], usage: &str) -> Result<(&'a [PathBuf], &'a Path), Failure> {
+    match paths.split_last() {
+        Some((dir, inputs)) if !inputs.is_empty() => Ok((inputs, dir)),
+        _ => Err(format!("give the traces, then the output folder: {usage}")),
+    }
+}
+
+/// `export --format parquet`: each trace loaded in turn, its tables appended to DIR's files.
+fn export(paths: &[PathBuf], marker: Option<&str>) -> Result<(), Failure> {
+    use kinetoscope::export::parquet::{trace, Sink};
+    let (traces, dir) = inputs_and_dir(paths, "export TRACE... --format parquet DIR")?;
+    let mut sink = Sink::create(dir, &trace::TABLES)?;
+    let (mut load_s, mut export_s) = (0.0, 0.0);
+    for path in traces {
+        let started = Instant::now();
+        let (session, _) = load_marked(path, marker.map(str::to_owned))?;
+        let loaded = Instant::now();
+        sink.append_each(|name| trace::table(&session, name))?;
+        load_s += (loaded - started).as_secs_f64();
+        export_s += loaded.elapsed().as_secs_f64();
+    }
+    let rows = sink.finish()?;
+    eprintln!("wrote {}: {} (load {load_s:.2} s, tables {export_s:.2} s)", dir.display(), rows_text(&rows));
     Ok(())
 }
 

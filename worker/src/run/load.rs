@@ -17,7 +17,7 @@
 #![allow(clippy::disallowed_methods, clippy::disallowed_types)]
 
 use super::summary::{summarize, RankSummary};
-use super::{analyze, render, ClockChoice, Diagnostic, Format};
+use super::{analyze, render, ClockChoice, Diagnostic, Format, RunAnalysis};
 use crate::engine::Engine;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -161,13 +161,21 @@ pub fn summarize_files(
         .collect())
 }
 
-/// The whole pipeline for the CLI: summarize `paths` on `threads` threads, analyse the runs
-/// (clock: [`ClockChoice::Auto`]) and render them in `format`.
+/// The whole pipeline for the CLI: [`analyze_files`], rendered in `format`.
+///
+/// # Errors
+/// As [`analyze_files`].
+pub fn run_files(paths: &[PathBuf], threads: usize, format: Format) -> Result<String, FileError> {
+    analyze_files(paths, threads).map(|runs| render(&runs, format))
+}
+
+/// Summarizes `paths` on `threads` threads and analyses the runs (clock:
+/// [`ClockChoice::Auto`]); files that fail to load become `run_file_error` diagnostics.
 ///
 /// # Errors
 /// No trace file given, a directory that cannot be listed, or no file loaded (the message
 /// lists each file's error).
-pub fn run_files(paths: &[PathBuf], threads: usize, format: Format) -> Result<String, FileError> {
+pub fn analyze_files(paths: &[PathBuf], threads: usize) -> Result<Vec<RunAnalysis>, FileError> {
     let results = summarize_files(paths, threads)?;
     let no_input = || FileError {
         path: PathBuf::new(),
@@ -202,5 +210,5 @@ pub fn run_files(paths: &[PathBuf], threads: usize, format: Format) -> Result<St
             message: "no loaded trace has a rank (distributedInfo or file name)".to_owned(),
         });
     }
-    Ok(render(&runs, format))
+    Ok(runs)
 }

@@ -11,6 +11,9 @@
 //! - `/logs/PATH`: a trace file, if [`super::guard`] lets it through, streamed by tower-http's
 //!   `ServeFile` (HTTP Range, `ETag`-less conditional requests on `Last-Modified`); `.gz` files
 //!   go out as stored (`application/gzip`, no `Content-Encoding`): the page inflates them.
+//!   A trace a job is still writing goes out as long as it was when opened: `ServeFile`
+//!   announces that length and hyper sends no body past a `Content-Length`
+//!   (`tests/serve_live.rs` holds it to that).
 //! - anything else: the built site (tower-http's `ServeDir`, which refuses traversal itself).
 //!
 //! Paths longer than any file's are 414 ([`guard::length`]), hidden `/logs/` paths 404.
@@ -96,7 +99,9 @@ async fn listing(State(served): State<Arc<Served>>) -> Response {
     let scanned = tokio::task::spawn_blocking(move || {
         let mut listing = scan::scan(&served.logdir)?;
         for trace in listing.runs.iter_mut().flat_map(|r| r.traces.iter_mut()) {
-            trace.steps = served.steps.get(served.logdir.join(&trace.path), trace.size, trace.mtime_ms);
+            let counted = served.steps.get(served.logdir.join(&trace.path), trace.size, trace.mtime_ms);
+            trace.steps = counted.map(|c| c.steps);
+            trace.writing |= counted.is_some_and(|c| !c.complete);
         }
         Ok::<_, String>(index::index(&listing, &served.root_name))
     })

@@ -78,6 +78,7 @@ pub fn index(listing: &Listing, root: &str) -> Value {
                         "size": t.size,
                         "mtime_ms": t.mtime_ms,
                         "steps": t.steps,
+                        "writing": t.writing,
                     })
                 })
                 .collect();
@@ -114,7 +115,7 @@ mod tests {
     use super::*;
 
     fn run(dir: &str) -> Run {
-        let trace = |path: &str, rank| TraceFile { path: path.into(), rank, size: 10, mtime_ms: 5, steps: None };
+        let trace = |path: &str, rank| TraceFile { path: path.into(), rank, size: 10, mtime_ms: 5, steps: None, writing: false };
         let prefix = if dir.is_empty() { String::new() } else { format!("{dir}/") };
         Run { dir: dir.into(), traces: vec![trace(&format!("{prefix}r#0.json"), Some(0)), trace(&format!("{prefix}x.json"), None)] }
     }

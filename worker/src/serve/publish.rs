@@ -106,7 +106,9 @@ fn write(root: &Path, site: &Path, target: &Path, keep: bool) -> Result<Publishe
         for trace in &mut run.traces {
             let to = logs.join(&trace.path);
             let from = root.join(&trace.path);
-            trace.steps = super::steps::count(&from).ok();
+            let counted = super::steps::count(&from).ok();
+            trace.steps = counted.map(|c| c.steps);
+            trace.writing |= counted.is_some_and(|c| !c.complete);
             published.bytes += copy_file(&from, &to)?;
             published.traces += 1;
             written.insert(to);

@@ -10,6 +10,11 @@
 //! candidates that are not traces are skipped. Hidden entries (`.name`) are not visited and
 //! symlinked directories are not followed (no loops); a symlinked file is a trace only if it
 //! resolves inside the log directory.
+//!
+//! A trace is *writing* when it changed in the last [`WRITING_MS`] or, plain JSON, its last
+//! non-blank byte does not close the document (one small read of the tail). A gzip's end is
+//! only known by inflating it all, which the step count does in the background
+//! (`super::steps::Counted::complete`); the listing ORs both.
 
 use crate::run::rank::rank_from_name;
 use flate2::read::MultiGzDecoder;
@@ -17,6 +22,10 @@ use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
+
+/// A trace modified this recently (ms) is listed as still being written: profilers flush a
+/// trace in bursts, seconds apart at most, and a finished trace is rarely opened this soon.
+pub const WRITING_MS: u64 = 5_000;
 
 /// How much of a file the sniff reads (inflated bytes for gzip). Kineto writes
 /// `deviceProperties` and `distributedInfo` before `traceEvents`: a few KiB for 8 GPUs.
@@ -35,6 +44,8 @@ pub struct TraceFile {
     pub mtime_ms: u64,
     /// Distinct `ProfilerStep#N`, once counted ([`super::steps`]; the scan leaves it `None`).
     pub steps: Option<u32>,
+    /// Still being written: recently modified or not complete (module header).
+    pub writing: bool,
 }
 
 impl TraceFile {
@@ -170,7 +181,8 @@ impl Scanner {
             Ok(Some(sniff)) => {
                 let name = rel.rsplit('/').next().unwrap_or(&rel);
                 let rank = sniff.rank.or_else(|| rank_from_name(name));
-                Some(TraceFile { path: rel, rank, size: sniff.size, mtime_ms: sniff.mtime_ms, steps: None })
+                let writing = now_ms().saturating_sub(sniff.mtime_ms) < WRITING_MS || !sniff.complete;
+                Some(TraceFile { path: rel, rank, size: sniff.size, mtime_ms: sniff.mtime_ms, steps: None, writing })
             }
             Ok(None) => None,
             Err(reason) => {
@@ -190,6 +202,19 @@ pub struct Sniff {
     pub size: u64,
     /// Modification time, ms since the Unix epoch.
     pub mtime_ms: u64,
+    /// False for plain JSON whose last non-blank byte does not close it (`}` / `]`); true for
+    /// gzip, whose end the sniff does not read.
+    pub complete: bool,
+}
+
+/// Now, ms since the Unix epoch (0 if the clock is before it).
+fn now_ms() -> u64 {
+    ms_since_epoch(std::time::SystemTime::now())
+}
+
+/// `t` in ms since the Unix epoch (0 before it), as listings give modification times.
+pub(super) fn ms_since_epoch(t: std::time::SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH).map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 /// Reads the start of `path` into `buf` and sniffs it: `Ok(None)` for a file that is not a trace.
@@ -203,13 +228,11 @@ pub fn sniff_file(path: &Path, buf: &mut [u8]) -> Result<Option<Sniff>, String> 
         return Ok(None);
     }
     let mut file = File::open(path).map_err(|e| format!("cannot open: {e}"))?;
-    let mtime_ms = meta
-        .modified()
-        .ok()
-        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+    let mtime_ms = meta.modified().map_or(0, ms_since_epoch);
     let head = fill(&mut file, buf).map_err(|e| format!("cannot read: {e}"))?;
-    let len = if buf.get(..head).is_some_and(|b| b.starts_with(&[0x1f, 0x8b])) {
+    let gzip = buf.get(..head).is_some_and(|b| b.starts_with(&[0x1f, 0x8b]));
+    let complete = gzip || closes(&mut file, meta.len()).map_err(|e| format!("cannot read: {e}"))?;
+    let len = if gzip {
         let raw = buf.get(..head).unwrap_or_default().to_vec();
         let mut gz = MultiGzDecoder::new(raw.as_slice().chain(file));
         fill(&mut gz, buf).map_err(|e| format!("cannot inflate the gzip stream: {e}"))?
@@ -217,7 +240,19 @@ pub fn sniff_file(path: &Path, buf: &mut [u8]) -> Result<Option<Sniff>, String> 
         head
     };
     let text = buf.get(..len).unwrap_or_default();
-    Ok(is_trace(text).then(|| Sniff { rank: sniff_rank(text), size: meta.len(), mtime_ms }))
+    Ok(is_trace(text).then(|| Sniff { rank: sniff_rank(text), size: meta.len(), mtime_ms, complete }))
+}
+
+/// Whether the last non-blank byte of the `len`-byte plain file closes a JSON document.
+fn closes(file: &mut File, len: u64) -> std::io::Result<bool> {
+    use std::io::{Seek, SeekFrom};
+    // Kineto ends a trace with `}` and a newline or two; 64 bytes leave room for more blanks.
+    let mut tail = [0u8; 64];
+    let from = len.saturating_sub(tail.len() as u64);
+    file.seek(SeekFrom::Start(from))?;
+    let n = fill(file, &mut tail)?;
+    let last = tail.get(..n).unwrap_or_default().iter().rev().find(|b| !b.is_ascii_whitespace());
+    Ok(matches!(last, Some(b'}' | b']')))
 }
 
 /// Reads until `buf` is full or the input ends; the byte count.

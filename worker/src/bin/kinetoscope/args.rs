@@ -120,19 +120,35 @@ pub enum Command {
         #[arg(long, conflicts_with = "format")]
         json: bool,
         /// Output format; `ndjson`: one row per diagnostic, rank x step and collective instance
-        /// x rank, for DuckDB or Spark over many runs (queries in docs/runs.md); `md`: GitHub
-        /// Markdown (a PR comment or a CI job summary).
-        #[arg(long, value_parser = ["text", "json", "ndjson", "md"])]
+        /// x rank, for DuckDB or Spark over many runs (queries in docs/runs.md); `parquet`: the
+        /// same rows as DIR/steps.parquet, collectives.parquet and diagnostics.parquet, DIR
+        /// being the last argument; `md`: GitHub Markdown (a PR comment or a CI job summary).
+        #[arg(long, value_parser = ["text", "json", "ndjson", "parquet", "md"])]
         format: Option<String>,
         /// Ranks loaded at once (memory grows with this, not with the rank count); default:
         /// the machine's cores.
         #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
         threads: Option<u16>,
     },
+    /// Write traces as Parquet tables into DIR (slices, kernels, ops, steps, flows, counters,
+    /// memory: one DIR/TABLE.parquet each, every trace's rows led by its file name; docs/cli.md).
+    Export {
+        /// Trace files (`.json` or `.json.gz`; `-`: stdin), then DIR, the output folder
+        /// (created; its TABLE.parquet files are replaced).
+        #[arg(required = true, value_name = "TRACE... DIR")]
+        paths: Vec<PathBuf>,
+        /// Output format.
+        #[arg(long, required = true, value_parser = ["parquet"])]
+        format: String,
+        /// Steps are this annotation's slices (as `report --step-marker`).
+        #[arg(long, value_name = "NAME")]
+        step_marker: Option<String>,
+    },
     /// Serve the page and every trace under LOGDIR (runs = directories), read-only, on
     /// 127.0.0.1; the page lists them (docs/deploy.md).
     Serve {
-        /// The log directory (scanned again on every listing, so new traces appear on reload).
+        /// The log directory (scanned again on every listing: the page shows new traces live,
+        /// those still being written marked `writing`).
         logdir: PathBuf,
         /// Port (0 picks a free one).
         #[arg(long, default_value_t = 8080)]
