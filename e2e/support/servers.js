@@ -4,6 +4,8 @@
 const fs = require('node:fs');
 const http = require('node:http');
 const path = require('node:path');
+const { spawn } = require('node:child_process');
+const { CLI } = require('./fixtures');
 
 const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm', '.css': 'text/css', '.json': 'application/json', '.gz': 'application/gzip' };
 
@@ -41,4 +43,23 @@ function serve(mounts, headers = {}) {
   });
 }
 
-module.exports = { serve };
+/**
+ * Starts `kinetoscope serve DIR` with the built site on a port the system picks (`--port 0`:
+ * free at run time); resolves to { url, stop } once it printed its URL, which names the port
+ * it bound.
+ */
+function startServe(dir) {
+  const site = path.resolve(__dirname, '..', process.env.E2E_DIST || '../dist');
+  const child = spawn(CLI, ['serve', dir, '--port', '0', '--site', site], { stdio: ['ignore', 'pipe', 'pipe'] });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = out.match(/http:\/\/\S+\//);
+      if (m) resolve({ url: m[0], stop: () => child.kill() });
+    });
+    child.on('exit', (code) => reject(new Error(`kinetoscope serve exited ${code}: ${out}`)));
+  });
+}
+
+module.exports = { serve, startServe };

@@ -6,27 +6,11 @@
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { spawn } = require('node:child_process');
 const { test, expect } = require('../pages/app');
-const { CLI, realFixture, cliInfo } = require('../support/fixtures');
+const { realFixture, cliInfo } = require('../support/fixtures');
+const { startServe } = require('../support/servers');
 
-const DIST = path.resolve(__dirname, '..', process.env.E2E_DIST || '../dist');
-const PORT = Number(process.env.E2E_PORT || 8787) + 3;
 const TRACE = 'hta__trace_filter__sampled_rank-0.json.gz';
-
-/** Starts `kinetoscope serve`; resolves to { url, stop } once it printed its URL. */
-function startServe(dir, port) {
-  const child = spawn(CLI, ['serve', dir, '--port', String(port), '--site', DIST], { stdio: ['ignore', 'pipe', 'pipe'] });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout.on('data', (d) => {
-      out += d;
-      const m = out.match(/http:\/\/\S+\//);
-      if (m) resolve({ url: m[0], stop: () => child.kill() });
-    });
-    child.on('exit', (code) => reject(new Error(`kinetoscope serve exited ${code}: ${out}`)));
-  });
-}
 
 /** The gallery's rows: [{ name, writing }] in display order. */
 async function rows(page) {
@@ -42,7 +26,7 @@ test('kinetoscope serve LOGDIR: a trace being written appears live and opens as 
   fs.copyFileSync(realFixture(TRACE), path.join(dir, 'done', 'rank-1.json.gz'));
   const old = new Date(Date.now() - 3600_000);
   fs.utimesSync(path.join(dir, 'done', 'rank-1.json.gz'), old, old);
-  const server = await startServe(dir, PORT);
+  const server = await startServe(dir);
   try {
     await page.goto(server.url);
     await expect(page.getByTestId('gallery')).toBeVisible();

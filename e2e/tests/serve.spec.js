@@ -11,6 +11,7 @@ const { spawn, execFileSync } = require('node:child_process');
 const { test, expect } = require('../pages/app');
 const { RunPage } = require('../pages/run');
 const { CLI, realFixture } = require('../support/fixtures');
+const { startServe } = require('../support/servers');
 
 const DIST = path.resolve(__dirname, '..', process.env.E2E_DIST || '../dist');
 const DLRM = [0, 1, 2, 3].map((w) => fs.readdirSync(path.dirname(realFixture('hta__trace_filter__sampled_rank-0.json.gz')))
@@ -33,21 +34,6 @@ function logdir() {
   put('hta', HTA, 60);
   fs.writeFileSync(path.join(dir, 'dlrm', 'config.json'), '{"lr": 0.1}');
   return dir;
-}
-
-/** Starts `kinetoscope serve` on a port the system picks (`--port 0`: free at run time);
- *  resolves to { url, stop } once it printed its URL, which names the port it bound. */
-function startServe(dir) {
-  const child = spawn(CLI, ['serve', dir, '--port', '0', '--site', DIST], { stdio: ['ignore', 'pipe', 'pipe'] });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout.on('data', (d) => {
-      out += d;
-      const m = out.match(/http:\/\/\S+\//);
-      if (m) resolve({ url: m[0], stop: () => child.kill() });
-    });
-    child.on('exit', (code) => reject(new Error(`kinetoscope serve exited ${code}: ${out}`)));
-  });
 }
 
 /** Starts `python3 -m http.server` over `dir` on a port the system picks (port 0: free at run
