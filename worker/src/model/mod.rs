@@ -245,6 +245,13 @@ pub struct Trace {
 }
 
 impl Trace {
+    /// Slice `i` and the slices enclosing it on its lane, innermost first; at most `u16::MAX`
+    /// of them, so a corrupt parent chain cannot loop.
+    pub fn ancestors(&self, i: u32) -> impl Iterator<Item = u32> + '_ {
+        let parent = &self.slices.parent;
+        std::iter::successors(Some(i), |&s| parent.get(s as usize).copied().filter(|&p| p != NONE)).take(usize::from(u16::MAX))
+    }
+
     /// The class of category `cat`.
     pub fn class(&self, cat: StrId) -> CatClass {
         self.cat_class.get(cat.0 as usize).copied().unwrap_or_default()

@@ -180,17 +180,7 @@ fn matches(trace: &Trace, names: &mut NameMatch, selector: &Selector, class: Bou
             if kind != Kind::Cpu || slice == NONE {
                 return false;
             }
-            let mut at = slice;
-            for _ in 0..u16::MAX {
-                if names.name_matches(trace, at, |n| n.to_lowercase().contains(text.as_str())) {
-                    return true;
-                }
-                match trace.slices.parent.get(at as usize) {
-                    Some(&p) if p != NONE => at = p,
-                    _ => return false,
-                }
-            }
-            false
+            trace.ancestors(slice).any(|at| names.name_matches(trace, at, |n| n.to_lowercase().contains(text.as_str())))
         }
         Selector::Slices { slices, classes } => {
             if slice == NONE || !(classes.is_empty() || classes.contains(&class)) {
@@ -205,15 +195,6 @@ fn matches(trace: &Trace, names: &mut NameMatch, selector: &Selector, class: Bou
 }
 
 /// Whether `slice` or one of its ancestors on its lane is in `all` (sorted).
-pub(crate) fn under(trace: &Trace, all: &[u32], mut slice: u32) -> bool {
-    for _ in 0..u16::MAX {
-        if all.binary_search(&slice).is_ok() {
-            return true;
-        }
-        match trace.slices.parent.get(slice as usize) {
-            Some(&p) if p != NONE => slice = p,
-            _ => return false,
-        }
-    }
-    false
+pub(crate) fn under(trace: &Trace, all: &[u32], slice: u32) -> bool {
+    trace.ancestors(slice).any(|s| all.binary_search(&s).is_ok())
 }

@@ -379,17 +379,7 @@ fn cpu_chain(
     // Slices open at `start`: the slice starting last before it and its ancestors.
     let mut open = Vec::new();
     if first > lo {
-        let mut i = (first - 1) as u32;
-        for _ in 0..u16::MAX {
-            let at = i as usize;
-            if s.end_ns(at) > start && is_chain_slice(trace, at) {
-                open.push(i);
-            }
-            match s.parent.get(at) {
-                Some(&p) if p != NONE => i = p,
-                _ => break,
-            }
-        }
+        open.extend(trace.ancestors((first - 1) as u32).filter(|&i| s.end_ns(i as usize) > start && is_chain_slice(trace, i as usize)));
         open.reverse();
     }
     let slices: Vec<u32> =

@@ -198,18 +198,8 @@ impl StepPath {
 pub const TOP_EVENTS: usize = 20;
 
 /// Whether `slice` is `ancestor` or nested below it.
-fn is_under(trace: &Trace, mut slice: u32, ancestor: u32) -> bool {
-    let parents = &trace.slices.parent;
-    for _ in 0..u16::MAX {
-        if slice == ancestor {
-            return true;
-        }
-        match parents.get(slice as usize) {
-            Some(&p) if p != NONE => slice = p,
-            _ => return false,
-        }
-    }
-    false
+fn is_under(trace: &Trace, slice: u32, ancestor: u32) -> bool {
+    trace.ancestors(slice).any(|s| s == ancestor)
 }
 
 /// The step graphs of a trace, kept for what-if answers ([`CriticalPaths::what_if`]).
