@@ -47,7 +47,7 @@ type Expected = (Case, i64, &'static [(&'static str, i64)]);
 #[test]
 fn each_synthetic_case_has_the_path_it_was_built_with() {
     // (case, wall µs, shares µs), each derived from synth::paths' timing model.
-    let expected: [Expected; 6] = [
+    let expected: [Expected; 8] = [
         // 10 x (20 Python + aten::mm: 5 own + 4 launch call + 6 own) + 20 Python; the 3 µs
         // kernels end long before the CPU does.
         (Case::CpuBound, 370, &[("cpu_op", 150), ("cpu_overhead", 220)]),
@@ -68,6 +68,17 @@ fn each_synthetic_case_has_the_path_it_was_built_with() {
         (Case::Collective, 424, &[("cpu_op", 7), ("cpu_overhead", 12), ("launch_delay", 5), ("gpu_communication", 400)]),
         // CUDAGraph::replay's 2 µs to cudaGraphLaunch, 5 launch delay, five 50 µs GEMMs 1 µs apart.
         (Case::GraphReplay, 271, &[("cpu_op", 2), ("cpu_overhead", 10), ("launch_delay", 5), ("gpu_compute", 250), ("kernel_gap", 4)]),
+        // As CrossStream, but the wait is a recorded `Stream Wait Event`: the add (218-318)
+        // follows the GEMM (16-216), not the decoy on stream 21 (24-217) ending after it.
+        (Case::EventWait, 318, &[("cpu_op", 1), ("cpu_overhead", 10), ("launch_delay", 5), ("gpu_compute", 300), ("sync_wait", 2)]),
+        // cudaStreamSynchronize(7) at 24 µs returns 2 µs after the GEMM (216), recorded as a
+        // `Stream Sync` of stream 7: not after the decoy (217) that also ends inside the call;
+        // then 3 Python + 20 aten::add.
+        (
+            Case::StreamSync,
+            241,
+            &[("cpu_op", 21), ("cpu_overhead", 13), ("launch_delay", 5), ("gpu_compute", 200), ("sync_wait", 2)],
+        ),
     ];
     for (case, wall, shares) in expected {
         let p = only_step(case, Knobs::default());
@@ -95,7 +106,7 @@ fn what_if_equals_the_generator_rerun_with_the_change() {
     let no_comm = Knobs { comm_scale: 0.0, ..Knobs::default() };
     let no_sync = Knobs { sync: false, ..Knobs::default() };
     // (case, edits, the same change in the generator, whether the step gets shorter)
-    let cases: [(Case, &[&str], Knobs, bool); 9] = [
+    let cases: [(Case, &[&str], Knobs, bool); 12] = [
         (Case::GpuBound, &["gemm*0.5"], half_gemm, true),
         (Case::GpuBound, &["launch=0"], no_launch, true),
         (Case::CpuBound, &["python*0.5"], half_python, true),
@@ -106,6 +117,11 @@ fn what_if_equals_the_generator_rerun_with_the_change() {
         (Case::CrossStream, &["gemm*0.5"], half_gemm, true),
         (Case::Collective, &["comm=0"], no_comm, true),
         (Case::GraphReplay, &["gemm*0.5", "launch=0"], Knobs { gemm_scale: 0.5, launch_ns: 0, ..Knobs::default() }, true),
+        // The recorded waits follow the GEMM: a guess from the decoy's end would answer 318 and
+        // 241 µs.
+        (Case::EventWait, &["gemm*0.5"], half_gemm, true),
+        (Case::StreamSync, &["gemm*0.5"], half_gemm, true),
+        (Case::StreamSync, &["sync=0"], no_sync, true),
     ];
     for (case, edits, knobs, shorter) in cases {
         let answered = what_if(generate(case, Knobs::default()), edits);

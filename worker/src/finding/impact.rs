@@ -32,6 +32,10 @@ fn classes_of(rule: &str) -> Option<&'static [BoundBy]> {
     }
 }
 
+/// Rules whose evidence shows each cost beside the kernel it precedes (a query and the kernel
+/// it sized): the kernels are context, only the host calls are the cost.
+const KERNELS_AS_CONTEXT: &[&str] = &["occupancy-query"];
+
 /// Rules about one step against the others (their evidence is that step): no per-step impact.
 const ABOUT_ONE_STEP: &[&str] = &["slow-step", "cold-start-step"];
 
@@ -95,6 +99,11 @@ pub fn apply(trace: &Trace, paths: &[StepPath], findings: &mut [Finding]) {
         f.impact = match classes_of(f.rule) {
             _ if ABOUT_ONE_STEP.contains(&f.rule) => None,
             Some(classes) => of_classes(paths, classes),
+            None if KERNELS_AS_CONTEXT.contains(&f.rule) => {
+                let cost: Vec<u32> =
+                    f.evidence.all.iter().copied().filter(|&i| !trace.class(trace.slices.cat[i as usize]).is_device_activity()).collect();
+                of(trace, paths, &cost)
+            }
             None => of(trace, paths, &f.evidence.all),
         };
         // A removed wait can save more than its own time on the path (module docs of
@@ -112,6 +121,10 @@ pub fn apply(trace: &Trace, paths: &[StepPath], findings: &mut [Finding]) {
         let share = if i.pct < 1.0 { format!("{:.2}%", i.pct) } else { percent(i.pct / 100.0) };
         let per_step = format!("{} of {} per step ({share})", duration(i.per_step_ns), duration(i.step_ns));
         let about_time = !f.rule.starts_with("health-") && !NOT_ABOUT_TIME.contains(&f.rule);
+        // The rules' `why` is measurements, often without a closing stop.
+        if !f.why.trim_end().ends_with(['.', '!', '?']) {
+            f.why.push('.');
+        }
         if f.severity == Severity::Warn && about_time && i.pct < NEGLIGIBLE_PCT {
             f.severity = Severity::Info;
             f.why.push_str(&format!(

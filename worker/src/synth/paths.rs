@@ -3,7 +3,9 @@
 //!
 //! **Why synthetic.** No real fixture isolates one bound: each [`Case`] builds a step bound by
 //! one thing (Python between launches, GPU compute, a device sync, a cross-stream wait, a
-//! collective waiting for a late rank, a CUDA-graph replay). A small timing model places
+//! collective waiting for a late rank, a CUDA-graph replay); two more record their syncs as
+//! `cuda_sync` events (PyTorch >= 2.1) beside a decoy kernel on a third stream that only the
+//! record tells apart from what was waited for. A small timing model places
 //! every event: a launch call takes [`CALL_NS`]; its activity starts at the latest of the
 //! call's start + the launch latency, the previous activity's end on its stream + [`GAP_NS`],
 //! and (cross-stream) the awaited activity's end + [`WAIT_NS`]; a blocking call returns
@@ -32,6 +34,10 @@ const CPU_PID: i64 = 4242;
 const GPU_PID: i64 = 0;
 const MAIN_STREAM: i64 = 7;
 const SIDE_STREAM: i64 = 20;
+const DECOY_STREAM: i64 = 21;
+/// The decoy kernel (launched at 19 µs, from 24 µs) ends 1 µs after the GEMM (16-216 µs)
+/// that a stream waits for or the CPU synchronizes with: the latest end a guess would pick.
+const DECOY_NS: i64 = 193_000;
 const GEMM: &str = "sm80_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x32_stage4_warpsize2x2x1_tensor16x8x16_kernel";
 const ELEMENTWISE: &str = "void at::native::vectorized_elementwise_kernel<4, at::native::AddFunctor<float>>";
 const ALLREDUCE: &str = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
@@ -51,12 +57,26 @@ pub enum Case {
     Collective,
     /// One `cudaGraphLaunch` replays five GEMMs.
     GraphReplay,
+    /// A kernel on a second stream waits for a GEMM by `cudaStreamWaitEvent`, recorded as a
+    /// `Stream Wait Event`; a decoy on a third stream ends between the two.
+    EventWait,
+    /// `cudaStreamSynchronize` of the GEMM's stream, recorded as a `Stream Sync`; a decoy on a
+    /// third stream ends inside the call after the GEMM.
+    StreamSync,
 }
 
 impl Case {
     /// Every case.
-    pub const ALL: [Case; 6] =
-        [Case::CpuBound, Case::GpuBound, Case::DeviceSync, Case::CrossStream, Case::Collective, Case::GraphReplay];
+    pub const ALL: [Case; 8] = [
+        Case::CpuBound,
+        Case::GpuBound,
+        Case::DeviceSync,
+        Case::CrossStream,
+        Case::Collective,
+        Case::GraphReplay,
+        Case::EventWait,
+        Case::StreamSync,
+    ];
 }
 
 /// What a re-run changes.
@@ -141,6 +161,27 @@ pub fn generate(case: Case, knobs: Knobs) -> Vec<u8> {
             sim.python(10 * US);
             sim.op("CUDAGraph::replay", 2 * US, 2 * US, |s| s.graph_launch(GEMM, MAIN_STREAM, 50 * US, 5, 10 * US));
             sim.python(3 * US);
+        }
+        Case::EventWait => {
+            sim.python(10 * US);
+            let awaited = sim.op("aten::mm", US, US, |s| s.launch(GEMM, MAIN_STREAM, 200 * US, None));
+            sim.python(2 * US);
+            sim.op("aten::mul", US, US, |s| s.launch(ELEMENTWISE, DECOY_STREAM, DECOY_NS, None));
+            sim.stream_wait_event(SIDE_STREAM, MAIN_STREAM);
+            sim.python(2 * US);
+            sim.op("aten::add", US, US, |s| {
+                s.launch(ELEMENTWISE, SIDE_STREAM, 100 * US, Some(awaited));
+            });
+            sim.python(3 * US);
+        }
+        Case::StreamSync => {
+            sim.python(10 * US);
+            sim.op("aten::mm", US, US, |s| s.launch(GEMM, MAIN_STREAM, 200 * US, None));
+            sim.python(2 * US);
+            sim.op("aten::mul", US, US, |s| s.launch(ELEMENTWISE, DECOY_STREAM, DECOY_NS, None));
+            sim.stream_sync(MAIN_STREAM);
+            sim.python(3 * US);
+            sim.op("aten::add", 20 * US, 0, |_| {});
         }
     }
     let cpu_end = sim.t;
@@ -250,6 +291,45 @@ impl Sim {
         let gpu_end = if self.knobs.sync { self.last_launched_end } else { call };
         let end = call.max(gpu_end) + RETURN_NS;
         self.complete("cudaDeviceSynchronize", "cuda_runtime", CPU_PID, CPU_PID, call, end - call, Vec::new());
+        self.t = end;
+    }
+
+    /// `cudaEventRecord` on `on`, then `cudaStreamWaitEvent` making `waiting` wait for it, with
+    /// the `Stream Wait Event` record on `waiting`'s lane. The caller passes the awaited end to
+    /// the next launch on `waiting` (the timing model has no event objects).
+    fn stream_wait_event(&mut self, waiting: i64, on: i64) {
+        let record = self.next_corr();
+        self.complete("cudaEventRecord", "cuda_runtime", CPU_PID, CPU_PID, self.t, CALL_NS, vec![("correlation", Arg::Int(record))]);
+        self.t += CALL_NS;
+        let corr = self.next_corr();
+        self.complete("cudaStreamWaitEvent", "cuda_runtime", CPU_PID, CPU_PID, self.t, CALL_NS, vec![("correlation", Arg::Int(corr))]);
+        let args = vec![
+            ("cuda_sync_kind", Arg::Str(Cow::Borrowed("Stream Wait Event"))),
+            ("wait_on_stream", Arg::Int(on)),
+            ("wait_on_cuda_event_record_corr_id", Arg::Int(record)),
+            ("stream", Arg::Int(waiting)),
+            ("correlation", Arg::Int(corr)),
+            ("device", Arg::Int(0)),
+        ];
+        self.complete("Stream Wait Event", "cuda_sync", GPU_PID, waiting, self.t + US, 0, args);
+        self.t += CALL_NS;
+    }
+
+    /// `cudaStreamSynchronize` of `stream`: returns after that stream's last end (or at once
+    /// without sync), with the `Stream Sync` record inside the call.
+    fn stream_sync(&mut self, stream: i64) {
+        let call = self.t;
+        let busy = if self.knobs.sync { self.stream_free(stream).unwrap_or(call) } else { call };
+        let end = call.max(busy) + RETURN_NS;
+        let corr = self.next_corr();
+        self.complete("cudaStreamSynchronize", "cuda_runtime", CPU_PID, CPU_PID, call, end - call, vec![("correlation", Arg::Int(corr))]);
+        let args = vec![
+            ("cuda_sync_kind", Arg::Str(Cow::Borrowed("Stream Sync"))),
+            ("stream", Arg::Int(stream)),
+            ("correlation", Arg::Int(corr)),
+            ("device", Arg::Int(0)),
+        ];
+        self.complete("Stream Sync", "cuda_sync", GPU_PID, stream, end - RETURN_NS, 0, args);
         self.t = end;
     }
 

@@ -4,6 +4,7 @@
 //! whole trace is never walked per step. Nodes carry their observed time; every edge's weight
 //! is chosen so that the latest `cause + weight` of each node equals its observed time.
 
+use super::sync_record::{SyncRecords, Waited};
 use super::BoundBy;
 use crate::analysis::kernel_class::{class_of, KernelClass};
 use crate::analysis::steps::StepSpan;
@@ -11,7 +12,8 @@ use crate::model::strings::FxHashMap;
 use crate::model::{CatClass, ProcessKind, Trace, NONE};
 
 /// A cross-stream wait is an activity starting this close after another stream's activity
-/// ended, when neither its launch nor its stream explains its start.
+/// ended, when neither its launch nor its stream explains its start (a trace without
+/// `cuda_sync` records).
 const CROSS_STREAM_NS: i64 = 10_000;
 
 /// Slices looked at before a window's first on a GPU lane, for activities running into it.
@@ -120,6 +122,8 @@ pub(super) struct Prepared {
     comm: Vec<bool>,
     typical_launch_ns: i64,
     typical_gap_ns: i64,
+    /// The trace's `cuda_sync` records.
+    syncs: SyncRecords,
 }
 
 impl Prepared {
@@ -140,7 +144,8 @@ impl Prepared {
             comm[id] = class_of(&name) == KernelClass::Communication;
         }
         let (typical_launch_ns, typical_gap_ns) = typical_delays(trace, &gpu_lanes);
-        Prepared { cpu_lanes, gpu_lanes, blocking, dataloader, comm, typical_launch_ns, typical_gap_ns }
+        let syncs = SyncRecords::new(trace);
+        Prepared { cpu_lanes, gpu_lanes, blocking, dataloader, comm, typical_launch_ns, typical_gap_ns, syncs }
     }
 
     fn flag(mask: &[bool], trace: &Trace, slice: usize) -> bool {
@@ -264,7 +269,8 @@ pub(super) fn build(trace: &Trace, prep: &Prepared, start: i64, end: i64, step: 
     for a in 0..acts.len() {
         activity_causes(trace, prep, &mut b, &acts, &by_end, a, &launch_node);
     }
-    let waits = blocking.iter().filter(|&&(call, edge, end_node)| sync_return(trace, &mut b, &acts, &by_end, call, edge, end_node)).count();
+    let waits =
+        blocking.iter().filter(|&&(call, edge, end_node)| sync_return(trace, prep, &mut b, &acts, &by_end, call, edge, end_node)).count();
 
     // The sink: the step's CPU end and the ends of the device work it launched.
     let sink = b.node(end);
@@ -603,7 +609,10 @@ fn activity_causes(
         (false, Some((_, l, _)), _) => (l, prep.typical_launch_ns),
         _ => (b.start, 0),
     };
-    let cross = if s - bind_t > typical + CROSS_STREAM_NS {
+    let recorded = recorded_wait(prep, acts, a);
+    let cross = if prep.syncs.recorded {
+        recorded.filter(|&x| acts[x].end >= bind_t)
+    } else if s - bind_t > typical + CROSS_STREAM_NS {
         cross_stream(acts, by_end, a, bind_t)
     } else {
         None
@@ -620,10 +629,37 @@ fn activity_causes(
     if let Some(x) = cross {
         let other = &acts[x];
         b.edge(other.end_node, act.start_node, s - other.end, act.slice, BoundBy::SyncWait, Kind::CrossStream);
+    } else if let Some(x) = recorded {
+        // A recorded wait that did not hold the activity back: it holds it if what it waited
+        // for gets longer.
+        b.edge(acts[x].end_node, act.start_node, 0, act.slice, BoundBy::SyncWait, Kind::CrossStream);
     }
     if launch.is_none() && stream.is_none() {
         b.edge(b.source, act.start_node, s - b.start, act.slice, BoundBy::KernelGap, Kind::Enter);
     }
+}
+
+/// The activity a recorded `cudaStreamWaitEvent` made activity `a` wait for: of the waits on
+/// its stream called after the previous activity's launch and by its own, the awaited activity
+/// (the last launched on the other stream before the cutoff) ending latest, by `a`'s start.
+fn recorded_wait(prep: &Prepared, acts: &[Act], a: usize) -> Option<usize> {
+    let act = &acts[a];
+    let (launched, _) = act.launch_at?;
+    let after = match a.checked_sub(1).map(|p| &acts[p]) {
+        Some(prev) if prev.lane == act.lane => prev.launch_at.map_or(prev.start, |(l, _)| l),
+        _ => i64::MIN,
+    };
+    prep.syncs
+        .waits(act.lane, after, launched)
+        .iter()
+        .filter_map(|w| {
+            // `acts` holds each stream's activities together, lanes ascending, in launch order.
+            let lo = acts.partition_point(|x| x.lane < w.on);
+            let on = lo + acts[lo..].iter().take_while(|x| x.lane == w.on).count();
+            acts[lo..on].iter().rposition(|x| x.launch_at.map_or(x.start, |(l, _)| l) < w.cutoff).map(|x| lo + x)
+        })
+        .filter(|&x| acts[x].end <= act.start)
+        .max_by_key(|&x| acts[x].end)
 }
 
 /// Another stream's activity (same device) ending in `(after, start]` within
@@ -640,18 +676,35 @@ fn cross_stream(acts: &[Act], by_end: &[usize], a: usize, after: i64) -> Option<
 }
 
 /// A blocking call returns after the latest activity launched before it (or by it) that ends
-/// inside it: that activity's end -> the call's end, and the call's own segment weighs only
+/// inside it, on the stream or device its `cuda_sync` record names if it has one: that activity's end -> the call's end, and the call's own segment weighs only
 /// the return. Without one, the call's whole time stays a sync wait on the CPU. True when it
 /// found one.
-fn sync_return(trace: &Trace, b: &mut Builder, acts: &[Act], by_end: &[usize], call: u32, edge: usize, end_node: u32) -> bool {
+#[allow(clippy::too_many_arguments)]
+fn sync_return(
+    trace: &Trace,
+    prep: &Prepared,
+    b: &mut Builder,
+    acts: &[Act],
+    by_end: &[usize],
+    call: u32,
+    edge: usize,
+    end_node: u32,
+) -> bool {
     let s = &trace.slices;
     let (cs, ce) = (s.start_ns[call as usize], s.end_ns(call as usize));
     let lo = by_end.partition_point(|&x| acts[x].end <= cs);
     let hi = by_end.partition_point(|&x| acts[x].end <= ce);
+    // A record names the stream (or device) it waited for; else any stream.
+    let on = prep.syncs.waited(call);
     let waited = by_end[lo..hi]
         .iter()
         .rev()
         .map(|&x| &acts[x])
+        .filter(|x| match on {
+            Some(Waited::Lane(l)) => x.lane == l,
+            Some(Waited::Device(p)) => x.process == p,
+            None => true,
+        })
         .find(|x| x.launch_at.is_some_and(|(l, _)| l <= cs));
     if let Some(x) = waited {
         let ret = ce - x.end;

@@ -15,9 +15,11 @@
 //! - launch: runtime call start -> its kernel / memcpy / memset (CUDA-graph launches -> every
 //!   replayed kernel); stream order: an activity waits for the previous one on its stream;
 //! - a blocking call (`*Synchronize`, `cudaMemcpy*`) ends after the GPU work it waited for:
-//!   the latest activity launched before it that ends inside it;
-//! - a cross-stream wait: an activity that neither its launch nor its stream explains starts
-//!   right after another stream's activity ends.
+//!   the latest activity launched before it that ends inside it, on the stream its `cuda_sync`
+//!   record names when the trace has them ([`sync_record`]);
+//! - a cross-stream wait: from a recorded `cudaStreamWaitEvent` when the trace has `cuda_sync`
+//!   records; else an activity that neither its launch nor its stream explains, starting right
+//!   after another stream's activity ends.
 //!
 //! Edge weights reproduce the observed schedule exactly: the edge that bound a node (the
 //! latest of its causes) weighs the observed delay, the others at most a typical delay (the
@@ -37,6 +39,7 @@
 pub mod edit;
 mod graph;
 mod schedule;
+mod sync_record;
 
 pub use edit::{Edit, EditError};
 
