@@ -329,6 +329,21 @@ fn run_json_gives_each_rank_its_bound_by() {
     // As HTA's oracle for these ranks: 1 and 3 waited in the all-to-all (46.6% and 38.2% of
     // their paths), 0 and 2 are bound by their own ops (44.0% and 53.3%).
     assert_eq!(bounds, ["cpu_op", "cpu_op", "gpu_communication", "gpu_communication"]);
+    // Joined at the collectives, the waits are the last arriver's path: rank 2 (the run's
+    // straggler) arrived last at every collective the others' paths waited in (2.1, 3.8 and
+    // 3.8 ms), so every rank's joined path is bound by host ops, as rank 2's own is.
+    assert_eq!(run["stragglers"][0]["rank"], 2);
+    for rank in run["ranks"].as_array().unwrap() {
+        let (own, j) = (&rank["critical_path"], &rank["joined_path"]);
+        assert_eq!(j["bound_by"], "cpu_op", "{}", rank["rank"]);
+        let total: f64 = BoundBy::ALL.iter().map(|c| j["shares_pct"][c.as_str()].as_f64().unwrap()).sum();
+        assert!((total - 100.0).abs() < 1e-6, "joined shares sum to {total}");
+        let waited = j["waited_us"].as_f64().unwrap();
+        let moved = own["shares_pct"]["gpu_communication"].as_f64().unwrap() - j["shares_pct"]["gpu_communication"].as_f64().unwrap();
+        assert!((moved / 100.0 * own["wall_us"].as_f64().unwrap() - waited).abs() < 1e-3, "{}: {moved}% moved, {waited} µs waited", rank["rank"]);
+        let on: Vec<u64> = j["waited_on"].as_array().unwrap().iter().map(|w| w["rank"].as_u64().unwrap()).collect();
+        assert_eq!(on, if rank["rank"] == 2 { vec![] } else { vec![2] }, "{}", rank["rank"]);
+    }
     for s in run["stragglers"].as_array().unwrap() {
         let why: Vec<&str> = s["why"]["kernels"].as_array().unwrap().iter().chain(s["why"]["ops"].as_array().unwrap()).map(|k| k["name"].as_str().unwrap()).collect();
         for on in s["why_on_path"].as_array().unwrap() {

@@ -548,3 +548,40 @@ fn outputs_have_stable_keys_and_rows() {
         "{text}"
     );
 }
+
+/// Issue #43: a collective joins the ranks' paths. `synth::paths::generate_run` (ground truth
+/// by construction, µs): both ranks run 10 Python, 1 of aten::mm, a 5 launch delay and a GEMM
+/// from 16; the all-reduce arrives 2 after it and both end 400 after the last arrival; the sync
+/// returns 2 later, then 3 Python. Rank 1's GEMM is 1,000 longer (16-1116), so rank 0's
+/// all-reduce (118-1518) waits 1,000 inside: its own path says communication; joined, those
+/// 1,000 are rank 1's path over the same moments: its GEMM (998) and its cross-stream wait (2).
+#[test]
+fn a_collective_joins_the_ranks_paths() {
+    use kinetoscope::analysis::critical_path::BoundBy;
+    use kinetoscope::synth::paths::generate_run;
+    const US: i64 = 1_000;
+    let ranks: Vec<RankSummary> =
+        generate_run(1_000 * US).into_iter().enumerate().map(|(r, b)| summarize(&format!("rank-{r}.json"), b)).collect();
+    let run = one_run(ranks, ClockChoice::Auto);
+    let shares = |s: &[i64; 9]| -> Vec<(&'static str, i64)> {
+        BoundBy::ALL.iter().filter(|c| s[c.index()] != 0).map(|c| (c.as_str(), s[c.index()] / US)).collect()
+    };
+    let own: Vec<_> = run.ranks.iter().map(|r| shares(&r.critical.shares)).collect();
+    let joined: Vec<_> = run.joined.iter().map(|j| shares(&j.shares)).collect();
+    let common = [("cpu_op", 1), ("cpu_overhead", 13), ("launch_delay", 5)];
+    let with = |rest: &[(&'static str, i64)]| -> Vec<(&'static str, i64)> {
+        let mut v: Vec<_> = common.iter().chain(rest).copied().collect();
+        v.sort_by_key(|(c, _)| BoundBy::ALL.iter().position(|b| b.as_str() == *c));
+        v
+    };
+    assert_eq!(own[0], with(&[("gpu_compute", 100), ("gpu_communication", 1_400), ("sync_wait", 4)]), "rank 0's own path");
+    assert_eq!(own[1], with(&[("gpu_compute", 1_100), ("gpu_communication", 400), ("sync_wait", 4)]), "rank 1's own path");
+    assert_eq!(joined[0], with(&[("gpu_compute", 1_098), ("gpu_communication", 400), ("sync_wait", 6)]), "rank 0 joined");
+    assert_eq!(joined[1], own[1], "the last arriver waited for no one");
+    assert_eq!((run.joined[0].waited_ns, run.joined[0].waited_on.clone()), (1_000 * US, vec![(1, 1_000 * US)]));
+    assert_eq!(run.ranks[0].critical.bound_by(), Some(BoundBy::GpuCommunication));
+    assert_eq!(run.joined[0].bound_by(), Some(BoundBy::GpuCompute));
+    let json = kinetoscope::run::json::run_json(&run);
+    let j = &json["ranks"][0]["joined_path"];
+    assert_eq!((j["bound_by"].as_str(), j["waited_us"].as_f64(), j["waited_on"][0]["rank"].as_u64()), (Some("gpu_compute"), Some(1_000.0), Some(1)));
+}

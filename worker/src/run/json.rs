@@ -47,6 +47,20 @@ fn rank_path_json(p: &RankPath) -> Value {
     })
 }
 
+/// A rank's paths joined at collectives: bound-by and shares with its waits taken over by the
+/// last arrivers' paths, and whose.
+fn joined_json(run: &RunAnalysis, r: &super::summary::RankSummary, j: &super::joined::JoinedPath) -> Value {
+    let wall = r.critical.wall_ns;
+    let pct = |ns: i64| if wall > 0 { 100.0 * ns as f64 / wall as f64 } else { 0.0 };
+    let shares: serde_json::Map<String, Value> = BoundBy::ALL.iter().map(|c| (c.as_str().to_owned(), json!(pct(j.shares[c.index()])))).collect();
+    json!({
+        "bound_by": j.bound_by().map(BoundBy::as_str),
+        "shares_pct": shares,
+        "waited_us": us(j.waited_ns),
+        "waited_on": j.waited_on.iter().map(|&(q, ns)| json!({"rank": rank_at(&run.ranks, q), "us": us(ns)})).collect::<Vec<_>>(),
+    })
+}
+
 /// The kernels and ops a straggler's "why" names that its own critical paths run through,
 /// with their time there: the delay is on what bounds its steps only if they appear.
 fn on_path(rank: &super::summary::RankSummary, s: &super::straggler::Straggler) -> Vec<Value> {
@@ -63,7 +77,8 @@ pub fn run_json(run: &RunAnalysis) -> Value {
     let ranks: Vec<Value> = run
         .ranks
         .iter()
-        .map(|r| {
+        .enumerate()
+        .map(|(p, r)| {
             let t = &r.temporal;
             json!({
                 "rank": r.identity.rank,
@@ -85,6 +100,7 @@ pub fn run_json(run: &RunAnalysis) -> Value {
                 "peak_memory_bytes": r.peak_memory_bytes,
                 "collectives": r.collectives.len(),
                 "critical_path": rank_path_json(&r.critical),
+                "joined_path": run.joined.get(p).map(|j| joined_json(run, r, j)),
             })
         })
         .collect();

@@ -6,6 +6,7 @@
 //! per run:   rank::group ─▶ RunGroup ─collective::match_collectives─▶ Matching
 //!            ─clock::estimate─▶ Clock ─collective::arrivals─▶ waits
 //!            ─straggler::stragglers─▶ Straggler rows ─finding::detect─▶ RunFinding
+//!            ─joined::join─▶ paths joined at collectives
 //! output:    json (object, NDJSON rows), text
 //! ```
 //!
@@ -16,6 +17,8 @@
 //! - [`collective`]: matching instances across ranks; arrivals and waits.
 //! - [`clock`]: offsets from collective ends; as recorded vs aligned.
 //! - [`straggler`], [`finding`]: who arrived last, the waiting it caused, why; run rules.
+//! - [`joined`]: each rank's critical paths with its waits in collectives taken over by the
+//!   last arrivers' paths.
 //! - [`json`], [`text`], [`markdown`]: outputs. [`load`]: the native entry (files, directories, threads).
 //!
 //! Everything but `load` is plain analysis over summaries: no clock, file or thread.
@@ -23,6 +26,7 @@
 pub mod clock;
 pub mod collective;
 pub mod finding;
+pub mod joined;
 pub mod json;
 pub mod markdown;
 #[cfg(not(target_arch = "wasm32"))]
@@ -77,6 +81,8 @@ pub struct RunAnalysis {
     pub times: Vec<collective::InstanceTimes>,
     /// One row per rank, most caused wait first.
     pub stragglers: Vec<straggler::Straggler>,
+    /// Each rank's paths joined at collectives (same order as `ranks`).
+    pub joined: Vec<joined::JoinedPath>,
     /// Rank x step heatmap cells.
     pub steps: Vec<finding::StepCell>,
     /// Run findings.
@@ -107,6 +113,7 @@ fn analyze_group(g: rank::RunGroup, choice: ClockChoice) -> RunAnalysis {
     let times = collective::arrivals(&ranks, &matching, &clock.applied_ns);
     let stragglers = straggler::stragglers(&ranks, &matching, &times, &clock.applied_ns);
     let findings = finding::detect(&ranks, &matching, &times, &stragglers);
+    let joined = joined::join(&ranks, &matching, &times, &clock.applied_ns);
     RunAnalysis {
         world_size: g.world_size,
         backend: g.backend,
@@ -116,6 +123,7 @@ fn analyze_group(g: rank::RunGroup, choice: ClockChoice) -> RunAnalysis {
         clock,
         times,
         stragglers,
+        joined,
         findings,
         diagnostics,
     }

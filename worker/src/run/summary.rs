@@ -117,6 +117,22 @@ pub struct RankPath {
     pub wall_ns: i64,
     /// Names of the slices holding most of the paths: (name, ns on the paths), most first.
     pub on_path: Vec<(String, i64)>,
+    /// The paths as stretches of one class, in time order (what another rank that waited for
+    /// this one was waiting on: `super::joined`).
+    pub stretches: Vec<Stretch>,
+}
+
+/// A stretch of a rank's critical paths spent on one class, absolute ns (rank clock).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stretch {
+    /// Start, absolute ns.
+    pub start_ns: i64,
+    /// End, absolute ns.
+    pub end_ns: i64,
+    /// What it was spent on.
+    pub class: BoundBy,
+    /// The collective (index into the rank's `collectives`) whose kernel it ran, or `NONE`.
+    pub collective: u32,
 }
 
 impl RankPath {
@@ -129,8 +145,9 @@ impl RankPath {
 /// Names kept in [`RankPath::on_path`] (enough to hold the ops a straggler's "why" names).
 const ON_PATH_NAMES: usize = 50;
 
-/// Sums the paths of the complete steps (or of all paths without complete steps) of `session`.
-fn rank_path(session: &Session, steps: &crate::analysis::steps::Steps) -> RankPath {
+/// Sums the paths of the complete steps (or of all paths without complete steps) of `session`;
+/// `collective_slices[k]` is collective `k`'s kernel slice.
+fn rank_path(session: &Session, steps: &crate::analysis::steps::Steps, collective_slices: &[u32]) -> RankPath {
     let trace = session.trace();
     let complete: Vec<u64> = steps.steps.iter().filter(|s| !s.incomplete).map(|s| s.number).collect();
     let paths = session.critical_paths();
@@ -138,6 +155,8 @@ fn rank_path(session: &Session, steps: &crate::analysis::steps::Steps) -> RankPa
         paths.iter().filter(|p| complete.is_empty() || p.step.is_some_and(|n| complete.contains(&n))).collect();
     let mut out = RankPath::default();
     let mut by_name: crate::model::strings::FxHashMap<crate::model::StrId, i64> = Default::default();
+    let collective_of: crate::model::strings::FxHashMap<u32, u32> =
+        collective_slices.iter().enumerate().map(|(k, &slice)| (slice, k as u32)).collect();
     for p in counted {
         out.wall_ns += p.wall_ns();
         for c in BoundBy::ALL {
@@ -146,6 +165,14 @@ fn rank_path(session: &Session, steps: &crate::analysis::steps::Steps) -> RankPa
         for g in &p.segments {
             if let Some(&name) = trace.slices.name.get(g.slice as usize) {
                 *by_name.entry(name).or_default() += g.end_ns - g.start_ns;
+            }
+            let collective = collective_of.get(&g.slice).copied().unwrap_or(NONE);
+            let (start_ns, end_ns) = (trace.origin_ns + g.start_ns, trace.origin_ns + g.end_ns);
+            match out.stretches.last_mut() {
+                Some(last) if last.end_ns == start_ns && last.class == g.class && last.collective == collective => {
+                    last.end_ns = end_ns;
+                }
+                _ => out.stretches.push(Stretch { start_ns, end_ns, class: g.class, collective }),
             }
         }
     }
@@ -171,6 +198,7 @@ pub fn summarize(file: &str, session: &Session) -> RankSummary {
             device: m.device,
             utilization: m.utilization,
         });
+    let (collectives, collective_slices) = collectives(trace, &steps);
     let peak_memory_bytes = session
         .memory()
         .devices
@@ -197,8 +225,8 @@ pub fn summarize(file: &str, session: &Session) -> RankSummary {
         gpu,
         peak_memory_bytes,
         temporal: temporal(trace, &steps),
-        collectives: collectives(trace, &steps),
-        critical: rank_path(session, &steps),
+        critical: rank_path(session, &steps, &collective_slices),
+        collectives,
     }
 }
 
@@ -257,8 +285,9 @@ impl GroupKeys {
     }
 }
 
-/// The collectives of `trace` by stream, then start, with steps and windows.
-fn collectives(trace: &Trace, steps: &steps::Steps) -> Vec<Collective> {
+/// The collectives of `trace` by stream, then start, with steps and windows, and each one's
+/// kernel slice.
+fn collectives(trace: &Trace, steps: &steps::Steps) -> (Vec<Collective>, Vec<u32>) {
     let s = &trace.slices;
     let keys = GroupKeys::new();
     // (stream, start, end, slice) of every collective kernel.
@@ -276,6 +305,7 @@ fn collectives(trace: &Trace, steps: &steps::Steps) -> Vec<Collective> {
     found.sort_by(|a, b| (&a.0, a.1, a.2, a.3).cmp(&(&b.0, b.1, b.2, b.3)));
     let windows = WindowIndex::new(trace);
     let mut out: Vec<Collective> = Vec::with_capacity(found.len());
+    let slices: Vec<u32> = found.iter().map(|f| f.3 as u32).collect();
     let mut args = trace.args.reader();
     for (stream, start, end, i) in found {
         let step = steps
@@ -310,5 +340,5 @@ fn collectives(trace: &Trace, steps: &steps::Steps) -> Vec<Collective> {
             before: windows.of(w0, start),
         });
     }
-    out
+    (out, slices)
 }

@@ -1,5 +1,6 @@
-//! The human report of a run: ranks table, step heatmap (outliers marked `*`), collectives,
-//! stragglers with their "why", clock offsets, findings, diagnostics. Same numbers as
+//! The human report of a run: ranks table, what bounds each rank (its own critical paths and
+//! joined at collectives), step heatmap (outliers marked `*`), collectives, stragglers with
+//! their "why", clock offsets, findings, diagnostics. Same numbers as
 //! [`super::json`]; times printed by `crate::text::pytorch_time`.
 
 use super::RunAnalysis;
@@ -33,6 +34,7 @@ pub fn report(run: &RunAnalysis) -> String {
         run.clock.label()
     );
     ranks_table(run, &mut out);
+    bound_by(run, &mut out);
     heatmap(run, &mut out);
     collectives(run, &mut out);
     stragglers(run, &mut out);
@@ -93,6 +95,29 @@ fn ranks_table(run: &RunAnalysis, out: &mut String) {
             r.peak_memory_bytes
                 .map_or_else(|| "-".to_owned(), |b| format!("{:.1}MB", b as f64 / 1e6)),
             printable(&r.file)
+        );
+    }
+}
+
+/// Per rank: what bounds its own paths, and its paths joined at collectives (its waits taken
+/// over by the last arrivers' paths).
+fn bound_by(run: &RunAnalysis, out: &mut String) {
+    use crate::analysis::critical_path::BoundBy;
+    let _ = writeln!(out, "\nBOUND BY (critical paths of complete steps; joined: waits in collectives on the last arriver's path)");
+    let name = |b: Option<BoundBy>| b.map_or("-", BoundBy::as_str);
+    for (p, r) in run.ranks.iter().enumerate() {
+        let Some(j) = run.joined.get(p) else {
+            continue;
+        };
+        let on: Vec<String> = j.waited_on.iter().map(|&(q, ns)| format!("rank {}: {}", rank_label(run, q), time(ns))).collect();
+        let _ = writeln!(
+            out,
+            "{:>5}  own {:<18} joined {:<18} waited {}{}",
+            rank_label(run, p),
+            name(r.critical.bound_by()),
+            name(j.bound_by()),
+            time(j.waited_ns),
+            if on.is_empty() { String::new() } else { format!(" ({})", on.join(", ")) }
         );
     }
 }

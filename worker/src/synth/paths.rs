@@ -23,6 +23,8 @@ pub const CALL_NS: i64 = 4_000;
 pub const GAP_NS: i64 = 1_000;
 /// A blocking call's return after the GPU work it waited for.
 pub const RETURN_NS: i64 = 2_000;
+/// An all-reduce's time after the last rank arrived ([`generate_run`]).
+pub const COLLECTIVE_NS: i64 = 400_000;
 /// A stream's start after the awaited activity on another stream ends.
 pub const WAIT_NS: i64 = 2_000;
 /// Default launch latency (call start to activity start on an empty stream).
@@ -102,7 +104,7 @@ impl Default for Knobs {
 
 /// The trace of `case` under `knobs`, as uncompressed JSON bytes.
 pub fn generate(case: Case, knobs: Knobs) -> Vec<u8> {
-    let mut sim = Sim { t: 0, knobs, events: Vec::new(), corr: 100, free: Vec::new(), last_launched_end: 0 };
+    let mut sim = Sim::new(knobs, None);
     let start = sim.t;
     match case {
         Case::CpuBound => {
@@ -184,9 +186,30 @@ pub fn generate(case: Case, knobs: Knobs) -> Vec<u8> {
             sim.op("aten::add", 20 * US, 0, |_| {});
         }
     }
-    let cpu_end = sim.t;
-    sim.complete("ProfilerStep#1", "user_annotation", CPU_PID, CPU_PID, start, cpu_end - start, Vec::new());
-    sim.into_json()
+    sim.end_step(start)
+}
+
+/// The traces of a two-rank data-parallel step: each rank launches a GEMM on stream 7 and an
+/// all-reduce on stream 20 that waits for it (its arrival), then `cudaDeviceSynchronize`.
+/// Rank 1's GEMM is `late_ns` longer, so rank 0's all-reduce waits `late_ns` for it inside; both
+/// end [`COLLECTIVE_NS`] after the last arrival. Rank 0's path, joined at the all-reduce, runs
+/// through rank 1's GEMM for that wait.
+pub fn generate_run(late_ns: i64) -> [Vec<u8>; 2] {
+    let arrival = |rank: u32| 10 * US + US + LAUNCH_NS + 100 * US + if rank == 1 { late_ns } else { 0 } + WAIT_NS;
+    let last_arrival = arrival(0).max(arrival(1));
+    [0, 1].map(|rank| {
+        let mut sim = Sim::new(Knobs::default(), Some(rank));
+        let start = sim.t;
+        sim.python(10 * US);
+        let gemm_ns = 100 * US + if rank == 1 { late_ns } else { 0 };
+        let awaited = sim.op("aten::mm", US, US, |s| s.launch(GEMM, MAIN_STREAM, gemm_ns, None));
+        sim.python(2 * US);
+        sim.op("c10d::allreduce_", US, US, |s| s.launch_collective(SIDE_STREAM, awaited, last_arrival));
+        sim.python(2 * US);
+        sim.device_sync();
+        sim.python(3 * US);
+        sim.end_step(start)
+    })
 }
 
 /// The timing model: the main thread's clock, each stream's free time, the events so far.
@@ -198,9 +221,22 @@ struct Sim {
     /// (stream, time it is free).
     free: Vec<(i64, i64)>,
     last_launched_end: i64,
+    /// The rank written in `distributedInfo` (world size 2), if any.
+    rank: Option<u32>,
 }
 
 impl Sim {
+    fn new(knobs: Knobs, rank: Option<u32>) -> Self {
+        Sim { t: 0, knobs, events: Vec::new(), corr: 100, free: Vec::new(), last_launched_end: 0, rank }
+    }
+
+    /// The step annotation over the CPU's work since `start`, and the trace.
+    fn end_step(mut self, start: i64) -> Vec<u8> {
+        let cpu_end = self.t;
+        self.complete("ProfilerStep#1", "user_annotation", CPU_PID, CPU_PID, start, cpu_end - start, Vec::new());
+        self.into_json()
+    }
+
     fn python(&mut self, ns: i64) {
         self.t += (ns as f64 * self.knobs.python_scale).round() as i64;
     }
@@ -254,6 +290,18 @@ impl Sim {
         let end = self.kernel(kernel, stream, start, dur, corr);
         self.t += CALL_NS;
         end
+    }
+
+    /// A `cudaLaunchKernel` of the all-reduce on `stream`: it starts (arrives) after `awaited`
+    /// ends, and ends [`COLLECTIVE_NS`] after `last_arrival` (every rank's end together).
+    fn launch_collective(&mut self, stream: i64, awaited: i64, last_arrival: i64) {
+        let call = self.t;
+        let corr = self.next_corr();
+        self.complete("cudaLaunchKernel", "cuda_runtime", CPU_PID, CPU_PID, call, CALL_NS, vec![("correlation", Arg::Int(corr))]);
+        let start = (call + self.knobs.launch_ns).max(awaited + WAIT_NS);
+        let end = start.max(last_arrival) + COLLECTIVE_NS;
+        self.kernel(ALLREDUCE, stream, start, end - start, corr);
+        self.t += CALL_NS;
     }
 
     /// One `cudaGraphLaunch` replaying `count` kernels in stream order.
@@ -354,7 +402,12 @@ impl Sim {
         // Kineto writes CPU events in start order (parents first), then device activities.
         self.events.sort_by_key(|e| (e.pid == Id::Num(GPU_PID), e.ts_ns, std::cmp::Reverse(e.dur_ns())));
         let mut out = Vec::with_capacity(self.events.len() * 300);
-        out.extend_from_slice(b"{\n  \"schemaVersion\": 1,\n  \"traceEvents\": [\n");
+        out.extend_from_slice(b"{\n  \"schemaVersion\": 1,\n");
+        if let Some(rank) = self.rank {
+            let info = format!("  \"distributedInfo\": {{\"backend\": \"nccl\", \"rank\": {rank}, \"world_size\": 2}},\n");
+            out.extend_from_slice(info.as_bytes());
+        }
+        out.extend_from_slice(b"  \"traceEvents\": [\n");
         for (i, event) in self.events.iter().enumerate() {
             if i > 0 {
                 out.extend_from_slice(b",\n");
