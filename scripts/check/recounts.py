@@ -14,6 +14,9 @@ One line per check, `ok NAME: what was compared` or `FAILED NAME: the first diff
                   peak allocated and reserved (`report --json` `memory`)
   nccl_counts     nccl_counts.py on every real fixture: NCCL kernels per collective (the kernel
                   table's calls of `ncclKernel_<Collective>` names, `report --json` `kernels`)
+  phases          phases.py on every real fixture with steps: per step, CPU and GPU time of data
+                  loading, forward, backward and optimizer, communication all and exposed
+                  (`report --json` `phases`)
 
 Usage: scripts/check/recounts.py [CHECK...]   (default: all; the CLI: $KINETOSCOPE_CLI, else
 target/release/kinetoscope; fixtures: $KINETOSCOPE_SHARED/fixtures/real, else ../shared)
@@ -32,6 +35,7 @@ sys.path.insert(0, HERE)
 import idle_oracle  # noqa: E402
 import memory_counts  # noqa: E402
 import nccl_counts  # noqa: E402
+import phases  # noqa: E402
 
 SHARED = os.environ.get("KINETOSCOPE_SHARED") or os.path.join(REPO, "..", "shared")
 REAL = os.path.join(SHARED, "fixtures", "real")
@@ -148,6 +152,30 @@ def check_nccl():
     return diffs, f"{kernels} NCCL kernels"
 
 
+def check_phases():
+    diffs, steps = [], 0
+    for path in fixtures():
+        name = os.path.basename(path)
+        want = phases.recount(path)
+        for row in report(path)["phases"]["steps"]:
+            n = row["step"]
+            steps += 1
+            if n not in want:
+                diffs.append(f"{name} step {n}: not recounted")
+                continue
+            got = {
+                "cpu": {k: us_to_ns(v) for k, v in row["cpu_us"].items()},
+                "gpu": {k: us_to_ns(v) for k, v in row["gpu_us"].items()},
+                "comm": us_to_ns(row["communication_us"]),
+                "comm_exposed": us_to_ns(row["communication_exposed_us"]),
+            }
+            if got != want[n]:
+                diffs.append(f"{name} step {n}: recounted {want[n]}, engine {got}")
+    if steps == 0:
+        diffs.append("no step recounted")
+    return diffs, f"{steps} steps' phases"
+
+
 def check_findings_table():
     run = subprocess.run([sys.executable, os.path.join(HERE, "findings_table.py")],
                          capture_output=True, text=True)
@@ -168,6 +196,7 @@ CHECKS = {
     "idle_oracle": check_idle,
     "memory_counts": check_memory,
     "nccl_counts": check_nccl,
+    "phases": check_phases,
 }
 
 

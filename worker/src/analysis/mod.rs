@@ -25,6 +25,8 @@
 //! - [`work`]: FLOPs and bytes per op call and kernel, GPU peaks, roofline bound, step MFU.
 //! - [`critical_path`]: what bounds each step: its dependency graph, critical path, bound-by
 //!   shares and what-if answers.
+//! - [`phases`]: each step's data loading, forward, backward, optimizer and the communication
+//!   they do not hide (CPU and GPU time).
 //! - `args` / `shapes`: reading one field of an event's raw args; PyTorch's shape strings.
 
 pub mod args;
@@ -46,3 +48,4 @@ pub mod unavailable;
 pub mod device;
 pub mod work;
 pub mod critical_path;
+pub mod phases;

@@ -53,10 +53,11 @@ fn main() -> ExitCode {
             viewer_url,
             gpu_peak,
             critical_path,
+            phases,
             what_if,
         } => {
             let options = ReportOptions { range: None, by_shape, sort, top, name_width };
-            let explain = Explain { step: explain_step, marker: step_marker, viewer_url, gpu_peak, critical_path, what_if };
+            let explain = Explain { step: explain_step, marker: step_marker, viewer_url, gpu_peak, critical_path, phases, what_if };
             report(&trace, step, range, options, explain, Format::of(json, format.as_deref()))
         }
         Command::Diff { base, cand, by_shape, sort, top, json, format, fail_if } => {
@@ -159,6 +160,8 @@ struct Explain {
     gpu_peak: Option<String>,
     /// `--critical-path`: the text section.
     critical_path: bool,
+    /// `--phases`: the text section.
+    phases: bool,
     /// `--what-if` edits.
     what_if: Vec<kinetoscope::analysis::critical_path::Edit>,
 }
@@ -224,6 +227,9 @@ fn report(
             print!("{}", report.text());
             if explain.critical_path {
                 print!("{}", kinetoscope::report::critical_path::text(session.trace(), &report.paths(), options.top));
+            }
+            if explain.phases {
+                print!("{}", kinetoscope::report::phases::text(&report.phases()));
             }
             if let Some((before, after)) = &what_if {
                 print!("{}", kinetoscope::report::critical_path::what_if_text(session.trace(), &explain.what_if, before, after));

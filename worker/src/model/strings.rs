@@ -76,6 +76,9 @@ impl Hasher for FxHasher {
 /// `HashMap` with [`FxHasher`].
 pub type FxHashMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
 
+/// A `HashSet` with [`FxHasher`].
+pub type FxHashSet<K> = std::collections::HashSet<K, BuildHasherDefault<FxHasher>>;
+
 /// The string pool.
 #[derive(Clone, Debug)]
 pub struct Strings {

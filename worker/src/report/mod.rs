@@ -15,6 +15,8 @@
 //! - [`gate`]: `diff --fail-if` expressions (CI gates); [`schema`]: the `--json` contract keys;
 //!   [`markdown`]: Markdown tables for `--format md` (PR comments).
 //! - [`critical_path`]: `--critical-path` and `--what-if`: what bounds each step, what a change buys.
+//! - [`phases`]: `--phases`: each step's data loading, forward, backward, optimizer and exposed
+//!   communication.
 //! - [`html`]: `--format html` and the page's Export report (one self-contained file);
 //!   [`svg`]: its inline charts.
 
@@ -36,6 +38,7 @@ pub mod html;
 pub mod svg;
 pub mod work;
 pub mod critical_path;
+pub mod phases;
 
 pub use crate::text::{cut, printable, pytorch_time as time};
 pub use ops::{op_table_text, ops_json, sorted, SortKey};

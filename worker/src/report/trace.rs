@@ -94,8 +94,14 @@ impl<'s> TraceReport<'s> {
             "launch": idle::launch_json(trace, &self.idle),
             "findings": findings::findings_json(self.session.findings()),
             "critical_path": super::critical_path::json(trace, &self.paths()),
+            "phases": super::phases::json(&self.phases()),
             "unavailable": self.unavailable(),
         })
+    }
+
+    /// The phases of the report's steps.
+    pub fn phases(&self) -> crate::analysis::phases::Phases {
+        crate::analysis::phases::analyze(self.session.trace(), &self.steps)
     }
 
     /// The critical paths of the report's steps (all of them without a range; the capture

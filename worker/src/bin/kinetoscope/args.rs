@@ -77,6 +77,11 @@ pub enum Command {
         /// it (the `critical_path` key of `--json` is always there).
         #[arg(long)]
         critical_path: bool,
+        /// Each step's phases: data loading, forward, backward, optimizer and the
+        /// communication they do not hide, CPU and GPU time (the `phases` key of `--json` is
+        /// always there).
+        #[arg(long)]
+        phases: bool,
         /// Every step recomputed from its critical-path graph with this change (repeatable;
         /// combined): `gemm*0.5`, `launch=0`, `comm=0`, `sync=0`, `kernel:TEXT*F`, `op:TEXT=0`
         /// (grammar in docs/cli.md).
