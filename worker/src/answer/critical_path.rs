@@ -190,4 +190,21 @@ mod tests {
         let got: Vec<_> = merged.iter().map(|(s, _)| (s.start_ns, s.end_ns, s.slice, s.class)).collect();
         assert_eq!(got, [(0, 15, 1, BoundBy::LaunchDelay), (20, 30, 2, BoundBy::GpuCompute)]);
     }
+
+    #[test]
+    fn the_cap_keeps_the_slices_with_most_time_on_the_path() {
+        // Two steps of 3,000 one-slice stretches each; slice k lasts 1 + k % 7 ns, slice 9's
+        // stretches add up to the most.
+        let seg = |i: i64, slice: u32| (PathSegment { start_ns: 10 * i, end_ns: 10 * i + 1 + i % 7, slice, class: BoundBy::CpuOp }, 0);
+        let step = |from: i64| -> StepStretches { (None, (from..from + 3_000).map(|i| seg(i, if i % 500 == 0 { 9 } else { i as u32 + 100 })).collect()) };
+        let chosen = [step(0), step(3_000)];
+        let keep = kept(&chosen);
+        assert_eq!(keep.len(), 6_000);
+        assert_eq!(keep.iter().filter(|k| **k).count(), MAX_PATH_SEGMENTS);
+        let all: Vec<&PathSegment> = chosen.iter().flat_map(|(_, m)| m.iter().map(|(s, _)| s)).collect();
+        assert!(all.iter().zip(&keep).filter(|(s, _)| s.slice == 9).all(|(_, k)| *k), "slice 9 kept whole");
+        let shortest_kept = all.iter().zip(&keep).filter(|(s, k)| **k && s.slice != 9).map(|(s, _)| s.end_ns - s.start_ns).min();
+        let longest_dropped = all.iter().zip(&keep).filter(|(_, k)| !**k).map(|(s, _)| s.end_ns - s.start_ns).max();
+        assert!(shortest_kept >= longest_dropped, "{shortest_kept:?} < {longest_dropped:?}");
+    }
 }
