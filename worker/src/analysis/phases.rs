@@ -163,7 +163,7 @@ pub fn analyze(trace: &Trace, steps: &Steps) -> Phases {
     };
     let mut out: Vec<StepPhases> = steps.steps.iter().map(|st| StepPhases { step: st.number, ..StepPhases::default() }).collect();
     // Per step: (communication, other device work) intervals, for the exposed communication.
-    let mut device: Vec<(Vec<(i64, i64)>, Vec<(i64, i64)>)> = vec![Default::default(); out.len()];
+    let mut device: Vec<(Intervals, Intervals)> = vec![Default::default(); out.len()];
     for i in 0..s.len() as u32 {
         let (start, dur) = (s.start_ns[i as usize], s.dur_ns[i as usize]);
         if is_unit(i) && outermost(i) == Some(i) {
@@ -202,10 +202,13 @@ pub fn analyze(trace: &Trace, steps: &Steps) -> Phases {
     Phases { steps: out, not_told_apart }
 }
 
+/// `[start, end)` intervals, ns.
+type Intervals = Vec<(i64, i64)>;
+
 /// Sorted, disjoint intervals covering `v`.
-fn union(mut v: Vec<(i64, i64)>) -> Vec<(i64, i64)> {
+fn union(mut v: Intervals) -> Intervals {
     v.sort_unstable();
-    let mut out: Vec<(i64, i64)> = Vec::with_capacity(v.len());
+    let mut out: Intervals = Vec::with_capacity(v.len());
     for (a, b) in v {
         match out.last_mut() {
             Some(last) if a <= last.1 => last.1 = last.1.max(b),
