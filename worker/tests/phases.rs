@@ -83,3 +83,32 @@ fn report_prints_the_phases() {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_kinetoscope")).arg("report").arg(&none).arg("--phases").output().unwrap();
     assert!(String::from_utf8_lossy(&out.stdout).contains("No steps: phases are per ProfilerStep#N."));
 }
+
+/// The slow step's explanation names the phase that moved most against the median complete
+/// step: on df_index's slowest step (ProfilerStep#3), backward (its CPU + GPU time; the other
+/// phases moved less).
+#[test]
+fn the_slow_step_names_the_phase_that_grew() {
+    let engine = common::load_real("hta__df_index_resolver.json.gz");
+    let session = engine.session().unwrap();
+    let e = session.explain(kinetoscope::analysis::explain::Which::Slowest).unwrap();
+    let t = session.trace();
+    let st = steps::analyze(t, None);
+    let p = phases::analyze(t, &st);
+    let time = |s: &phases::StepPhases, ph: Phase| s.cpu_ns[ph as usize] + s.gpu_ns[ph as usize];
+    let complete: Vec<&phases::StepPhases> = p.steps.iter().filter(|s| st.steps.iter().any(|x| x.number == s.step && !x.incomplete)).collect();
+    let median = |ph: Phase| {
+        let mut v: Vec<i64> = complete.iter().map(|s| time(s, ph)).collect();
+        v.sort_unstable();
+        v[v.len() / 2] as f64
+    };
+    let mine = p.steps.iter().find(|s| s.step == e.step).unwrap();
+    let moved = |ph: Phase| (time(mine, ph) as f64 - median(ph)).abs();
+    assert_eq!(complete.len() % 2, 1, "an odd count: the median is one step's");
+    let most = [Phase::Forward, Phase::Backward, Phase::Optimizer].into_iter().max_by(|a, b| moved(*a).total_cmp(&moved(*b))).unwrap();
+    assert_eq!(most, Phase::Backward);
+    let d = e.phase.as_ref().unwrap();
+    assert_eq!((d.phase, d.step_ns, d.median_ns), (most, time(mine, most), median(most)));
+    let line = kinetoscope::analysis::explain::sentences(&e).into_iter().find(|s| s.starts_with("By phase")).unwrap();
+    assert!(line.starts_with("By phase, backward grew most: "), "{line}");
+}

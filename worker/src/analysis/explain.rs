@@ -22,6 +22,7 @@
 
 use super::breakdown::{Category, CATEGORIES};
 use super::critical_path::{BoundBy, StepPath};
+use super::phases::{Phase, Phases, StepPhases};
 use super::stats::median;
 use super::steps::{launching_step, step_name, StepSpan, Steps};
 use crate::model::{CatClass, StrId, Trace, NONE};
@@ -104,6 +105,54 @@ pub struct Explanation {
     /// What the step's critical path is bound by against the median step's
     /// ([`PathContrast::of`]); `None` until the caller adds it (it needs the paths).
     pub path: Option<PathContrast>,
+    /// The phase that changed most against the median step ([`PhaseDelta::of`]); `None`
+    /// until the caller adds it, or when the trace tells no phase apart.
+    pub phase: Option<PhaseDelta>,
+}
+
+/// The phase (docs/definitions.md "Phases") whose CPU + GPU time differs most between the
+/// explained step and the median complete step.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PhaseDelta {
+    /// The phase.
+    pub phase: Phase,
+    /// Its CPU + GPU time in the step, ns.
+    pub step_ns: i64,
+    /// The median over the complete steps, ns.
+    pub median_ns: f64,
+}
+
+impl PhaseDelta {
+    /// The phase of step `e.step` that moved most, from every step's `phases` (`None` without
+    /// that step, or when only forward is told apart).
+    pub fn of(e: &Explanation, steps: &Steps, phases: &Phases) -> Option<PhaseDelta> {
+        let time = |p: &StepPhases, ph: Phase| p.cpu_ns[ph as usize] + p.gpu_ns[ph as usize];
+        let mine = phases.steps.iter().find(|p| p.step == e.step)?;
+        let complete: Vec<&StepPhases> = steps
+            .steps
+            .iter()
+            .filter(|s| !s.incomplete)
+            .filter_map(|s| phases.steps.iter().find(|p| p.step == s.number))
+            .collect();
+        let told: Vec<Phase> = Phase::ALL.into_iter().filter(|ph| !phases.not_told_apart.contains(ph)).collect();
+        if told.len() < 2 {
+            return None;
+        }
+        told.into_iter()
+            .map(|ph| PhaseDelta { phase: ph, step_ns: time(mine, ph), median_ns: median_f(complete.iter().map(|p| time(p, ph) as f64).collect()) })
+            .max_by(|a, b| (a.step_ns as f64 - a.median_ns).abs().total_cmp(&(b.step_ns as f64 - b.median_ns).abs()))
+    }
+
+    /// "By phase, backward changed most: 12.0 ms of CPU and GPU time (median step: 8.0 ms)."
+    pub fn sentence(&self) -> String {
+        let verb = if self.step_ns as f64 >= self.median_ns { "grew" } else { "shrank" };
+        format!(
+            "By phase, {} {verb} most: {} of CPU and GPU time (median step: {}).",
+            self.phase.key().replace('_', " "),
+            duration(self.step_ns),
+            duration(self.median_ns.round() as i64)
+        )
+    }
 }
 
 /// The explained step's critical path against the complete steps' (docs/definitions.md
@@ -249,6 +298,7 @@ pub fn explain(trace: &Trace, steps: &Steps, which: Which) -> Result<Explanation
         kernels: keep(kernels),
         ops: keep(ops),
         path: None,
+        phase: None,
     })
 }
 
@@ -373,6 +423,9 @@ fn cited(e: &Explanation) -> Vec<(String, Option<u32>)> {
         out.push((format!("By category (step breakdown): {}.", parts.join(", ")), None));
     }
     if let Some(p) = &e.path {
+        out.push((p.sentence(), None));
+    }
+    if let Some(p) = &e.phase {
         out.push((p.sentence(), None));
     }
     for (kind, items) in [("Kernel", &e.kernels), ("Op", &e.ops)] {
