@@ -300,11 +300,17 @@ impl Name<'_> {
 
 /// The first value an axis gets from the rules matching `name`.
 fn first<V>(name: &Name<'_>, axis: impl Fn(&Rule) -> Option<V>) -> Option<V> {
+    first_row(name, axis).map(|(v, _)| v)
+}
+
+/// [`first`] with the deciding rule's row number (1-based, as docs/definitions.md numbers it).
+fn first_row<V>(name: &Name<'_>, axis: impl Fn(&Rule) -> Option<V>) -> Option<(V, usize)> {
     RULES
         .iter()
-        .filter_map(|r| axis(r).map(|v| (r, v)))
-        .find(|(r, _)| r.matches.iter().any(|m| name.matches(m)))
-        .map(|(_, v)| v)
+        .enumerate()
+        .filter_map(|(i, r)| axis(r).map(|v| (i, r, v)))
+        .find(|(_, r, _)| r.matches.iter().any(|m| name.matches(m)))
+        .map(|(i, _, v)| (v, i + 1))
 }
 
 /// Class, tensor-core use and precision of kernel `name`.
@@ -323,6 +329,13 @@ pub fn classify(name: &str) -> KernelKind {
 /// The class of kernel `name` alone (cheaper than [`classify`]).
 pub fn class_of(name: &str) -> KernelClass {
     first(&Name { raw: name, lower: OnceCell::new() }, |r| r.class).unwrap_or(C::Other)
+}
+
+/// The class of kernel `name` and the row of the table that decided it (1-based, the `#`
+/// column of docs/definitions.md §3); `None` when no row sets a class (the name says `other`
+/// by default, and the launch context may still decide: `super::kernel_context`).
+pub fn class_row(name: &str) -> Option<(KernelClass, usize)> {
+    first_row(&Name { raw: name, lower: OnceCell::new() }, |r| r.class)
 }
 
 /// Whether kernel `name` runs on tensor cores (matrix cores on AMD): `unknown` counts as no.
