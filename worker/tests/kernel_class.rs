@@ -102,6 +102,52 @@ fn tensor_cores_with_near_misses() {
     );
 }
 
+/// r44: nothing classed GEMM that multiplies nothing, and the tensor-core use and precision of
+/// FlashAttention-2/3, cuDNN fused SDPA and CUTLASS 3 warp-specialized kernels. No shared
+/// fixture records these libraries: the names follow each library's naming (FlashAttention's
+/// `flash_fwd_kernel` / `FlashAttnFwdSm90` templates, cuDNN frontend's
+/// `cudnn_generated_fort_native_sdpa_*`, CUTLASS 3's `MainloopSm90TmaGmmaWarpSpecialized`),
+/// each hit beside its near miss.
+#[test]
+fn r44_attention_and_gemm_helpers() {
+    const FA3: &str = "void cutlass::device_kernel<flash::enable_sm90_or_later<flash::FlashAttnFwdSm90<flash::CollectiveMainloopFwdSm90<2, cute::tuple<cute::C<1>, cute::C<1>, cute::C<1> >, cute::tuple<cute::C<128>, cute::C<128>, cute::C<128> >, 128, cutlass::bfloat16_t, float, cutlass::arch::Sm90, true, false>, flash::CollectiveEpilogueFwd<cute::tuple<cute::C<128>, cute::C<128>, cute::C<128> >, cute::tuple<cute::C<1>, cute::C<1>, cute::C<1> >, cutlass::bfloat16_t, cutlass::arch::Sm90, 256, true, false>, flash::StaticPersistentTileScheduler<false> > > >(flash::FlashAttnFwdSm90::Params)";
+    const FA3_FP8: &str = "void cutlass::device_kernel<flash::enable_sm90_or_later<flash::FlashAttnFwdSm90<flash::CollectiveMainloopFwdSm90<2, cute::tuple<cute::C<1>, cute::C<1>, cute::C<1> >, cute::tuple<cute::C<128>, cute::C<176>, cute::C<128> >, 128, cutlass::float_e4m3_t, float, cutlass::arch::Sm90, false, true> > > >(flash::FlashAttnFwdSm90::Params)";
+    const FA3_PREP: &str = "void flash::prepare_varlen_num_blocks_kernel<1, true>(int, int, int, int const*, int const*, int*)";
+    const FA2: &str = "void flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4, false, false, cutlass::half_t, Flash_kernel_traits<128, 128, 64, 4, cutlass::half_t> >, false, true, false, false, true, true, false>(Flash_fwd_params)";
+    const FA2_DOT: &str = "void flash_bwd_dot_do_o_kernel<true, Flash_bwd_kernel_traits<128, 64, 128, 8, 2, 4, 2, false, false, cutlass::bfloat16_t> >(Flash_bwd_params)";
+    const FA2_COMBINE: &str = "void flash_fwd_splitkv_combine_kernel<Flash_fwd_kernel_traits<128, 64, 128, 4, false, false, cutlass::bfloat16_t>, 4, 2, true>(Flash_fwd_params)";
+    const SDPA90: &str = "cudnn_generated_fort_native_sdpa_sm90_knob_7_64x128x128_4x1x1_kernel0_0";
+    const SDPA80: &str = "cudnn_generated_fort_native_sdpa_sm80_flash_fprop_wmma_f16_knob_3_64x64x64_4x1x1_kernel0_0";
+    const WS_GEMM: &str = "void cutlass::device_kernel<cutlass::gemm::kernel::GemmUniversal<cute::tuple<int, int, int, int>, cutlass::gemm::collective::CollectiveMma<cutlass::gemm::MainloopSm90TmaGmmaWarpSpecializedCooperative<4, cute::tuple<cute::C<2>, cute::C<1>, cute::C<1> >, cutlass::gemm::KernelTmaWarpSpecializedCooperative>, cute::tuple<cute::C<128>, cute::C<256>, cute::C<64> >, cutlass::bfloat16_t, cute::tuple<long, cute::C<1>, long>, cutlass::bfloat16_t> > >(cutlass::gemm::kernel::GemmUniversal::Params)";
+    const TRANSPOSE: &str = "void deep_gemm::transpose_fp32<128, 32>(float const*, float*, unsigned int)";
+    const TENSORMAP: &str = "void cutlass::gemm::kernel::fill_tensormap_kernel<cutlass::bfloat16_t>(CUtensorMap_st*, cutlass::gemm::GemmGroupedArguments)";
+    const PREPARE: &str = "void at::cuda::detail::prepare_grouped_gemm_data<cutlass::bfloat16_t, cutlass::bfloat16_t, float>(cutlass::bfloat16_t*, cutlass::bfloat16_t*, long*, long*)";
+    let kinds = [
+        (FA3, (Attention, Yes, Precision::Bf16)),
+        (FA3_FP8, (Attention, Yes, Precision::Fp8)),
+        (FA3_PREP, (Attention, Unknown, Precision::Unknown)),
+        (FA2, (Attention, Yes, Precision::Fp16)),
+        (FA2_DOT, (Attention, No, Precision::Bf16)),
+        (FA2_COMBINE, (Attention, No, Precision::Bf16)),
+        (SDPA90, (Attention, Yes, Precision::Unknown)),
+        (SDPA80, (Attention, Yes, Precision::Fp16)),
+        (WS_GEMM, (Gemm, Yes, Precision::Bf16)),
+        // Helpers in GEMM namespaces: no multiply, so not GEMM (and never GEMM time in fp32-gemm).
+        (TRANSPOSE, (Other, Unknown, Precision::Fp32)),
+        (TENSORMAP, (Other, Unknown, Precision::Bf16)),
+        (PREPARE, (Other, Unknown, Precision::Bf16)),
+        // Near misses: a real GEMM whose template mentions a transpose-free layout; an Inductor
+        // template fusing a transpose is still a matmul.
+        ("void deep_gemm::fp8_gemm_kernel<128, 128, 128, 4, 1>(float*, int*, unsigned int)", (Gemm, Yes, Precision::Fp8)),
+        ("triton_tem_fused_mm_transpose_0", (Gemm, Yes, Precision::Unknown)),
+    ];
+    for (name, want) in kinds {
+        let k = classify(name);
+        assert_eq!((k.class, k.tensor_cores, k.precision), want, "{name}");
+    }
+    assert!(!is_gemm(TRANSPOSE) && !is_gemm(TENSORMAP) && is_gemm(WS_GEMM));
+}
+
 #[test]
 fn precision_with_near_misses() {
     use Precision::*;
