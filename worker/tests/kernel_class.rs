@@ -428,12 +428,12 @@ fn r44_communication_by_launch_context() {
         assert_eq!(p.shares[BoundBy::GpuCommunication.index()], 100 * US, "step {:?}", p.step);
     }
 
-    // Findings read the same classes: `compute-bound`'s evidence holds no communication kernel.
-    let findings = session.findings();
-    for f in findings.iter().filter(|f| f.rule == "compute-bound") {
-        for &k in &f.evidence.slices {
-            let name = t.strings.get(t.slices.name[k as usize]);
-            assert!(![moe::NOTIFY, moe::DISPATCH, moe::COMBINE, moe::RING].contains(&name.as_ref()), "{name}");
-        }
+    // Findings read the same classes: `compute-bound` (GPU busy 580 of 700 µs per step) fires
+    // and its evidence holds no communication kernel.
+    let f = session.findings().iter().find(|f| f.rule == "compute-bound").expect("compute-bound");
+    assert!(!f.evidence.slices.is_empty());
+    for &k in &f.evidence.slices {
+        let name = t.strings.get(t.slices.name[k as usize]);
+        assert!(![moe::NOTIFY, moe::DISPATCH, moe::COMBINE, moe::RING].contains(&name.as_ref()), "{name}");
     }
 }
