@@ -331,10 +331,11 @@ pub fn is_dataloader(name: &str) -> bool {
         || name.starts_with("enumerate(DataPipe)#")
 }
 
-/// A collective-communication kernel, the one predicate every analysis uses (step breakdown,
-/// findings, the run's temporal breakdown and collectives): a view of the kernel-class table
+/// A collective-communication kernel by its name alone: a view of the kernel-class table
 /// ([`kernel_class`]: NCCL / RCCL, NVLS `multimem_*`, custom and fused all-reduce, DeepEP).
-/// HTA's `^nccl.*Kernel` misses all but NCCL (docs/runs.md says where we differ).
+/// The analyses ask a trace's `kernel_context::KernelClasses`, which adds the launching op;
+/// this is for a name without its trace. HTA's `^nccl.*Kernel` misses all but NCCL
+/// (docs/runs.md says where we differ).
 pub fn is_communication_kernel(name: &str) -> bool {
     kernel_class::class_of(name) == kernel_class::KernelClass::Communication
 }
