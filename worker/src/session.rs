@@ -13,6 +13,7 @@
 
 use crate::analysis::explain;
 use crate::analysis::gpu::{metrics_window_of, GpuIndex, GpuMetrics};
+use crate::analysis::kernel_context::KernelClasses;
 use crate::analysis::kernels::{self, KernelTable};
 use crate::analysis::memory::{self, Memory};
 use crate::analysis::ops::{OpIndex, OpOptions, OpTable};
@@ -52,6 +53,9 @@ pub struct Session {
     /// Peaks given by hand, over the table's for the trace's GPU.
     peaks: Option<Peaks>,
     work: OnceLock<WorkIndex>,
+    /// Every kernel name's class (name table, then launching op): one value for the kernel
+    /// table, findings, step breakdown and critical path.
+    classes: OnceLock<KernelClasses>,
 }
 
 impl Session {
@@ -100,6 +104,7 @@ impl Session {
             graphs: OnceLock::new(),
             peaks: None,
             work: OnceLock::new(),
+            classes: OnceLock::new(),
         }
     }
 
@@ -148,9 +153,17 @@ impl Session {
     /// on first use), with each row's achieved rates.
     pub fn kernels(&self, range: Option<(i64, i64)>) -> KernelTable {
         match range {
-            Some(_) => kernels::kernel_table_with(&self.trace, range, Some(self.work())),
-            None => self.kernels.get_or_init(|| kernels::kernel_table_with(&self.trace, None, Some(self.work()))).clone(),
+            Some(_) => kernels::kernel_table_with(&self.trace, range, Some(self.work()), self.kernel_classes()),
+            None => self
+                .kernels
+                .get_or_init(|| kernels::kernel_table_with(&self.trace, None, Some(self.work()), self.kernel_classes()))
+                .clone(),
         }
+    }
+
+    /// Every kernel name's class and what decided it (built on first use).
+    pub fn kernel_classes(&self) -> &KernelClasses {
+        self.classes.get_or_init(|| KernelClasses::new(&self.trace))
     }
 
     /// FLOPs and bytes per kernel, the GPU's peaks (built on first use).

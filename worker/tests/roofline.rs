@@ -195,6 +195,69 @@ fn no_peaks_without_a_known_gpu() {
     assert!(a.tflops.is_some() && a.peak_pct.is_none() && a.bound.is_none());
 }
 
+/// r44: every GPU the issue lists resolves to its datasheet row (names as `deviceProperties`
+/// writes them), each beside a near miss that must not take its row.
+#[test]
+fn r44_listed_gpus_resolve_to_their_datasheet_rows() {
+    use kinetoscope::analysis::work::peaks::lookup;
+    let rows = [
+        ("NVIDIA H800", "NVIDIA H800 SXM", 989.4),
+        ("NVIDIA H800 PCIe", "NVIDIA H800 PCIe", 756.0),
+        ("NVIDIA H20", "NVIDIA H20", 148.0),
+        ("NVIDIA GH200 480GB", "NVIDIA GH200 (96 GB HBM3)", 989.4),
+        ("NVIDIA GB200", "NVIDIA GB200 (per GPU)", 2500.0),
+        ("NVIDIA B300 SXM6 AC", "NVIDIA B300", 2250.0),
+        ("NVIDIA L40S", "NVIDIA L40S", 362.05),
+        ("NVIDIA L4", "NVIDIA L4", 121.0),
+        ("NVIDIA A10", "NVIDIA A10", 125.0),
+        ("NVIDIA GeForce RTX 4090", "NVIDIA GeForce RTX 4090", 165.2),
+        ("NVIDIA GeForce RTX 5090", "NVIDIA GeForce RTX 5090", 209.5),
+        ("AMD Instinct MI325X", "AMD Instinct MI325X", 1307.4),
+        ("AMD Instinct MI355X", "AMD Instinct MI355X", 2516.6),
+    ];
+    for (name, model, bf16) in rows {
+        let p = lookup(name).unwrap_or_else(|| panic!("{name} has no row"));
+        assert_eq!((p.model.as_str(), p.tflops(PeakClass::Bf16)), (model, Some(bf16)), "{name}");
+        assert!(p.gbps.is_some() && !p.source.contains("estimate"), "{name}: {}", p.source);
+    }
+    let near = |n: &str| lookup(n).map(|p| p.model);
+    assert_eq!(near("NVIDIA A100-SXM4-80GB").as_deref(), Some("NVIDIA A100 SXM 80GB"), "A100 is not A10");
+    assert_eq!(near("NVIDIA H200").as_deref(), Some("NVIDIA H200 SXM"), "H200 is not H20");
+    assert_eq!(near("NVIDIA B200").as_deref(), Some("NVIDIA B200"), "B200 is not B300 or GB200");
+    assert_eq!(near("NVIDIA L40"), None, "L40 is neither L40S nor L4");
+    assert_eq!(near("NVIDIA GeForce RTX 4080"), None);
+    // MI355X has no TF32: its fp32 vector rate stands in.
+    assert_eq!(lookup("AMD Instinct MI355X").unwrap().tflops(PeakClass::Tf32), Some(157.3));
+}
+
+/// r44: a GPU the table does not know gets peaks estimated from its `deviceProperties`
+/// (compute capability -> architecture, `numSms`), labelled as estimates, with their source
+/// named. The real H100 fixture renamed: 132 SMs x 4096 bf16 FLOPs per SM per clock x 1.83 GHz
+/// = 989.4 TFLOP/s, the H100 SXM datasheet's figure; no memory clocks in Kineto's
+/// `deviceProperties`, so no bandwidth (and no bound). An AMD name with a compute capability
+/// (ROCm's is not an NVIDIA architecture) gets none.
+#[test]
+fn r44_unknown_gpu_gets_estimated_peaks() {
+    const FIXTURE: &str = "tracelens__h100__gaunernst_bert-small-uncased__1016001.json.gz";
+    let text = String::from_utf8(common::json_bytes(&common::real(FIXTURE))).unwrap();
+    assert!(text.contains("\"computeMajor\": 9") || text.contains("\"computeMajor\":9"));
+    let renamed = text.replace("NVIDIA H100 80GB HBM3", "NVIDIA Hopper Engineering Sample");
+    let (engine, _) = common::load_str(&renamed);
+    let session = engine.session().unwrap();
+    let p = session.work().peaks().expect("estimated peaks");
+    assert_eq!(p.model, "NVIDIA Hopper Engineering Sample (estimated)");
+    assert!(p.source.starts_with("estimate, not a datasheet: compute capability 9.0 (Hopper (H100 SXM)), 132 SMs"), "{}", p.source);
+    assert!((p.tflops(PeakClass::Bf16).unwrap() - 989.4).abs() < 0.1);
+    assert!((p.tflops(PeakClass::Fp8).unwrap() - 1978.9).abs() < 0.2);
+    assert_eq!(p.gbps, None);
+    assert!(session.step_mfu(&session.steps(None)).iter().any(Option::is_some), "MFU from estimated peaks");
+    let report = kinetoscope::report::work::peaks_json(session.work());
+    assert_eq!(report["source"].as_str(), Some(p.source.as_str()));
+    let amd = text.replace("NVIDIA H100 80GB HBM3", "AMD Instinct MI999X");
+    let (engine, _) = common::load_str(&amd);
+    assert!(engine.session().unwrap().work().peaks().is_none());
+}
+
 fn fires(trace: &str, rule: &str) -> bool {
     let (engine, _) = common::load_str(trace);
     engine.session().unwrap().findings().iter().any(|f| f.rule == rule)

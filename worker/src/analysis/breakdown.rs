@@ -8,9 +8,11 @@
 //!
 //! **Which events play which role** (every lane and device together, as tb_plugin does):
 //! - Kernel: device kernels, except communication kernels; Memcpy / Memset: device copies, sets.
-//! - Communication: kernels whose name is a collective library's (`nccl*`, `rccl*`, ...) and
-//!   host ops / annotations named as collectives ([`is_communication_op`]: `nccl:*`, `gloo:*`,
-//!   `c10d::*`, `record_param_comms`, exact `all_reduce`, `broadcast`, ...). tb_plugin only
+//! - Communication: communication kernels by the trace's classes (`kernel_context`: the name
+//!   table, `nccl*`, `rccl*`, ..., then kernels launched under collectives) and host ops /
+//!   annotations that communicate (`kernel_context::communicates`: [`is_communication_op`]'s
+//!   `nccl:*`, `gloo:*`, `c10d::*`, `record_param_comms`, exact `all_reduce`, `broadcast`, ...,
+//!   and namespaced collectives / expert-parallel dispatch and combine). tb_plugin only
 //!   knows ten exact names (`nccl:all_reduce`, ...) and tags a kernel by its External id.
 //! - Runtime: launch calls (`cuda_runtime` and `cuda_driver`; tb_plugin ignores `cuda_driver`).
 //! - DataLoader: ops / annotations `enumerate(DataLoader)#*.__next__`, `enumerate(DataPipe)#*`.
@@ -32,6 +34,7 @@
 
 use super::args::ArgKey;
 use super::kernel_class;
+use super::kernel_context::{communicates, KernelClasses};
 use crate::model::strings::FxHashMap;
 use crate::model::{CatClass, Trace};
 
@@ -171,8 +174,8 @@ impl Roles {
             FxHashMap::default()
         };
         let driver = trace.strings.lookup("cuda_driver");
-        // Name -> role caches, one per kind (a Triton kernel and its launching op share a name).
-        let mut kernel_roles: Vec<u8> = vec![UNKNOWN; trace.strings.len()];
+        // Kernels by the trace's classes (name table, then launching op); tb_plugin's by ext id.
+        let classes = if tb { KernelClasses::default() } else { KernelClasses::new(trace) };
         let mut op_roles: Vec<u8> = vec![UNKNOWN; trace.strings.len()];
         let mut raw: [Vec<(i64, i64)>; ROLES] = Default::default();
         for i in 0..s.len() {
@@ -188,7 +191,8 @@ impl Roles {
                         Category::Kernel
                     })
                 }
-                CatClass::Kernel => cached(&mut kernel_roles, trace, i, rules),
+                CatClass::Kernel if classes.is_communication(s.name[i]) => Some(Category::Communication),
+                CatClass::Kernel => Some(Category::Kernel),
                 CatClass::CpuOp | CatClass::Annotation => cached(&mut op_roles, trace, i, rules),
                 CatClass::GpuAnnotation if tb => cached(&mut op_roles, trace, i, rules),
                 CatClass::Memcpy => Some(Category::Memcpy),
@@ -277,32 +281,24 @@ fn is_op(class: CatClass) -> bool {
     )
 }
 
-/// The role of slice `i` by its name, through a per-name cache (`cache[name]`).
+/// The role of op or annotation `i` by its name, through a per-name cache (`cache[name]`).
 fn cached(cache: &mut [u8], trace: &Trace, i: usize, rules: Rules) -> Option<Category> {
     let name = trace.slices.name[i];
-    let class = trace.class(trace.slices.cat[i]);
     match cache.get_mut(name.0 as usize) {
         Some(r) if *r != UNKNOWN => decode(*r),
         Some(r) => {
-            let role = name_role(class, &trace.strings.get(name), rules);
+            let role = name_role(&trace.strings.get(name), rules);
             *r = encode(role);
             role
         }
-        None => name_role(class, &trace.strings.get(name), rules),
+        None => name_role(&trace.strings.get(name), rules),
     }
 }
 
-/// The role of a kernel, op or annotation, from its name.
-fn name_role(class: CatClass, name: &str, rules: Rules) -> Option<Category> {
-    if class == CatClass::Kernel {
-        return Some(if is_communication_kernel(name) {
-            Category::Communication
-        } else {
-            Category::Kernel
-        });
-    }
+/// The role of an op or annotation, from its name.
+fn name_role(name: &str, rules: Rules) -> Option<Category> {
     let comm = match rules {
-        Rules::Kinetoscope => is_communication_op(name),
+        Rules::Kinetoscope => communicates(name),
         Rules::TbPlugin => TB_COMM_OPS.contains(&name),
     };
     if name.starts_with("ProfilerStep#") {
@@ -335,10 +331,11 @@ pub fn is_dataloader(name: &str) -> bool {
         || name.starts_with("enumerate(DataPipe)#")
 }
 
-/// A collective-communication kernel, the one predicate every analysis uses (step breakdown,
-/// findings, the run's temporal breakdown and collectives): a view of the kernel-class table
+/// A collective-communication kernel by its name alone: a view of the kernel-class table
 /// ([`kernel_class`]: NCCL / RCCL, NVLS `multimem_*`, custom and fused all-reduce, DeepEP).
-/// HTA's `^nccl.*Kernel` misses all but NCCL (docs/runs.md says where we differ).
+/// The analyses ask a trace's `kernel_context::KernelClasses`, which adds the launching op;
+/// this is for a name without its trace. HTA's `^nccl.*Kernel` misses all but NCCL
+/// (docs/runs.md says where we differ).
 pub fn is_communication_kernel(name: &str) -> bool {
     kernel_class::class_of(name) == kernel_class::KernelClass::Communication
 }

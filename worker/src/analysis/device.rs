@@ -1,5 +1,5 @@
 //! The trace's top-level `deviceProperties`: one entry per GPU (id, name, memory, compute
-//! capability), read once where a rule or the roofline needs it.
+//! capability, SM count, clocks when present), read once where a rule or the roofline needs it.
 
 use crate::model::Trace;
 use serde_json::Value;
@@ -15,6 +15,14 @@ pub struct DeviceProps {
     pub total_mem: Option<i64>,
     /// `computeMajor`.
     pub major: Option<i64>,
+    /// `computeMinor`.
+    pub minor: Option<i64>,
+    /// `numSms` (multiprocessors).
+    pub num_sms: Option<i64>,
+    /// `clockRate`, kHz (cudaDeviceProp's; Kineto does not write it, other exporters may).
+    pub clock_khz: Option<i64>,
+    /// `memoryClockRate`, kHz, and `memoryBusWidth`, bits (likewise optional).
+    pub memory: Option<(i64, i64)>,
 }
 
 /// The devices listed in `deviceProperties` (empty when absent or unreadable).
@@ -33,6 +41,10 @@ pub fn device_properties(trace: &Trace) -> Vec<DeviceProps> {
             name: d.get("name").and_then(Value::as_str).unwrap_or("").to_owned(),
             total_mem: d.get("totalGlobalMem").and_then(Value::as_i64),
             major: d.get("computeMajor").and_then(Value::as_i64),
+            minor: d.get("computeMinor").and_then(Value::as_i64),
+            num_sms: d.get("numSms").and_then(Value::as_i64),
+            clock_khz: d.get("clockRate").and_then(Value::as_i64),
+            memory: d.get("memoryClockRate").and_then(Value::as_i64).zip(d.get("memoryBusWidth").and_then(Value::as_i64)),
         })
         .collect()
 }

@@ -12,7 +12,8 @@
 //! each axis takes the **first** matching rule that sets it, so order matters within an axis:
 //! - class: communication first (a collective is never counted as compute), then memory
 //!   (copies and fills written as elementwise kernels), attention (FlashAttention-3 names carry
-//!   `cutlass::gemm` in their templates), GEMM, elementwise; else `other`.
+//!   `cutlass::gemm` in their templates), GEMM-library helpers that multiply nothing (`other`:
+//!   a tensormap fill or a transpose in a GEMM namespace), GEMM, elementwise; else `other`.
 //! - tensor cores: SIMT markers first (`ffma` beats `xmma`), then MMA tokens, then
 //!   BLAS-letter SIMT GEMMs. With no rule: `no` for communication / memory / elementwise,
 //!   `yes` for a GEMM or attention kernel whose precision is fp8 or fp4 (those types exist
@@ -220,8 +221,10 @@ const RULES: &[Rule] = &[
         &[Contains(&["__amd_rocclr_copy", "__amd_rocclr_fill"])]).class(C::Memory),
     rule("PyTorch copies, concatenation and fills (`direct_copy_kernel_cuda`, `CatArrayBatchedCopy`, `FillFunctor`)",
         &[Contains(&["direct_copy_kernel", "CatArrayBatchedCopy", "FillFunctor"])]).class(C::Memory),
-    rule("FlashAttention 2/3 (`flash_fwd_*`, `flash::`), TensorRT-LLM `fmha_v2_*`, mem-efficient `fmha_cutlassF_*`, Triton / AITER `attn_fwd`, vLLM `paged_attention_*`, flex attention",
-        &[ContainsLower(&["flash_fwd", "flash_bwd", "flash::", "flash_attn", "fmha", "attn_fwd", "attn_bwd", "attention"])]).class(C::Attention),
+    rule("FlashAttention 2/3 (`flash_fwd_*`, `flash::`, `FlashAttnFwdSm90`), TensorRT-LLM `fmha_v2_*`, mem-efficient `fmha_cutlassF_*`, Triton / AITER `attn_fwd`, vLLM `paged_attention_*`, flex attention, cuDNN fused SDPA (`cudnn_generated_fort_native_sdpa_*`)",
+        &[ContainsLower(&["flash_fwd", "flash_bwd", "flash::", "flash_attn", "flashattn", "fmha", "attn_fwd", "attn_bwd", "attention", "_sdpa_"])]).class(C::Attention),
+    rule("GEMM-library helpers that multiply nothing: TMA descriptor (tensormap) fills, transposes, grouped-GEMM argument setup (ATen `prepare_grouped_gemm_data`, `set_kernel_args`); not Inductor templates",
+        &[Test(is_gemm_helper, "names `gemm` / `matmul` and `transpose` `tensormap` `tensor_map` `prepare` `set_kernel_args`; not `triton_tem_`")]).class(C::Other),
     rule("ROCm Tensile / hipBLASLt GEMMs (`Cijk_Ailk_Bljk_*`)",
         &[Prefix(&["Cijk_"])]).class(C::Gemm),
     rule("cuBLAS(Lt) JIT GEMMs on Hopper / Blackwell (`nvjet_tst_*`, `nvjet_sm100_*`)",
@@ -239,6 +242,10 @@ const RULES: &[Rule] = &[
     rule("PyTorch TensorIterator (`vectorized_elementwise_kernel`, `unrolled_elementwise_kernel`), foreach ops (`multi_tensor_apply_kernel`), Inductor pointwise `triton_poi_*`",
         &[Contains(&["elementwise_kernel", "multi_tensor_apply_kernel"]), Prefix(&["triton_poi_"])]).class(C::Elementwise),
     // Tensor cores.
+    rule("FlashAttention-2 helpers around the MMA kernels: backward pre / post-processing (`flash_bwd_dot_do_o_kernel`, `flash_bwd_convert_dq_kernel`, `flash_bwd_clear_dkvaccum_kernel`), split-KV combine (`flash_fwd_splitkv_combine_kernel`): elementwise and reductions",
+        &[Contains(&["flash_bwd_dot_do_o", "flash_bwd_convert_d", "flash_bwd_clear_dkvaccum", "flash_fwd_splitkv_combine"])]).tc(T::No),
+    rule("CUTLASS 3 / CuTe warp-specialized kernels (`MainloopSm90TmaGmmaWarpSpecialized*`, `MainloopSm100TmaUmmaWarpSpecialized*`, `KernelTmaWarpSpecialized*`), FlashAttention-3 (`FlashAttnFwdSm90`, `FlashAttnBwdSm90`, `Sm100`), cuDNN fused SDPA (`cudnn_generated_fort_native_sdpa_*`)",
+        &[Contains(&["GmmaWarpSpecialized", "UmmaWarpSpecialized", "TmaWarpSpecialized", "FlashAttnFwdSm", "FlashAttnBwdSm", "_sdpa_"])]).tc(T::Yes),
     rule("MMA shapes and instructions: cuBLAS `volta_h884gemm`, `ampere_*_s16816gemm`, `i8816`; `hmma` `imma` `wmma` `gmma` (Hopper `wgmma`) `xmma`; CUTLASS `tensorop`; FlashAttention; CK `gemm_xdl`; cuDNN convolutions from tb_plugin's list",
         &[Contains(&["h884", "s884", "h1688", "s1688", "c1688", "i8816", "16816", "161616", "hmma", "imma", "wmma", "gmma", "xmma", "tensorop", "flash_fwd", "flash_bwd", "gemm_xdl", "dgrad_1x1_stride_2x2", "first_layer_wgrad_kernel", "conv1x1", "conv2d_c1_k1", "direct_group"])]).tc(T::Yes),
     rule("mangled CUTLASS (`OpClassTensorOp`, `cutlass::tfloat32_t`); MIOpen xdlops implicit GEMM `igemm_*_gtcx*`",
@@ -300,11 +307,17 @@ impl Name<'_> {
 
 /// The first value an axis gets from the rules matching `name`.
 fn first<V>(name: &Name<'_>, axis: impl Fn(&Rule) -> Option<V>) -> Option<V> {
+    first_row(name, axis).map(|(v, _)| v)
+}
+
+/// [`first`] with the deciding rule's row number (1-based, as docs/definitions.md numbers it).
+fn first_row<V>(name: &Name<'_>, axis: impl Fn(&Rule) -> Option<V>) -> Option<(V, usize)> {
     RULES
         .iter()
-        .filter_map(|r| axis(r).map(|v| (r, v)))
-        .find(|(r, _)| r.matches.iter().any(|m| name.matches(m)))
-        .map(|(_, v)| v)
+        .enumerate()
+        .filter_map(|(i, r)| axis(r).map(|v| (i, r, v)))
+        .find(|(_, r, _)| r.matches.iter().any(|m| name.matches(m)))
+        .map(|(i, _, v)| (v, i + 1))
 }
 
 /// Class, tensor-core use and precision of kernel `name`.
@@ -323,6 +336,13 @@ pub fn classify(name: &str) -> KernelKind {
 /// The class of kernel `name` alone (cheaper than [`classify`]).
 pub fn class_of(name: &str) -> KernelClass {
     first(&Name { raw: name, lower: OnceCell::new() }, |r| r.class).unwrap_or(C::Other)
+}
+
+/// The class of kernel `name` and the row of the table that decided it (1-based, the `#`
+/// column of docs/definitions.md §3); `None` when no row sets a class (the name says `other`
+/// by default, and the launch context may still decide: `super::kernel_context`).
+pub fn class_row(name: &str) -> Option<(KernelClass, usize)> {
+    first_row(&Name { raw: name, lower: OnceCell::new() }, |r| r.class)
 }
 
 /// Whether kernel `name` runs on tensor cores (matrix cores on AMD): `unknown` counts as no.
@@ -399,6 +419,17 @@ fn is_triton_matmul(name: &Name<'_>) -> bool {
         !["poi_", "red_", "per_"].iter().any(|k| rest.starts_with(k))
             && rest.split('_').any(|t| matches!(t, "mm" | "addmm" | "bmm" | "baddbmm"))
     })
+}
+
+/// A GEMM library's helper kernel: the name says `gemm` / `matmul` and a job that is not a
+/// multiply (`deep_gemm::transpose_fp32`, `at::cuda::detail::prepare_grouped_gemm_data`, a
+/// tensormap fill); Inductor templates (`triton_tem_fused_mm_*`) list fused ops, not jobs.
+fn is_gemm_helper(name: &Name<'_>) -> bool {
+    const JOBS: [&str; 5] = ["transpose", "tensormap", "tensor_map", "prepare", "set_kernel_args"];
+    let lower = name.lower();
+    (names_gemm(name) || lower.contains("matmul"))
+        && !name.raw.starts_with("triton_tem_")
+        && JOBS.iter().any(|j| lower.contains(j))
 }
 
 /// `gemm` in any case, except inside the library name `fbgemm` (`fbgemm_gpu::permute_*`).

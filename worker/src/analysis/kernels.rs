@@ -40,7 +40,8 @@
 
 use super::args::ArgKey;
 use super::stats::Summary;
-use super::kernel_class::{classify, KernelClass, Precision, TensorCores};
+use super::kernel_class::{KernelClass, Precision, TensorCores};
+use super::kernel_context::KernelClasses;
 use super::source::{KernelSource, SourceKeys};
 use super::work::{Achieved, WorkIndex};
 use crate::model::link::enclosing_op;
@@ -73,8 +74,11 @@ pub struct KernelRow {
     pub blocks_per_sm: Option<f64>,
     /// Duration-weighted mean of `est. achieved occupancy %`, if any call carries it.
     pub occupancy_pct: Option<f64>,
-    /// What the kernel does ([`classify`]).
+    /// What the kernel does (the trace's [`KernelClasses`]: name table, then launching op).
     pub class: KernelClass,
+    /// What decided `class`, in words ([`KernelClasses::source_label`]: `name #6`,
+    /// `launch: c10d::alltoall_base_`, `none`).
+    pub class_source: String,
     /// Runs on tensor cores by name ([`classify`]; `unknown` counts as no).
     pub tensor_cores: bool,
     /// A matrix multiply (`class` is GEMM).
@@ -206,11 +210,12 @@ pub fn kernels_in(trace: &Trace, range: Option<(i64, i64)>) -> Vec<u32> {
 /// The kernel table over kernels starting in `range` (`None`: the whole trace), without
 /// achieved rates ([`kernel_table_with`] adds them).
 pub fn kernel_table(trace: &Trace, range: Option<(i64, i64)>) -> KernelTable {
-    kernel_table_with(trace, range, None)
+    kernel_table_with(trace, range, None, &KernelClasses::new(trace))
 }
 
-/// The kernel table over `range`, with achieved rates from `work` when given.
-pub fn kernel_table_with(trace: &Trace, range: Option<(i64, i64)>, work: Option<&WorkIndex>) -> KernelTable {
+/// The kernel table over `range`, with achieved rates from `work` when given, classes from
+/// `classes` (the whole trace's, so a kernel's class does not depend on the range).
+pub fn kernel_table_with(trace: &Trace, range: Option<(i64, i64)>, work: Option<&WorkIndex>, classes: &KernelClasses) -> KernelTable {
     let s = &trace.slices;
     let args = LaunchArgs::new();
     let sources = SourceKeys::any(trace).then(SourceKeys::default);
@@ -257,7 +262,7 @@ pub fn kernel_table_with(trace: &Trace, range: Option<(i64, i64)>, work: Option<
     let calls = accs.iter().map(|a| a.durs.len() as u64).sum();
     let mut rows: Vec<KernelRow> = accs
         .into_iter()
-        .filter_map(|a| row(trace, a, total_ns, work))
+        .filter_map(|a| row(trace, a, total_ns, work, classes))
         .collect();
     rows.sort_by(|a, b| {
         b.total_ns
@@ -281,7 +286,7 @@ fn launching_op(trace: &Trace, k: u32) -> Option<StrId> {
     trace.slices.name.get(op as usize).copied()
 }
 
-fn row(trace: &Trace, mut a: Acc, total_ns: i64, work: Option<&WorkIndex>) -> Option<KernelRow> {
+fn row(trace: &Trace, mut a: Acc, total_ns: i64, work: Option<&WorkIndex>, classes: &KernelClasses) -> Option<KernelRow> {
     let achieved = work
         .map(|w| w.achieved(a.ids.iter().copied().zip(a.durs.iter().copied())))
         .filter(|x| x.measured_ns > 0 || x.has_flops || x.bytes.is_some());
@@ -296,9 +301,10 @@ fn row(trace: &Trace, mut a: Acc, total_ns: i64, work: Option<&WorkIndex>) -> Op
         .iter()
         .rev()
         .max_by(|x, y| (x.2, x.1).cmp(&(y.2, y.1)));
-    let kind = classify(&name);
+    let kind = classes.kind(trace, a.name);
     Some(KernelRow {
         class: kind.class,
+        class_source: classes.source_label(trace, a.name),
         tensor_cores: kind.tensor_cores == TensorCores::Yes,
         gemm: kind.class == KernelClass::Gemm,
         precision: kind.precision,

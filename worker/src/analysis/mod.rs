@@ -21,6 +21,8 @@
 //! - [`kernels`]: the kernel table (per name: distribution, blocks per SM, occupancy, top op).
 //! - [`gpu`]: per-device GPU Utilization, Est. SM Efficiency, occupancy, tensor-core share.
 //! - [`kernel_class`]: the kernel-name table: class, tensor-core use, precision (one place).
+//! - [`kernel_context`]: one trace's kernel classes: the name table, then the launching op
+//!   (communication launched under a collective); what every class-splitting analysis reads.
 //! - [`device`]: the trace's `deviceProperties` (GPU name, memory, compute capability).
 //! - [`work`]: FLOPs and bytes per op call and kernel, GPU peaks, roofline bound, step MFU.
 //! - [`critical_path`]: what bounds each step: its dependency graph, critical path, bound-by
@@ -39,6 +41,7 @@ pub mod breakdown;
 pub mod kernels;
 pub mod gpu;
 pub mod kernel_class;
+pub mod kernel_context;
 pub mod memory;
 pub mod idle;
 pub mod health;

@@ -21,6 +21,7 @@ use crate::ranks::{Hold, Opened, RunState};
 use crate::session::Session;
 use crate::answer;
 use crate::analysis::steps;
+use crate::analysis::device::device_properties;
 use crate::analysis::work::peaks::{self, Peaks};
 use protocol::{
     Answer, ComparisonData, Layout, LoadError, MarkerCandidate, Query, StepMarking, TraceRef, TraceSummary,
@@ -148,7 +149,8 @@ impl Engine {
         let current = self.current.as_ref().ok_or("no trace is loaded")?;
         let given = match spec {
             Some(spec) => {
-                let base = peaks::lookup(current.work().device());
+                let device = device_properties(current.trace()).into_iter().find(|d| !d.name.is_empty());
+                let base = device.as_ref().and_then(peaks::resolve);
                 Some(Peaks::with_overrides(base.as_ref(), spec)?)
             }
             None => None,

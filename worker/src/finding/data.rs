@@ -11,7 +11,8 @@ use super::thresholds::*;
 use super::{dur, finding, pct, Ctx, Finding, Severity};
 use crate::analysis::kernel_class::KernelClass;
 use crate::analysis::kernels::KernelRow;
-use crate::analysis::breakdown::{is_communication_kernel, is_communication_op, is_dataloader, Breakdown, Category, Roles};
+use crate::analysis::breakdown::{is_dataloader, Breakdown, Category, Roles};
+use crate::analysis::kernel_context::communicates;
 use crate::analysis::gpu::metrics_window_of;
 use crate::analysis::memory;
 use crate::model::{CatClass, ProcessKind};
@@ -122,8 +123,8 @@ fn pageable_memcpy(ctx: &Ctx, out: &mut Vec<Finding>) {
 
 /// Communication kernels and host ops.
 fn comm_slices(ctx: &Ctx) -> Vec<u32> {
-    let kernels = ctx.mask(is_communication_kernel);
-    let ops = ctx.mask(is_communication_op);
+    let kernels = ctx.classes.communication_mask(ctx.trace);
+    let ops = ctx.mask(communicates);
     let s = &ctx.trace.slices;
     (0..s.len() as u32)
         .filter(|&i| {
@@ -184,7 +185,7 @@ fn covered(cover: &[(i64, i64)], a: i64, b: i64) -> i64 {
 fn comm_not_overlapped(ctx: &Ctx, out: &mut Vec<Finding>) {
     let t = ctx.trace;
     let s = &t.slices;
-    let comm_mask = ctx.mask(is_communication_kernel);
+    let comm_mask = ctx.classes.communication_mask(t);
     let mut worst: Option<(f64, i64, i64, Vec<u32>, String)> = None;
     for p in t.processes.iter().filter(|p| p.kind == ProcessKind::Gpu) {
         let (mut comm, mut compute) = (Vec::new(), Vec::new());

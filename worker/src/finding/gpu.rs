@@ -9,9 +9,8 @@
 use super::thresholds::*;
 use super::{dur, finding, pct, Ctx, Finding, Severity};
 use crate::analysis::args::ArgKey;
-use crate::analysis::breakdown::is_communication_kernel;
 use crate::analysis::stats::median;
-use crate::analysis::kernel_class::{is_gemm, Precision};
+use crate::analysis::kernel_class::{is_gemm, KernelClass, Precision};
 use crate::model::strings::FxHashMap;
 use crate::model::{CatClass, ProcessKind};
 
@@ -156,8 +155,9 @@ fn kernel_time_variance(ctx: &Ctx, out: &mut Vec<Finding>) {
     let (grid, block) = (ArgKey::new("grid"), ArgKey::new("block"));
     // Only names holding the minimum share can qualify: read launch shapes for those alone.
     let big = ctx.mask(|n| {
-        !is_communication_kernel(n)
-            && ctx.kernels.rows.iter().any(|r| r.name == n && r.total_ns as f64 >= KERNEL_VARIANCE_MIN_SHARE * total as f64)
+        ctx.kernels.rows.iter().any(|r| {
+            r.name == n && r.class != KernelClass::Communication && r.total_ns as f64 >= KERNEL_VARIANCE_MIN_SHARE * total as f64
+        })
     });
     let mut reader = ctx.trace.args.reader();
     let mut shape = |k: u32| {
@@ -501,7 +501,7 @@ fn low_occupancy(ctx: &Ctx, out: &mut Vec<Finding>) {
         .kernels
         .rows
         .iter()
-        .filter(|r| !is_communication_kernel(&r.name))
+        .filter(|r| r.class != KernelClass::Communication)
         .filter_map(|r| r.occupancy_pct.filter(|&o| o >= 0.0).map(|o| (r, o)))
         .filter(|(r, o)| !(*o == 0.0 && unknown_zero(r)))
         .collect();

@@ -51,6 +51,7 @@ mod table;
 pub mod thresholds;
 
 use crate::analysis::gpu::{GpuIndex, GpuMetrics};
+use crate::analysis::kernel_context::KernelClasses;
 use crate::analysis::kernels::KernelTable;
 use crate::analysis::ops::{OpOptions, OpTable};
 use crate::analysis::steps::{StepSpan, Steps};
@@ -195,6 +196,8 @@ pub(crate) struct Ctx<'t> {
     launched: FxHashMap<u32, (u32, i64)>,
     /// FLOPs and bytes per kernel, the GPU's peaks.
     pub work: &'t WorkIndex,
+    /// Every kernel name's class (name table, then launching op).
+    pub classes: &'t KernelClasses,
     /// How the recording misses device work, if it does (`partial-trace`'s conditions,
     /// computed once): idle time measured over it says nothing about the host, so `gpu-idle`
     /// and `overhead-bound` stay silent.
@@ -224,6 +227,7 @@ impl<'t> Ctx<'t> {
             activities,
             launched,
             work: session.work(),
+            classes: session.kernel_classes(),
             partial: None,
         }
     }

@@ -149,7 +149,8 @@ fn overhead_bound(ctx: &Ctx, out: &mut Vec<Finding>) {
 }
 
 /// `compute-bound` (info): the GPU is busy at least [`COMPUTE_BOUND_BUSY_SHARE`] of the steps'
-/// time (tb_plugin's window when there are no steps). Evidence: kernels, longest first.
+/// time (tb_plugin's window when there are no steps). Evidence: compute kernels (communication
+/// kernels left out: the remedy is about the kernels' own speed), longest first.
 fn compute_bound(ctx: &Ctx, out: &mut Vec<Finding>) {
     let steps = step_busy(ctx);
     let (busy, total) = if steps.is_empty() {
@@ -173,7 +174,7 @@ fn compute_bound(ctx: &Ctx, out: &mut Vec<Finding>) {
          themselves.",
         "Look at the top kernels: use tensor cores (bf16/fp16 autocast, TF32), fuse \
          memory-bound ops, and check occupancy.",
-        ctx.evidence(ctx.kernels_sorted_by_time(true)),
+        ctx.evidence(ctx.kernels_sorted_by_time(true).into_iter().filter(|&k| !ctx.classes.is_communication(ctx.trace.slices.name[k as usize]))),
     ));
 }
 

@@ -128,7 +128,8 @@ pub fn kernel_table_text(title: &str, table: &KernelTable, top: usize, name_widt
 /// The `kernels[]` array of `report --json`. Stable keys: `name`, `calls`, `total_us`,
 /// `mean_us`, `median_us`, `min_us`, `max_us`, `std_us` (sample, ddof 1), `p95_us`,
 /// `blocks_per_sm`, `achieved_occupancy_pct` (null without the arg), `tensor_cores`; also
-/// `gpu_time_pct`, `gemm`, `class`, `precision`, `top_op` {`name`, `calls`, `total_us`}
+/// `gpu_time_pct`, `gemm`, `class`, `class_source` (what decided it: `name #N`, the name
+/// table's row; `launch: OP`, the communication op it was launched under; `none`), `precision`, `top_op` {`name`, `calls`, `total_us`}
 /// (null when unattributed) and `source` {`file`, `line`, `function`, `kernel_name`,
 /// `kernel_hash`, `num_warps`, `num_stages`} (null unless launched by an op with `kernel_file`);
 /// the roofline (`analysis::work`): `flops`, `bytes` (of the calls with known work),
@@ -155,6 +156,7 @@ pub fn kernels_json(rows: &[KernelRow]) -> Value {
                     "gpu_time_pct": r.share * 100.0,
                     "gemm": r.gemm,
                     "class": r.class.as_str(),
+                    "class_source": r.class_source,
                     "precision": r.precision.as_str(),
                     "top_op": r.top_op.as_ref().map(|op| json!({
                         "name": op.name,

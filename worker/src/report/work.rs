@@ -10,7 +10,8 @@ use std::fmt::Write as _;
 
 /// `gpu_peaks`: `device` (the `deviceProperties` name), `model`, `source`, `tflops` {`fp32`,
 /// `tf32`, `bf16`, `fp8`, `fp4`} (dense; null where the GPU has no such unit) and `gbps`; null
-/// when the GPU is not in the table and no peaks were given.
+/// when the GPU is not in the table, its `deviceProperties` allow no estimate (`source` then
+/// starts "estimate") and no peaks were given.
 pub fn peaks_json(work: &WorkIndex) -> Value {
     let Some(p) = work.peaks() else {
         return Value::Null;

@@ -26,7 +26,7 @@ use super::rank::{identify, RankIdentity};
 use super::temporal::{temporal, Temporal};
 use super::window::{Window, WindowIndex};
 use crate::analysis::args::ArgKey;
-use crate::analysis::breakdown::is_communication_kernel;
+use crate::analysis::kernel_context::KernelClasses;
 use crate::analysis::critical_path::{BoundBy, Shares};
 use crate::analysis::steps;
 use crate::model::args::Reader as ArgsReader;
@@ -292,12 +292,11 @@ fn collectives(trace: &Trace, steps: &steps::Steps) -> (Vec<Collective>, Vec<u32
     let keys = GroupKeys::new();
     // (stream, start, end, slice) of every collective kernel.
     let mut found: Vec<(Box<str>, i64, i64, usize)> = Vec::new();
+    let classes = KernelClasses::new(trace);
     for lane in &trace.lanes {
         let stream: Box<str> = trace.strings.get(lane.tid).as_ref().into();
         for i in lane.slices.start as usize..lane.slices.end as usize {
-            if trace.class(s.cat[i]) == CatClass::Kernel
-                && is_communication_kernel(&trace.strings.get(s.name[i]))
-            {
+            if trace.class(s.cat[i]) == CatClass::Kernel && classes.is_communication(s.name[i]) {
                 found.push((stream.clone(), s.start_ns[i], s.end_ns(i), i));
             }
         }

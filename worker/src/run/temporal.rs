@@ -8,7 +8,8 @@
 //!
 //! **Rules.**
 //! - Device activities: kernels, memcpys, memsets (every stream of every device of the trace).
-//!   Class by name: communication = [`is_communication_kernel`]; memory = memcpy / memset
+//!   Class: communication = the trace's [`KernelClasses`] (name table, then launching op, as
+//!   every analysis reads it); memory = memcpy / memset
 //!   activities and kernels named `Memcpy*` / `Memset*` / `dma*`; computation = the rest.
 //! - With more than one step, activities starting at or after the last step's span start are
 //!   left out (HTA drops the last ProfilerStep, which the profiler often cuts). HTA assigns a
@@ -20,7 +21,8 @@
 //!
 //! **Cost.** O(k log k) for k device activities (one sort per class).
 
-use crate::analysis::breakdown::{is_communication_kernel, merge};
+use crate::analysis::breakdown::merge;
+use crate::analysis::kernel_context::KernelClasses;
 use crate::analysis::steps::Steps;
 use crate::model::{CatClass, Trace};
 
@@ -64,6 +66,7 @@ pub fn temporal(trace: &Trace, steps: &Steps) -> Temporal {
     };
     let s = &trace.slices;
     let mut class_of: Vec<Option<Class>> = vec![None; trace.strings.len()];
+    let classes = KernelClasses::new(trace);
     let (mut compute, mut comm, mut all) = (Vec::new(), Vec::new(), Vec::new());
     for i in 0..s.len() {
         let class = trace.class(s.cat[i]);
@@ -76,7 +79,7 @@ pub fn temporal(trace: &Trace, steps: &Steps) -> Temporal {
                 Some(Some(k)) => *k,
                 slot => {
                     let name = trace.strings.get(s.name[i]);
-                    let k = if is_communication_kernel(&name) {
+                    let k = if classes.is_communication(s.name[i]) {
                         Class::Comm
                     } else if is_memory_name(&name) {
                         Class::Memory
@@ -156,6 +159,7 @@ mod tests {
 
     #[test]
     fn collective_kernels_include_modern_names() {
+        use crate::analysis::breakdown::is_communication_kernel;
         for name in [
             "ncclDevKernel_AllReduce_Sum_f32_RING_LL",
             "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclDevComm*, unsigned long, ncclWork*)",

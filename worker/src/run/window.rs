@@ -10,7 +10,7 @@
 //! **Cost.** [`WindowIndex::new`]: O(n log n) over the trace's kernels and ops. [`WindowIndex::of`]:
 //! a binary search, then the items starting in `[start - longest item, end)`.
 
-use crate::analysis::breakdown::is_communication_kernel;
+use crate::analysis::kernel_context::KernelClasses;
 use crate::model::strings::FxHashMap;
 use crate::model::{CatClass, StrId, Trace, NONE};
 
@@ -82,22 +82,13 @@ impl<'t> WindowIndex<'t> {
     /// Collects and sorts the trace's non-collective device activities and top-level ops.
     pub fn new(trace: &'t Trace) -> Self {
         let s = &trace.slices;
-        let mut collective: Vec<Option<bool>> = vec![None; trace.strings.len()];
+        let classes = KernelClasses::new(trace);
         let (mut kernels, mut ops) = (Vec::new(), Vec::new());
         for i in 0..s.len() {
             let class = trace.class(s.cat[i]);
             let item = (s.start_ns[i], s.end_ns(i), s.name[i]);
             if class.is_device_activity() {
-                let is_comm = match collective.get_mut(s.name[i].0 as usize) {
-                    Some(Some(c)) => *c,
-                    slot => {
-                        let c = is_communication_kernel(&trace.strings.get(s.name[i]));
-                        if let Some(slot) = slot {
-                            *slot = Some(c);
-                        }
-                        c
-                    }
-                };
+                let is_comm = classes.is_communication(s.name[i]);
                 if !is_comm {
                     kernels.push(item);
                 }

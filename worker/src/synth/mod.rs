@@ -11,6 +11,9 @@
 //!   and clock skew (ground truth for `crate::run`).
 //! - [`serve`] writes a small B200 inference trace (vLLM-style decode, FP4 MoE) carrying the
 //!   kernel names Blackwell serving runs record, for the kernel-class tests.
+//! - [`moe`] writes an expert-parallel MoE training trace whose communication kernels have
+//!   names no table knows, launched under dispatch / combine / collective ops (ground truth
+//!   for classes by launch context).
 //! - [`graphs`] writes a small H100 decode trace replaying a CUDA graph in Kineto's graph format
 //!   (`graph id` / `graph node id`, one `cudaGraphLaunch` per replay), for the graph analysis.
 //! - [`paths`] writes one-step traces each bound by one thing (CPU, GPU, a sync, a cross-stream
@@ -37,6 +40,7 @@ pub mod inflate;
 mod kernels;
 mod kineto;
 mod memory;
+pub mod moe;
 mod network;
 pub mod paths;
 pub mod run;

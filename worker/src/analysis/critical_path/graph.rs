@@ -6,7 +6,7 @@
 
 use super::sync_record::{SyncRecords, Waited};
 use super::BoundBy;
-use crate::analysis::kernel_class::{class_of, KernelClass};
+use crate::analysis::kernel_context::KernelClasses;
 use crate::analysis::steps::StepSpan;
 use crate::model::strings::FxHashMap;
 use crate::model::{CatClass, ProcessKind, Trace, NONE};
@@ -136,13 +136,14 @@ impl Prepared {
             }
         }
         let n = trace.strings.len();
-        let (mut blocking, mut dataloader, mut comm) = (vec![false; n], vec![false; n], vec![false; n]);
+        let (mut blocking, mut dataloader) = (vec![false; n], vec![false; n]);
         for id in 0..n {
             let name = trace.strings.get(crate::model::StrId(id as u32));
             blocking[id] = is_blocking(&name);
             dataloader[id] = name.contains("DataLoader");
-            comm[id] = class_of(&name) == KernelClass::Communication;
         }
+        // The trace's classes (name table, then launching op), as every analysis reads them.
+        let comm = KernelClasses::new(trace).communication_mask(trace);
         let (typical_launch_ns, typical_gap_ns) = typical_delays(trace, &gpu_lanes);
         let syncs = SyncRecords::new(trace);
         Prepared { cpu_lanes, gpu_lanes, blocking, dataloader, comm, typical_launch_ns, typical_gap_ns, syncs }

@@ -26,6 +26,7 @@
 
 pub mod dtype;
 pub mod estimate;
+pub mod estimated;
 pub mod peaks;
 
 use crate::analysis::device::device_properties;
@@ -152,8 +153,9 @@ impl WorkIndex {
     /// Estimates every op on the path of a kernel launch and splits it over its kernels;
     /// `peaks` overrides the table lookup of the trace's GPU.
     pub fn new(trace: &Trace, peaks: Option<Peaks>) -> Self {
-        let device = device_name(trace);
-        let peaks = peaks.or_else(|| peaks::lookup(&device));
+        let props = device_properties(trace).into_iter().find(|d| !d.name.is_empty());
+        let device = props.as_ref().map(|d| d.name.clone()).unwrap_or_default();
+        let peaks = peaks.or_else(|| props.as_ref().and_then(peaks::resolve));
         let s = &trace.slices;
         let mut estimator = Estimator::new(trace);
         let mut ops: FxHashMap<u32, Option<u32>> = FxHashMap::default();
@@ -355,7 +357,3 @@ fn peak_of_precision(p: Precision) -> Option<PeakClass> {
     })
 }
 
-/// The name of the trace's first GPU with one in `deviceProperties`, or "".
-fn device_name(trace: &Trace) -> String {
-    device_properties(trace).into_iter().map(|d| d.name).find(|n| !n.is_empty()).unwrap_or_default()
-}

@@ -3,10 +3,12 @@
 //! is the CUDA-core (NVIDIA) or vector (AMD) rate, the one an fp32 GEMM without tf32 gets.
 //!
 //! Matching is by the `deviceProperties` name, most specific row first (`H100 PCIe` before
-//! `H100`). A GPU not in the table is unknown: its peaks can be given on the command line
-//! (`--gpu-peak bf16=989,gbps=3350`) or in the page.
+//! `H100`). A GPU not in the table gets peaks estimated from its compute capability and SM count
+//! ([`resolve`], `super::estimated`: labelled as estimates), or none; its peaks can be given on
+//! the command line (`--gpu-peak bf16=989,gbps=3350`) or in the page.
 
 use super::dtype::PeakClass;
+use crate::analysis::device::DeviceProps;
 
 /// Peaks of one GPU model.
 #[derive(Clone, Debug, PartialEq)]
@@ -86,29 +88,48 @@ struct Row {
 const H100_SRC: &str = "NVIDIA H100 Tensor Core GPU datasheet (2023), SXM column; sparse figures halved";
 const H200_SRC: &str = "NVIDIA H200 Tensor Core GPU datasheet (2024), SXM column; sparse figures halved";
 const A100_SRC: &str = "NVIDIA A100 Tensor Core GPU datasheet (2021); sparse figures halved";
+const H800_SRC: &str = "NVIDIA H800 Tensor Core GPU datasheet (2023), SXM column (H100 SXM compute); sparse figures halved";
 
 /// Most specific first.
 const TABLE: &[Row] = &[
     Row { all_of: &["H100", "PCIe"], model: "NVIDIA H100 PCIe", tflops: [Some(51.2), Some(378.0), Some(756.0), Some(1513.0), None], gbps: 2000.0, source: "NVIDIA H100 Tensor Core GPU datasheet (2023), PCIe column; sparse figures halved" },
     Row { all_of: &["H100", "NVL"], model: "NVIDIA H100 NVL", tflops: [Some(60.0), Some(417.5), Some(835.5), Some(1670.5), None], gbps: 3900.0, source: "NVIDIA H100 Tensor Core GPU datasheet (2023), H100 NVL column; sparse figures halved" },
+    Row { all_of: &["H800", "PCIe"], model: "NVIDIA H800 PCIe", tflops: [Some(51.2), Some(378.0), Some(756.0), Some(1513.0), None], gbps: 2000.0, source: "NVIDIA H800 Tensor Core GPU datasheet (2023), PCIe column (H100 PCIe compute); sparse figures halved" },
+    Row { all_of: &["H800"], model: "NVIDIA H800 SXM", tflops: [Some(67.0), Some(494.7), Some(989.4), Some(1978.9), None], gbps: 3350.0, source: H800_SRC },
+    Row { all_of: &["H20"], model: "NVIDIA H20", tflops: [Some(44.0), Some(74.0), Some(148.0), Some(296.0), None], gbps: 4000.0, source: "NVIDIA HGX H20 product brief (2024): FP32 44, TF32 74, BF16 148, FP8 296 TFLOPS dense; 4.0 TB/s" },
+    Row { all_of: &["GH200"], model: "NVIDIA GH200 (96 GB HBM3)", tflops: [Some(67.0), Some(494.7), Some(989.4), Some(1978.9), None], gbps: 4000.0, source: "NVIDIA GH200 Grace Hopper Superchip datasheet (2023), GPU figures, 96 GB HBM3 (the 144 GB HBM3e part: 4.9 TB/s); sparse figures halved" },
     Row { all_of: &["H100"], model: "NVIDIA H100 SXM", tflops: [Some(67.0), Some(494.7), Some(989.4), Some(1978.9), None], gbps: 3350.0, source: H100_SRC },
     Row { all_of: &["H200"], model: "NVIDIA H200 SXM", tflops: [Some(67.0), Some(494.7), Some(989.4), Some(1978.9), None], gbps: 4800.0, source: H200_SRC },
     Row { all_of: &["GB200"], model: "NVIDIA GB200 (per GPU)", tflops: [Some(80.0), Some(1250.0), Some(2500.0), Some(5000.0), Some(10000.0)], gbps: 8000.0, source: "NVIDIA GB200 NVL72 datasheet (2024), per GPU (rack figures / 72); sparse figures halved" },
+    Row { all_of: &["B300"], model: "NVIDIA B300", tflops: [Some(75.0), Some(1125.0), Some(2250.0), Some(4500.0), Some(13500.0)], gbps: 8000.0, source: "NVIDIA HGX B300 datasheet (2025), per GPU (8-GPU figures / 8; FP4 108 PFLOPS dense); sparse figures halved" },
     Row { all_of: &["B200"], model: "NVIDIA B200", tflops: [Some(75.0), Some(1125.0), Some(2250.0), Some(4500.0), Some(9000.0)], gbps: 8000.0, source: "NVIDIA HGX B200 datasheet (2024), per GPU (8-GPU figures / 8); sparse figures halved" },
     Row { all_of: &["A100", "PCIE", "40GB"], model: "NVIDIA A100 PCIe 40GB", tflops: [Some(19.5), Some(156.0), Some(312.0), None, None], gbps: 1555.0, source: A100_SRC },
     Row { all_of: &["A100", "PCIE"], model: "NVIDIA A100 PCIe 80GB", tflops: [Some(19.5), Some(156.0), Some(312.0), None, None], gbps: 1935.0, source: A100_SRC },
     Row { all_of: &["A100", "80GB"], model: "NVIDIA A100 SXM 80GB", tflops: [Some(19.5), Some(156.0), Some(312.0), None, None], gbps: 2039.0, source: A100_SRC },
     // PG509-200 is the SXM4 40 GB board (the 8-GPU HGX of the HTA traces).
     Row { all_of: &["A100"], model: "NVIDIA A100 SXM 40GB", tflops: [Some(19.5), Some(156.0), Some(312.0), None, None], gbps: 1555.0, source: A100_SRC },
+    Row { all_of: &["L40S"], model: "NVIDIA L40S", tflops: [Some(91.6), Some(183.0), Some(362.05), Some(733.0), None], gbps: 864.0, source: "NVIDIA L40S GPU datasheet (2023); sparse figures halved" },
+    Row { all_of: &["A10"], model: "NVIDIA A10", tflops: [Some(31.2), Some(62.5), Some(125.0), None, None], gbps: 600.0, source: "NVIDIA A10 Tensor Core GPU datasheet (2021); sparse figures halved" },
+    Row { all_of: &["RTX", "4090"], model: "NVIDIA GeForce RTX 4090", tflops: [Some(82.6), Some(82.6), Some(165.2), Some(330.3), None], gbps: 1008.0, source: "NVIDIA Ada Lovelace GPU architecture whitepaper (2023), RTX 4090 column: tensor rates with FP32 accumulate (GeForce halves them); sparse figures halved" },
+    Row { all_of: &["RTX", "5090"], model: "NVIDIA GeForce RTX 5090", tflops: [Some(104.8), Some(104.8), Some(209.5), Some(419.0), Some(1676.0)], gbps: 1792.0, source: "NVIDIA RTX Blackwell GPU architecture whitepaper (2025), RTX 5090 column: tensor rates with FP32 accumulate; sparse figures halved" },
     Row { all_of: &["L4"], model: "NVIDIA L4", tflops: [Some(30.3), Some(60.0), Some(121.0), Some(242.5), None], gbps: 300.0, source: "NVIDIA L4 Tensor Core GPU datasheet (2023); sparse figures halved" },
     Row { all_of: &["V100", "PCIE"], model: "NVIDIA V100 PCIe", tflops: [Some(14.0), None, Some(112.0), None, None], gbps: 900.0, source: "NVIDIA V100 Tensor Core GPU datasheet (2020), PCIe column; fp16 tensor" },
     Row { all_of: &["V100"], model: "NVIDIA V100 SXM2", tflops: [Some(15.7), None, Some(125.0), None, None], gbps: 900.0, source: "NVIDIA V100 Tensor Core GPU datasheet (2020), SXM2 column; fp16 tensor" },
     Row { all_of: &["T4"], model: "NVIDIA T4", tflops: [Some(8.1), None, Some(65.0), None, None], gbps: 320.0, source: "NVIDIA T4 Tensor Core GPU datasheet (2019); fp16 tensor" },
+    Row { all_of: &["MI355X"], model: "AMD Instinct MI355X", tflops: [Some(157.3), None, Some(2516.6), Some(5033.2), Some(10066.3)], gbps: 8000.0, source: "AMD Instinct MI355X data sheet (2025): fp32 vector, fp16/bf16, fp8, MXFP4 matrix dense (no TF32)" },
+    Row { all_of: &["MI325X"], model: "AMD Instinct MI325X", tflops: [Some(163.4), Some(653.7), Some(1307.4), Some(2614.9), None], gbps: 6000.0, source: "AMD Instinct MI325X data sheet (2024): fp32 vector, tf32/bf16/fp8 matrix dense" },
     Row { all_of: &["MI300X"], model: "AMD Instinct MI300X", tflops: [Some(81.7), Some(653.7), Some(1307.4), Some(2614.9), None], gbps: 5300.0, source: "AMD Instinct MI300X data sheet (2023): fp32 vector, tf32/bf16/fp8 matrix dense" },
     Row { all_of: &["MI250X"], model: "AMD Instinct MI250X", tflops: [Some(47.9), None, Some(383.0), None, None], gbps: 3276.8, source: "AMD Instinct MI250X data sheet (2021): fp32 vector, fp16/bf16 matrix" },
     Row { all_of: &["MI250"], model: "AMD Instinct MI250", tflops: [Some(45.3), None, Some(362.1), None, None], gbps: 3276.8, source: "AMD Instinct MI250 data sheet (2021): fp32 vector, fp16/bf16 matrix" },
     Row { all_of: &["MI210"], model: "AMD Instinct MI210", tflops: [Some(22.6), None, Some(181.0), None, None], gbps: 1638.4, source: "AMD Instinct MI210 data sheet (2022): fp32 vector, fp16/bf16 matrix" },
 ];
+
+/// The peaks of GPU `d`: its datasheet row by name ([`lookup`]), else an estimate from its
+/// compute capability, SM count and clocks ([`super::estimated::estimate`]), whose `source`
+/// says so; `None` when neither applies.
+pub fn resolve(d: &DeviceProps) -> Option<Peaks> {
+    lookup(&d.name).or_else(|| super::estimated::estimate(d))
+}
 
 /// The peaks of the GPU named `name` in `deviceProperties`, if it is in the table.
 ///

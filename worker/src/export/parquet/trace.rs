@@ -22,7 +22,7 @@
 use super::table::{Data, Table, Texts};
 use crate::analysis::breakdown::CATEGORIES;
 use crate::analysis::critical_path::BoundBy;
-use crate::analysis::kernel_class::classify;
+use crate::analysis::kernel_context::KernelClasses;
 use crate::analysis::kernels::{kernels_in, LaunchArgs};
 use crate::analysis::ops::OpOptions;
 use crate::analysis::args::ArgKey;
@@ -132,6 +132,7 @@ fn kernels(name: &str, trace: &Trace, pool: &Pool) -> Table {
     let (mut classes, mut precisions) = (Texts::default(), Texts::default());
     let mut dims_of: [Vec<Option<i64>>; 6] = Default::default();
     let mut kinds = std::collections::HashMap::new();
+    let kernel_classes = KernelClasses::new(trace);
     let (mut tensor_cores, mut bps, mut occupancy, mut launches) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for &k in &ids {
         let i = k as usize;
@@ -140,7 +141,7 @@ fn kernels(name: &str, trace: &Trace, pool: &Pool) -> Table {
         streams.push_id(lane.map_or(Texts::NULL, |l| l.tid.0));
         devices.push_id(lane.and_then(|l| trace.processes.get(l.process as usize)).map_or(Texts::NULL, |p| p.pid.0));
         // Classed once per distinct name: a trace has millions of calls of a few hundred kernels.
-        let kind = *kinds.entry(s.name[i]).or_insert_with(|| classify(&trace.strings.get(s.name[i])));
+        let kind = *kinds.entry(s.name[i]).or_insert_with(|| kernel_classes.kind(trace, s.name[i]));
         classes.push(kind.class.as_str());
         precisions.push(kind.precision.as_str());
         tensor_cores.push(kind.tensor_cores == TensorCores::Yes);
