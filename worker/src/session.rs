@@ -220,7 +220,7 @@ impl Session {
     pub fn explain(&self, which: explain::Which) -> Result<explain::Explanation, String> {
         let mut e = explain::explain(&self.trace, self.whole_steps(), which)?;
         e.path = explain::PathContrast::of(&e, self.whole_steps(), self.critical_paths());
-        e.phase = explain::PhaseDelta::of(&e, self.whole_steps(), &crate::analysis::phases::analyze(&self.trace, self.whole_steps()));
+        e.phase = explain::PhaseDelta::of(&e, self.whole_steps(), &crate::analysis::phases::analyze(&self.trace, self.whole_steps(), self.kernel_classes()));
         Ok(e)
     }
 

@@ -38,7 +38,7 @@ fn pytorch_cpu_runs_split_into_their_phases() {
         let session = engine.session().unwrap();
         let t = session.trace();
         let st = steps::analyze(t, None);
-        let p = phases::analyze(t, &st);
+        let p = phases::analyze(t, &st, session.kernel_classes());
         assert_eq!(p.steps.len(), st.steps.len(), "{name}");
         assert!(!p.steps.is_empty(), "{name}: has steps");
         let optimizer = outermost_time(t, &st, |n| n.starts_with("Optimizer.step#") || n.starts_with("Optimizer.zero_grad#"));
@@ -94,7 +94,7 @@ fn the_slow_step_names_the_phase_that_grew() {
     let e = session.explain(kinetoscope::analysis::explain::Which::Slowest).unwrap();
     let t = session.trace();
     let st = steps::analyze(t, None);
-    let p = phases::analyze(t, &st);
+    let p = phases::analyze(t, &st, session.kernel_classes());
     let time = |s: &phases::StepPhases, ph: Phase| s.cpu_ns[ph as usize] + s.gpu_ns[ph as usize];
     let complete: Vec<&phases::StepPhases> = p.steps.iter().filter(|s| st.steps.iter().any(|x| x.number == s.step && !x.incomplete)).collect();
     let median = |ph: Phase| {

@@ -25,7 +25,7 @@
 //!
 //! Cost: one pass over the slices (O(n) with the ancestor walks bounded by nesting depth).
 
-use crate::analysis::kernel_class::{class_of, KernelClass};
+use crate::analysis::kernel_context::KernelClasses;
 use crate::analysis::steps::Steps;
 use crate::model::strings::FxHashSet;
 use crate::model::{CatClass, StrId, Trace, NONE};
@@ -88,21 +88,21 @@ struct Names {
     dataloader: Vec<bool>,
     optimizer: Vec<bool>,
     backward: Vec<bool>,
+    /// Communication kernels (the trace's one kernel classification).
     comm: Vec<bool>,
 }
 
 impl Names {
-    fn new(trace: &Trace) -> Self {
+    fn new(trace: &Trace, classes: &KernelClasses) -> Self {
         let n = trace.strings.len();
         let no = || vec![false; n];
-        let mut m = Names { step: no(), dataloader: no(), optimizer: no(), backward: no(), comm: no() };
+        let mut m = Names { step: no(), dataloader: no(), optimizer: no(), backward: no(), comm: classes.communication_mask(trace) };
         for id in 0..n {
             let name = trace.strings.get(StrId(id as u32));
             m.step[id] = name.starts_with("ProfilerStep#");
             m.dataloader[id] = name.contains("DataLoader");
             m.optimizer[id] = name.starts_with("Optimizer.step#") || name.starts_with("Optimizer.zero_grad#");
             m.backward[id] = is_backward(&name);
-            m.comm[id] = class_of(&name) == KernelClass::Communication;
         }
         m
     }
@@ -119,10 +119,11 @@ fn is_backward(name: &str) -> bool {
     name.starts_with("autograd::engine::evaluate_function") || name.contains("Backward") || name.contains("AccumulateGrad")
 }
 
-/// The phases of the steps of `steps` (see the module rules).
-pub fn analyze(trace: &Trace, steps: &Steps) -> Phases {
+/// The phases of the steps of `steps` (see the module rules); `classes` says which kernels
+/// communicate.
+pub fn analyze(trace: &Trace, steps: &Steps, classes: &KernelClasses) -> Phases {
     let s = &trace.slices;
-    let names = Names::new(trace);
+    let names = Names::new(trace, classes);
     let flow_targets: FxHashSet<u32> = match trace.strings.lookup("fwdbwd") {
         Some(cat) => trace.flows.iter().filter(|f| f.cat == cat).map(|f| f.to).collect(),
         None => FxHashSet::default(),

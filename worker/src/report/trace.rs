@@ -101,7 +101,7 @@ impl<'s> TraceReport<'s> {
 
     /// The phases of the report's steps.
     pub fn phases(&self) -> crate::analysis::phases::Phases {
-        crate::analysis::phases::analyze(self.session.trace(), &self.steps)
+        crate::analysis::phases::analyze(self.session.trace(), &self.steps, self.session.kernel_classes())
     }
 
     /// The critical paths of the report's steps (all of them without a range; the capture
