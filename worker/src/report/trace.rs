@@ -149,7 +149,7 @@ impl<'s> TraceReport<'s> {
         };
         let mut out = String::new();
         for (title, key) in tables {
-            out.push_str(&op_table_text(&title, ops, &sorted(ops, key, top), self.options.by_shape, self.options.name_width));
+            out.push_str(&op_table_text(&title, ops, &sorted(ops, key, top), key, self.options.by_shape, self.options.name_width));
         }
         if !self.kernels.rows.is_empty() {
             out.push_str(&kernels::kernel_table_text("TOP kernels (by total time)", &self.kernels, top, self.options.name_width));

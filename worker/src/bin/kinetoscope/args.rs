@@ -288,7 +288,7 @@ fn parse_gate(text: &str) -> Result<(String, Gate), GateError> {
 /// `report --sort`.
 fn parse_op_sort(text: &str) -> Result<kinetoscope::report::SortKey, String> {
     kinetoscope::report::SortKey::parse(text)
-        .ok_or_else(|| "one of self_cpu, cpu_total, self_cuda, cuda_total, calls".to_owned())
+        .ok_or_else(|| "one of self_cpu, cpu_total, self_cuda, cuda_total, calls, self_cpu_mem, cpu_mem, self_cuda_mem, cuda_mem".to_owned())
 }
 
 /// `diff --sort`.
