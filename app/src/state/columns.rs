@@ -232,7 +232,7 @@ mod tests {
         c.toggle("ops", "calls");
         c.toggle("ops", "self_cpu_pct");
         c.toggle("ops", "name");
-        let stored = "achieved_gbps,achieved_tflops,bytes,calls,cpu_total_pct,flops,self_cuda_pct";
+        let stored = "achieved_gbps,achieved_tflops,bytes,calls,cpu_mem,cpu_total_pct,cuda_mem,flops,self_cpu_mem,self_cuda_mem,self_cuda_pct";
         assert_eq!(c.stored("ops").as_deref(), Some(stored));
         let mut back = ColumnChoice {
             narrow: true,
