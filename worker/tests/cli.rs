@@ -93,6 +93,32 @@ fn report_sorts_by_the_memory_columns() {
     assert!(err.contains("self_cuda_mem"), "{err}");
 }
 
+/// `report --memory` on PyTorch's leaking run: each step's peak by category, the live
+/// allocations at the highest peak (equal to `--json`'s `memory[].peak_live`), the leak.
+#[test]
+fn report_memory_shows_what_holds_the_peak() {
+    let path = common::shared().join("fixtures/torch-cpu-memory/transformer_leak.pt.trace.json");
+    let path = path.to_str().unwrap();
+    let (code, out, err) = run(&["report", path, "--memory", "--top", "3"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("Memory by category"), "{out}");
+    assert!(out.contains("Leak: allocated at step start grows 337.41 KB per step"), "{out}");
+    assert!(out.lines().all(|l| l.chars().count() <= 120), "{out}");
+    let (_, json, _) = run(&["report", path, "--json", "--top", "3"]);
+    let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let cpu = &doc["memory"][0];
+    assert_eq!(cpu["steps"].as_array().unwrap().len(), 6);
+    assert_eq!(cpu["leak"]["growth_bytes"], serde_json::json!([337_408, 337_408, 337_408, 337_408, 337_408]));
+    assert_eq!(cpu["categories"]["activation"], 2_024_448, "PyTorch's own ACTIVATION at the run's peak");
+    let live = cpu["peak_live"].as_array().unwrap();
+    assert_eq!(live.len(), 3);
+    let text_block = out.split("Live at the highest peak").nth(1).unwrap();
+    for l in live {
+        let size = kinetoscope::report::memory::bytes(l["bytes"].as_i64().unwrap());
+        assert!(text_block.contains(&size) && text_block.contains(l["category"].as_str().unwrap()), "{l}");
+    }
+}
+
 #[test]
 fn version_help_per_command_and_completions() {
     let (code, out, _) = run(&["--version"]);
@@ -286,7 +312,9 @@ fn report_sort_and_top_order_ops_by_a_recount_of_the_json() {
     let path = path.to_str().unwrap();
     // (key, its value in the recount, its cell counted from the row's right end, 3-decimal µs).
     type Key = fn(&(u64, f64)) -> f64;
-    let keys: [(&str, Key, usize); 2] = [("calls", |v| v.0 as f64, 1), ("cpu_total", |v| v.1, 7)];
+    // mlp_train allocates: each row ends with CPU Mem and Self CPU Mem (a number and a unit
+    // each), and the derived columns (CPU avg, Self CUDA%, CUDA avg) made room for them.
+    let keys: [(&str, Key, usize); 2] = [("calls", |v| v.0 as f64, 5), ("cpu_total", |v| v.1, 8)];
     for (key, value, from_right) in keys {
         let mut all: Vec<f64> = recount.values().map(value).collect();
         all.sort_by(|a, b| b.total_cmp(a));

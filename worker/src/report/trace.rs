@@ -89,13 +89,27 @@ impl<'s> TraceReport<'s> {
             "gpu_peaks": work::peaks_json(self.session.work()),
             "step_stats": steps::step_stats_json(&self.steps),
             "gpus": gpu::gpus_json(&self.gpus),
-            "memory": memory::memory_json(trace, &self.memory),
+            "memory": self.memory_json(),
             "idle": idle::idle_json(&self.idle),
             "launch": idle::launch_json(trace, &self.idle),
             "findings": findings::findings_json(self.session.findings()),
             "critical_path": super::critical_path::json(trace, &self.paths()),
             "unavailable": self.unavailable(),
         })
+    }
+
+    /// `memory[]`: each device's series and largest allocations, with what holds it
+    /// (`report::held`: step peaks by category, live allocations at the highest peak, leak).
+    fn memory_json(&self) -> serde_json::Value {
+        let trace = self.session.trace();
+        let mut out = memory::memory_json(trace, &self.memory);
+        super::held::extend_memory_json(&mut out, trace, self.session.memory_held(), self.options.range, self.options.top);
+        out
+    }
+
+    /// The text of `report --memory` (what holds memory, per step and at the peak).
+    pub fn held_text(&self) -> String {
+        super::held::held_text(self.session.trace(), self.session.memory_held(), self.options.range, self.options.top)
     }
 
     /// The critical paths of the report's steps (all of them without a range; the capture

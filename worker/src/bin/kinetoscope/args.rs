@@ -82,6 +82,11 @@ pub enum Command {
         /// (grammar in docs/cli.md).
         #[arg(long = "what-if", value_name = "EDIT", value_parser = parse_what_if)]
         what_if: Vec<Edit>,
+        /// What holds memory: each step's peak by category (parameter, optimizer state,
+        /// gradient, activation, ...), the live allocations at the highest peak, leaks (the
+        /// `memory[]` keys of `--json` are always there).
+        #[arg(long)]
+        memory: bool,
     },
     /// Compare two traces: verdict, summary, op and kernel diffs, findings new and gone.
     Diff {
