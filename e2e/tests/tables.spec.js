@@ -19,16 +19,18 @@ test('ops table: PyTorch key_averages rows, sort, filter and group by input shap
   await expect(rows.first().locator('td[data-key="name"]')).toHaveText('aten::mm');
   const selfCpu = await app.column('op-row', 'self_cpu');
   expect([...selfCpu].sort((a, b) => b - a)).toEqual(selfCpu);
-  // At 1280 px the percent and work columns start hidden (app/src/state/columns.rs); the
+  // At 1280 px the percent, work and memory columns start hidden (app/src/state/columns.rs); the
   // Columns menu shows them, and the choice is kept for the next visit (localStorage).
   for (const key of ['name', 'self_cpu', 'cpu_total', 'cpu_avg', 'self_cuda', 'cuda_total', 'cuda_avg', 'calls']) {
     await expect(app.page.getByTestId(`col-${key}`)).toBeVisible();
   }
-  for (const key of ['self_cpu_pct', 'cpu_total_pct', 'self_cuda_pct', 'flops', 'bytes', 'achieved_tflops', 'achieved_gbps']) {
+  for (const key of ['self_cpu_pct', 'cpu_total_pct', 'self_cuda_pct', 'flops', 'bytes', 'achieved_tflops', 'achieved_gbps',
+    'cpu_mem', 'self_cpu_mem', 'cuda_mem', 'self_cuda_mem']) {
     await expect(app.page.getByTestId(`col-${key}`)).toHaveCount(0);
   }
-  await app.showColumns('self_cpu_pct', 'cpu_total_pct', 'self_cuda_pct');
-  expect(await app.page.evaluate(() => localStorage.getItem('kinetoscope.columns.ops'))).toBe('achieved_gbps,achieved_tflops,bytes,flops');
+  await app.showColumns('self_cpu_pct', 'cpu_total_pct', 'self_cuda_pct', 'cpu_mem', 'self_cpu_mem');
+  expect(await app.page.evaluate(() => localStorage.getItem('kinetoscope.columns.ops')))
+    .toBe('achieved_gbps,achieved_tflops,bytes,cuda_mem,flops,self_cuda_mem');
   await app.screenshot('tables-ops');
 
   // Sort by # of Calls: descending first, then ascending.

@@ -622,6 +622,7 @@ def row_checks():
     C[("tracelens__vllm", "compile-cpu-tax")] = lambda t, q: [(q[0], sum(1 for e in t.x if "CompiledFxGraph" in e["name"] and e["cat"] in ("cpu_op", "user_annotation"))),
                                                               (q[1], ms(sum(e["e"] - e["s"] for e in t.x if "CompiledFxGraph" in e["name"] and e["cat"] in ("cpu_op", "user_annotation"))))]
     C[("tracelens__vllm", "memory-near-limit")] = c_memory
+    C[("hta__df_index", "memory-fragmentation")] = c_fragmentation
     C[("hta__df_index", "occupancy-query")] = c_occq
     C[("catapult__async", "health-data-loss")] = lambda t, q: [(q[0], sum(
         1 for e in t.all if e.get("ph") == "F" and not any(s.get("ph") == "S" and s.get("pid") == e.get("pid") and s.get("id") == e.get("id")
@@ -830,6 +831,15 @@ def c_memory(t, q):
     props = t.doc.get("deviceProperties", [{}])
     tot = props[0].get("totalGlobalMem", 0)
     return [(q[0], peak / 1e9), (q[1], tot / 1e9), (q[2], pct(peak, tot))]
+
+
+def c_fragmentation(t, q):
+    # The first event with the highest Total Allocated on a device (not the CPU), its Total Reserved.
+    dev = sorted((e for e in t.all if e.get("name") == "[memory]" and e.get("args", {}).get("Device Type", 0) != 0),
+                 key=lambda e: ns(e["ts"]))
+    top = max(dev, key=lambda e: e["args"]["Total Allocated"])
+    a, r = top["args"]["Total Allocated"], top["args"]["Total Reserved"]
+    return [(q[0], r / 1e9), (q[1], a / 1e9), (q[2], r / a), (q[3], (r - a) / 1e9)]
 
 
 # Differences understood: (fixture substring, rule) -> why the note, not the trace, is off. Empty:

@@ -15,6 +15,7 @@ use crate::analysis::explain;
 use crate::analysis::gpu::{metrics_window_of, GpuIndex, GpuMetrics};
 use crate::analysis::kernel_context::KernelClasses;
 use crate::analysis::kernels::{self, KernelTable};
+use crate::analysis::memory::held::Held;
 use crate::analysis::memory::{self, Memory};
 use crate::analysis::ops::{OpIndex, OpOptions, OpTable};
 use crate::analysis::steps::{self, Steps};
@@ -38,6 +39,7 @@ pub struct Session {
     ops: OnceLock<OpIndex>,
     gpu: OnceLock<GpuIndex>,
     memory: OnceLock<Memory>,
+    held: OnceLock<Held>,
     findings: OnceLock<Vec<Finding>>,
     /// The whole trace's kernel table: the findings, the Kernels tab, a comparison and the
     /// roofline each ask for it, and it reads every kernel's args.
@@ -97,6 +99,7 @@ impl Session {
             ops: OnceLock::new(),
             gpu: OnceLock::new(),
             memory: OnceLock::new(),
+            held: OnceLock::new(),
             findings: OnceLock::new(),
             kernels: OnceLock::new(),
             steps: OnceLock::new(),
@@ -147,6 +150,16 @@ impl Session {
     /// The memory series of the whole trace (built on first use).
     pub fn memory(&self) -> &Memory {
         self.memory.get_or_init(|| memory::analyze(&self.trace, None, 0))
+    }
+
+    /// What holds memory over the whole trace's steps: allocation lifetimes and categories,
+    /// step peaks, leaks (built on first use).
+    pub fn memory_held(&self) -> &Held {
+        self.held.get_or_init(|| {
+            let steps: Vec<(u64, i64, i64)> =
+                self.whole_steps().steps.iter().map(|s| (s.number, s.cpu_start_ns, s.cpu_end_ns)).collect();
+            Held::new(&self.trace, &steps)
+        })
     }
 
     /// The kernel table over `range` (ns from the trace origin), or the whole trace (built

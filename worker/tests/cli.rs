@@ -35,7 +35,7 @@ fn unreadable_input_exits_non_zero_with_one_line() {
 fn report_text_keeps_names_to_55_characters_and_json_has_the_stable_keys() {
     let path = common::shared().join("fixtures/torch-cpu/mlp_train.pt.trace.json");
     let path = path.to_str().unwrap();
-    for extra in [&[][..], &["--by-shape"][..], &["--step", "3"][..], &["--sort", "calls", "--top", "5"][..]] {
+    for extra in [&[][..], &["--by-shape"][..], &["--step", "3"][..], &["--sort", "calls", "--top", "5"][..], &["--by-shape", "--sort", "self_cpu_mem"][..]] {
         let mut args = vec!["report", path];
         args.extend_from_slice(extra);
         let (code, out, err) = run(&args);
@@ -61,6 +61,62 @@ fn report_text_keeps_names_to_55_characters_and_json_has_the_stable_keys() {
     let (code, _, err) = run(&["report", path, "--step", "999"]);
     assert_eq!(code, 1);
     assert!(err.contains("no ProfilerStep#999"), "{err}");
+}
+
+/// `report --sort self_cpu_mem` / `cpu_mem`: the memory columns are `key_averages()`'s own
+/// (mlp_train's truth), in text and JSON, and order the table.
+#[test]
+fn report_sorts_by_the_memory_columns() {
+    let dir = common::shared().join("fixtures/torch-cpu");
+    let path = dir.join("mlp_train.pt.trace.json");
+    let truth: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("mlp_train.truth.json")).unwrap()).unwrap();
+    let want = |name: &str, key: &str| {
+        let rows = truth["key_averages"].as_array().unwrap();
+        rows.iter().find(|r| r["key"] == name && r["is_user_annotation"] == false).unwrap()[key].as_i64().unwrap()
+    };
+    for (sort, key, truth_key) in [("self_cpu_mem", "self_cpu_mem_bytes", "self_cpu_memory_usage"), ("cpu_mem", "cpu_mem_bytes", "cpu_memory_usage")] {
+        let (code, out, err) = run(&["report", path.to_str().unwrap(), "--json", "--sort", sort]);
+        assert_eq!(code, 0, "{err}");
+        let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let ops = doc["ops"].as_array().unwrap();
+        let values: Vec<i64> = ops.iter().map(|o| o[key].as_i64().unwrap()).collect();
+        assert!(values.windows(2).all(|w| w[0] >= w[1]), "{sort}: {values:?}");
+        let top = ops[0]["name"].as_str().unwrap();
+        assert_eq!(values[0], want(top, truth_key), "{sort}: {top}");
+        assert!(values[0] > 0, "{sort}: {values:?}");
+    }
+    let (code, out, _) = run(&["report", path.to_str().unwrap(), "--sort", "self_cpu_mem", "--top", "3"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("ops by self_cpu_mem") && out.contains("Self CPU Mem"), "{out}");
+    let (code, _, err) = run(&["report", path.to_str().unwrap(), "--sort", "mem"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("self_cuda_mem"), "{err}");
+}
+
+/// `report --memory` on PyTorch's leaking run: each step's peak by category, the live
+/// allocations at the highest peak (equal to `--json`'s `memory[].peak_live`), the leak.
+#[test]
+fn report_memory_shows_what_holds_the_peak() {
+    let path = common::shared().join("fixtures/torch-cpu-memory/transformer_leak.pt.trace.json");
+    let path = path.to_str().unwrap();
+    let (code, out, err) = run(&["report", path, "--memory", "--top", "3"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("Memory by category"), "{out}");
+    assert!(out.contains("Leak: allocated at step start grows 337.41 KB per step"), "{out}");
+    assert!(out.lines().all(|l| l.chars().count() <= 120), "{out}");
+    let (_, json, _) = run(&["report", path, "--json", "--top", "3"]);
+    let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let cpu = &doc["memory"][0];
+    assert_eq!(cpu["steps"].as_array().unwrap().len(), 6);
+    assert_eq!(cpu["leak"]["growth_bytes"], serde_json::json!([337_408, 337_408, 337_408, 337_408, 337_408]));
+    assert_eq!(cpu["categories"]["activation"], 2_024_448, "PyTorch's own ACTIVATION at the run's peak");
+    let live = cpu["peak_live"].as_array().unwrap();
+    assert_eq!(live.len(), 3);
+    let text_block = out.split("Live at the highest peak").nth(1).unwrap();
+    for l in live {
+        let size = kinetoscope::report::memory::bytes(l["bytes"].as_i64().unwrap());
+        assert!(text_block.contains(&size) && text_block.contains(l["category"].as_str().unwrap()), "{l}");
+    }
 }
 
 #[test]
@@ -256,7 +312,9 @@ fn report_sort_and_top_order_ops_by_a_recount_of_the_json() {
     let path = path.to_str().unwrap();
     // (key, its value in the recount, its cell counted from the row's right end, 3-decimal µs).
     type Key = fn(&(u64, f64)) -> f64;
-    let keys: [(&str, Key, usize); 2] = [("calls", |v| v.0 as f64, 1), ("cpu_total", |v| v.1, 7)];
+    // mlp_train allocates: each row ends with CPU Mem and Self CPU Mem (a number and a unit
+    // each), and the derived columns (CPU avg, Self CUDA%, CUDA avg) made room for them.
+    let keys: [(&str, Key, usize); 2] = [("calls", |v| v.0 as f64, 5), ("cpu_total", |v| v.1, 8)];
     for (key, value, from_right) in keys {
         let mut all: Vec<f64> = recount.values().map(value).collect();
         all.sort_by(|a, b| b.total_cmp(a));

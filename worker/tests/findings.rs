@@ -936,7 +936,7 @@ fn rules_list_is_sorted_unique_and_complete() {
     sorted.sort_unstable();
     sorted.dedup();
     assert_eq!(ids, sorted);
-    assert_eq!(ids.len(), 41);
+    assert_eq!(ids.len(), 45);
     assert!(RULES.iter().all(|r| !r.1.is_empty()));
     assert_eq!(
         [Severity::Info, Severity::Warn, Severity::Alert].map(Severity::as_str),
@@ -1059,6 +1059,7 @@ const FIXTURE_RULES: &[(&str, Firings)] = &[
             ("comm-heavy", "warn", Some(18.7), "`nccl:all_reduce` + `ncclKernel_AllReduce` 24.9% of step time in the breakdown", "18.7% <= python union of NCCL kernels and nccl:* ops with what they launch, 23.2% of the 5 steps"),
             ("comm-not-overlapped", "warn", Some(11.1), "GPU 1: the NCCL kernels (stream 20, 357 ms) never overlap a compute kernel", "11.1% <= NCCL kernels' union 20.6% of the steps (python)"),
             ("compiled-region", "info", Some(84.3), "5 `CompiledFunction` + 5 `CompiledFunctionBackward` (AOTAutograd)", "info rule; impact is the engine's path time of its evidence (84.3%), not recounted"),
+            ("memory-fragmentation", "warn", None, "at the allocated peak: reserved 12.78 GB / allocated 6.63 GB = 1.93x; 6.15 GB reserved and unused", "memory rule, no impact: its evidence is the peak's time, no slice"),
             ("occupancy-query", "info", Some(0.1), "5013 occupancy queries, each before a sgemm launch", "info rule; impact is the engine's path time of its query calls on the path (0.1%; the kernels they sized are context, not cost), not recounted"),
         ],
     ),

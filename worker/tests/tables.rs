@@ -67,10 +67,29 @@ fn ops_by_name_and_by_shape_on_matmul_add() {
             "flops",
             "bytes",
             "achieved_tflops",
-            "achieved_gbps"
+            "achieved_gbps",
+            "cpu_mem",
+            "self_cpu_mem",
+            "cuda_mem",
+            "self_cuda_mem"
         ]
     );
     assert!(t.rows.iter().all(|r| r.len() == t.columns.len()));
+    // The page's memory columns are key_averages()' own, row for row (same order: first
+    // occurrence); 3 of the 6 rows allocate.
+    let truth: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(common::shared().join("fixtures/torch-cpu/matmul_add.truth.json")).unwrap(),
+    )
+    .unwrap();
+    let (cpu_mem, self_cpu_mem) = (column(&t, "cpu_mem"), column(&t, "self_cpu_mem"));
+    let mut allocating = 0;
+    for (row, want) in t.rows.iter().zip(truth["key_averages"].as_array().unwrap()) {
+        assert_eq!(row[0], CellValue::Text(want["key"].as_str().unwrap().into()));
+        assert_eq!(row[cpu_mem], CellValue::Int(want["cpu_memory_usage"].as_i64().unwrap()));
+        assert_eq!(row[self_cpu_mem], CellValue::Int(want["self_cpu_memory_usage"].as_i64().unwrap()));
+        allocating += usize::from(row[cpu_mem] != CellValue::Int(0));
+    }
+    assert_eq!(allocating, 3);
     let self_cpu = column(&t, "self_cpu");
     let top = t
         .rows

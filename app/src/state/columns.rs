@@ -1,8 +1,9 @@
 //! Which columns the op and kernel tables show: the user's choice per table kind (kept in the
 //! browser's localStorage, `kinetoscope.columns.<kind>`), else a default for the page's width.
 //!
-//! Defaults: at [`NARROW_PX`] and wider, the percent columns and the work columns (FLOPs,
-//! bytes, TFLOP/s, GB/s) of the op table and the kernels' spread, occupancy, tensor-core,
+//! Defaults: at [`NARROW_PX`] and wider, the percent columns, the work columns (FLOPs,
+//! bytes, TFLOP/s, GB/s) and the memory columns (CPU Mem, Self CPU Mem, CUDA Mem, Self CUDA
+//! Mem) of the op table and the kernels' spread, occupancy, tensor-core,
 //! precision, top op and source columns are hidden, so `# of Calls` and `CUDA time avg` fit at
 //! 1440 px and the kernels' roofline columns (FLOPs, TFLOP/s, % of peak, GB/s, % of BW, Bound)
 //! fit beside Calls, Total, Mean, GPU % and Class; narrower, the ops
@@ -97,6 +98,10 @@ fn default_hidden(kind: &str, narrow: bool) -> &'static [&'static str] {
             "bytes",
             "achieved_tflops",
             "achieved_gbps",
+            "cpu_mem",
+            "self_cpu_mem",
+            "cuda_mem",
+            "self_cuda_mem",
         ],
         ("ops", true) => &[
             "self_cpu",
@@ -110,6 +115,10 @@ fn default_hidden(kind: &str, narrow: bool) -> &'static [&'static str] {
             "bytes",
             "achieved_tflops",
             "achieved_gbps",
+            "cpu_mem",
+            "self_cpu_mem",
+            "cuda_mem",
+            "self_cuda_mem",
         ],
         ("kernels", false) => &[
             "median",
@@ -147,7 +156,7 @@ mod tests {
     use super::*;
 
     /// The op table's columns as the worker sends them (answer/tables.rs).
-    const OPS: [&str; 15] = [
+    const OPS: [&str; 19] = [
         "name",
         "self_cpu_pct",
         "self_cpu",
@@ -163,6 +172,10 @@ mod tests {
         "bytes",
         "achieved_tflops",
         "achieved_gbps",
+        "cpu_mem",
+        "self_cpu_mem",
+        "cuda_mem",
+        "self_cuda_mem",
     ];
 
     /// The kernel table's columns as the worker sends them.
@@ -219,7 +232,7 @@ mod tests {
         c.toggle("ops", "calls");
         c.toggle("ops", "self_cpu_pct");
         c.toggle("ops", "name");
-        let stored = "achieved_gbps,achieved_tflops,bytes,calls,cpu_total_pct,flops,self_cuda_pct";
+        let stored = "achieved_gbps,achieved_tflops,bytes,calls,cpu_mem,cpu_total_pct,cuda_mem,flops,self_cpu_mem,self_cuda_mem,self_cuda_pct";
         assert_eq!(c.stored("ops").as_deref(), Some(stored));
         let mut back = ColumnChoice {
             narrow: true,

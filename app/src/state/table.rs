@@ -332,6 +332,9 @@ pub fn cell_text(cell: &CellValue, unit: &str) -> String {
         "ns" => format::span_us(x / 1e3),
         "pct" => format!("{x:.2}%"),
         "bytes" => format::bytes(x.max(0.0) as u64),
+        // Signed: a Self Mem is negative when the op's children allocated more than it kept.
+        "mem" if x < 0.0 => format!("-{}", format::bytes((-x) as u64)),
+        "mem" => format::bytes(x as u64),
         "flops" => format::flops(x),
         "rate" => format::rate(x),
         _ if matches!(cell, CellValue::Int(_)) || x.fract() == 0.0 => match cell {
@@ -472,6 +475,8 @@ mod tests {
         assert_eq!(cell_text(&CellValue::Float(2.5), "count"), "2.50");
         assert_eq!(cell_text(&CellValue::Text("x".into()), "text"), "x");
         assert_eq!(cell_text(&CellValue::Empty, "ns"), "—");
+        assert_eq!(cell_text(&CellValue::Int(-12_345), "mem"), "-12.3 KB");
+        assert_eq!(cell_text(&CellValue::Int(812), "mem"), "812 B");
         assert_eq!(cell_value(&CellValue::Int(3)), "3");
     }
 }

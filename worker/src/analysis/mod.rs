@@ -10,7 +10,8 @@
 //! - [`steps`]: `ProfilerStep#N` list with CPU / GPU / step spans, statistics, breakdown.
 //! - [`explain`]: why one step is slow: its time against the median step, by category and name.
 //! - [`breakdown`]: a span's time by category (Kernel > Memcpy > ... > CPU Exec > Other).
-//! - [`memory`]: `[memory]` events: allocated / reserved per device, peaks, largest allocations.
+//! - [`memory`]: `[memory]` events: allocated / reserved per device, peaks, largest allocations;
+//!   what holds memory: allocation lifetimes, categories, step peaks by category, leaks.
 //! - [`idle`]: idle time per GPU stream (host wait / kernel wait / other), launch statistics.
 //! - [`health`]: trace health: unlinked launches and activities, activities outside the
 //!   capture window, overlapping on a stream or before their launch; what the parse lost.

@@ -5,7 +5,9 @@
 //! Percentages are 0–100. Averages are ns (floats). Missing values (no GPU span, no launch
 //! config, unknown FLOPs or bytes) are [`CellValue::Empty`], never 0. Work columns
 //! (docs/definitions.md §8): `flops` (unit `flops`), `bytes`, rates in TFLOP/s and
-//! GB/s (unit `rate`), `bound` (`compute` / `memory`).
+//! GB/s (unit `rate`), `bound` (`compute` / `memory`). The op table's memory columns
+//! (`key_averages()`'s CPU Mem, Self CPU Mem, CUDA Mem, Self CUDA Mem) are signed bytes (unit
+//! `mem`): a Self Mem is negative when the children allocated more than the op kept.
 
 use crate::analysis::breakdown::CATEGORIES;
 use crate::analysis::kernels::KernelTable;
@@ -71,6 +73,10 @@ pub fn ops(table: &OpTable, by_shape: bool) -> TableData {
         col("bytes", "Bytes", "bytes"),
         col("achieved_tflops", "TFLOP/s", "rate"),
         col("achieved_gbps", "GB/s", "rate"),
+        col("cpu_mem", "CPU Mem", "mem"),
+        col("self_cpu_mem", "Self CPU Mem", "mem"),
+        col("cuda_mem", "CUDA Mem", "mem"),
+        col("self_cuda_mem", "Self CUDA Mem", "mem"),
     ]);
     let (cpu, dev) = (table.self_cpu_total_ns, table.self_device_total_ns);
     let rows = table
@@ -96,6 +102,10 @@ pub fn ops(table: &OpTable, by_shape: bool) -> TableData {
                 known(r.bytes),
                 float(r.achieved_tflops()),
                 float(r.achieved_gbps()),
+                CellValue::Int(r.cpu_mem),
+                CellValue::Int(r.self_cpu_mem),
+                CellValue::Int(r.device_mem),
+                CellValue::Int(r.self_device_mem),
             ]);
             row
         })

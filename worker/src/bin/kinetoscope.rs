@@ -55,9 +55,10 @@ fn main() -> ExitCode {
             critical_path,
             phases,
             what_if,
+            memory,
         } => {
             let options = ReportOptions { range: None, by_shape, sort, top, name_width };
-            let explain = Explain { step: explain_step, marker: step_marker, viewer_url, gpu_peak, critical_path, phases, what_if };
+            let explain = Explain { step: explain_step, marker: step_marker, viewer_url, gpu_peak, critical_path, phases, what_if, memory };
             report(&trace, step, range, options, explain, Format::of(json, format.as_deref()))
         }
         Command::Diff { base, cand, by_shape, sort, top, json, format, fail_if } => {
@@ -164,6 +165,8 @@ struct Explain {
     phases: bool,
     /// `--what-if` edits.
     what_if: Vec<kinetoscope::analysis::critical_path::Edit>,
+    /// `--memory`: the text section on what holds memory.
+    memory: bool,
 }
 
 /// `session` with the peaks of `spec` over the table's for its GPU.
@@ -230,6 +233,9 @@ fn report(
             }
             if explain.phases {
                 print!("{}", kinetoscope::report::phases::text(&report.phases()));
+            }
+            if explain.memory {
+                print!("{}", report.held_text());
             }
             if let Some((before, after)) = &what_if {
                 print!("{}", kinetoscope::report::critical_path::what_if_text(session.trace(), &explain.what_if, before, after));

@@ -19,7 +19,8 @@ pub const NEGLIGIBLE_PCT: f64 = 2.0;
 
 /// Rules about something other than step time (memory, the trace's own health): their
 /// severity never follows the critical path.
-const NOT_ABOUT_TIME: &[&str] = &["memory-near-limit", "partial-trace"];
+const NOT_ABOUT_TIME: &[&str] =
+    &["activation-peak", "memory-fragmentation", "memory-leak", "memory-near-limit", "optimizer-state-peak", "partial-trace"];
 
 /// Rules whose evidence is whole steps: their impact is the path's time in the classes their
 /// remedy shortens, not everything under the step.
@@ -121,11 +122,15 @@ pub fn apply(trace: &Trace, paths: &[StepPath], findings: &mut [Finding]) {
         let share = if i.pct < 1.0 { format!("{:.2}%", i.pct) } else { percent(i.pct / 100.0) };
         let per_step = format!("{} of {} per step ({share})", duration(i.per_step_ns), duration(i.step_ns));
         let about_time = !f.rule.starts_with("health-") && !NOT_ABOUT_TIME.contains(&f.rule);
+        if !about_time {
+            // Fixing a memory or recording problem is not about step time: no saving to tell.
+            continue;
+        }
         // The rules' `why` is measurements, often without a closing stop.
         if !f.why.trim_end().ends_with(['.', '!', '?']) {
             f.why.push('.');
         }
-        if f.severity == Severity::Warn && about_time && i.pct < NEGLIGIBLE_PCT {
+        if f.severity == Severity::Warn && i.pct < NEGLIGIBLE_PCT {
             f.severity = Severity::Info;
             f.why.push_str(&format!(
                 " Negligible: {per_step} on the critical path, under {NEGLIGIBLE_PCT}% of step time, so not a warning."

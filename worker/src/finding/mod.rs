@@ -43,6 +43,7 @@ mod data;
 mod dispatch;
 mod graphs;
 mod gpu;
+mod memory;
 mod health;
 pub mod impact;
 pub mod remedy;
@@ -56,6 +57,8 @@ use crate::analysis::kernels::KernelTable;
 use crate::analysis::ops::{OpOptions, OpTable};
 use crate::analysis::steps::{StepSpan, Steps};
 use crate::analysis::device::{device_properties, DeviceProps};
+use crate::analysis::memory::held::Held;
+use crate::analysis::memory::Memory;
 use crate::analysis::work::WorkIndex;
 use crate::model::strings::FxHashMap;
 use crate::model::{CatClass, Trace, NONE};
@@ -133,6 +136,7 @@ pub struct Finding {
 
 /// Every rule: (id, one-line description), ordered by id. Ids are stable API.
 pub const RULES: &[(&str, &str)] = &[
+    ("activation-peak", "activations hold at least half of the highest step's memory peak"),
     ("activity-buffer-request", "profiler overhead (Activity Buffer Request) on a GPU lane"),
     ("addmm-fusion", "linear layers run as aten::addmm (bias folded into the GEMM)"),
     ("amp-opportunity", "tensor-core GPU, no tensor-core or reduced-precision kernels, matmul/conv ops present"),
@@ -165,8 +169,11 @@ pub const RULES: &[(&str, &str)] = &[
     ("low-occupancy", "time-weighted achieved occupancy below 25%"),
     ("many-small-calls", "ops called 1000+ times per step with a tiny average (outermost calls)"),
     ("memory-bound-gemm", "GEMM kernels below the ridge point: memory-bound by their shape"),
+    ("memory-fragmentation", "reserved memory 1.5x allocated (and 1 GiB more) at the peak"),
+    ("memory-leak", "allocated memory at step start grows at every step"),
     ("memory-near-limit", "peak device memory above 90% of the device's memory"),
     ("occupancy-query", "cudaOccupancyMaxActiveBlocksPerMultiprocessor before kernel launches"),
+    ("optimizer-state-peak", "optimizer state holds at least half of the highest step's memory peak"),
     ("overhead-bound", "GPU mostly idle, waiting for the host (host wait is most idle time)"),
     ("pageable-memcpy", "host-device copies from pageable (unpinned) memory"),
     ("partial-trace", "sampled or cut trace: correlation ids jump, activities without launches"),
@@ -198,6 +205,10 @@ pub(crate) struct Ctx<'t> {
     pub work: &'t WorkIndex,
     /// Every kernel name's class (name table, then launching op).
     pub classes: &'t KernelClasses,
+    /// What holds memory (allocations, categories, step peaks, leaks).
+    pub held: &'t Held,
+    /// Allocated / reserved per device.
+    pub memory: &'t Memory,
     /// How the recording misses device work, if it does (`partial-trace`'s conditions,
     /// computed once): idle time measured over it says nothing about the host, so `gpu-idle`
     /// and `overhead-bound` stay silent.
@@ -228,6 +239,8 @@ impl<'t> Ctx<'t> {
             launched,
             work: session.work(),
             classes: session.kernel_classes(),
+            held: session.memory_held(),
+            memory: session.memory(),
             partial: None,
         }
     }
@@ -377,6 +390,7 @@ pub fn detect(session: &Session) -> Vec<Finding> {
     health::rules(&ctx, &mut out);
     graphs::rules(&ctx, &mut out);
     roofline::rules(&ctx, &mut out);
+    memory::rules(&ctx, &mut out);
     debug_assert!(
         out.iter().enumerate().all(|(k, f)| out[..k].iter().all(|g| g.rule != f.rule)),
         "one finding per rule"

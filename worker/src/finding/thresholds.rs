@@ -141,3 +141,18 @@ pub const LOW_MFU_MIN_COVERAGE: f64 = 0.5;
 /// `memory-bound-gemm`: memory-bound GEMM kernels hold at least this share of GEMM time (ours,
 /// as `fp32-gemm`).
 pub const MEMORY_BOUND_GEMM_MIN_SHARE: f64 = 0.10;
+/// `memory-leak`: allocated bytes at step start grow by at least this share of the highest
+/// step peak per step (ours: smaller growth is caches warming up, not a trend worth a warning).
+pub const LEAK_MIN_SHARE_OF_PEAK: f64 = 0.01;
+/// `activation-peak`: activations hold at least this share of the highest step peak ("most of
+/// the peak", the issue's wording; ours).
+pub const ACTIVATION_PEAK_SHARE: f64 = 0.5;
+/// `optimizer-state-peak`: optimizer state holds at least this share of the highest step peak
+/// (as `activation-peak`).
+pub const OPTIMIZER_STATE_PEAK_SHARE: f64 = 0.5;
+/// `memory-fragmentation`: reserved at least this many times allocated at the allocated peak
+/// (ours: the caching allocator rounds blocks up, so 1.2x is normal; 1.5x is a third unused).
+pub const FRAGMENTATION_RATIO: f64 = 1.5;
+/// `memory-fragmentation`: and at least this many bytes reserved but unused (ours: 1 GiB, a
+/// size worth acting on on any GPU).
+pub const FRAGMENTATION_MIN_BYTES: i64 = 1 << 30;

@@ -9,20 +9,8 @@ use crate::model::Trace;
 use serde_json::{json, Value};
 use std::fmt::Write as _;
 
-/// Bytes with a decimal unit and 2 decimals (1 MB = 10^6 B; PyTorch's `_format_memory` prints
-/// 1024-based sizes as `Mb`, which reads as megabits).
-pub fn bytes(n: i64) -> String {
-    let v = n as f64;
-    if v.abs() >= 1e9 {
-        format!("{:.2} GB", v / 1e9)
-    } else if v.abs() >= 1e6 {
-        format!("{:.2} MB", v / 1e6)
-    } else if v.abs() >= 1e3 {
-        format!("{:.2} KB", v / 1e3)
-    } else {
-        format!("{n} B")
-    }
-}
+/// Bytes with a decimal unit (formatting lives in `crate::text`, shared with the findings).
+pub use crate::text::bytes;
 
 /// The memory report as text (fits [`WIDTH`] columns); times are from the trace start.
 pub fn memory_text(trace: &Trace, memory: &Memory) -> String {

@@ -25,6 +25,7 @@ pub mod kernels;
 pub mod gpu;
 pub mod steps;
 pub mod memory;
+pub mod held;
 pub mod idle;
 pub mod compare;
 pub mod findings;

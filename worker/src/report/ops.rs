@@ -1,5 +1,6 @@
 //! Op tables as text (PyTorch's `key_averages().table()` columns) and as `ops[]` JSON.
 
+use super::memory::bytes;
 use super::{column_width, cut, printable, time, title_line};
 use crate::analysis::ops::{OpRow, OpTable};
 use serde_json::{json, Value};
@@ -18,10 +19,19 @@ pub enum SortKey {
     DeviceTotal,
     /// Number of calls.
     Calls,
+    /// Self CPU Mem (bytes allocated in the op minus its children's).
+    SelfCpuMem,
+    /// CPU Mem (bytes allocated while the op ran).
+    CpuMem,
+    /// Self CUDA Mem.
+    SelfDeviceMem,
+    /// CUDA Mem.
+    DeviceMem,
 }
 
 impl SortKey {
-    /// Parses a `--sort` value (`self_cpu`, `cpu_total`, `self_cuda`, `cuda_total`, `calls`).
+    /// Parses a `--sort` value (`self_cpu`, `cpu_total`, `self_cuda`, `cuda_total`, `calls`,
+    /// `self_cpu_mem`, `cpu_mem`, `self_cuda_mem`, `cuda_mem`).
     pub fn parse(s: &str) -> Option<Self> {
         Some(match s {
             "self_cpu" => Self::SelfCpu,
@@ -29,6 +39,10 @@ impl SortKey {
             "self_cuda" | "self_device" => Self::SelfDevice,
             "cuda_total" | "device_total" => Self::DeviceTotal,
             "calls" => Self::Calls,
+            "self_cpu_mem" => Self::SelfCpuMem,
+            "cpu_mem" => Self::CpuMem,
+            "self_cuda_mem" | "self_device_mem" => Self::SelfDeviceMem,
+            "cuda_mem" | "device_mem" => Self::DeviceMem,
             _ => return None,
         })
     }
@@ -41,6 +55,10 @@ impl SortKey {
             Self::SelfDevice => "self_cuda",
             Self::DeviceTotal => "cuda_total",
             Self::Calls => "calls",
+            Self::SelfCpuMem => "self_cpu_mem",
+            Self::CpuMem => "cpu_mem",
+            Self::SelfDeviceMem => "self_cuda_mem",
+            Self::DeviceMem => "cuda_mem",
         }
     }
 
@@ -51,6 +69,10 @@ impl SortKey {
             Self::SelfDevice => r.self_device_ns,
             Self::DeviceTotal => r.device_total_ns,
             Self::Calls => i64::try_from(r.calls).unwrap_or(i64::MAX),
+            Self::SelfCpuMem => r.self_cpu_mem,
+            Self::CpuMem => r.cpu_mem,
+            Self::SelfDeviceMem => r.self_device_mem,
+            Self::DeviceMem => r.device_mem,
         }
     }
 }
@@ -74,9 +96,10 @@ fn pct(part: i64, total: i64) -> String {
 const SHAPES_WIDTH: usize = 80;
 
 /// One op table as text, titled, with PyTorch's columns and its two total lines; names cut
-/// at `name_width` characters.
-pub fn op_table_text(title: &str, table: &OpTable, rows: &[&OpRow], by_shape: bool, name_width: usize) -> String {
-    const COLS: [(&str, usize); 10] = [
+/// at `name_width` characters. The memory pairs show when the table has such memory, as
+/// PyTorch shows them when profiling memory; by shape only the one rows are sorted by (`key`).
+pub fn op_table_text(title: &str, table: &OpTable, rows: &[&OpRow], key: SortKey, by_shape: bool, name_width: usize) -> String {
+    const COLS: [(&str, usize); 14] = [
         ("Self CPU%", 9),
         ("Self CPU", 9),
         ("CPU tot%", 8),
@@ -87,11 +110,27 @@ pub fn op_table_text(title: &str, table: &OpTable, rows: &[&OpRow], by_shape: bo
         ("CUDA total", 10),
         ("CUDA avg", 9),
         ("Calls", 6),
+        ("CPU Mem", 10),
+        ("Self CPU Mem", 12),
+        ("CUDA Mem", 10),
+        ("Self CUDA Mem", 13),
     ];
-    // By shape, the shapes column needs room: the derived columns (CPU tot%, CPU avg,
-    // Self CUDA%, CUDA avg) are left out so a row stays readable.
+    // By shape, the shapes column needs room, and with memory the memory columns do: the
+    // derived columns (CPU tot%, CPU avg, Self CUDA%, CUDA avg) are left out so a row stays
+    // within the report's width.
     const DERIVED: [usize; 4] = [2, 4, 6, 8];
-    let shown: Vec<usize> = (0..COLS.len()).filter(|i| !by_shape || !DERIVED.contains(i)).collect();
+    const MEMORY: [SortKey; 4] = [SortKey::CpuMem, SortKey::SelfCpuMem, SortKey::DeviceMem, SortKey::SelfDeviceMem];
+    let cpu_mem = table.rows.iter().any(|r| r.cpu_mem != 0 || r.self_cpu_mem != 0);
+    let device_mem = table.rows.iter().any(|r| r.device_mem != 0 || r.self_device_mem != 0);
+    let memory = |i: usize| {
+        let has = if i < 12 { cpu_mem } else { device_mem };
+        has && (!by_shape || MEMORY.get(i - 10) == Some(&key))
+    };
+    let narrow = by_shape || (10..COLS.len()).any(memory);
+    let shown: Vec<usize> = (0..COLS.len())
+        .filter(|i| !narrow || !DERIVED.contains(i))
+        .filter(|&i| i < 10 || memory(i))
+        .collect();
     let fixed: usize = shown.iter().map(|&i| COLS[i].1 + 1).sum();
     let names: Vec<String> = rows.iter().map(|r| printable(&r.name)).collect();
     let name_w = column_width("Name", names.iter().map(String::as_str), name_width);
@@ -127,6 +166,10 @@ pub fn op_table_text(title: &str, table: &OpTable, rows: &[&OpRow], by_shape: bo
             time(r.device_total_ns),
             time(r.device_total_ns / calls),
             r.calls.to_string(),
+            bytes(r.cpu_mem),
+            bytes(r.self_cpu_mem),
+            bytes(r.device_mem),
+            bytes(r.self_device_mem),
         ];
         let _ = write!(out, "{:<name_w$}", cut(name, name_w));
         for &i in &shown {
@@ -161,6 +204,10 @@ pub fn ops_json(rows: &[&OpRow]) -> Value {
                     "bytes": r.bytes,
                     "achieved_tflops": r.achieved_tflops(),
                     "achieved_gbps": r.achieved_gbps(),
+                    "cpu_mem_bytes": r.cpu_mem,
+                    "self_cpu_mem_bytes": r.self_cpu_mem,
+                    "device_mem_bytes": r.device_mem,
+                    "self_device_mem_bytes": r.self_device_mem,
                 })
             })
             .collect(),

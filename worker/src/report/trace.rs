@@ -89,7 +89,7 @@ impl<'s> TraceReport<'s> {
             "gpu_peaks": work::peaks_json(self.session.work()),
             "step_stats": steps::step_stats_json(&self.steps),
             "gpus": gpu::gpus_json(&self.gpus),
-            "memory": memory::memory_json(trace, &self.memory),
+            "memory": self.memory_json(),
             "idle": idle::idle_json(&self.idle),
             "launch": idle::launch_json(trace, &self.idle),
             "findings": findings::findings_json(self.session.findings()),
@@ -102,6 +102,20 @@ impl<'s> TraceReport<'s> {
     /// The phases of the report's steps.
     pub fn phases(&self) -> crate::analysis::phases::Phases {
         crate::analysis::phases::analyze(self.session.trace(), &self.steps, self.session.kernel_classes())
+    }
+
+    /// `memory[]`: each device's series and largest allocations, with what holds it
+    /// (`report::held`: step peaks by category, live allocations at the highest peak, leak).
+    fn memory_json(&self) -> serde_json::Value {
+        let trace = self.session.trace();
+        let mut out = memory::memory_json(trace, &self.memory);
+        super::held::extend_memory_json(&mut out, trace, self.session.memory_held(), self.options.range, self.options.top);
+        out
+    }
+
+    /// The text of `report --memory` (what holds memory, per step and at the peak).
+    pub fn held_text(&self) -> String {
+        super::held::held_text(self.session.trace(), self.session.memory_held(), self.options.range, self.options.top)
     }
 
     /// The critical paths of the report's steps (all of them without a range; the capture
@@ -155,7 +169,7 @@ impl<'s> TraceReport<'s> {
         };
         let mut out = String::new();
         for (title, key) in tables {
-            out.push_str(&op_table_text(&title, ops, &sorted(ops, key, top), self.options.by_shape, self.options.name_width));
+            out.push_str(&op_table_text(&title, ops, &sorted(ops, key, top), key, self.options.by_shape, self.options.name_width));
         }
         if !self.kernels.rows.is_empty() {
             out.push_str(&kernels::kernel_table_text("TOP kernels (by total time)", &self.kernels, top, self.options.name_width));

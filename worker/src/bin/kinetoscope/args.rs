@@ -87,6 +87,11 @@ pub enum Command {
         /// (grammar in docs/cli.md).
         #[arg(long = "what-if", value_name = "EDIT", value_parser = parse_what_if)]
         what_if: Vec<Edit>,
+        /// What holds memory: each step's peak by category (parameter, optimizer state,
+        /// gradient, activation, ...), the live allocations at the highest peak, leaks (the
+        /// `memory[]` keys of `--json` are always there).
+        #[arg(long)]
+        memory: bool,
     },
     /// Compare two traces: verdict, summary, op and kernel diffs, findings new and gone.
     Diff {
@@ -293,7 +298,7 @@ fn parse_gate(text: &str) -> Result<(String, Gate), GateError> {
 /// `report --sort`.
 fn parse_op_sort(text: &str) -> Result<kinetoscope::report::SortKey, String> {
     kinetoscope::report::SortKey::parse(text)
-        .ok_or_else(|| "one of self_cpu, cpu_total, self_cuda, cuda_total, calls".to_owned())
+        .ok_or_else(|| "one of self_cpu, cpu_total, self_cuda, cuda_total, calls, self_cpu_mem, cpu_mem, self_cuda_mem, cuda_mem".to_owned())
 }
 
 /// `diff --sort`.

@@ -26,8 +26,17 @@
 //! **Cost.** One args scan per `[memory]` instant (a few key lookups, no allocation); O(log n)
 //! per top allocation for the op; one more pass over the instants for the free times.
 //!
+//! **Submodules.** What holds the memory: [`lifetime`] (each allocation paired with its
+//! free), [`category`] (PyTorch's categories from the trace alone), [`steps`] (each step's
+//! peak by category, leaks across steps), [`held`] (all of it, built once per trace).
+//!
 //! **Why** series per event and not resampled: the counter track's level of detail is the
 //! index's job; analyses keep exact values. References: docs/definitions.md §1–2.
+
+pub mod category;
+pub mod held;
+pub mod lifetime;
+pub mod steps;
 
 use super::args::ArgKey;
 use crate::model::strings::FxHashMap;
