@@ -56,8 +56,6 @@ use crate::analysis::kernels::KernelTable;
 use crate::analysis::ops::{OpOptions, OpTable};
 use crate::analysis::steps::{StepSpan, Steps};
 use crate::analysis::device::{device_properties, DeviceProps};
-use crate::analysis::memory::held::Held;
-use crate::analysis::memory::Memory;
 use crate::analysis::work::WorkIndex;
 use crate::model::strings::FxHashMap;
 use crate::model::{CatClass, Trace, NONE};
@@ -202,10 +200,6 @@ pub(crate) struct Ctx<'t> {
     launched: FxHashMap<u32, (u32, i64)>,
     /// FLOPs and bytes per kernel, the GPU's peaks.
     pub work: &'t WorkIndex,
-    /// What holds memory (allocations, categories, step peaks, leaks).
-    pub held: &'t Held,
-    /// Allocated / reserved per device.
-    pub memory: &'t Memory,
     /// How the recording misses device work, if it does (`partial-trace`'s conditions,
     /// computed once): idle time measured over it says nothing about the host, so `gpu-idle`
     /// and `overhead-bound` stay silent.
@@ -235,8 +229,6 @@ impl<'t> Ctx<'t> {
             activities,
             launched,
             work: session.work(),
-            held: session.memory_held(),
-            memory: session.memory(),
             partial: None,
         }
     }
