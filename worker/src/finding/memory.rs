@@ -19,10 +19,15 @@ use crate::model::LaneId;
 use crate::text::bytes;
 
 pub(crate) fn rules(ctx: &Ctx, out: &mut Vec<Finding>) {
-    memory_leak(ctx, out);
-    category_peak(ctx, out, Category::Activation);
-    category_peak(ctx, out, Category::OptimizerState);
-    fragmentation(ctx, out);
+    // Built for these rules and dropped: at load, cached copies would hold about 30 bytes per
+    // allocation and the whole series for the session's life (the page and `report --memory`
+    // build their own).
+    let steps: Vec<(u64, i64, i64)> = ctx.steps.steps.iter().map(|s| (s.number, s.cpu_start_ns, s.cpu_end_ns)).collect();
+    let held = Held::new(ctx.trace, &steps);
+    memory_leak(ctx, &held, out);
+    category_peak(ctx, &held, out, Category::Activation);
+    category_peak(ctx, &held, out, Category::OptimizerState);
+    fragmentation(&crate::analysis::memory::analyze(ctx.trace, None, 0), out);
 }
 
 /// The innermost op that made each of `allocs` (allocation indices, most telling first).
@@ -56,8 +61,7 @@ fn top_makers(ctx: &Ctx, held: &Held, allocs: &[u32]) -> String {
 /// `memory-leak` (warn): allocated bytes at step start grow at every step
 /// (`analysis::memory::steps::leaks`) by at least [`LEAK_MIN_SHARE_OF_PEAK`] of the highest
 /// step peak per step.
-fn memory_leak(ctx: &Ctx, out: &mut Vec<Finding>) {
-    let held = ctx.held;
+fn memory_leak(ctx: &Ctx, held: &Held, out: &mut Vec<Finding>) {
     for leak in &held.leaks {
         let Some(peak) = held.peak_step(leak.device) else { continue };
         if leak.slope_bytes_per_step < LEAK_MIN_SHARE_OF_PEAK * peak.peak_allocated as f64 {
@@ -105,8 +109,7 @@ fn memory_leak(ctx: &Ctx, out: &mut Vec<Finding>) {
 /// allocations of `category` hold at least [`ACTIVATION_PEAK_SHARE`] /
 /// [`OPTIMIZER_STATE_PEAK_SHARE`] of it (activations only on a device with backward allocations).
 /// One finding, for the device where the share is highest.
-fn category_peak(ctx: &Ctx, out: &mut Vec<Finding>, category: Category) {
-    let held = ctx.held;
+fn category_peak(ctx: &Ctx, held: &Held, out: &mut Vec<Finding>, category: Category) {
     let (rule, share_min) = match category {
         Category::Activation => ("activation-peak", ACTIVATION_PEAK_SHARE),
         _ => ("optimizer-state-peak", OPTIMIZER_STATE_PEAK_SHARE),
@@ -175,8 +178,8 @@ fn category_peak(ctx: &Ctx, out: &mut Vec<Finding>, category: Category) {
 
 /// `memory-fragmentation` (warn): at a device's allocated peak, reserved is at least
 /// [`FRAGMENTATION_RATIO`] times allocated and exceeds it by [`FRAGMENTATION_MIN_BYTES`].
-fn fragmentation(ctx: &Ctx, out: &mut Vec<Finding>) {
-    for d in &ctx.memory.devices {
+fn fragmentation(memory: &crate::analysis::memory::Memory, out: &mut Vec<Finding>) {
+    for d in &memory.devices {
         let Some(at) = d.series.iter().find(|s| s.ts_ns == d.peak_allocated_ns && s.allocated == d.peak_allocated) else {
             continue;
         };

@@ -57,8 +57,6 @@ use crate::analysis::kernels::KernelTable;
 use crate::analysis::ops::{OpOptions, OpTable};
 use crate::analysis::steps::{StepSpan, Steps};
 use crate::analysis::device::{device_properties, DeviceProps};
-use crate::analysis::memory::held::Held;
-use crate::analysis::memory::Memory;
 use crate::analysis::work::WorkIndex;
 use crate::model::strings::FxHashMap;
 use crate::model::{CatClass, Trace, NONE};
@@ -205,10 +203,6 @@ pub(crate) struct Ctx<'t> {
     pub work: &'t WorkIndex,
     /// Every kernel name's class (name table, then launching op).
     pub classes: &'t KernelClasses,
-    /// What holds memory (allocations, categories, step peaks, leaks).
-    pub held: &'t Held,
-    /// Allocated / reserved per device.
-    pub memory: &'t Memory,
     /// How the recording misses device work, if it does (`partial-trace`'s conditions,
     /// computed once): idle time measured over it says nothing about the host, so `gpu-idle`
     /// and `overhead-bound` stay silent.
@@ -239,8 +233,6 @@ impl<'t> Ctx<'t> {
             launched,
             work: session.work(),
             classes: session.kernel_classes(),
-            held: session.memory_held(),
-            memory: session.memory(),
             partial: None,
         }
     }

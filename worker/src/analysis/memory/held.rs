@@ -28,9 +28,9 @@ pub struct Held {
 impl Held {
     /// Builds everything from `trace`'s `[memory]` instants and `steps` (`(N, start, end)` ns).
     pub fn new(trace: &Trace, steps: &[(u64, i64, i64)]) -> Self {
-        let lifetimes = lifetimes(trace);
+        let (lifetimes, curves) = lifetimes(trace);
         let category = categorize(trace, &lifetimes);
-        let steps = step_memory(&lifetimes, &category, steps);
+        let steps = step_memory(&lifetimes, &curves, &category, steps);
         let leaks = leaks(&lifetimes, &steps);
         Self { lifetimes, category, steps, leaks }
     }

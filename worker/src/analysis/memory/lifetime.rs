@@ -1,12 +1,12 @@
 //! Allocation lifetimes: pairs each `[memory]` allocation with the free of the same address
-//! on the same device, and keeps each device's allocated curve.
+//! on the same device, and gives each device's allocated curve.
 //!
 //! **Inputs.** The `[memory]` instants of a [`Trace`] in time order (`Addr`, `Bytes`,
 //! `Device Type`, `Device Id`, `Total Allocated`).
 //!
 //! **Outputs.** [`Lifetimes`]: one column entry per allocation (`Bytes > 0`), in time order:
 //! instant index, time (ns from origin), size, device and free time (`i64::MAX` when the trace
-//! never frees it); per device the (time, allocated bytes) curve after every event; and the
+//! never frees it) and the
 //! bytes freed that no allocation in the trace made (live before the capture started).
 //!
 //! **Rules.** A free (`Bytes < 0`) closes the latest open allocation at its address on its
@@ -38,8 +38,6 @@ pub struct Lifetimes {
     pub freed_ns: Vec<i64>,
     /// (c10 device type, device index) of each device seen, in order of first event.
     pub devices: Vec<(i64, i64)>,
-    /// Per device: (time ns, allocated bytes after the event) of every event, time order.
-    pub curve: Vec<Vec<(i64, i64)>>,
     /// Per device: bytes freed at addresses no allocation of the trace made (pre-existing).
     pub preexisting_freed: Vec<i64>,
 }
@@ -61,11 +59,17 @@ impl Lifetimes {
     }
 }
 
-/// Pairs the allocations and frees of `trace`'s `[memory]` instants.
-pub fn lifetimes(trace: &Trace) -> Lifetimes {
+/// Each device's allocated bytes after every `[memory]` event: (time, allocated), in time order.
+/// Only the step peaks read it, so it is not kept (16 bytes per event).
+pub type Curves = Vec<Vec<(i64, i64)>>;
+
+/// Pairs the allocations and frees of `trace`'s `[memory]` instants; also gives each device's
+/// allocated curve.
+pub fn lifetimes(trace: &Trace) -> (Lifetimes, Curves) {
     let mut out = Lifetimes::default();
+    let mut curves: Curves = Vec::new();
     let Some(mem_name) = trace.strings.lookup("[memory]") else {
-        return out;
+        return (out, curves);
     };
     let (dtype, did, bytes_key, addr_key, alloc_key) = (
         ArgKey::new("Device Type"),
@@ -89,7 +93,7 @@ pub fn lifetimes(trace: &Trace) -> Lifetimes {
             Some(d) => d,
             None => {
                 out.devices.push(key);
-                out.curve.push(Vec::new());
+                curves.push(Vec::new());
                 out.preexisting_freed.push(0);
                 running.push(0);
                 out.devices.len() - 1
@@ -100,7 +104,7 @@ pub fn lifetimes(trace: &Trace) -> Lifetimes {
         let (ts, bytes) = (ins.ts_ns[i], bytes_key.i64(args).unwrap_or(0));
         running[device] += bytes;
         let allocated = alloc_key.i64(args).unwrap_or(running[device]);
-        out.curve[device].push((ts, allocated));
+        curves[device].push((ts, allocated));
         let addr = addr_key.i64(args);
         if bytes > 0 {
             if let Some(addr) = addr {
@@ -118,5 +122,5 @@ pub fn lifetimes(trace: &Trace) -> Lifetimes {
             }
         }
     }
-    out
+    (out, curves)
 }

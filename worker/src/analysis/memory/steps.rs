@@ -17,7 +17,7 @@
 //! **Cost.** O(events + steps · log events) for the peaks, O(live allocations) per peak.
 
 use super::category::Category;
-use super::lifetime::{Lifetimes, NEVER};
+use super::lifetime::{Curves, Lifetimes, NEVER};
 
 /// Fewest steps a leak is judged on (ours: two growths could be warm-up, three are a trend).
 pub const LEAK_MIN_STEPS: usize = 4;
@@ -62,9 +62,9 @@ pub struct Leak {
 }
 
 /// Memory of every step on every device.
-pub fn step_memory(lt: &Lifetimes, categories: &[Category], steps: &[(u64, i64, i64)]) -> Vec<StepMemory> {
+pub fn step_memory(lt: &Lifetimes, curves: &Curves, categories: &[Category], steps: &[(u64, i64, i64)]) -> Vec<StepMemory> {
     let mut out = Vec::new();
-    for (d, curve) in lt.curve.iter().enumerate() {
+    for (d, curve) in curves.iter().enumerate() {
         let Ok(device) = u16::try_from(d) else { break };
         for &(step, start, end) in steps {
             let before = curve.partition_point(|&(t, _)| t < start);
