@@ -31,9 +31,7 @@ pub struct JoinedPath {
 impl JoinedPath {
     /// The class holding most of the joined paths, if any time was followed.
     pub fn bound_by(&self) -> Option<BoundBy> {
-        (self.shares.iter().sum::<i64>() > 0)
-            .then(|| BoundBy::ALL.into_iter().max_by_key(|c| (self.shares[c.index()], std::cmp::Reverse(c.index()))))
-            .flatten()
+        (self.shares.iter().sum::<i64>() > 0).then(|| BoundBy::most(&self.shares))
     }
 }
 

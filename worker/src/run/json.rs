@@ -35,14 +35,18 @@ pub fn findings_json(findings: &[RunFinding]) -> Value {
     )
 }
 
+/// `shares_pct{CLASS}`: each class's time as a % of `wall_ns` (0 without time).
+fn shares_pct(shares: &crate::analysis::critical_path::Shares, wall_ns: i64) -> serde_json::Map<String, Value> {
+    let pct = |ns: i64| if wall_ns > 0 { 100.0 * ns as f64 / wall_ns as f64 } else { 0.0 };
+    BoundBy::ALL.iter().map(|c| (c.as_str().to_owned(), json!(pct(shares[c.index()])))).collect()
+}
+
 /// A rank's critical-path summary: bound-by, shares and the names holding the paths.
 fn rank_path_json(p: &RankPath) -> Value {
-    let pct = |ns: i64| if p.wall_ns > 0 { 100.0 * ns as f64 / p.wall_ns as f64 } else { 0.0 };
-    let shares: serde_json::Map<String, Value> = BoundBy::ALL.iter().map(|c| (c.as_str().to_owned(), json!(pct(p.shares[c.index()])))).collect();
     json!({
         "bound_by": p.bound_by().map(BoundBy::as_str),
         "wall_us": us(p.wall_ns),
-        "shares_pct": shares,
+        "shares_pct": shares_pct(&p.shares, p.wall_ns),
         "top": p.on_path.iter().take(5).map(|(n, ns)| json!({"name": n, "on_path_us": us(*ns)})).collect::<Vec<_>>(),
     })
 }
@@ -50,12 +54,9 @@ fn rank_path_json(p: &RankPath) -> Value {
 /// A rank's paths joined at collectives: bound-by and shares with its waits taken over by the
 /// last arrivers' paths, and whose.
 fn joined_json(run: &RunAnalysis, r: &super::summary::RankSummary, j: &super::joined::JoinedPath) -> Value {
-    let wall = r.critical.wall_ns;
-    let pct = |ns: i64| if wall > 0 { 100.0 * ns as f64 / wall as f64 } else { 0.0 };
-    let shares: serde_json::Map<String, Value> = BoundBy::ALL.iter().map(|c| (c.as_str().to_owned(), json!(pct(j.shares[c.index()])))).collect();
     json!({
         "bound_by": j.bound_by().map(BoundBy::as_str),
-        "shares_pct": shares,
+        "shares_pct": shares_pct(&j.shares, r.critical.wall_ns),
         "waited_us": us(j.waited_ns),
         "waited_on": j.waited_on.iter().map(|&(q, ns)| json!({"rank": rank_at(&run.ranks, q), "us": us(ns)})).collect::<Vec<_>>(),
     })

@@ -138,7 +138,7 @@ pub struct Stretch {
 impl RankPath {
     /// The class holding most of the paths, if any time was followed.
     pub fn bound_by(&self) -> Option<BoundBy> {
-        (self.wall_ns > 0).then(|| BoundBy::ALL.into_iter().max_by_key(|c| (self.shares[c.index()], std::cmp::Reverse(c.index())))).flatten()
+        (self.wall_ns > 0).then(|| BoundBy::most(&self.shares))
     }
 }
 

@@ -165,10 +165,7 @@ pub fn generate(case: Case, knobs: Knobs) -> Vec<u8> {
             sim.python(3 * US);
         }
         Case::EventWait => {
-            sim.python(10 * US);
-            let awaited = sim.op("aten::mm", US, US, |s| s.launch(GEMM, MAIN_STREAM, 200 * US, None));
-            sim.python(2 * US);
-            sim.op("aten::mul", US, US, |s| s.launch(ELEMENTWISE, DECOY_STREAM, DECOY_NS, None));
+            let awaited = sim.gemm_and_decoy();
             sim.stream_wait_event(SIDE_STREAM, MAIN_STREAM);
             sim.python(2 * US);
             sim.op("aten::add", US, US, |s| {
@@ -177,10 +174,7 @@ pub fn generate(case: Case, knobs: Knobs) -> Vec<u8> {
             sim.python(3 * US);
         }
         Case::StreamSync => {
-            sim.python(10 * US);
-            sim.op("aten::mm", US, US, |s| s.launch(GEMM, MAIN_STREAM, 200 * US, None));
-            sim.python(2 * US);
-            sim.op("aten::mul", US, US, |s| s.launch(ELEMENTWISE, DECOY_STREAM, DECOY_NS, None));
+            sim.gemm_and_decoy();
             sim.stream_sync(MAIN_STREAM);
             sim.python(3 * US);
             sim.op("aten::add", 20 * US, 0, |_| {});
@@ -251,6 +245,16 @@ impl Sim {
         value
     }
 
+    /// 10 Python, a 200 µs GEMM on the main stream (16-216 µs), 2 Python, the decoy on a
+    /// third stream (24-217 µs); returns the GEMM's end.
+    fn gemm_and_decoy(&mut self) -> i64 {
+        self.python(10 * US);
+        let gemm_end = self.op("aten::mm", US, US, |s| s.launch(GEMM, MAIN_STREAM, 200 * US, None));
+        self.python(2 * US);
+        self.op("aten::mul", US, US, |s| s.launch(ELEMENTWISE, DECOY_STREAM, DECOY_NS, None));
+        gemm_end
+    }
+
     fn stream_free(&self, stream: i64) -> Option<i64> {
         self.free.iter().find(|(s, _)| *s == stream).map(|(_, t)| *t)
     }
@@ -277,9 +281,7 @@ impl Sim {
     /// A `cudaLaunchKernel` at the clock; its kernel waits for `after` (an activity's end) if
     /// given. Returns the kernel's end.
     fn launch(&mut self, kernel: &'static str, stream: i64, dur: i64, after: Option<i64>) -> i64 {
-        let call = self.t;
-        let corr = self.next_corr();
-        self.complete("cudaLaunchKernel", "cuda_runtime", CPU_PID, CPU_PID, call, CALL_NS, vec![("correlation", Arg::Int(corr))]);
+        let (call, corr) = (self.t, self.runtime_call("cudaLaunchKernel", CALL_NS));
         let mut start = call + self.knobs.launch_ns;
         if let Some(free) = self.stream_free(stream) {
             start = start.max(free + GAP_NS);
@@ -295,9 +297,7 @@ impl Sim {
     /// A `cudaLaunchKernel` of the all-reduce on `stream`: it starts (arrives) after `awaited`
     /// ends, and ends [`COLLECTIVE_NS`] after `last_arrival` (every rank's end together).
     fn launch_collective(&mut self, stream: i64, awaited: i64, last_arrival: i64) {
-        let call = self.t;
-        let corr = self.next_corr();
-        self.complete("cudaLaunchKernel", "cuda_runtime", CPU_PID, CPU_PID, call, CALL_NS, vec![("correlation", Arg::Int(corr))]);
+        let (call, corr) = (self.t, self.runtime_call("cudaLaunchKernel", CALL_NS));
         let start = (call + self.knobs.launch_ns).max(awaited + WAIT_NS);
         let end = start.max(last_arrival) + COLLECTIVE_NS;
         self.kernel(ALLREDUCE, stream, start, end - start, corr);
@@ -306,9 +306,7 @@ impl Sim {
 
     /// One `cudaGraphLaunch` replaying `count` kernels in stream order.
     fn graph_launch(&mut self, kernel: &'static str, stream: i64, dur: i64, count: usize, call_ns: i64) {
-        let call = self.t;
-        let corr = self.next_corr();
-        self.complete("cudaGraphLaunch", "cuda_runtime", CPU_PID, CPU_PID, call, call_ns, vec![("correlation", Arg::Int(corr))]);
+        let (call, corr) = (self.t, self.runtime_call("cudaGraphLaunch", call_ns));
         for _ in 0..count {
             let mut start = call + self.knobs.launch_ns;
             if let Some(free) = self.stream_free(stream) {
@@ -346,11 +344,9 @@ impl Sim {
     /// the `Stream Wait Event` record on `waiting`'s lane. The caller passes the awaited end to
     /// the next launch on `waiting` (the timing model has no event objects).
     fn stream_wait_event(&mut self, waiting: i64, on: i64) {
-        let record = self.next_corr();
-        self.complete("cudaEventRecord", "cuda_runtime", CPU_PID, CPU_PID, self.t, CALL_NS, vec![("correlation", Arg::Int(record))]);
+        let record = self.runtime_call("cudaEventRecord", CALL_NS);
         self.t += CALL_NS;
-        let corr = self.next_corr();
-        self.complete("cudaStreamWaitEvent", "cuda_runtime", CPU_PID, CPU_PID, self.t, CALL_NS, vec![("correlation", Arg::Int(corr))]);
+        let corr = self.runtime_call("cudaStreamWaitEvent", CALL_NS);
         let args = vec![
             ("cuda_sync_kind", Arg::Str(Cow::Borrowed("Stream Wait Event"))),
             ("wait_on_stream", Arg::Int(on)),
@@ -369,8 +365,7 @@ impl Sim {
         let call = self.t;
         let busy = if self.knobs.sync { self.stream_free(stream).unwrap_or(call) } else { call };
         let end = call.max(busy) + RETURN_NS;
-        let corr = self.next_corr();
-        self.complete("cudaStreamSynchronize", "cuda_runtime", CPU_PID, CPU_PID, call, end - call, vec![("correlation", Arg::Int(corr))]);
+        let corr = self.runtime_call("cudaStreamSynchronize", end - call);
         let args = vec![
             ("cuda_sync_kind", Arg::Str(Cow::Borrowed("Stream Sync"))),
             ("stream", Arg::Int(stream)),
@@ -379,6 +374,14 @@ impl Sim {
         ];
         self.complete("Stream Sync", "cuda_sync", GPU_PID, stream, end - RETURN_NS, 0, args);
         self.t = end;
+    }
+
+    /// A runtime call of `dur` ns at the clock with a new correlation id, which it returns
+    /// (the clock does not move).
+    fn runtime_call(&mut self, name: &'static str, dur: i64) -> i64 {
+        let corr = self.next_corr();
+        self.complete(name, "cuda_runtime", CPU_PID, CPU_PID, self.t, dur, vec![("correlation", Arg::Int(corr))]);
+        corr
     }
 
     fn next_corr(&mut self) -> i64 {

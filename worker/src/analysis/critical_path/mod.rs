@@ -72,6 +72,11 @@ pub enum BoundBy {
 }
 
 impl BoundBy {
+    /// The class holding the most time of `shares` (ties: the earlier class).
+    pub fn most(shares: &Shares) -> BoundBy {
+        BoundBy::ALL.into_iter().max_by_key(|c| (shares[c.index()], std::cmp::Reverse(c.index()))).unwrap_or(BoundBy::CpuOp)
+    }
+
     /// Every class, in output order.
     pub const ALL: [BoundBy; 9] = [
         Self::CpuOp,
@@ -188,7 +193,7 @@ impl StepPath {
 
     /// The class holding most of the path.
     pub fn bound_by(&self) -> BoundBy {
-        BoundBy::ALL.into_iter().max_by_key(|c| (self.shares[c.index()], std::cmp::Reverse(c.index()))).unwrap_or(BoundBy::CpuOp)
+        BoundBy::most(&self.shares)
     }
 
     /// ns of the path inside `slice` or any slice below it on its lane (`parent` chain).
