@@ -165,7 +165,12 @@ pub fn analyze(trace: &Trace, steps: &Steps, classes: &KernelClasses) -> Phases 
     let mut out: Vec<StepPhases> = steps.steps.iter().map(|st| StepPhases { step: st.number, ..StepPhases::default() }).collect();
     // Per step: (communication, other device work) intervals, for the exposed communication.
     let mut device: Vec<(Intervals, Intervals)> = vec![Default::default(); out.len()];
+    // Whether any slice marks data loading, backward, optimizer.
+    let mut marked = [false; 3];
     for i in 0..s.len() as u32 {
+        for (seen, mask) in marked.iter_mut().zip([&names.dataloader, &names.backward, &names.optimizer]) {
+            *seen |= Names::is(mask, trace, i);
+        }
         let (start, dur) = (s.start_ns[i as usize], s.dur_ns[i as usize]);
         if is_unit(i) && outermost(i) == Some(i) {
             if let Some(k) = step_at(start) {
@@ -189,15 +194,15 @@ pub fn analyze(trace: &Trace, steps: &Steps, classes: &KernelClasses) -> Phases 
         let comm = union(comm);
         out[k].comm_exposed_ns = length(&comm) - overlap(&comm, &union(other));
     }
-    let marked = |mask: &[bool]| (0..s.len() as u32).any(|i| Names::is(mask, trace, i));
+    let [loading, backward, optimizer] = marked;
     let mut not_told_apart = Vec::new();
-    if !marked(&names.dataloader) {
+    if !loading {
         not_told_apart.push(Phase::DataLoading);
     }
-    if !marked(&names.backward) && flow_targets.is_empty() {
+    if !backward && flow_targets.is_empty() {
         not_told_apart.push(Phase::Backward);
     }
-    if !marked(&names.optimizer) {
+    if !optimizer {
         not_told_apart.push(Phase::Optimizer);
     }
     Phases { steps: out, not_told_apart }

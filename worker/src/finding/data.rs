@@ -4,8 +4,7 @@
 //! (tb_plugin's priority rule), so they equal the steps table.
 //!
 //! Cost: one slice pass per rule, a union of each GPU's compute kernels (O(k log k)) for the
-//! overlap, and one `memory::analyze` pass over the `[memory]` instants when the trace lists
-//! device memory sizes.
+//! overlap; the `[memory]` series comes from `detect`, shared with the memory rules.
 
 use super::thresholds::*;
 use super::{dur, finding, pct, Ctx, Finding, Severity};
@@ -14,15 +13,16 @@ use crate::analysis::kernels::KernelRow;
 use crate::analysis::breakdown::{is_dataloader, Breakdown, Category, Roles};
 use crate::analysis::kernel_context::communicates;
 use crate::analysis::gpu::metrics_window_of;
-use crate::analysis::memory;
+use crate::analysis::memory::Memory;
 use crate::model::{CatClass, ProcessKind};
 
-pub(super) fn rules(ctx: &Ctx, out: &mut Vec<Finding>) {
+/// `memory`: the trace's series, built once for these rules and the memory ones.
+pub(super) fn rules(ctx: &Ctx, memory: &Memory, out: &mut Vec<Finding>) {
     dataloader_bound(ctx, out);
     pageable_memcpy(ctx, out);
     comm_heavy(ctx, out);
     comm_not_overlapped(ctx, out);
-    memory_near_limit(ctx, out);
+    memory_near_limit(ctx, memory, out);
     amp_opportunity(ctx, out);
 }
 
@@ -252,12 +252,11 @@ fn comm_not_overlapped(ctx: &Ctx, out: &mut Vec<Finding>) {
 /// `memory-near-limit` (alert): a device's peak reserved (else allocated) memory >
 /// [`MEMORY_NEAR_LIMIT_SHARE`] of its `totalGlobalMem` (tb_plugin's rule). One finding, for
 /// the fullest device.
-fn memory_near_limit(ctx: &Ctx, out: &mut Vec<Finding>) {
+fn memory_near_limit(ctx: &Ctx, mem: &Memory, out: &mut Vec<Finding>) {
     let devices = ctx.devices();
     if devices.is_empty() {
         return;
     }
-    let mem = memory::analyze(ctx.trace, None, 0);
     // (share, peak, limit, at, label) per device over the line; the fullest is reported.
     let mut over: Vec<(f64, i64, i64, i64, String)> = Vec::new();
     for d in &mem.devices {

@@ -18,16 +18,16 @@ use crate::analysis::memory::steps::StepMemory;
 use crate::model::LaneId;
 use crate::text::bytes;
 
-pub(crate) fn rules(ctx: &Ctx, out: &mut Vec<Finding>) {
-    // Built for these rules and dropped: at load, cached copies would hold about 30 bytes per
-    // allocation and the whole series for the session's life (the page and `report --memory`
-    // build their own).
+/// `memory`: the trace's series (built by `detect` for these rules and `memory-near-limit`).
+pub(crate) fn rules(ctx: &Ctx, memory: &crate::analysis::memory::Memory, out: &mut Vec<Finding>) {
+    // Built for these rules and dropped: at load, a cached copy would hold about 30 bytes per
+    // allocation for the session's life (the page and `report --memory` build their own).
     let steps: Vec<(u64, i64, i64)> = ctx.steps.steps.iter().map(|s| (s.number, s.cpu_start_ns, s.cpu_end_ns)).collect();
     let held = Held::new(ctx.trace, &steps);
     memory_leak(ctx, &held, out);
     category_peak(ctx, &held, out, Category::Activation);
     category_peak(ctx, &held, out, Category::OptimizerState);
-    fragmentation(&crate::analysis::memory::analyze(ctx.trace, None, 0), out);
+    fragmentation(memory, out);
 }
 
 /// The innermost op that made each of `allocs` (allocation indices, most telling first).

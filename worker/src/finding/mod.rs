@@ -378,11 +378,15 @@ pub fn detect(session: &Session) -> Vec<Finding> {
     gpu::rules(&ctx, &mut out);
     dispatch::rules(&ctx, &mut out);
     compile::rules(&ctx, &mut out);
-    data::rules(&ctx, &mut out);
+    // The memory series, for the data and memory rules, dropped after them: a session copy
+    // would hold every `[memory]` event past the load.
+    let series = crate::analysis::memory::analyze(ctx.trace, None, 0);
+    data::rules(&ctx, &series, &mut out);
     health::rules(&ctx, &mut out);
     graphs::rules(&ctx, &mut out);
     roofline::rules(&ctx, &mut out);
-    memory::rules(&ctx, &mut out);
+    memory::rules(&ctx, &series, &mut out);
+    drop(series);
     debug_assert!(
         out.iter().enumerate().all(|(k, f)| out[..k].iter().all(|g| g.rule != f.rule)),
         "one finding per rule"
