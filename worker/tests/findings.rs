@@ -936,7 +936,7 @@ fn rules_list_is_sorted_unique_and_complete() {
     sorted.sort_unstable();
     sorted.dedup();
     assert_eq!(ids, sorted);
-    assert_eq!(ids.len(), 45);
+    assert_eq!(ids.len(), 46);
     assert!(RULES.iter().all(|r| !r.1.is_empty()));
     assert_eq!(
         [Severity::Info, Severity::Warn, Severity::Alert].map(Severity::as_str),
@@ -1042,6 +1042,7 @@ const FIXTURE_RULES: &[(&str, Firings)] = &[
         "hta__benchmark_result_493459_1694039959_trace.json.gz",
         &[
             ("addmm-fusion", "info", Some(0.1), "6 `aten::addmm` cpu_ops", "info rule; impact is the engine's path time of its evidence (0.1%), not recounted"),
+            ("amp-opportunity", "info", Some(37.7), "A100 (cc 8.0): tensor-core kernels are only TF32 (sm80_xmma_fprop_implicit_gemm_indexed_tf32f32 1.81 ms), the rest ampere_sgemm / gcgemm SIMT (3.32 ms); 16 outermost conv2d / linear ops; no Input type recorded, so no tf32-fp32 (issue #44: amp-opportunity was silent once any tensor-core kernel existed)", "info rule; impact is the engine's path time of its evidence (37.7%), not recounted"),
             ("fp32-gemm", "info", Some(0.0), "ampere_sgemm_32x32_sliced1x4_tn + ampere_gcgemm_64x64_nt 3.32 of 5.12 ms GEMM time, A100; TF32 on (`sm80_xmma_fprop_implicit_gemm_indexed_tf32f32_*`): padding advice", "warn told as info: 0.0% of step time on the path, under 2% (not recounted)"),
             ("gpu-idle", "warn", Some(99.9), "kernel union 10.7 ms over 41.1 s (0.0%); no device activity for 2.35 s and 13.25 s (device time 49.8 ms with the copies)", "path in CPU / Python / launch 99.9%; python: kernel union 0.0% of the 41.1 s window, so the path is almost all host time"),
             ("hotspot-op", "info", Some(0.1), "`aten::copy_` 39.1 of 49.8 ms Self CUDA (16 pageable HtoD copies)", "info rule; impact is the engine's path time of its evidence (0.1%), not recounted"),
@@ -1067,6 +1068,7 @@ const FIXTURE_RULES: &[(&str, Firings)] = &[
         "hta__mi250_minitoy_train_ROCm6_2_kineto.json.gz",
         &[
             ("addmm-fusion", "info", Some(1.9), "1 `aten::addmm`", "info rule; impact is the engine's path time of its evidence (1.9%), not recounted"),
+            ("amp-opportunity", "info", Some(3.7), "MI250 (cc 9): its 2 GEMMs are fp32 MFMA Tensile (Cijk_*_SB_*_MI16x16x1, 17.6 + 12.6 µs), no reduced-precision kernel; 2 outermost matmul ops (issue #44: fp32 matrix-core kernels no longer silence it)", "info rule; impact is the engine's path time of its evidence (3.7%), not recounted"),
             ("gpu-idle", "warn", Some(99.3), "14 kernels, 110.9 µs busy in the 9.29 ms step (1.2%)", "99.3%; python: kernel union 1.2% of the steps, the GPU idles 98.8%"),
             ("overhead-bound", "warn", Some(99.3), "1 of 1 steps idle 98.8%; all 8.76 ms of stream gaps are host waits (launch after the gap began)", "as gpu-idle: 99.3% >= idle 98.8%"),
         ],
@@ -1080,6 +1082,7 @@ const FIXTURE_RULES: &[(&str, Firings)] = &[
             ("comm-not-overlapped", "info", Some(0.0), "GPU 0: 337 of 396 ms of NCCL kernels with no compute beside them", "warn told as info: 0.0% of step time on the path, under 2% (not recounted)"),
             ("fp32-gemm", "info", Some(0.0), "`ampere_sgemm_*` 12.5 of 67.3 ms GEMM time (18.6%); TF32 on (`cutlass_80_tensorop_s1688gemm_*`), the sgemms' K = 1, 7, 10, 15, 72: padding advice", "warn told as info: 0.0% of step time on the path, under 2% (not recounted)"),
             ("partial-trace", "info", Some(2.7), "correlation ids of 1204 launch calls jump by a median 36 (complete traces: 1-8)", "info rule; impact is the engine's path time of its evidence (2.7%), not recounted"),
+            ("tf32-fp32", "info", Some(0.1), "308 TF32 calls (s1688gemm_* without f16, 53 names) under aten::mm / bmm / addmm with Input type float: 54.787 of 67.294 ms GEMM time (81.4%; python recount over the kernel-class GEMMs)", "warn told as info: 0.07% of step time on the path (partial, host-bound steps), under 2% (not recounted)"),
         ],
     ),
     (
@@ -1092,6 +1095,7 @@ const FIXTURE_RULES: &[(&str, Firings)] = &[
             ("fp32-gemm", "info", Some(0.0), "`ampere_sgemm_*` 12.5 of 68.7 ms GEMM time (18.2%); TF32 on (`cutlass_80_tensorop_s1688gemm_*`): padding advice", "warn told as info: 0.0% of step time on the path, under 2% (not recounted)"),
             ("hidden-memcpy", "info", Some(0.0), "1 DtoD cudaMemcpyAsync inside `aten::pow` of a [2048, 17902] tensor by a 0-dim tensor", "warn told as info: 0.0% of step time on the path, under 2% (not recounted)"),
             ("partial-trace", "info", Some(2.1), "correlation ids of 1154 launch calls jump by a median 37", "info rule; impact is the engine's path time of its evidence (2.1%), not recounted"),
+            ("tf32-fp32", "info", Some(0.8), "308 TF32 calls, all on Input type float: 56.156 of 68.677 ms GEMM time (81.8%; python recount)", "warn told as info: 0.77% of step time on the path, under 2% (not recounted)"),
         ],
     ),
     (
@@ -1203,6 +1207,7 @@ const FIXTURE_RULES: &[(&str, Firings)] = &[
             ("memory-bound-gemm", "info", Some(0.0), "2 GEMM kernel names, 39.0 of 233.0 µs GEMM time (16.7%); bmm 128 x 128·128·64 fp32: 2·128·128·128·64 / (4·128·(128·64+64·128+128·128)) = 16 FLOP/B, below the fp32 ridge 20 (and tf32's 148)", "info rule; impact is the engine's path time of its evidence (0.0%), not recounted"),
             ("occupancy-query", "info", Some(0.1), "6 queries before cutlass launches", "info rule; impact is the engine's path time of its evidence (0.1%), not recounted"),
             ("overhead-bound", "warn", Some(100.0), "3 of 3 steps idle > 50%; host wait 2.10 of 2.11 ms of stream gaps", "as gpu-idle: 100.0% >= 86.0%"),
+            ("tf32-fp32", "info", Some(0.0), "H100: 18 cutlass_80_tensorop_s1688gemm_* calls under fp32 aten::bmm (128 x 128 x 64 attention) and addmm: 233.0 µs, all GEMM time (python recount)", "warn told as info: 0 ns of the 934 µs step on the path (host-bound), under 2% (not recounted)"),
         ],
     ),
     ("speedscope__simple-partial.json", &[("health-data-loss", "warn", None, "truncated on purpose (speedscope's partial-file sample): json_truncated 1", "none: what was lost is not in the model")]),

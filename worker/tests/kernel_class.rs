@@ -174,10 +174,13 @@ fn precision_with_near_misses() {
             ("Cijk_Alik_Bljk_SB_Bias_AS_SAV_UserArgs_MT64x16x32_MI16x16x1_SN", Fp32),
             ("fmha_cutlassF_f32_aligned_64x64_rf_sm80", Fp32),
             ("volta_dgemm_64x64_nn", Fp64),
-            // cuBLASLt's `nvjet` and CUTLASS's `s1688gemm` (fp16 on Turing, tf32 on Ampere)
-            // do not spell their types: unknown, not a guess.
+            // CUTLASS's `s1688gemm` without a half type is TF32 (Turing's spells `fp16`, issue
+            // #44); cuBLASLt's `nvjet` does not spell its types: unknown, not a guess.
+            ("void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_128x64_16x6_tn_align4>", Tf32),
+            ("s1688gemm_128x128_16x4_nn_align4", Tf32),
+            ("s1688gemm_f16_128x64_tn_align1", Fp16),
+            ("turing_fp16_s1688gemm_fp16_256x128_ldg8_f2f_tn", Fp16),
             (serve::QKV, Unknown),
-            ("void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_128x64_16x6_tn_align4>", Unknown),
             ("void fbgemm_gpu::_FP8rowwise_to_float_cuda_kernel<float>(unsigned char const*)", Unknown),
             ("matmul_kernel", Unknown),
         ],

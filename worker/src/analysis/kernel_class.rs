@@ -271,8 +271,10 @@ const RULES: &[Rule] = &[
         &[ContainsLower(&["bf16", "bfloat16"]), TensileType(&["B"])]).precision(P::Bf16),
     rule("half (`fp16`, `f16f16`, `_f16_`, `h884` / `h1688` / `h16816`, `hgemm`, `c10::Half`, `half_t`); Tensile `H`",
         &[ContainsLower(&["f16f16", "h884", "h1688", "h16816", "hgemm"]), Token(&["fp16", "f16", "half"]), TensileType(&["H"])]).precision(P::Fp16),
-    rule("TF32 (cuBLAS `tf32f32`, CUTLASS `tfloat32_t`)",
-        &[ContainsLower(&["tf32", "tfloat32"])]).precision(P::Tf32),
+    // After half: Turing's `s1688gemm` spells its fp16 inputs (`turing_fp16_s1688gemm_fp16_*`,
+    // `s1688gemm_f16_*`); without them it is the Ampere+ TF32 MMA (m16n8k8 on fp32 data).
+    rule("TF32 (cuBLAS `tf32f32`, CUTLASS `tfloat32_t`; CUTLASS `s1688gemm` without a half type)",
+        &[ContainsLower(&["tf32", "tfloat32", "s1688gemm"])]).precision(P::Tf32),
     rule("double (BLAS `dgemm`, `zgemm`; `f64`); Tensile `D`, `Z`",
         &[ContainsLower(&["dgemm", "zgemm"]), Token(&["f64", "fp64"]), TensileType(&["D", "Z"])]).precision(P::Fp64),
     rule("single (BLAS `sgemm`, `cgemm`; cuBLAS `f32f32_f32f32`; `_f32_`, `Fp32`); Tensile `S`, `C`",

@@ -8,7 +8,7 @@
 
 use super::thresholds::*;
 use super::{dur, finding, pct, Ctx, Finding, Severity};
-use crate::analysis::kernel_class::KernelClass;
+use crate::analysis::kernel_class::{KernelClass, Precision};
 use crate::analysis::kernels::KernelRow;
 use crate::analysis::breakdown::{is_dataloader, Breakdown, Category, Roles};
 use crate::analysis::kernel_context::communicates;
@@ -329,7 +329,7 @@ fn is_amp_eligible(n: &str) -> bool {
 }
 
 /// `amp-opportunity` (info): a device with compute capability >= [`TENSOR_CORE_MIN_MAJOR`], no
-/// tensor-core kernel at all, no GEMM or attention kernel whose name says a reduced precision
+/// tensor-core kernel other than TF32 ones (and no `tf32-fp32` finding, which says it for those), no GEMM or attention kernel whose name says a reduced precision
 /// (bf16 / fp16 / fp8 / fp4 / int8: mixed precision is already on, e.g. fp16 SIMT GEMMs of
 /// misaligned shapes), and autocast-eligible ops that launched GPU work (tb_plugin's rule plus
 /// the precision). Counts the outermost eligible op of each dispatch chain. Evidence: those,
@@ -339,7 +339,11 @@ fn amp_opportunity(ctx: &Ctx, out: &mut Vec<Finding>) {
     let reduced = |r: &KernelRow| {
         matches!(r.class, KernelClass::Gemm | KernelClass::Attention) && r.precision.is_reduced()
     };
-    if rows.is_empty() || rows.iter().any(|r| r.tensor_cores) || rows.iter().any(reduced) {
+    // TF32 tensor cores on fp32 data are not mixed precision (issue #44: the rule went silent
+    // on them); where `tf32-fp32` measured those GEMMs, it gives the same advice with numbers.
+    let reduced_tc = |r: &KernelRow| r.tensor_cores && !matches!(r.precision, Precision::Tf32 | Precision::Fp32);
+    let told = out.iter().any(|f| f.rule == "tf32-fp32");
+    if rows.is_empty() || told || rows.iter().any(reduced_tc) || rows.iter().any(reduced) {
         return;
     }
     if ctx.max_compute_major().is_none_or(|m| m < TENSOR_CORE_MIN_MAJOR) {
@@ -377,12 +381,12 @@ fn amp_opportunity(ctx: &Ctx, out: &mut Vec<Finding>) {
         "amp-opportunity",
         Severity::Info,
         format!(
-            "No tensor-core kernels on a tensor-core GPU; {} matmul/conv ops could use them",
+            "No reduced-precision tensor-core kernels on a tensor-core GPU; {} matmul/conv ops could use them",
             ids.len()
         ),
         format!(
             "compute capability {major}.x >= {TENSOR_CORE_MIN_MAJOR}, 0 of {} kernel names use tensor cores \
-             and no GEMM / attention kernel names a reduced precision (a name that does not say \
+             other than in TF32 and no GEMM / attention kernel names a reduced precision (a name that does not say \
              counts as not reduced), {} outermost matmul/conv ops launched GPU work",
             rows.len(),
             ids.len()

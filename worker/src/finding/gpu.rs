@@ -300,13 +300,6 @@ fn dtod_before_gemm(ctx: &Ctx, out: &mut Vec<Finding>) {
     ));
 }
 
-/// CUTLASS's `s1688gemm` on fp32 data (no `f16` in the name): TF32 tensor-core math from SM80
-/// (the kernel table leaves its precision unknown: on Turing the same shape is fp16). Only
-/// asked on GPUs with TF32 ([`fp32_gemm`] returns below compute capability 8).
-fn is_tf32_cutlass(name: &str) -> bool {
-    name.contains("s1688gemm") && !name.contains("f16")
-}
-
 /// `fp32-gemm`: GEMM kernels whose name says FP32 ([`Precision::Fp32`]: cuBLAS `sgemm`,
 /// `f32f32_f32f32 ... ffma`, Tensile `S`) and that do not run on tensor / matrix cores hold >=
 /// [`FP32_GEMM_MIN_SHARE`] of GEMM time, on a device with TF32 (compute capability >=
@@ -334,7 +327,7 @@ fn fp32_gemm(ctx: &Ctx, out: &mut Vec<Finding>) {
     }
     let tf32: Vec<_> = rows
         .iter()
-        .filter(|r| r.gemm && r.tensor_cores && (matches!(r.precision, Precision::Tf32 | Precision::Fp32) || is_tf32_cutlass(&r.name)))
+        .filter(|r| r.gemm && r.tensor_cores && matches!(r.precision, Precision::Tf32 | Precision::Fp32))
         .collect();
     let tf32_ns: i64 = tf32.iter().map(|r| r.total_ns).sum();
     let mask = ctx.mask(|n| simt.iter().any(|r| r.name == n));

@@ -12,6 +12,7 @@
 //!   at twice the speed, pinned host memory's usual gain);
 //! - `fp32-gemm`, `amp-opportunity`: the GEMMs on tensor cores ([GPU compute] × 0.5, the least
 //!   TF32 / bf16 gives over FP32 SIMT);
+//! - `tf32-fp32`: the TF32 GEMMs in bf16 ([GPU compute] × 0.5, the datasheets' TF32 : bf16 rate);
 //! - `dataloader-bound`: the loading stall gone (all its time → 0);
 //! - `device-query-loop`, `occupancy-query`: the queries out of the loop (their CPU time → 0);
 //! - `dtod-before-gemm`: the bias copies gone ([memcpy] → 0);
@@ -50,6 +51,7 @@ pub fn model(trace: &Trace, f: &Finding) -> Option<(&'static str, Vec<Edit>)> {
         "hidden-memcpy" => ("the copies made asynchronous", &[(&[B::SyncWait], 0.0)]),
         "pageable-memcpy" => ("pinned memory, non_blocking copies", &[(&[B::SyncWait], 0.0), (&[B::MemcpyMemset], 0.5)]),
         "fp32-gemm" | "amp-opportunity" => ("the GEMMs on tensor cores at twice the speed", &[(&[B::GpuCompute], 0.5)]),
+        "tf32-fp32" => ("bf16 autocast (the TF32 GEMMs at twice the speed)", &[(&[B::GpuCompute], super::thresholds::TF32_TO_BF16_TIME)]),
         "dataloader-bound" => ("the loading stall gone", &[(&[], 0.0)]),
         "device-query-loop" | "occupancy-query" => ("the queries out of the loop", &[(&[B::CpuOp, B::CpuOverhead], 0.0)]),
         "dtod-before-gemm" => ("the bias copies gone", &[(&[B::MemcpyMemset], 0.0)]),

@@ -156,3 +156,9 @@ pub const FRAGMENTATION_RATIO: f64 = 1.5;
 /// `memory-fragmentation`: and at least this many bytes reserved but unused (ours: 1 GiB, a
 /// size worth acting on on any GPU).
 pub const FRAGMENTATION_MIN_BYTES: i64 = 1 << 30;
+/// `tf32-fp32`: TF32 GEMMs on fp32 inputs hold at least this share of GEMM time (ours, as
+/// `fp32-gemm`'s share).
+pub const TF32_FP32_MIN_GEMM_SHARE: f64 = 0.10;
+/// `tf32-fp32`: a TF32 GEMM's time in bf16 / fp16, as a share: the datasheets' dense tensor
+/// rates are twice TF32's (A100 312 vs 156 TFLOP/s, H100 SXM 989.4 vs 494.7, L40S 362 vs 181).
+pub const TF32_TO_BF16_TIME: f64 = 0.5;

@@ -18,6 +18,9 @@
 //!   (`graph id` / `graph node id`, one `cudaGraphLaunch` per replay), for the graph analysis.
 //! - [`paths`] writes one-step traces each bound by one thing (CPU, GPU, a sync, a cross-stream
 //!   wait, a collective, a graph replay), with knobs whose re-run is a what-if's ground truth.
+//! - [`cheatsheet`] writes GPU-bound training steps each showing one pattern of issue #44's
+//!   rules (TF32 on fp32, misaligned GEMMs, unfused attention, copies, syncs, small grids), with
+//!   the knob that makes its near miss.
 //! - [`inflate`] repeats the events of a real trace along time, renumbering every linking id, to
 //!   make inputs of any size (hundreds of MB to GB) for benchmarks and stress tests.
 //!
@@ -32,6 +35,7 @@
 //! exactly as Kineto prints it; no float ever touches a timestamp, so values near `4.4e12` µs stay
 //! exact (an `f64` would drift by up to a nanosecond per operation there).
 
+pub mod cheatsheet;
 mod decimal;
 pub mod demo;
 mod device;

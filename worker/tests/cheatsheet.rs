@@ -1,0 +1,57 @@
+//! Issue #44's cheatsheet rules on synthetic steps (`synth::cheatsheet`, ground truth by
+//! construction): each rule fires on the trace built to show its pattern with the numbers the
+//! construction gives, and stays silent on the one built not to. The steps are GPU-bound (the
+//! kernels run back to back from 100 µs to the step's end), so a rule's evidence kernels lie
+//! on the critical path and its impact is their time over the steps' 3 x 1000 µs.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
+
+mod common;
+
+use kinetoscope::finding::{detect, Finding, Severity};
+use kinetoscope::synth::cheatsheet::{generate, Case, STEPS, STEP_NS};
+
+const US: i64 = 1_000;
+
+fn findings(case: Case) -> Vec<Finding> {
+    let (engine, result) = common::load_bytes("cheatsheet.json", generate(case));
+    result.unwrap();
+    detect(engine.session().unwrap())
+}
+
+/// The finding of `rule` on `case`, or a panic listing what fired.
+fn fired(case: Case, rule: &str) -> Finding {
+    let all = findings(case);
+    let rules: Vec<&str> = all.iter().map(|f| f.rule).collect();
+    all.into_iter().find(|f| f.rule == rule).unwrap_or_else(|| panic!("{rule} did not fire on {case:?} (fired: {rules:?})"))
+}
+
+fn silent(case: Case, rule: &str) {
+    assert!(findings(case).iter().all(|f| f.rule != rule), "{rule} fired on its near miss {case:?}");
+}
+
+/// The finding's impact is `per_step_us` of evidence per step on the path, all steps.
+fn assert_impact(f: &Finding, per_step_us: i64) {
+    let i = f.impact.unwrap();
+    assert_eq!((i.ns, i.per_step_ns, i.step_ns, i.steps), (STEPS * per_step_us * US, per_step_us * US, STEP_NS, STEPS as u32), "{}", f.rule);
+    assert!((i.pct - 100.0 * (per_step_us * US) as f64 / STEP_NS as f64).abs() < 1e-9, "{}", f.rule);
+}
+
+/// `tf32-fp32`: the fp32 `aten::mm` runs `cutlass_80_tensorop_s1688gemm` (TF32 by name) for
+/// 600 of each step's 1000 µs: 1.80 ms of TF32 GEMMs, all GEMM time; bf16 would take half
+/// (900 µs saved, modelled: 300 µs per step). Near miss: the same trace without `Input type`
+/// (shapes not recorded): the rule does not guess the dtype.
+#[test]
+fn tf32_fp32() {
+    let f = fired(Case::Tf32 { recorded: true }, "tf32-fp32");
+    assert_eq!(f.severity, Severity::Warn, "{}", f.why);
+    assert_eq!(f.evidence.total, 3);
+    assert!(f.title.starts_with("TF32 tensor-core GEMMs on fp32 inputs take 100.0% of GEMM time (1.80 ms in 3 calls, 1 kernel names); bf16 would save ~900.0 µs"), "{}", f.title);
+    assert_impact(&f, 600);
+    let r = f.remedy.unwrap();
+    assert_eq!(r.per_step_ns, 300 * US, "half of each step's 600 µs TF32 GEMM");
+    silent(Case::Tf32 { recorded: false }, "tf32-fp32");
+    // amp-opportunity no longer goes silent on TF32 tensor-core kernels, but leaves them to
+    // tf32-fp32 when that fires; without recorded dtypes it speaks.
+    assert!(findings(Case::Tf32 { recorded: true }).iter().all(|f| f.rule != "amp-opportunity"));
+    assert!(findings(Case::Tf32 { recorded: false }).iter().any(|f| f.rule == "amp-opportunity"));
+}
