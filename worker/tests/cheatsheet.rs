@@ -55,3 +55,18 @@ fn tf32_fp32() {
     assert!(findings(Case::Tf32 { recorded: true }).iter().all(|f| f.rule != "amp-opportunity"));
     assert!(findings(Case::Tf32 { recorded: false }).iter().any(|f| f.rule == "amp-opportunity"));
 }
+
+/// `gemm-alignment`: a bf16 4096 x 1024 x 50257 GEMM (N = GPT-2's vocabulary, 50257 = 8 x
+/// 6282 + 1) runs 500 µs per step beside an aligned one of 400 µs: 1.50 ms misaligned of
+/// 2.70 ms GEMM time (55.6%), N padded to 50264. Near miss: N = 50304.
+#[test]
+fn gemm_alignment() {
+    let f = fired(Case::Alignment { n: 50257 }, "gemm-alignment");
+    assert_eq!(f.severity, Severity::Warn, "{}", f.why);
+    assert_eq!(f.evidence.total, 3);
+    assert!(f.title.starts_with("3 GEMM calls in 1 shapes have M, N or K off the tensor-core multiple (55.6% of GEMM time, 1.50 ms; e.g. M=4096 N=50257 K=1024)"), "{}", f.title);
+    assert!(f.why.contains("the longest: N=50257 (pad to 50264)"), "{}", f.why);
+    assert_impact(&f, 500);
+    silent(Case::Alignment { n: 50304 }, "gemm-alignment");
+}
+

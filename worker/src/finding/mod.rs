@@ -152,6 +152,7 @@ pub const RULES: &[(&str, &str)] = &[
     ("device-query-loop", "thousands of device property / attribute queries (a query in a loop)"),
     ("dtod-before-gemm", "addmm/baddbmm bias copy (DtoD) right before its GEMM"),
     ("fp32-gemm", "GEMM kernels whose name says FP32, without tensor cores (SIMT)"),
+    ("gemm-alignment", "bf16/fp16 (fp8/int8) GEMMs whose M, N or K is not a multiple of 8 (16)"),
     ("gpu-idle", "GPU utilization below 50% or gaps of 500 ms and more"),
     ("health-clock-skew", "device activities start before their launch call (CPU/GPU clock offset)"),
     ("health-data-loss", "truncated file, or events the parse skipped or could not represent"),

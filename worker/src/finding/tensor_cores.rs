@@ -1,5 +1,6 @@
 //! How GEMMs use the tensor cores (issue #44): fp32 data on TF32 tensor cores where bf16 /
-//! fp16 would run twice as fast (`tf32-fp32`).
+//! fp16 would run twice as fast (`tf32-fp32`), and reduced-precision GEMMs whose M, N or K
+//! cannot be tiled for the tensor cores (`gemm-alignment`).
 //!
 //! **Inputs.** The kernel table's GEMM rows (class, tensor cores, precision by name), each
 //! kernel's work op and `[batch, M, N, K]` from the roofline's [`crate::analysis::work`], and the
@@ -21,6 +22,7 @@ use crate::model::CatClass;
 pub(super) fn rules(ctx: &Ctx, out: &mut Vec<Finding>) {
     let mut types = OpTypes::new(ctx);
     tf32_fp32(ctx, &mut types, out);
+    gemm_alignment(ctx, &mut types, out);
 }
 
 /// The first tensor dtype of the op that launched a kernel, read from `Input type` and
@@ -122,5 +124,78 @@ fn tf32_fp32(ctx: &Ctx, types: &mut OpTypes, out: &mut Vec<Finding>) {
         "Run the forward pass under torch.autocast(\"cuda\", dtype=torch.bfloat16) (fp16 with a \
          GradScaler on GPUs without fast bf16); keep the loss and norms in fp32 as autocast does.",
         ctx.evidence(ids),
+    ));
+}
+
+/// The multiple M, N and K should be of for a GEMM on `d` data to tile the tensor cores
+/// ([`GEMM_ALIGN_16BIT`], [`GEMM_ALIGN_8BIT`]); `None` for fp32 / fp64 data (TF32 and SIMT
+/// are `fp32-gemm`'s and `tf32-fp32`'s).
+fn alignment(d: Dtype) -> Option<u64> {
+    match (d.peak, d.bytes) {
+        (PeakClass::Bf16, 2) => Some(GEMM_ALIGN_16BIT),
+        (PeakClass::Fp8 | PeakClass::Fp4, _) | (PeakClass::Fp32, 1) => Some(GEMM_ALIGN_8BIT),
+        _ => None,
+    }
+}
+
+/// `gemm-alignment`: GEMM kernels on bf16 / fp16 (fp8 / int8) data whose op's M, N or K is not
+/// a multiple of [`GEMM_ALIGN_16BIT`] ([`GEMM_ALIGN_8BIT`]) take >= [`GEMM_ALIGN_MIN_SHARE`] of
+/// GEMM time. Shapes are the roofline's (`KernelWork::gemm`); GEMMs without a recorded shape
+/// or dtype are not counted. The title names the longest misaligned shape. Evidence: those
+/// kernels, longest first.
+fn gemm_alignment(ctx: &Ctx, types: &mut OpTypes, out: &mut Vec<Finding>) {
+    let rows = &ctx.kernels.rows;
+    let gemm_ns: i64 = rows.iter().filter(|r| r.gemm).map(|r| r.total_ns).sum();
+    let gemm = ctx.mask(|n| rows.iter().any(|r| r.name == n && r.gemm));
+    let s = &ctx.trace.slices;
+    // (kernel, [b, m, n, k], multiple)
+    let mut hits: Vec<(u32, [u64; 4], u64)> = Vec::new();
+    for k in ctx.slices_named(&gemm, Some(CatClass::Kernel)) {
+        let Some(shape) = ctx.work.kernel(k).and_then(|w| w.gemm) else { continue };
+        let Some(multiple) = types.of_kernel(k).and_then(alignment) else { continue };
+        if shape[1..].iter().any(|&d| d % multiple != 0) {
+            hits.push((k, shape, multiple));
+        }
+    }
+    let bad_ns: i64 = hits.iter().map(|h| s.dur_ns[h.0 as usize]).sum();
+    if hits.is_empty() || gemm_ns <= 0 || (bad_ns as f64) < GEMM_ALIGN_MIN_SHARE * gemm_ns as f64 {
+        return;
+    }
+    hits.sort_by_key(|h| (std::cmp::Reverse(s.dur_ns[h.0 as usize]), h.0));
+    let (_, [b, m, n, k], multiple) = hits[0];
+    let odd: Vec<String> = [("M", m), ("N", n), ("K", k)]
+        .iter()
+        .filter(|d| d.1 % multiple != 0)
+        .map(|d| format!("{}={} (pad to {})", d.0, d.1, d.1.div_ceil(multiple) * multiple))
+        .collect();
+    let mut shapes: Vec<[u64; 4]> = hits.iter().map(|h| h.1).collect();
+    shapes.sort_unstable();
+    shapes.dedup();
+    let batch = if b > 1 { format!("{b} x ") } else { String::new() };
+    out.push(finding(
+        "gemm-alignment",
+        Severity::Warn,
+        format!(
+            "{} GEMM calls in {} shapes have M, N or K off the tensor-core multiple ({} of GEMM time, {}; e.g. {batch}M={m} N={n} K={k})",
+            hits.len(),
+            shapes.len(),
+            pct(bad_ns as f64 / gemm_ns as f64),
+            dur(bad_ns)
+        ),
+        format!(
+            "misaligned GEMM time {} / GEMM time {} = {} >= {}; multiples: {GEMM_ALIGN_16BIT} for bf16 / fp16, \
+             {GEMM_ALIGN_8BIT} for fp8 / int8 (shapes from the ops' Input Dims, dtype from Input type); the longest: {}",
+            dur(bad_ns),
+            dur(gemm_ns),
+            pct(bad_ns as f64 / gemm_ns as f64),
+            pct(GEMM_ALIGN_MIN_SHARE),
+            odd.join(", ")
+        ),
+        "Tensor cores work on tiles whose sides are multiples of 8 elements for 16-bit data (16 \
+         for 8-bit): a GEMM with an odd dimension runs with padded or partial tiles, slower \
+         kernels, or on the CUDA cores.",
+        "Pad the odd dimension to the multiple: vocabulary sizes (e.g. 50257 -> 50304), hidden and \
+         head sizes, batch x sequence (tokens per step); pad once at model build, not per call.",
+        ctx.evidence(hits.iter().map(|h| h.0)),
     ));
 }

@@ -162,3 +162,12 @@ pub const TF32_FP32_MIN_GEMM_SHARE: f64 = 0.10;
 /// `tf32-fp32`: a TF32 GEMM's time in bf16 / fp16, as a share: the datasheets' dense tensor
 /// rates are twice TF32's (A100 312 vs 156 TFLOP/s, H100 SXM 989.4 vs 494.7, L40S 362 vs 181).
 pub const TF32_TO_BF16_TIME: f64 = 0.5;
+/// `gemm-alignment`: M, N and K of a bf16 / fp16 GEMM should be multiples of this (NVIDIA Deep
+/// Learning Performance Guide, "Matrix Multiplication Background": 8 elements = 16 bytes).
+pub const GEMM_ALIGN_16BIT: u64 = 8;
+/// `gemm-alignment`: and of an fp8 / int8 GEMM, multiples of this (same guide: 16 for int8;
+/// cuBLASLt's FP8 matmuls require 16).
+pub const GEMM_ALIGN_8BIT: u64 = 16;
+/// `gemm-alignment`: misaligned GEMMs hold at least this share of GEMM time (ours, as
+/// `fp32-gemm`'s share).
+pub const GEMM_ALIGN_MIN_SHARE: f64 = 0.10;
