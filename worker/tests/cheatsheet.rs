@@ -70,3 +70,21 @@ fn gemm_alignment() {
     silent(Case::Alignment { n: 50304 }, "gemm-alignment");
 }
 
+
+/// `unfused-attention`: baddbmm [10, 15] -> softmax [16, 22] -> bmm [27, 32] on the host; the
+/// kernels they and the dropout between launch run 200 + 100 + 50 + 200 = 550 of each step's
+/// 900 µs of device time: 1.65 ms of 2.70 ms (61.1%) in 3 chains, scores 16 x 128 x 128; the
+/// projection GEMM after the chain is not counted. Near miss: a FlashAttention kernel runs too.
+#[test]
+fn unfused_attention() {
+    let f = fired(Case::Attention { fused: false }, "unfused-attention");
+    assert_eq!(f.severity, Severity::Warn, "{}", f.why);
+    assert_eq!(f.evidence.total, 12);
+    assert!(
+        f.title.starts_with("3 unfused attention chains (matmul -> softmax -> matmul) take 61.1% of device time (1.65 ms; scores 16x128x128)"),
+        "{}",
+        f.title
+    );
+    assert_impact(&f, 550);
+    silent(Case::Attention { fused: true }, "unfused-attention");
+}

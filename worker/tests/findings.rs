@@ -936,7 +936,7 @@ fn rules_list_is_sorted_unique_and_complete() {
     sorted.sort_unstable();
     sorted.dedup();
     assert_eq!(ids, sorted);
-    assert_eq!(ids.len(), 47);
+    assert_eq!(ids.len(), 48);
     assert!(RULES.iter().all(|r| !r.1.is_empty()));
     assert_eq!(
         [Severity::Info, Severity::Warn, Severity::Alert].map(Severity::as_str),
@@ -1196,6 +1196,7 @@ const FIXTURE_RULES: &[(&str, Firings)] = &[
             ("memory-bound-gemm", "info", Some(0.0), "12 fp16 GEMM kernel names (`ampere_fp16_sgemm_fp16_*` under conv1d / linear), all GEMM time; the longest 3.8 FLOP/B, far below the A100 PCIe's 312 TFLOP/s / 1555 GB/s = 200.6 (and below its fp32 ridge 12.5)", "info rule; impact is the engine's path time of its evidence (0.0%), not recounted"),
             ("occupancy-query", "info", Some(0.0), "122 queries before launches", "info rule; impact is the engine's path time of its evidence (0.0%), not recounted"),
             ("overhead-bound", "warn", Some(100.0), "Self CUDA 7.8 ms vs 728.8 ms Self CPU; all 1.03 s of stream gaps are host waits", "as gpu-idle: 100.0% >= 99.3%"),
+            ("unfused-attention", "info", Some(0.0), "GPT-2 fp16 on A100, no fused attention kernel: 10 baddbmm -> softmax -> bmm chains, scores 256x61x61, 1064.131 of 7800.53 µs device time (13.6%; python recount: device activities launched inside each chain's span)", "warn told as info: 0 ns on the path (host-bound 1.05 s step), under 2% (not recounted)"),
         ],
     ),
     (
@@ -1209,6 +1210,7 @@ const FIXTURE_RULES: &[(&str, Firings)] = &[
             ("occupancy-query", "info", Some(0.1), "6 queries before cutlass launches", "info rule; impact is the engine's path time of its evidence (0.1%), not recounted"),
             ("overhead-bound", "warn", Some(100.0), "3 of 3 steps idle > 50%; host wait 2.10 of 2.11 ms of stream gaps", "as gpu-idle: 100.0% >= 86.0%"),
             ("tf32-fp32", "info", Some(0.0), "H100: 18 cutlass_80_tensorop_s1688gemm_* calls under fp32 aten::bmm (128 x 128 x 64 attention) and addmm: 233.0 µs, all GEMM time (python recount)", "warn told as info: 0 ns of the 934 µs step on the path (host-bound), under 2% (not recounted)"),
+            ("unfused-attention", "info", Some(0.0), "3 bmm -> _softmax -> bmm chains inside aten::_native_multi_head_attention, scores 16x8x128x128: 54.0 of 391.0 µs device time (13.8%; python recount)", "warn told as info: 0 ns of the 934 µs step on the path, under 2% (not recounted)"),
         ],
     ),
     ("speedscope__simple-partial.json", &[("health-data-loss", "warn", None, "truncated on purpose (speedscope's partial-file sample): json_truncated 1", "none: what was lost is not in the model")]),

@@ -10,8 +10,8 @@
 //! Always over the whole trace: rules compare steps with each other, so a sub-range would
 //! change what they mean.
 //!
-//! **Structure.** One file per family of rules (`table`, `cpu`, `gpu`, `tensor_cores`, `dispatch`,
-//! `compile`, `data`, `health`), each exporting `rules(&Ctx, &mut Vec<Finding>)`. [`Ctx`] holds the shared
+//! **Structure.** One file per family of rules (`table`, `cpu`, `gpu`, `tensor_cores`, `attention`,
+//! `dispatch`, `compile`, `data`, `health`), each exporting `rules(&Ctx, &mut Vec<Finding>)`. [`Ctx`] holds the shared
 //! analyses, read once from the session (its op index and GPU profiles are the ones the page's
 //! tables use, not rebuilt: steps, op table, kernel table, GPU metrics) plus the launch ->
 //! activity links, and
@@ -37,6 +37,7 @@
 //! References: docs/findings.md (the rule table); docs/definitions.md §3–5 (tb_plugin
 //! recommendations, HTA, Nsight rules).
 
+mod attention;
 mod compile;
 mod cpu;
 mod data;
@@ -182,6 +183,7 @@ pub const RULES: &[(&str, &str)] = &[
     ("slow-step", "a step much slower than its neighbours, in the middle of the run"),
     ("sync-heavy", "synchronizing calls take at least 20% of CPU time"),
     ("tf32-fp32", "TF32 tensor-core GEMMs on fp32 inputs, where bf16/fp16 would run twice as fast"),
+    ("unfused-attention", "bmm -> softmax -> bmm attention chains and no fused attention kernel"),
 ];
 
 /// Analyses shared by the rules, computed once per [`detect`].
@@ -380,6 +382,7 @@ pub fn detect(session: &Session) -> Vec<Finding> {
     cpu::rules(&ctx, &mut out);
     gpu::rules(&ctx, &mut out);
     tensor_cores::rules(&ctx, &mut out);
+    attention::rules(&ctx, &mut out);
     dispatch::rules(&ctx, &mut out);
     compile::rules(&ctx, &mut out);
     // The memory series, for the data and memory rules, dropped after them: a session copy

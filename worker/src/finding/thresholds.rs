@@ -171,3 +171,6 @@ pub const GEMM_ALIGN_8BIT: u64 = 16;
 /// `gemm-alignment`: misaligned GEMMs hold at least this share of GEMM time (ours, as
 /// `fp32-gemm`'s share).
 pub const GEMM_ALIGN_MIN_SHARE: f64 = 0.10;
+/// `unfused-attention`: matmul -> softmax -> matmul chains hold at least this share of device
+/// time (ours: below it, fusing attention is not where the time goes).
+pub const UNFUSED_ATTENTION_MIN_SHARE: f64 = 0.05;

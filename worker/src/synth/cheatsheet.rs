@@ -58,7 +58,7 @@ pub enum Case {
         n: u64,
     },
     /// `unfused-attention`: fp16 `aten::baddbmm` [10, 15] -> [`FP16_BMM`] [100, 300],
-    /// `aten::softmax` [16, 22] (> `aten::_softmax`) -> [`SOFTMAX`] [300, 400], `aten::dropout`
+    /// `aten::softmax` [16, 22] of 16 x 128 x 128 scores (> `aten::_softmax`) -> [`SOFTMAX`] [300, 400], `aten::dropout`
     /// [23, 26] -> [`DROPOUT`] [400, 450], `aten::bmm` [27, 32] -> [`FP16_BMM`] [450, 650]: a
     /// 550 µs chain; then `aten::mm` [40, 45] -> [`BF16_GEMM`] [650, 1000] outside it. With
     /// `fused`, the mm's first 50 µs are [`FLASH`] under `aten::_flash_attention_forward`
@@ -174,7 +174,7 @@ fn ops(case: Case) -> Vec<Op> {
                 op("aten::baddbmm", (10, 15))
                     .shapes("[[16, 128, 128], [16, 128, 64], [16, 64, 128], [], []]", half3)
                     .kernel(FP16_BMM, (100, 300)),
-                op("aten::softmax", (16, 22)),
+                op("aten::softmax", (16, 22)).shapes("[[16, 128, 128], [], []]", r#"["c10::Half", "Scalar", "Scalar"]"#),
                 op("aten::_softmax", (17, 21)).kernel(SOFTMAX, (300, 400)),
                 op("aten::dropout", (23, 26)).kernel(DROPOUT, (400, 450)),
                 op("aten::bmm", (27, 32))
