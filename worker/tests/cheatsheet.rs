@@ -88,3 +88,21 @@ fn unfused_attention() {
     assert_impact(&f, 550);
     silent(Case::Attention { fused: true }, "unfused-attention");
 }
+
+/// `copy-overhead`: per step a `contiguous` inside `aten::matmul` copies for 200 µs, `aten::to`
+/// for 100, `aten::repeat` for 50: 350 of 900 µs of device time (38.9%), 1.05 ms in 9 copies,
+/// attributed to matmul (600 µs), to (300), repeat (150). Near miss: copies a tenth as long
+/// (35 of 900 µs, 3.9%).
+#[test]
+fn copy_overhead() {
+    let f = fired(Case::Copies { copy_us: 100 }, "copy-overhead");
+    assert_eq!(f.severity, Severity::Warn, "{}", f.why);
+    assert_eq!(f.evidence.total, 9);
+    assert_eq!(
+        f.title,
+        "Layout and dtype copies take 38.9% of device time (1.05 ms in 9 activities); by the op that caused them: \
+         aten::matmul 600.0 µs (3), aten::to 300.0 µs (3), aten::repeat 150.0 µs (3)"
+    );
+    assert_impact(&f, 350);
+    silent(Case::Copies { copy_us: 10 }, "copy-overhead");
+}

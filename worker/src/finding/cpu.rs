@@ -380,7 +380,7 @@ fn is_copy_op(n: &str) -> bool {
 /// The op the user called around slice `i`: the outermost enclosing dispatcher op (a name
 /// with `::`, so record_functions and 2021-era `ProfilerStep#N` operators are skipped, and not
 /// autograd's `evaluate_function` wrapper), else the innermost enclosing op.
-fn user_op(ctx: &Ctx, i: u32) -> Option<u32> {
+pub(super) fn user_op(ctx: &Ctx, i: u32) -> Option<u32> {
     let s = &ctx.trace.slices;
     let inner = enclosing_op(ctx.trace, i)?;
     let mut outer = None;

@@ -11,7 +11,7 @@
 //! change what they mean.
 //!
 //! **Structure.** One file per family of rules (`table`, `cpu`, `gpu`, `tensor_cores`, `attention`,
-//! `dispatch`, `compile`, `data`, `health`), each exporting `rules(&Ctx, &mut Vec<Finding>)`. [`Ctx`] holds the shared
+//! `layout`, `dispatch`, `compile`, `data`, `health`), each exporting `rules(&Ctx, &mut Vec<Finding>)`. [`Ctx`] holds the shared
 //! analyses, read once from the session (its op index and GPU profiles are the ones the page's
 //! tables use, not rebuilt: steps, op table, kernel table, GPU metrics) plus the launch ->
 //! activity links, and
@@ -46,6 +46,7 @@ mod graphs;
 mod gpu;
 mod memory;
 mod health;
+mod layout;
 pub mod impact;
 pub mod remedy;
 mod roofline;
@@ -148,6 +149,7 @@ pub const RULES: &[(&str, &str)] = &[
     ("compile-cpu-tax", "torch.compile wrapper CPU time >= the GPU time it launches"),
     ("compiled-region", "torch.compile regions present"),
     ("compute-bound", "GPU busy for most of the step time"),
+    ("copy-overhead", "layout and dtype copies (copy_, contiguous, repeat, to) take at least 10% of device time"),
     ("cuda-graph", "share of kernel time inside CUDA graphs, graph launches; or graphs captured, never launched"),
     ("dataloader-bound", "DataLoader takes more than 5% of step time"),
     ("device-query-loop", "thousands of device property / attribute queries (a query in a loop)"),
@@ -383,6 +385,7 @@ pub fn detect(session: &Session) -> Vec<Finding> {
     gpu::rules(&ctx, &mut out);
     tensor_cores::rules(&ctx, &mut out);
     attention::rules(&ctx, &mut out);
+    layout::rules(&ctx, &mut out);
     dispatch::rules(&ctx, &mut out);
     compile::rules(&ctx, &mut out);
     // The memory series, for the data and memory rules, dropped after them: a session copy

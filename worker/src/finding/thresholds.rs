@@ -174,3 +174,9 @@ pub const GEMM_ALIGN_MIN_SHARE: f64 = 0.10;
 /// `unfused-attention`: matmul -> softmax -> matmul chains hold at least this share of device
 /// time (ours: below it, fusing attention is not where the time goes).
 pub const UNFUSED_ATTENTION_MIN_SHARE: f64 = 0.05;
+/// `copy-overhead`: layout and dtype copies hold at least this share of device time (ours, as
+/// `comm-heavy`'s tb_plugin 10%: a tenth of the GPU spent rewriting tensors is worth a look).
+pub const COPY_OVERHEAD_MIN_SHARE: f64 = 0.10;
+/// `copy-overhead`: and at least this much copy time, ns (100 µs, as `low-occupancy`'s
+/// minimum: a few microseconds of copies in a graph-replayed decode step are not worth a finding).
+pub const COPY_OVERHEAD_MIN_NS: i64 = 100_000;
