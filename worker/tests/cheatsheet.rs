@@ -106,3 +106,26 @@ fn copy_overhead() {
     assert_impact(&f, 350);
     silent(Case::Copies { copy_us: 10 }, "copy-overhead");
 }
+
+/// `sync-heavy` by cause: per step `aten::nonzero` waits 350 µs in `cudaStreamSynchronize`,
+/// `aten::item` 180 µs, `aten::to` 80 µs in a blocking `cudaMemcpy`, the GPU idle in each but
+/// for nonzero's 50 µs kernel: 1.83 ms in 9 calls, by op 1.05 ms (3), 540 µs (3), 240 µs (3).
+/// The waits are on the path (the host launches the step's last kernel after them). Near
+/// miss: waits a tenth as long.
+#[test]
+fn sync_heavy_by_cause() {
+    let f = fired(Case::Syncs { long: true }, "sync-heavy");
+    assert_eq!(f.severity, Severity::Warn, "{}", f.why);
+    assert_eq!(f.evidence.total, 9);
+    assert!(
+        f.title.ends_with("(1.83 ms in 9 calls); by the op that synced: aten::nonzero 1.05 ms (3), aten::item 540.0 µs (3), aten::to 240.0 µs (3)"),
+        "{}",
+        f.title
+    );
+    assert!(f.why.contains("; 3 ops synced"), "{}", f.why);
+    // On the path: item's 180 and to's 80 µs whole, nonzero's at least from its kernel's end
+    // (150) to the sync's return (390); at most all 610 µs.
+    let on_path = f.impact.unwrap().per_step_ns;
+    assert!((500 * US..=610 * US).contains(&on_path), "{:?}", f.impact);
+    silent(Case::Syncs { long: false }, "sync-heavy");
+}

@@ -336,17 +336,19 @@ fn sync_heavy(ctx: &Ctx, out: &mut Vec<Finding>) {
     }
     let n = ids.len();
     let share = pct(sync as f64 / total as f64);
+    let causes = sync_causes(ctx, &ids);
     out.push(finding(
         "sync-heavy",
         Severity::Warn,
-        format!("Synchronizing calls take {share} of CPU time ({} in {n} calls)", dur(sync)),
+        format!("Synchronizing calls take {share} of CPU time ({} in {n} calls); by the op that synced: {}", dur(sync), causes.0),
         format!(
             "{} of {} Self CPU = {share} >= {}; left out: {busy_skipped} calls with the GPU busy > {}, \
-             {trailing} trailing",
+             {trailing} trailing; {} ops synced",
             dur(sync),
             dur(total),
             pct(SYNC_HEAVY_SHARE),
-            pct(SYNC_MAX_BUSY_SHARE)
+            pct(SYNC_MAX_BUSY_SHARE),
+            causes.1
         ),
         "The host blocks until the GPU catches up, so it cannot queue work ahead. Typical \
          causes: .item(), .cpu(), .tolist(), printing or logging tensors, torch.cuda.synchronize.",
@@ -354,6 +356,31 @@ fn sync_heavy(ctx: &Ctx, out: &mut Vec<Finding>) {
          non_blocking copies; find the op calling each sync in the evidence.",
         ctx.evidence(ctx.longest_first(ids)),
     ));
+}
+
+/// The synchronizing calls `ids` grouped by the op the user called around them ([`user_op`]:
+/// `aten::item`, `aten::nonzero`, `aten::to` for `.cpu()`, ...; "no op" for calls made from
+/// Python directly, e.g. `torch.cuda.synchronize()`): the three largest as "name time (calls)",
+/// most time first, and how many ops there are.
+fn sync_causes(ctx: &Ctx, ids: &[u32]) -> (String, usize) {
+    let s = &ctx.trace.slices;
+    let mut by_op: FxHashMap<Option<u32>, (i64, u32)> = FxHashMap::default();
+    for &i in ids {
+        let e = by_op.entry(user_op(ctx, i).map(|op| s.name[op as usize].0)).or_insert((0, 0));
+        e.0 += s.dur_ns[i as usize];
+        e.1 += 1;
+    }
+    let mut causes: Vec<(Option<u32>, (i64, u32))> = by_op.into_iter().collect();
+    causes.sort_by_key(|c| (std::cmp::Reverse(c.1 .0), c.0));
+    let named: Vec<String> = causes
+        .iter()
+        .take(3)
+        .map(|(op, (ns, n))| {
+            let name = op.map_or_else(|| "no op".into(), |id| ctx.trace.strings.get(crate::model::StrId(id)));
+            format!("{name} {} ({n})", dur(*ns))
+        })
+        .collect();
+    (named.join(", "), causes.iter().filter(|c| c.0.is_some()).count())
 }
 
 /// Ops whose job is to copy: a memcpy inside them is what the user wrote.
