@@ -129,3 +129,16 @@ fn sync_heavy_by_cause() {
     assert!((500 * US..=610 * US).contains(&on_path), "{:?}", f.impact);
     silent(Case::Syncs { long: false }, "sync-heavy");
 }
+
+/// `low-sm-efficiency`: a 300 µs GEMM at 4 blocks per SM and a 600 µs reduction at 0.1 per
+/// step: fill (300 + 0.1 x 600) / 900 = 40.0% < 50%; the reduction's 1.80 ms are the evidence
+/// and all on the path. Near miss: the reduction at 0.9 blocks per SM (93.3%).
+#[test]
+fn low_sm_efficiency() {
+    let f = fired(Case::SmFill { blocks_per_sm: 0.1 }, "low-sm-efficiency");
+    assert_eq!(f.severity, Severity::Warn, "{}", f.why);
+    assert_eq!(f.evidence.total, 3);
+    assert!(f.title.starts_with("Kernels fill 40.0% of the SMs while they run; 1 kernel names launch fewer blocks than SMs (1.80 ms;"), "{}", f.title);
+    assert_impact(&f, 600);
+    silent(Case::SmFill { blocks_per_sm: 0.9 }, "low-sm-efficiency");
+}

@@ -936,7 +936,7 @@ fn rules_list_is_sorted_unique_and_complete() {
     sorted.sort_unstable();
     sorted.dedup();
     assert_eq!(ids, sorted);
-    assert_eq!(ids.len(), 49);
+    assert_eq!(ids.len(), 50);
     assert!(RULES.iter().all(|r| !r.1.is_empty()));
     assert_eq!(
         [Severity::Info, Severity::Warn, Severity::Alert].map(Severity::as_str),
@@ -1130,6 +1130,7 @@ const FIXTURE_RULES: &[(&str, Firings)] = &[
             ("launch-overhead", "info", Some(0.1), "164 of 245 kernels shorter than their launch", "warn told as info: 0.1% of step time on the path, under 2% (not recounted)"),
             ("low-mfu", "info", Some(0.2), "step #10 MFU 0.03% of the V100's fp32 15.7 TFLOP/s (Python recount of 2·M·K·N over mm/addmm: 59.4 MFLOP / 14.46 ms = 0.026%); GPU busy 45.5%", "info rule; impact is the engine's path time of its evidence (0.2%), not recounted"),
             ("low-occupancy", "info", Some(0.1), "8.4% time-weighted over 1.03 ms of non-NCCL kernels", "warn told as info: 0.1% of step time on the path, under 2% (not recounted)"),
+            ("low-sm-efficiency", "info", Some(0.1), "V100: non-NCCL kernels fill 24.4% of the SMs (per kernel min(blocks per SM, 1) weighted by time over 1034.0 µs; python recount), most kernels launch fewer blocks than the 80 SMs", "warn told as info: 0.1% of step time on the path, under 2% (not recounted)"),
             ("memory-bound-gemm", "info", Some(0.1), "8 SIMT fp32 GEMM kernel names, all GEMM time; M=16 N=512 K=512: 7.5 FLOP/B < ridge 15.7e12/900e9 = 17.4", "info rule; impact is the engine's path time of its evidence (0.1%), not recounted"),
             ("occupancy-query", "info", Some(0.1), "51 queries before launches", "info rule; impact is the engine's path time of its evidence (0.1%), not recounted"),
         ],
@@ -1146,6 +1147,7 @@ const FIXTURE_RULES: &[(&str, Firings)] = &[
             ("launch-overhead", "info", Some(0.1), "167 of 246 kernels shorter than their launch", "warn told as info: 0.1% of step time on the path, under 2% (not recounted)"),
             ("low-mfu", "info", Some(0.2), "step #10 MFU 0.02% of fp32 15.7 TFLOP/s, GPU busy 65.1%; same model as rank 0", "info rule; impact is the engine's path time of its evidence (0.2%), not recounted"),
             ("low-occupancy", "info", Some(0.1), "8.4% over 1.25 ms of non-NCCL kernels", "warn told as info: 0.1% of step time on the path, under 2% (not recounted)"),
+            ("low-sm-efficiency", "info", Some(0.1), "V100: non-NCCL kernels fill 25.7% of the SMs (per kernel min(blocks per SM, 1) weighted by time over 1246.0 µs; python recount), most kernels launch fewer blocks than the 80 SMs", "warn told as info: 0.1% of step time on the path, under 2% (not recounted)"),
             ("memory-bound-gemm", "info", Some(0.1), "8 GEMM kernel names, all GEMM time; M=16 N=512 K=512: 7.5 FLOP/B < 17.4", "info rule; impact is the engine's path time of its evidence (0.1%), not recounted"),
             ("occupancy-query", "info", Some(0.1), "51 queries before launches", "info rule; impact is the engine's path time of its evidence (0.1%), not recounted"),
         ],
@@ -1163,6 +1165,7 @@ const FIXTURE_RULES: &[(&str, Firings)] = &[
             ("launch-overhead", "info", Some(0.0), "166 of 246 kernels shorter than their launch", "warn told as info: 0.0% of step time on the path, under 2% (not recounted)"),
             ("low-mfu", "info", Some(0.0), "step #10 MFU 0.03% of fp32 15.7 TFLOP/s, GPU busy 32.9%", "info rule; impact is the engine's path time of its evidence (0.0%), not recounted"),
             ("low-occupancy", "info", Some(0.0), "8.3% over 1.07 ms of non-NCCL kernels", "warn told as info: 0.0% of step time on the path, under 2% (not recounted)"),
+            ("low-sm-efficiency", "info", Some(0.0), "V100: non-NCCL kernels fill 24.1% of the SMs (per kernel min(blocks per SM, 1) weighted by time over 1068.0 µs; python recount), most kernels launch fewer blocks than the 80 SMs", "warn told as info: 0.0% of step time on the path, under 2% (not recounted)"),
             ("memory-bound-gemm", "info", Some(0.0), "8 GEMM kernel names, all GEMM time; M=16 N=512 K=512: 7.5 FLOP/B < 17.4", "info rule; impact is the engine's path time of its evidence (0.0%), not recounted"),
             ("occupancy-query", "info", Some(0.1), "49 queries before launches", "info rule; impact is the engine's path time of its evidence (0.1%), not recounted"),
             ("overhead-bound", "warn", Some(85.3), "step idle 67.1%; host wait 19.6 of 19.7 ms of stream gaps", "as gpu-idle: 85.5% >= 67.1%"),
@@ -1181,6 +1184,7 @@ const FIXTURE_RULES: &[(&str, Firings)] = &[
             ("launch-overhead", "info", Some(0.1), "194 of 251 kernels shorter than their launch", "warn told as info: 0.1% of step time on the path, under 2% (not recounted)"),
             ("low-mfu", "info", Some(0.2), "step #10 MFU 0.02% of fp32 15.7 TFLOP/s, GPU busy 56.2%", "info rule; impact is the engine's path time of its evidence (0.2%), not recounted"),
             ("low-occupancy", "info", Some(0.1), "8.8% over 1.24 ms of non-NCCL kernels", "warn told as info: 0.1% of step time on the path, under 2% (not recounted)"),
+            ("low-sm-efficiency", "info", Some(0.1), "V100: non-NCCL kernels fill 25.8% of the SMs (per kernel min(blocks per SM, 1) weighted by time over 1240.0 µs; python recount), most kernels launch fewer blocks than the 80 SMs", "warn told as info: 0.1% of step time on the path, under 2% (not recounted)"),
             ("memory-bound-gemm", "info", Some(0.1), "8 GEMM kernel names, all GEMM time; M=16 N=512 K=512: 7.5 FLOP/B < 17.4", "info rule; impact is the engine's path time of its evidence (0.1%), not recounted"),
             ("occupancy-query", "info", Some(0.1), "51 queries before launches", "info rule; impact is the engine's path time of its evidence (0.1%), not recounted"),
         ],

@@ -11,7 +11,7 @@
 //! change what they mean.
 //!
 //! **Structure.** One file per family of rules (`table`, `cpu`, `gpu`, `tensor_cores`, `attention`,
-//! `layout`, `dispatch`, `compile`, `data`, `health`), each exporting `rules(&Ctx, &mut Vec<Finding>)`. [`Ctx`] holds the shared
+//! `layout`, `sm_efficiency`, `dispatch`, `compile`, `data`, `health`), each exporting `rules(&Ctx, &mut Vec<Finding>)`. [`Ctx`] holds the shared
 //! analyses, read once from the session (its op index and GPU profiles are the ones the page's
 //! tables use, not rebuilt: steps, op table, kernel table, GPU metrics) plus the launch ->
 //! activity links, and
@@ -50,6 +50,7 @@ mod layout;
 pub mod impact;
 pub mod remedy;
 mod roofline;
+mod sm_efficiency;
 mod table;
 mod tensor_cores;
 pub mod thresholds;
@@ -170,6 +171,7 @@ pub const RULES: &[(&str, &str)] = &[
     ("long-device-sync", "long cudaDeviceSynchronize while the GPU does little"),
     ("low-mfu", "steps use under 10% of the GPU's peak FLOP/s (MFU), with where the time went"),
     ("low-occupancy", "time-weighted achieved occupancy below 25%"),
+    ("low-sm-efficiency", "kernels fill under half of the SMs while they run (SM efficiency well below utilization)"),
     ("many-small-calls", "ops called 1000+ times per step with a tiny average (outermost calls)"),
     ("memory-bound-gemm", "GEMM kernels below the ridge point: memory-bound by their shape"),
     ("memory-fragmentation", "reserved memory 1.5x allocated (and 1 GiB more) at the peak"),
@@ -386,6 +388,7 @@ pub fn detect(session: &Session) -> Vec<Finding> {
     tensor_cores::rules(&ctx, &mut out);
     attention::rules(&ctx, &mut out);
     layout::rules(&ctx, &mut out);
+    sm_efficiency::rules(&ctx, &mut out);
     dispatch::rules(&ctx, &mut out);
     compile::rules(&ctx, &mut out);
     // The memory series, for the data and memory rules, dropped after them: a session copy

@@ -180,3 +180,9 @@ pub const COPY_OVERHEAD_MIN_SHARE: f64 = 0.10;
 /// `copy-overhead`: and at least this much copy time, ns (100 µs, as `low-occupancy`'s
 /// minimum: a few microseconds of copies in a graph-replayed decode step are not worth a finding).
 pub const COPY_OVERHEAD_MIN_NS: i64 = 100_000;
+/// `low-sm-efficiency`: kernels fill less than this share of the SMs while they run (SM
+/// efficiency / utilization; ours: under half, most of the GPU idles under a busy timeline).
+pub const LOW_SM_FILL: f64 = 0.5;
+/// `low-sm-efficiency`: only when kernels reporting blocks per SM run at least this long, ns
+/// (100 µs, as `low-occupancy`).
+pub const LOW_SM_FILL_MIN_KERNEL_NS: i64 = 100_000;
