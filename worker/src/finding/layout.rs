@@ -37,8 +37,8 @@ pub(super) fn rules(ctx: &Ctx, out: &mut Vec<Finding>) {
 }
 
 /// `copy-overhead`: kernels and device-to-device copies launched under a layout-copy op
-/// ([`is_layout_copy`]) take >= [`COPY_OVERHEAD_MIN_SHARE`] of device time and
-/// >= [`COPY_OVERHEAD_MIN_NS`]. The title names
+/// ([`is_layout_copy`]) take at least [`COPY_OVERHEAD_MIN_SHARE`] of device time and at
+/// least [`COPY_OVERHEAD_MIN_NS`]. The title names
 /// the user ops that caused most of it. Evidence: those activities, longest first.
 fn copy_overhead(ctx: &Ctx, out: &mut Vec<Finding>) {
     let (t, s) = (ctx.trace, &ctx.trace.slices);

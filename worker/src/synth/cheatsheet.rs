@@ -67,11 +67,11 @@ pub enum Case {
         /// Whether a fused attention kernel also runs.
         fused: bool,
     },
-    /// `copy-overhead`: `aten::matmul` [10, 40] holds `aten::contiguous` [11, 20] > `aten::clone`
-    /// > `aten::copy_` -> [`COPY`] [100, 100 + 2c] and `aten::mm` [21, 39] -> [`BF16_GEMM`]
-    /// [.., +300]; `aten::to` [45, 60] > `aten::_to_copy` > `aten::copy_` -> [`COPY`] (c);
-    /// `aten::repeat` [61, 70] > `aten::copy_` -> [`COPY`] (c / 2); `aten::add` [71, 80] ->
-    /// [`ADD`] to the step's end. Copies take 3.5 c µs of the 900.
+    /// `copy-overhead`: `aten::matmul` [10, 40] holds `aten::contiguous` [11, 20], holding
+    /// `aten::clone` and `aten::copy_` -> [`COPY`] [100, 100 + 2c], and `aten::mm` [21, 39] ->
+    /// [`BF16_GEMM`] for 300 µs; `aten::to` [45, 60] (`_to_copy`, `copy_`) -> [`COPY`] for c;
+    /// `aten::repeat` [61, 70] (`copy_`) -> [`COPY`] for c / 2; `aten::add` [71, 80] -> [`ADD`]
+    /// to the step's end. Copies take 3.5 c µs of the 900.
     Copies {
         /// c, µs (100: copies are 350 of 900 µs; 10: 35 µs).
         copy_us: i64,
