@@ -68,7 +68,7 @@ fn main() -> ExitCode {
         }
         Command::Run { paths, json, format, threads } => run(&paths, json, format.as_deref(), threads),
         Command::Export { paths, format: _, step_marker } => export(&paths, step_marker.as_deref()),
-        Command::Serve { logdir, port, host, site } => serve(&logdir, std::net::SocketAddr::new(host, port), site.as_deref()),
+        Command::Serve { logdir, port, host, site } => serve(logdir.as_deref(), std::net::SocketAddr::new(host, port), site.as_deref()),
         Command::Publish { logdir, out, site, keep } => publish(&logdir, &out, site.as_deref(), keep),
         Command::Bench { trace, runs, threads, python } => bench::streamed(&trace, runs, threads.into(), python.as_deref())
             .and_then(|()| read(&trace))
@@ -366,19 +366,25 @@ fn export(paths: &[PathBuf], marker: Option<&str>) -> Result<(), Failure> {
 }
 
 /// `serve`: finds the site, binds, prints the URL (stdout, first line) and serves until killed.
-fn serve(logdir: &Path, addr: std::net::SocketAddr, site: Option<&Path>) -> Result<(), Failure> {
+fn serve(logdir: Option<&Path>, addr: std::net::SocketAddr, site: Option<&Path>) -> Result<(), Failure> {
     use kinetoscope::serve::{find_site, http, limits::Limits, log_dir, root_name};
-    let logdir = log_dir(logdir)?;
+    let logs = match logdir {
+        Some(dir) => {
+            let dir = log_dir(dir)?;
+            let steps = kinetoscope::serve::steps::StepCounts::start();
+            Some(http::Logs { root_name: root_name(&dir), dir, steps })
+        }
+        None => None,
+    };
     let site = find_site(site, std::env::current_exe().ok().as_deref())?;
-    if !addr.ip().is_loopback() {
+    if let (false, Some(logs)) = (addr.ip().is_loopback(), &logs) {
         eprintln!(
             "kinetoscope: warning: listening on {}: the traces under {} are readable by anyone who can reach this port",
             addr.ip(),
-            logdir.display()
+            logs.dir.display()
         );
     }
-    let steps = kinetoscope::serve::steps::StepCounts::start();
-    let served = http::Served { root_name: root_name(&logdir), logdir, site, steps };
+    let served = http::Served { logs, site };
     http::run(served, addr, Limits::default(), |bound| {
         let host = if bound.ip().is_unspecified() { "127.0.0.1".to_owned() } else { bound.ip().to_string() };
         let host = if bound.is_ipv6() && !bound.ip().is_unspecified() { format!("[{host}]") } else { host };

@@ -155,11 +155,11 @@ pub enum Command {
         step_marker: Option<String>,
     },
     /// Serve the page and every trace under LOGDIR (runs = directories), read-only, on
-    /// 127.0.0.1; the page lists them (docs/deploy.md).
+    /// 127.0.0.1; the page lists them (docs/deploy.md). Without LOGDIR the page opens its demo.
     Serve {
         /// The log directory (scanned again on every listing: the page shows new traces live,
         /// those still being written marked `writing`).
-        logdir: PathBuf,
+        logdir: Option<PathBuf>,
         /// Port (0 picks a free one).
         #[arg(long, default_value_t = 8080)]
         port: u16,

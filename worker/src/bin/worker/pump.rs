@@ -41,7 +41,7 @@ const WINDOW: u64 = 64 << 20;
 /// are often a few KiB, and each message costs the load worker a task.
 const PIECE: u32 = 1 << 20;
 
-/// Trunk's loader shim for this binary, relative to the load worker's own script.
+/// The loader scripts/build-site writes for this binary, relative to the load worker's own script.
 const LOADER_URL: &str = "./worker_loader.js";
 
 /// From the load worker to the pump.
