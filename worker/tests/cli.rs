@@ -6,7 +6,16 @@ mod common;
 use std::process::Command;
 
 fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_kinetoscope")).args(args).output().unwrap();
+    run_bin(env!("CARGO_BIN_EXE_kinetoscope"), args)
+}
+
+/// The generators' CLI (feature `synth`, which the tests enable).
+fn synth(args: &[&str]) -> (i32, String, String) {
+    run_bin(env!("CARGO_BIN_EXE_kinetoscope-synth"), args)
+}
+
+fn run_bin(exe: &str, args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(exe).args(args).output().unwrap();
     (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
@@ -123,10 +132,17 @@ fn report_memory_shows_what_holds_the_peak() {
 fn version_help_per_command_and_completions() {
     let (code, out, _) = run(&["--version"]);
     assert_eq!((code, out.trim()), (0, concat!("kinetoscope ", env!("CARGO_PKG_VERSION"))));
-    for command in ["info", "report", "diff", "run", "bench", "demo", "demo-run", "inflate", "completions"] {
+    for command in ["info", "report", "diff", "run", "bench", "serve", "publish", "export", "completions"] {
         let (code, out, _) = run(&[command, "--help"]);
         assert_eq!(code, 0, "{command}");
         assert!(out.contains("Usage: kinetoscope"), "{command}: {out}");
+    }
+    // The generators are not in the shipped CLI, only in kinetoscope-synth.
+    for command in ["demo", "demo-run", "inflate"] {
+        assert_eq!(run(&[command, "--help"]).0, 2, "kinetoscope {command}");
+        let (code, out, _) = synth(&[command, "--help"]);
+        assert_eq!(code, 0, "{command}");
+        assert!(out.contains("Usage: kinetoscope-synth"), "{command}: {out}");
     }
     let (_, out, _) = run(&["report", "--help"]);
     for flag in ["--step", "--range", "--by-shape", "--sort", "--top", "--json"] {
@@ -175,13 +191,13 @@ fn run_opens_the_dlrm_ranks_as_one_run() {
     assert_eq!(code, 2, "{err}");
 }
 
-/// `demo-run` writes a run whose designed straggler `run` finds.
+/// `kinetoscope-synth demo-run` writes a run whose designed straggler `run` finds.
 #[test]
 fn demo_run_writes_ranks_whose_straggler_run_names() {
     let scratch = tempfile::tempdir().unwrap();
     let dir = scratch.path().to_path_buf();
     let d = dir.to_str().unwrap();
-    let (code, _, err) = run(&["demo-run", d, "--ranks", "4", "--straggler", "2"]);
+    let (code, _, err) = synth(&["demo-run", d, "--ranks", "4", "--straggler", "2"]);
     assert_eq!(code, 0, "{err}");
     let (code, out, err) = run(&["run", "--json", d]);
     assert_eq!(code, 0, "{err}");
@@ -404,7 +420,7 @@ fn bench_prints_a_line_per_run_with_the_files_events() {
     assert!((anchor["ratio"].as_f64().unwrap() - python / stream).abs() < 1e-9, "{anchor}");
 }
 
-/// `demo OUT` writes exactly the committed demo trace, and `inflate` repeats a trace: every
+/// `kinetoscope-synth demo OUT` writes exactly the committed demo trace, and `inflate` repeats a trace: every
 /// event but the metadata once per copy, step numbers unique, the report's steps multiplied.
 #[test]
 fn demo_writes_the_committed_trace_and_inflate_repeats_one() {
@@ -412,7 +428,7 @@ fn demo_writes_the_committed_trace_and_inflate_repeats_one() {
     let dir = scratch.path().to_path_buf();
     std::fs::create_dir_all(&dir).unwrap();
     let demo = dir.join("demo.pt.trace.json.gz");
-    let (code, _, err) = run(&["demo", demo.to_str().unwrap()]);
+    let (code, _, err) = synth(&["demo", demo.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
     let committed =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../public/demo.pt.trace.json.gz");
@@ -423,7 +439,7 @@ fn demo_writes_the_committed_trace_and_inflate_repeats_one() {
 
     let input = common::shared().join("fixtures/torch-cpu/mlp_train.pt.trace.json");
     let out = dir.join("inflated.json");
-    let (code, _, err) = run(&[
+    let (code, _, err) = synth(&[
         "inflate",
         input.to_str().unwrap(),
         out.to_str().unwrap(),
@@ -473,7 +489,7 @@ fn a_large_file_is_read_on_every_core_into_the_sequential_summary() {
     let scratch = tempfile::tempdir().unwrap();
     let big = scratch.path().join("big.json");
     let input = common::real("param__dlrm_kineto__worker0_step_12.1694128201545.pt.trace.json");
-    let (code, _, err) = run(&["inflate", input.to_str().unwrap(), big.to_str().unwrap(), "--target-mb", "40"]);
+    let (code, _, err) = synth(&["inflate", input.to_str().unwrap(), big.to_str().unwrap(), "--target-mb", "40"]);
     assert_eq!(code, 0, "{err}");
     let (code, out, err) = run(&["info", "--json", big.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");

@@ -1410,7 +1410,7 @@ fn cli_report_has_findings() {
 
 /// Times `detect` on a large trace: `KINETOSCOPE_BENCH_TRACE=big.json cargo test --release -p
 /// kinetoscope --test findings -- --ignored bench_detect --nocapture` (make one with
-/// `kinetoscope inflate`).
+/// `kinetoscope-synth inflate`).
 #[test]
 #[ignore = "benchmark: needs KINETOSCOPE_BENCH_TRACE"]
 fn bench_detect() {

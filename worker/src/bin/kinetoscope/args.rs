@@ -201,37 +201,6 @@ pub enum Command {
         #[arg(long, value_name = "PYTHON")]
         python: Option<String>,
     },
-    /// Write the built-in demo trace (gzip when OUT ends in `.gz`).
-    Demo {
-        /// Output file.
-        out: PathBuf,
-    },
-    /// Write a synthetic distributed run, one `rank-N.json` per rank, with a designed straggler:
-    /// rank `--straggler` computes 5 ms more before the third all-reduce of the fifth step
-    /// (benchmark and demo inputs for `run`; ground truth in worker/src/synth/run.rs).
-    DemoRun {
-        /// Output directory (created).
-        out: PathBuf,
-        /// Ranks to write.
-        #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..))]
-        ranks: u32,
-        /// About this many MB per rank.
-        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
-        mb_per_rank: u32,
-        /// The slow rank (default: ranks / 3).
-        #[arg(long)]
-        straggler: Option<u32>,
-    },
-    /// Repeat a trace along time until it is about N MB (benchmark inputs).
-    Inflate {
-        /// Input trace.
-        input: PathBuf,
-        /// Output file.
-        out: PathBuf,
-        /// Target size in MB.
-        #[arg(long)]
-        target_mb: u64,
-    },
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions {
         /// The shell.
