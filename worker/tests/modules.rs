@@ -167,3 +167,36 @@ fn wheel(name: &str, trace: &Trace, ours: &[Node], theirs: &[Node]) {
         assert!((b.us[1] - a.us[1] - unowned_us).abs() <= TOLERANCE_US, "{name} {}: self host differs by the calls without External id ({unowned_us} µs): {a:?} {b:?}", a.path);
     }
 }
+
+/// A forward `Linear` under `Net` whose op has a `fwdbwd` flow to its backward op on the
+/// autograd thread: the backward kernel's time is the backward device time of both modules;
+/// self times subtract the child op (host) and count it (device).
+#[test]
+fn backward_device_time_follows_fwdbwd_flows() {
+    let text = r#"{"traceEvents":[
+ {"ph":"X","cat":"python_function","name":"nn.Module: Net_0","pid":1,"tid":1,"ts":0,"dur":100,"args":{"Python id":1,"Python parent id":0,"Python module id":10}},
+ {"ph":"X","cat":"python_function","name":"nn.Module: Linear_0","pid":1,"tid":1,"ts":10,"dur":40,"args":{"Python id":2,"Python parent id":1,"Python module id":11}},
+ {"ph":"X","cat":"cpu_op","name":"aten::linear","pid":1,"tid":1,"ts":15,"dur":30,"args":{"External id":1}},
+ {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":20,"dur":5,"args":{"External id":1,"correlation":100}},
+ {"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":30,"dur":10,"args":{"External id":1,"correlation":100,"device":0,"stream":7}},
+ {"ph":"s","cat":"fwdbwd","name":"fwdbwd","id":7,"pid":1,"tid":1,"ts":15},
+ {"ph":"X","cat":"cpu_op","name":"autograd::engine::evaluate_function: AddmmBackward0","pid":1,"tid":2,"ts":200,"dur":60,"args":{"External id":2}},
+ {"ph":"X","cat":"cpu_op","name":"AddmmBackward0","pid":1,"tid":2,"ts":205,"dur":50,"args":{"External id":3}},
+ {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":2,"ts":210,"dur":2,"args":{"External id":3,"correlation":101}},
+ {"ph":"X","cat":"kernel","name":"gemm_bwd","pid":0,"tid":7,"ts":300,"dur":20,"args":{"External id":3,"correlation":101,"device":0,"stream":7}},
+ {"ph":"f","cat":"fwdbwd","name":"fwdbwd","id":7,"pid":1,"tid":2,"ts":205,"bp":"e"}
+]}"#;
+    let (engine, _) = common::load_str(text);
+    let session = engine.session().unwrap();
+    let m = modules::analyze(session.trace());
+    assert!(m.backward_tied);
+    let row = |label: &str| m.rows.iter().find(|r| r.label(session.trace()) == label).unwrap().stats;
+    let (net, linear) = (row("Net_0"), row("Linear_0"));
+    assert_eq!((net.occurrences, net.operators, linear.operators), (1, 0, 1));
+    assert_eq!((net.host_ns, net.self_host_ns), (100_000, 60_000), "Net: 100 µs minus its child module");
+    assert_eq!((linear.host_ns, linear.self_host_ns), (40_000, 10_000), "Linear: 40 µs minus its op");
+    assert_eq!((net.device_ns, net.self_device_ns), (10_000, 0));
+    assert_eq!((linear.device_ns, linear.self_device_ns), (10_000, 10_000));
+    assert_eq!((net.backward_device_ns, linear.backward_device_ns), (20_000, 20_000));
+    assert_eq!(m.rows.iter().map(|r| r.depth).collect::<Vec<_>>(), [0, 1]);
+}
