@@ -170,7 +170,8 @@ fn wheel(name: &str, trace: &Trace, ours: &[Node], theirs: &[Node]) {
 
 /// A forward `Linear` under `Net` whose op has a `fwdbwd` flow to its backward op on the
 /// autograd thread: the backward kernel's time is the backward device time of both modules;
-/// self times subtract the child op (host) and count it (device).
+/// self times subtract the child op (host) and count it (device). A second `Linear_0` of
+/// another module id stays a node of its own.
 #[test]
 fn backward_device_time_follows_fwdbwd_flows() {
     let text = r#"{"traceEvents":[
@@ -180,6 +181,7 @@ fn backward_device_time_follows_fwdbwd_flows() {
  {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":20,"dur":5,"args":{"External id":1,"correlation":100}},
  {"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":30,"dur":10,"args":{"External id":1,"correlation":100,"device":0,"stream":7}},
  {"ph":"s","cat":"fwdbwd","name":"fwdbwd","id":7,"pid":1,"tid":1,"ts":15},
+ {"ph":"X","cat":"python_function","name":"nn.Module: Linear_0","pid":1,"tid":1,"ts":60,"dur":10,"args":{"Python id":3,"Python parent id":1,"Python module id":12}},
  {"ph":"X","cat":"cpu_op","name":"autograd::engine::evaluate_function: AddmmBackward0","pid":1,"tid":2,"ts":200,"dur":60,"args":{"External id":2}},
  {"ph":"X","cat":"cpu_op","name":"AddmmBackward0","pid":1,"tid":2,"ts":205,"dur":50,"args":{"External id":3}},
  {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":2,"ts":210,"dur":2,"args":{"External id":3,"correlation":101}},
@@ -193,10 +195,34 @@ fn backward_device_time_follows_fwdbwd_flows() {
     let row = |label: &str| m.rows.iter().find(|r| r.label(session.trace()) == label).unwrap().stats;
     let (net, linear) = (row("Net_0"), row("Linear_0"));
     assert_eq!((net.occurrences, net.operators, linear.operators), (1, 0, 1));
-    assert_eq!((net.host_ns, net.self_host_ns), (100_000, 60_000), "Net: 100 µs minus its child module");
+    assert_eq!((net.host_ns, net.self_host_ns), (100_000, 50_000), "Net: 100 µs minus its child modules");
     assert_eq!((linear.host_ns, linear.self_host_ns), (40_000, 10_000), "Linear: 40 µs minus its op");
     assert_eq!((net.device_ns, net.self_device_ns), (10_000, 0));
     assert_eq!((linear.device_ns, linear.self_device_ns), (10_000, 10_000));
     assert_eq!((net.backward_device_ns, linear.backward_device_ns), (20_000, 20_000));
-    assert_eq!(m.rows.iter().map(|r| r.depth).collect::<Vec<_>>(), [0, 1]);
+    let shape: Vec<(u16, i64, u32)> = m.rows.iter().map(|r| (r.depth, r.module_id, r.stats.occurrences)).collect();
+    assert_eq!(shape, [(0, 10, 1), (1, 11, 1), (1, 12, 1)], "the two Linear_0 apart");
+    assert_eq!(m.rows[2].stats.host_ns, 10_000);
+}
+
+/// The plugin's merge of an op whose only child is a same-named op (PyTorch's
+/// `_remove_dup_nodes`): the outer op takes the inner one's launches and drops its own, so the
+/// module's device time is the inner kernel's only (7 µs, not 5 + 7).
+#[test]
+fn an_op_wrapping_one_same_named_op_keeps_the_inner_launches() {
+    let text = r#"{"traceEvents":[
+ {"ph":"X","cat":"python_function","name":"nn.Module: M_0","pid":1,"tid":1,"ts":0,"dur":100,"args":{"Python id":1,"Python parent id":0,"Python module id":1}},
+ {"ph":"X","cat":"cpu_op","name":"aten::x","pid":1,"tid":1,"ts":10,"dur":80,"args":{"External id":1}},
+ {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":12,"dur":2,"args":{"External id":1,"correlation":100}},
+ {"ph":"X","cat":"cpu_op","name":"aten::x","pid":1,"tid":1,"ts":20,"dur":60,"args":{"External id":2}},
+ {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":30,"dur":2,"args":{"External id":2,"correlation":101}},
+ {"ph":"X","cat":"kernel","name":"k1","pid":0,"tid":7,"ts":200,"dur":5,"args":{"correlation":100,"device":0,"stream":7}},
+ {"ph":"X","cat":"kernel","name":"k2","pid":0,"tid":7,"ts":210,"dur":7,"args":{"correlation":101,"device":0,"stream":7}}
+]}"#;
+    let (engine, _) = common::load_str(text);
+    let session = engine.session().unwrap();
+    let m = modules::analyze(session.trace());
+    let s = m.rows[0].stats;
+    assert_eq!((m.rows.len(), s.operators, s.device_ns, s.self_device_ns), (1, 1, 7_000, 7_000));
+    assert_eq!(s.self_host_ns, 20_000, "100 µs minus the op's 80");
 }
