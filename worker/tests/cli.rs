@@ -494,7 +494,7 @@ fn report_modules_prints_the_tree_and_its_json() {
     let (code, out, err) = run(&["report", p, "--modules", "--depth", "1", "--top", "1"]);
     assert_eq!(code, 0, "{err}");
     let section: Vec<&str> = out.lines().skip_while(|l| !l.starts_with("==== Modules")).skip(2).take_while(|l| !l.starts_with("Backward")).collect();
-    let names: Vec<&str> = section.iter().map(|l| l.split("  ").filter(|w| !w.is_empty()).next().unwrap_or("").trim_start()).collect();
+    let names: Vec<&str> = section.iter().map(|l| l.split("  ").find(|w| !w.is_empty()).unwrap_or("").trim_start()).collect();
     assert_eq!(names, ["BertLMHeadModel_0", "BertModel_0", "BertOnlyMLMHead_0"], "depth 1, call order:\n{out}");
     assert!(section[1].starts_with("  BertModel_0 "), "indented by depth:\n{out}");
     assert!(section[0].contains("4.217ms") && section[0].contains("144.928us"), "host and device total:\n{out}");

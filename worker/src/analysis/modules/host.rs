@@ -144,29 +144,26 @@ impl HostTree {
                 only[p as usize] = k as u32;
             }
         }
-        let mut tail: Vec<u32> = (0..n as u32).collect();
+        let mut tail: Vec<u32> = Vec::with_capacity(n);
         let slice = &self.slice;
         let same = |a: u32, b: u32| name.get(slice[a as usize] as usize) == name.get(slice[b as usize] as usize);
-        for k in 0..n {
-            let p = self.parent[k];
-            if p == DROPPED {
-                continue;
+        for k in 0..n as u32 {
+            let p = self.parent[k as usize];
+            if p != NONE && p != DROPPED && self.merged_into[p as usize] != NONE {
+                self.parent[k as usize] = self.merged_into[p as usize];
             }
-            if p != NONE && self.merged_into[p as usize] != NONE {
-                self.parent[k] = self.merged_into[p as usize];
-            }
-            if self.merged_into[k] != NONE || !self.kind[k].is_op() {
-                continue;
-            }
-            loop {
-                let t = tail[k] as usize;
-                let c = only[t];
-                if children[t] != 1 || !self.kind[c as usize].is_op() || !same(k as u32, c) {
-                    break;
+            let mut last = k;
+            if p != DROPPED && self.merged_into[k as usize] == NONE && self.kind[k as usize].is_op() {
+                loop {
+                    let c = only[last as usize];
+                    if children[last as usize] != 1 || !self.kind[c as usize].is_op() || !same(k, c) {
+                        break;
+                    }
+                    self.merged_into[c as usize] = k;
+                    last = c;
                 }
-                self.merged_into[c as usize] = k as u32;
-                tail[k] = c;
             }
+            tail.push(last);
         }
         tail
     }
