@@ -502,3 +502,29 @@ fn a_large_file_is_read_on_every_core_into_the_sequential_summary() {
     sequential.parse_workers = printed.parse_workers;
     assert_eq!(printed, sequential);
 }
+
+#[test]
+fn report_modules_prints_the_tree_and_its_json() {
+    let path = common::real("tracelens__h100__gaunernst_bert-small-uncased__1016001.json.gz");
+    let p = path.to_str().unwrap();
+    let (code, out, err) = run(&["report", p, "--modules", "--depth", "1", "--top", "1"]);
+    assert_eq!(code, 0, "{err}");
+    let section: Vec<&str> = out.lines().skip_while(|l| !l.starts_with("==== Modules")).skip(2).take_while(|l| !l.starts_with("Backward")).collect();
+    let names: Vec<&str> = section.iter().map(|l| l.split("  ").find(|w| !w.is_empty()).unwrap_or("").trim_start()).collect();
+    assert_eq!(names, ["BertLMHeadModel_0", "BertModel_0", "BertOnlyMLMHead_0"], "depth 1, call order:\n{out}");
+    assert!(section[1].starts_with("  BertModel_0 "), "indented by depth:\n{out}");
+    assert!(section[0].contains("4.217ms") && section[0].contains("144.928us"), "host and device total:\n{out}");
+    assert!(out.contains("Backward device time: not told (the trace has no fwdbwd flows"), "{out}");
+    // --sort orders siblings: BertLayer_0 has the most host time of the four layers.
+    let (_, sorted, _) = run(&["report", p, "--modules", "--sort", "cpu_total", "--depth", "3"]);
+    let layers: Vec<&str> = sorted.lines().filter_map(|l| l.trim_start().strip_prefix("BertLayer_")).map(|l| &l[..1]).collect();
+    assert_eq!(layers, ["0", "2", "3", "1"], "{sorted}");
+    let (code, _, err) = run(&["report", p, "--depth", "2"]);
+    assert!(code == 2 && err.contains("--modules"), "--depth needs --modules: {err}");
+    let (_, json, _) = run(&["report", p, "--json"]);
+    let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let nodes = doc["modules"]["nodes"].as_array().unwrap();
+    assert_eq!((nodes.len(), &doc["modules"]["backward_tied"]), (84, &serde_json::json!(false)));
+    assert_eq!(nodes[1]["path"], "BertLMHeadModel_0/BertModel_0");
+    assert_eq!((&nodes[1]["host_us"], &nodes[1]["backward_device_us"]), (&serde_json::json!(3910.787), &serde_json::Value::Null));
+}

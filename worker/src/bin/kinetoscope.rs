@@ -53,11 +53,13 @@ fn main() -> ExitCode {
             gpu_peak,
             critical_path,
             phases,
+            modules,
+            depth,
             what_if,
             memory,
         } => {
             let options = ReportOptions { range: None, by_shape, sort, top, name_width };
-            let explain = Explain { step: explain_step, marker: step_marker, viewer_url, gpu_peak, critical_path, phases, what_if, memory };
+            let explain = Explain { step: explain_step, marker: step_marker, viewer_url, gpu_peak, critical_path, phases, modules: modules.then_some(depth), what_if, memory };
             report(&trace, step, range, options, explain, Format::of(json, format.as_deref()))
         }
         Command::Diff { base, cand, by_shape, sort, top, json, format, fail_if } => {
@@ -159,6 +161,8 @@ struct Explain {
     critical_path: bool,
     /// `--phases`: the text section.
     phases: bool,
+    /// `--modules [--depth N]`: the text section, at most N levels below the roots.
+    modules: Option<Option<usize>>,
     /// `--what-if` edits.
     what_if: Vec<kinetoscope::analysis::critical_path::Edit>,
     /// `--memory`: the text section on what holds memory.
@@ -229,6 +233,10 @@ fn report(
             }
             if explain.phases {
                 print!("{}", kinetoscope::report::phases::text(&report.phases()));
+            }
+            if let Some(depth) = explain.modules {
+                let modules = kinetoscope::analysis::modules::analyze(session.trace());
+                print!("{}", kinetoscope::report::modules::text(session.trace(), &modules, options.sort, depth, options.name_width));
             }
             if explain.memory {
                 print!("{}", report.held_text());

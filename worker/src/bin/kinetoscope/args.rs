@@ -82,6 +82,14 @@ pub enum Command {
         /// always there).
         #[arg(long)]
         phases: bool,
+        /// The `nn.Module` tree: per module (name and id) its calls, operators, host and device
+        /// time, total and self, and the backward device time tied to it; siblings in call
+        /// order or by `--sort` (the `modules` key of `--json` is always there).
+        #[arg(long)]
+        modules: bool,
+        /// With `--modules`: show this many levels below the roots.
+        #[arg(long, value_name = "N", requires = "modules")]
+        depth: Option<usize>,
         /// Every step recomputed from its critical-path graph with this change (repeatable;
         /// combined): `gemm*0.5`, `launch=0`, `comm=0`, `sync=0`, `kernel:TEXT*F`, `op:TEXT=0`
         /// (grammar in docs/cli.md).
