@@ -176,6 +176,7 @@ pub fn install(refresh: impl Fn() + 'static) {
     }));
     // Fails only if the property already exists (a second install); the first one stays.
     let _ = Object::define_property(&window, &"kinetoscope".into(), &descriptor);
+    crate::deferred::on_built(recheck);
     observe_long_tasks();
 }
 
@@ -279,9 +280,9 @@ pub fn refresh(s: &States, link: Option<&str>) {
     });
 }
 
-/// Resolves `idle()` waiters if nothing is pending any more; called when the last part of the
-/// page waiting to be built is built.
-pub fn recheck() {
+/// Resolves `idle()` waiters if nothing is pending any more; also called when the last part of
+/// the page waiting to be built is built ([`crate::deferred::on_built`]).
+fn recheck() {
     let waiters = HOOK.with_borrow_mut(|hook| hook.as_mut().map(take_waiters).unwrap_or_default());
     resolve(waiters);
 }
