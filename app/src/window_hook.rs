@@ -336,7 +336,10 @@ fn snapshot(hook: &mut Hook, s: &States, link: Option<&str>) -> JsValue {
     });
     let link = link.map_or(JsValue::NULL, JsValue::from_str);
     let fields: [(&str, JsValue); 16] = [
-        ("critical", to_js(&crate::state::critical::hook_json(s.critical, timeline))),
+        ("critical", {
+            let outlined = crate::timeline::draw_list::critical::outlined(timeline);
+            to_js(&crate::state::critical::hook_json(s.critical, timeline.critical.as_deref(), &outlined))
+        }),
         ("run", run_js(s.run, s.ranks, s.rank_stack)),
         ("explain", explain_js(s.explain)),
         ("status", state.status.as_str().into()),

@@ -9,7 +9,6 @@
 //! absent for every step).
 
 mod band;
-pub mod critical;
 pub mod draw_list;
 mod keys;
 mod lane_canvas;
