@@ -23,7 +23,6 @@ use crate::control::Controller;
 use crate::deferred::Deferred;
 use crate::state::format;
 use keys::Keys;
-pub use keys::now_ms;
 use lane_canvas::LaneCanvas;
 use lane_source::LaneSource;
 use leptos::ev;
