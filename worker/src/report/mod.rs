@@ -17,8 +17,8 @@
 //! - [`critical_path`]: `--critical-path` and `--what-if`: what bounds each step, what a change buys.
 //! - [`phases`]: `--phases`: each step's data loading, forward, backward, optimizer and exposed
 //!   communication.
-//! - [`html`]: `--format html` and the page's Export report (one self-contained file);
-//!   [`svg`]: its inline charts.
+//! - [`html`]: `--format html` and the page's Export report (one self-contained file), with its
+//!   inline charts ([`html::svg`]).
 
 pub mod ops;
 pub mod kernels;
@@ -36,7 +36,6 @@ pub mod gate;
 pub mod schema;
 pub mod markdown;
 pub mod html;
-pub mod svg;
 pub mod work;
 pub mod critical_path;
 pub mod phases;
