@@ -18,8 +18,8 @@
 //! - [`phases`]: `--phases`: each step's data loading, forward, backward, optimizer and exposed
 //!   communication.
 //! - [`modules`]: `--modules`: the `nn.Module` tree with calls, host and device times.
-//! - [`html`]: `--format html` and the page's Export report (one self-contained file);
-//!   [`svg`]: its inline charts.
+//! - [`html`]: `--format html` and the page's Export report (one self-contained file), with its
+//!   inline charts ([`html::svg`]).
 
 pub mod ops;
 pub mod kernels;
@@ -37,7 +37,6 @@ pub mod gate;
 pub mod schema;
 pub mod markdown;
 pub mod html;
-pub mod svg;
 pub mod work;
 pub mod critical_path;
 pub mod phases;

@@ -22,6 +22,7 @@
 //! the accept loop.
 
 use super::guard::{self, Refusal};
+use super::headers::text;
 use super::index::{self, LOGS, RUN_MANIFEST};
 use super::limits::{self, Limits};
 use super::scan;
@@ -173,9 +174,4 @@ fn lookup(logdir: &std::path::Path, raw: &str) -> Result<Found, Refusal> {
 fn json(value: &serde_json::Value) -> Response {
     let headers = [(header::CONTENT_TYPE, "application/json"), (header::CACHE_CONTROL, "no-store")];
     (headers, Body::from(value.to_string())).into_response()
-}
-
-/// A plain-text answer: `message`, one sentence.
-pub(super) fn text(status: StatusCode, message: String) -> Response {
-    (status, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], message).into_response()
 }

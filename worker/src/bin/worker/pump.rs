@@ -9,7 +9,7 @@
 //!
 //! Roles and messages: like the parse workers (`pool.rs`), one binary, the role chosen by the
 //! worker's name ([`NAME`]), messages `[json, ArrayBuffer?]`. The load worker, having seen a
-//! body of at least [`MIN_BYTES`] (`source::fetch`), cancels its own read and starts a pump
+//! body of at least [`source::HANDOFF_BYTES`] (`source::fetch`), cancels its own read and starts a pump
 //! with the URL. The pump fetches it again and posts its pieces gathered by [`PIECE`] bytes (one
 //! copy here, the buffer then transferred); the load worker parses each and answers `Consumed`. At most [`WINDOW`] bytes are in
 //! flight, so a parse slower than the network holds 64 MiB, never the file.
@@ -29,10 +29,6 @@ use web_sys::{DedicatedWorkerGlobalScope, MessageEvent, Worker, WorkerOptions};
 
 /// Name given to the download sub-worker; `worker.rs` reads it to pick the role.
 pub const NAME: &str = "kinetoscope-fetch";
-
-/// Bodies this large (declared by `Content-Length`) are downloaded by a pump: below it the
-/// stall costs little and a second request and a worker's boot would cost more.
-pub const MIN_BYTES: u64 = 32 << 20;
 
 /// Most bytes posted to the load worker and not yet parsed.
 const WINDOW: u64 = 64 << 20;
