@@ -6,9 +6,14 @@
 
 mod common;
 
-use kinetoscope::finding::{detect, thresholds::EVIDENCE_CAP, Finding, Severity, RULES};
+use kinetoscope::finding::{thresholds::EVIDENCE_CAP, Finding, Severity, RULES};
 use kinetoscope::report::findings::{findings_json, findings_text};
 use std::fmt::Write as _;
+
+/// Every finding of a loaded trace (the session's, detected once).
+fn detect(session: &kinetoscope::session::Session) -> Vec<Finding> {
+    session.findings().to_vec()
+}
 
 /// A tiny Kineto trace written event by event. Times are µs; the host thread is pid 1 tid 1,
 /// devices are pid 0 with the stream as tid. Every kernel / copy gets a launch call with a
