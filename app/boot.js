@@ -1,5 +1,5 @@
 // Starts the app from a file rather than an inline script: the page's Content Security Policy
-// forbids inline script. Trunk writes this tag (Trunk.toml `pattern_script`) with the hashed
+// forbids inline script. scripts/build-site writes this tag into index.html with the hashed
 // names of the app's JS glue and wasm in data attributes.
 //
 // The boot is split so that no task on the main thread is long (over 50 ms):

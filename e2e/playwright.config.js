@@ -23,7 +23,10 @@ module.exports = defineConfig({
   timeout: 60_000,
   expect: { timeout: 20_000 },
   retries: 0,
-  workers: 1,
+  // Spec files run two at a time (each file's tests in order): no two share a port (servers.js
+  // and the site's port are picked free at run time) or a file (each test writes under its own
+  // test-results dir). Timings are printed by the bench specs, never asserted here.
+  workers: Number(process.env.E2E_WORKERS || 2),
   forbidOnly: !!process.env.CI,
   reporter: [['list'], ['json', { outputFile: 'test-results/results.json' }]],
   use: {

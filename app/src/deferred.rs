@@ -23,6 +23,8 @@ thread_local! {
     static WAITING: RefCell<Vec<Box<dyn FnOnce()>>> = const { RefCell::new(Vec::new()) };
     /// Parts waiting for their frame, in order; one is built per frame.
     static QUEUE: RefCell<VecDeque<Box<dyn FnOnce()>>> = const { RefCell::new(VecDeque::new()) };
+    /// What runs each time the page is built, after [`WAITING`] ([`on_built`]).
+    static ON_BUILT: Cell<Option<fn()>> = const { Cell::new(None) };
 }
 
 /// How many parts of the page wait to be built; `window.kinetoscope.idle()` waits for none.
@@ -36,7 +38,13 @@ pub fn when_built(f: impl FnOnce() + 'static) {
     set_timeout(settle, Duration::ZERO);
 }
 
-/// Runs what waits for the page to be built, if it is; then lets `idle()` resolve.
+/// Runs `f` each time no part of the page waits to be built any more, after what
+/// [`when_built`] queued (the test hook lets `idle()` resolve then); replaces the previous `f`.
+pub fn on_built(f: fn()) {
+    ON_BUILT.set(Some(f));
+}
+
+/// Runs what waits for the page to be built, if it is; then [`on_built`]'s callback.
 fn settle() {
     if PENDING.get() > 0 {
         return;
@@ -44,7 +52,9 @@ fn settle() {
     for f in WAITING.take() {
         f();
     }
-    crate::window_hook::recheck();
+    if let Some(f) = ON_BUILT.get() {
+        f();
+    }
 }
 
 /// Builds its children in a task of its own after the next frame; siblings each get a frame

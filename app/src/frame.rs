@@ -8,6 +8,8 @@
 //!
 //! Why one (Perfetto's `RafScheduler`): four call sites each kept their own "scheduled" flag
 //! and frame request; now a frame is requested once, whoever asks.
+//!
+//! [`now_ms`] is the page clock that frames, held-key motion and query latencies are timed with.
 
 use crate::state::stack::StackId;
 use leptos::prelude::request_animation_frame;
@@ -46,6 +48,13 @@ thread_local! {
     static DUE: RefCell<Due> = RefCell::new(Due::default());
     /// An animation frame is requested and has not run yet.
     static REQUESTED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Milliseconds from the page's time origin (`performance.now()`; 0 without a window).
+pub fn now_ms() -> f64 {
+    web_sys::window()
+        .and_then(|w| w.performance())
+        .map_or(0.0, |p| p.now())
 }
 
 /// Runs `f` at the next animation frame, in place of any callback `target` has due then.

@@ -176,6 +176,7 @@ pub fn install(refresh: impl Fn() + 'static) {
     }));
     // Fails only if the property already exists (a second install); the first one stays.
     let _ = Object::define_property(&window, &"kinetoscope".into(), &descriptor);
+    crate::deferred::on_built(recheck);
     observe_long_tasks();
 }
 
@@ -279,9 +280,9 @@ pub fn refresh(s: &States, link: Option<&str>) {
     });
 }
 
-/// Resolves `idle()` waiters if nothing is pending any more; called when the last part of the
-/// page waiting to be built is built.
-pub fn recheck() {
+/// Resolves `idle()` waiters if nothing is pending any more; also called when the last part of
+/// the page waiting to be built is built ([`crate::deferred::on_built`]).
+fn recheck() {
     let waiters = HOOK.with_borrow_mut(|hook| hook.as_mut().map(take_waiters).unwrap_or_default());
     resolve(waiters);
 }
@@ -335,7 +336,10 @@ fn snapshot(hook: &mut Hook, s: &States, link: Option<&str>) -> JsValue {
     });
     let link = link.map_or(JsValue::NULL, JsValue::from_str);
     let fields: [(&str, JsValue); 16] = [
-        ("critical", to_js(&crate::state::critical::hook_json(s.critical, timeline))),
+        ("critical", {
+            let outlined = crate::timeline::draw_list::critical::outlined(timeline);
+            to_js(&crate::state::critical::hook_json(s.critical, timeline.critical.as_deref(), &outlined))
+        }),
         ("run", run_js(s.run, s.ranks, s.rank_stack)),
         ("explain", explain_js(s.explain)),
         ("status", state.status.as_str().into()),

@@ -1,6 +1,6 @@
 // Where the e2e tests find things, and how they get the expected numbers: real traces from the
 // shared fixtures (../../shared relative to e2e/, or $KINETOSCOPE_SHARED), and the native CLI
-// (`kinetoscope info --json`, built by scripts/test) as the oracle for what the page must show.
+// (`kinetoscope info --json`, built by `cargo test` in scripts/test) as the oracle for what the page must show.
 const fs = require('node:fs');
 const path = require('node:path');
 const { execFileSync } = require('node:child_process');
@@ -9,7 +9,7 @@ const { expect } = require('@playwright/test');
 const E2E_DIR = path.resolve(__dirname, '..');
 const REPO_DIR = path.resolve(E2E_DIR, '..');
 const SHARED_DIR = path.resolve(process.env.KINETOSCOPE_SHARED || path.join(E2E_DIR, '../../shared'));
-const CLI = path.resolve(process.env.KINETOSCOPE_CLI || path.join(REPO_DIR, 'target/release/kinetoscope'));
+const CLI = path.resolve(process.env.KINETOSCOPE_CLI || path.join(REPO_DIR, 'target/debug/kinetoscope'));
 const DEMO_TRACE = path.join(REPO_DIR, 'public/demo.pt.trace.json.gz');
 const RESULTS_DIR = path.join(E2E_DIR, 'test-results');
 

@@ -2,7 +2,7 @@
 // builds the HTML and the page downloads it as one file named after the trace. Opened in a
 // fresh context with the network off, the file requests nothing, shows its charts, and its
 // tables and findings hold `report --json`'s numbers; its links lead back to this trace in the
-// viewer. Screenshot: e2e/test-results/export-report.png (and the file, export-report.html).
+// viewer, and followed there, a finding's, an evidence slice's and a step's restore that view. Screenshot: e2e/test-results/export-report.png (and the file, export-report.html).
 const fs = require('node:fs');
 const path = require('node:path');
 const { test, expect } = require('../pages/app');
@@ -61,4 +61,36 @@ test('Export report downloads one HTML file that opens offline with the CLI numb
   await page.screenshot({ path: path.join(RESULTS_DIR, 'export-report.png'), fullPage: true });
   expect(requests).toEqual([]);
   await context.close();
+
+  // Followed in the viewer, one link of each kind restores its view: the report writes its
+  // links with its own encoder (worker/src/report/html.rs), the page parses them with another.
+  const kinds = { finding: (h) => h.has('finding'), slice: (h) => h.has('sel'), step: (h) => h.get('scope')?.startsWith('step:') };
+  const fragment = (href) => new URLSearchParams(href.split('#')[1] || '');
+  for (const [kind, is] of Object.entries(kinds)) {
+    const href = hrefs.find((h) => is(fragment(h)));
+    expect(href, `a ${kind} link in the report`).toBeTruthy();
+    const want = fragment(href);
+    await app.page.goto('about:blank');
+    await app.page.goto(href);
+    await app.waitForLoads(1);
+    const restored = fragment(await app.page.evaluate(() => window.kinetoscope.link));
+    for (const key of ['tab', 'finding', 'scope', 'sel']) {
+      if (want.has(key)) expect(restored.get(key), `${kind} link: ${key} restored (${href})`).toBe(want.get(key));
+    }
+    if (kind === 'finding') {
+      expect(await app.page.evaluate(() => window.kinetoscope.findings.active)).toBe(want.get('finding'));
+    } else if (kind === 'slice') {
+      const [lane, startNs, , name] = want.get('sel').split(',');
+      const sel = (await app.timeline()).selection;
+      expect([sel.lane, sel.startNs, sel.name], 'the evidence slice is selected').toEqual([Number(lane), Number(startNs), name]);
+      // Its window: as wide as the link's, holding the slice (the page keeps a window that
+      // starts before the trace inside the trace's extent, so it may be shifted).
+      const [a, b] = want.get('t').split(',').map(Number);
+      const t = await app.timeline();
+      expect(Math.abs(t.endNs - t.startNs - (b - a)), `window ${t.startNs}..${t.endNs} for ${a}..${b}`).toBeLessThan(1);
+      expect(t.startNs <= sel.startNs && sel.startNs + sel.durNs <= t.endNs, 'the slice in view').toBe(true);
+    } else {
+      expect(await app.page.evaluate(() => window.kinetoscope.table && window.kinetoscope.table.scope)).toBe('step');
+    }
+  }
 });

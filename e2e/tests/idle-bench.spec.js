@@ -1,7 +1,7 @@
 // Benchmark (not a test): time from navigation to `idle()` on a large trace, each run in a fresh
 // browser context (no HTTP or wasm code cache: a first visit), and what the page still waited for
 // along the way. Skipped unless KINETOSCOPE_IDLE_URL names a trace the served site can fetch
-// (e.g. a ~90 MB `kinetoscope inflate` output linked under the dist directory; see
+// (e.g. a ~90 MB `kinetoscope-synth inflate` output linked under the dist directory; see
 // docs/performance.md). Prints one JSON line per run: `loaded_ms` (navigation to the load's end),
 // `timeline_ms` (to the first frame with tiles), `idle_ms` (to `idle()` resolving), and `waits`:
 // per 250 ms sample after the load, which of the page's parts were pending.

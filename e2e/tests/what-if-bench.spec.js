@@ -1,5 +1,5 @@
 // Benchmark (not a test): a what-if answer's latency in the page on a large trace with steps.
-// Loads KINETOSCOPE_BENCH_WHATIF (a file path, e.g. `kinetoscope inflate --target-mb 100` of a
+// Loads KINETOSCOPE_BENCH_WHATIF (a file path, e.g. `kinetoscope-synth inflate --target-mb 100` of a
 // real fixture with steps, into target/bench-data/, never committed), opens the Steps tab and
 // adds what-if edits one by one, printing one JSON line per edit with the ms from sending the
 // query to its answer in the page (`critical.whatIf.latencyMs`): the first builds the step

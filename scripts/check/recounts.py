@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The recounts of scripts/check run as tests (stdlib only): each recount's numbers, computed from
-the real fixtures' JSON without our code, against the engine's (the release CLI's `report
+the real fixtures' JSON without our code, against the engine's (the CLI's `report
 --json`, the e2e oracle) or, for findings_table.py, against the notes of worker/tests/findings.rs.
 
 One line per check, `ok NAME: what was compared` or `FAILED NAME: the first differences`, then
@@ -19,7 +19,7 @@ One line per check, `ok NAME: what was compared` or `FAILED NAME: the first diff
                   (`report --json` `phases`)
 
 Usage: scripts/check/recounts.py [CHECK...]   (default: all; the CLI: $KINETOSCOPE_CLI, else
-target/release/kinetoscope; fixtures: $KINETOSCOPE_SHARED/fixtures/real, else ../shared)
+target/debug/kinetoscope; fixtures: $KINETOSCOPE_SHARED/fixtures/real, else ../shared)
 """
 import collections
 import json
@@ -39,7 +39,7 @@ import phases  # noqa: E402
 
 SHARED = os.environ.get("KINETOSCOPE_SHARED") or os.path.join(REPO, "..", "shared")
 REAL = os.path.join(SHARED, "fixtures", "real")
-CLI = os.environ.get("KINETOSCOPE_CLI") or os.path.join(REPO, "target", "release", "kinetoscope")
+CLI = os.environ.get("KINETOSCOPE_CLI") or os.path.join(REPO, "target", "debug", "kinetoscope")
 
 
 # Not JSON that Python's json reads: a bare array cut short, as the trace format allows (the

@@ -40,7 +40,7 @@ pub const FIXED: u64 = 64 << 20;
 /// in tenths (7 = 0.7 bytes). Measured natively by counting every allocation of the load
 /// worker's path (8 MiB pieces copied in and parsed, the model growing by doubling, finish,
 /// index, first tables) on six real fixtures inflated to 42-68 MB and to twice that: the
-/// growth per JSON byte between the two sizes is 0.13 to 0.51, and the whole peak at 400 MB
+/// growth per JSON byte between the two sizes is 0.13 to 0.554 (df_index, 2026-11-29), and the whole peak at 400 MB
 /// 0.38 to 0.54 per JSON byte; 0.7 leaves a quarter more for traces shaped otherwise (the
 /// allocator's slack is in [`RESERVE`]).
 pub const STREAMED_PEAK_TENTHS: u64 = 7;

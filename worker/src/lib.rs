@@ -19,7 +19,7 @@
 //! measure time themselves (`worker/clippy.toml` enforces it; the native exceptions are
 //! `run::load`, the CLI's entry that reads many rank files on threads with bounded memory, and
 //! `fork::Threads`, which a caller passes to run a load's join on two threads).
-//! `text` formats every number the engine writes for people. `synth` generates traces (the demo, large benchmark inputs).
+//! `text` formats every number the engine writes for people. `synth` (feature `synth`: the tests, benchmarks and `kinetoscope-synth`) generates traces with known ground truth.
 //! `compare` diffs the analyses of two traces (baseline / candidate, `kinetoscope diff`).
 //! `run` analyses a distributed run (one trace per rank): per-rank summaries, collectives
 //! matched across ranks, clock offsets, stragglers and why (docs/runs.md).
@@ -55,5 +55,6 @@ pub mod run;
 pub mod session;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod serve;
+#[cfg(feature = "synth")]
 pub mod synth;
 pub mod text;

@@ -239,6 +239,17 @@ impl Session {
 
     /// The cheatsheet findings, always over the whole trace (detected on first use).
     pub fn findings(&self) -> &[Finding] {
-        self.findings.get_or_init(|| finding::detect(self))
+        self.findings.get_or_init(|| {
+            finding::detect(finding::Inputs {
+                trace: self.trace(),
+                steps: self.whole_steps(),
+                ops: self.op_table(&OpOptions::default()),
+                kernels: self.kernels(None),
+                gpus: self.gpus(None),
+                gpu_index: self.gpu(),
+                work: self.work(),
+                classes: self.kernel_classes(),
+            })
+        })
     }
 }

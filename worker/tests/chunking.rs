@@ -17,14 +17,14 @@ fn split_parse(json: &[u8], parts: usize) -> (Trace, usize) {
 
 #[test]
 fn split_parse_equals_whole_parse_on_every_fixture() {
-    for path in common::real_fixtures() {
-        let json = common::json_bytes(&path);
+    common::for_each_real_fixture(|path| {
+        let json = common::json_bytes(path);
         let whole = fingerprint(&parse(&json, &mut |_| {}).unwrap());
         for parts in [2, 3, 7] {
             let (trace, used) = split_parse(&json, parts);
             assert_eq!(fingerprint(&trace), whole, "{path:?} in {parts} parts ({used} used)");
         }
-    }
+    });
 }
 
 #[test]

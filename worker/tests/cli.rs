@@ -6,7 +6,16 @@ mod common;
 use std::process::Command;
 
 fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_kinetoscope")).args(args).output().unwrap();
+    run_bin(env!("CARGO_BIN_EXE_kinetoscope"), args)
+}
+
+/// The generators' CLI (feature `synth`, which the tests enable).
+fn synth(args: &[&str]) -> (i32, String, String) {
+    run_bin(env!("CARGO_BIN_EXE_kinetoscope-synth"), args)
+}
+
+fn run_bin(exe: &str, args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(exe).args(args).output().unwrap();
     (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
@@ -123,10 +132,17 @@ fn report_memory_shows_what_holds_the_peak() {
 fn version_help_per_command_and_completions() {
     let (code, out, _) = run(&["--version"]);
     assert_eq!((code, out.trim()), (0, concat!("kinetoscope ", env!("CARGO_PKG_VERSION"))));
-    for command in ["info", "report", "diff", "run", "bench", "demo", "demo-run", "inflate", "completions"] {
+    for command in ["info", "report", "diff", "run", "bench", "serve", "publish", "export", "completions"] {
         let (code, out, _) = run(&[command, "--help"]);
         assert_eq!(code, 0, "{command}");
         assert!(out.contains("Usage: kinetoscope"), "{command}: {out}");
+    }
+    // The generators are not in the shipped CLI, only in kinetoscope-synth.
+    for command in ["demo", "demo-run", "inflate"] {
+        assert_eq!(run(&[command, "--help"]).0, 2, "kinetoscope {command}");
+        let (code, out, _) = synth(&[command, "--help"]);
+        assert_eq!(code, 0, "{command}");
+        assert!(out.contains("Usage: kinetoscope-synth"), "{command}: {out}");
     }
     let (_, out, _) = run(&["report", "--help"]);
     for flag in ["--step", "--range", "--by-shape", "--sort", "--top", "--json"] {
@@ -175,13 +191,13 @@ fn run_opens_the_dlrm_ranks_as_one_run() {
     assert_eq!(code, 2, "{err}");
 }
 
-/// `demo-run` writes a run whose designed straggler `run` finds.
+/// `kinetoscope-synth demo-run` writes a run whose designed straggler `run` finds.
 #[test]
 fn demo_run_writes_ranks_whose_straggler_run_names() {
     let scratch = tempfile::tempdir().unwrap();
     let dir = scratch.path().to_path_buf();
     let d = dir.to_str().unwrap();
-    let (code, _, err) = run(&["demo-run", d, "--ranks", "4", "--straggler", "2"]);
+    let (code, _, err) = synth(&["demo-run", d, "--ranks", "4", "--straggler", "2"]);
     assert_eq!(code, 0, "{err}");
     let (code, out, err) = run(&["run", "--json", d]);
     assert_eq!(code, 0, "{err}");
@@ -404,7 +420,7 @@ fn bench_prints_a_line_per_run_with_the_files_events() {
     assert!((anchor["ratio"].as_f64().unwrap() - python / stream).abs() < 1e-9, "{anchor}");
 }
 
-/// `demo OUT` writes exactly the committed demo trace, and `inflate` repeats a trace: every
+/// `kinetoscope-synth demo OUT` writes exactly the committed demo trace, and `inflate` repeats a trace: every
 /// event but the metadata once per copy, step numbers unique, the report's steps multiplied.
 #[test]
 fn demo_writes_the_committed_trace_and_inflate_repeats_one() {
@@ -412,7 +428,7 @@ fn demo_writes_the_committed_trace_and_inflate_repeats_one() {
     let dir = scratch.path().to_path_buf();
     std::fs::create_dir_all(&dir).unwrap();
     let demo = dir.join("demo.pt.trace.json.gz");
-    let (code, _, err) = run(&["demo", demo.to_str().unwrap()]);
+    let (code, _, err) = synth(&["demo", demo.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
     let committed =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../public/demo.pt.trace.json.gz");
@@ -423,7 +439,7 @@ fn demo_writes_the_committed_trace_and_inflate_repeats_one() {
 
     let input = common::shared().join("fixtures/torch-cpu/mlp_train.pt.trace.json");
     let out = dir.join("inflated.json");
-    let (code, _, err) = run(&[
+    let (code, _, err) = synth(&[
         "inflate",
         input.to_str().unwrap(),
         out.to_str().unwrap(),
@@ -473,7 +489,7 @@ fn a_large_file_is_read_on_every_core_into_the_sequential_summary() {
     let scratch = tempfile::tempdir().unwrap();
     let big = scratch.path().join("big.json");
     let input = common::real("param__dlrm_kineto__worker0_step_12.1694128201545.pt.trace.json");
-    let (code, _, err) = run(&["inflate", input.to_str().unwrap(), big.to_str().unwrap(), "--target-mb", "40"]);
+    let (code, _, err) = synth(&["inflate", input.to_str().unwrap(), big.to_str().unwrap(), "--target-mb", "40"]);
     assert_eq!(code, 0, "{err}");
     let (code, out, err) = run(&["info", "--json", big.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
@@ -485,4 +501,30 @@ fn a_large_file_is_read_on_every_core_into_the_sequential_summary() {
     sequential.parse_ms = printed.parse_ms;
     sequential.parse_workers = printed.parse_workers;
     assert_eq!(printed, sequential);
+}
+
+#[test]
+fn report_modules_prints_the_tree_and_its_json() {
+    let path = common::real("tracelens__h100__gaunernst_bert-small-uncased__1016001.json.gz");
+    let p = path.to_str().unwrap();
+    let (code, out, err) = run(&["report", p, "--modules", "--depth", "1", "--top", "1"]);
+    assert_eq!(code, 0, "{err}");
+    let section: Vec<&str> = out.lines().skip_while(|l| !l.starts_with("==== Modules")).skip(2).take_while(|l| !l.starts_with("Backward")).collect();
+    let names: Vec<&str> = section.iter().map(|l| l.split("  ").find(|w| !w.is_empty()).unwrap_or("").trim_start()).collect();
+    assert_eq!(names, ["BertLMHeadModel_0", "BertModel_0", "BertOnlyMLMHead_0"], "depth 1, call order:\n{out}");
+    assert!(section[1].starts_with("  BertModel_0 "), "indented by depth:\n{out}");
+    assert!(section[0].contains("4.217ms") && section[0].contains("144.928us"), "host and device total:\n{out}");
+    assert!(out.contains("Backward device time: not told (the trace has no fwdbwd flows"), "{out}");
+    // --sort orders siblings: BertLayer_0 has the most host time of the four layers.
+    let (_, sorted, _) = run(&["report", p, "--modules", "--sort", "cpu_total", "--depth", "3"]);
+    let layers: Vec<&str> = sorted.lines().filter_map(|l| l.trim_start().strip_prefix("BertLayer_")).map(|l| &l[..1]).collect();
+    assert_eq!(layers, ["0", "2", "3", "1"], "{sorted}");
+    let (code, _, err) = run(&["report", p, "--depth", "2"]);
+    assert!(code == 2 && err.contains("--modules"), "--depth needs --modules: {err}");
+    let (_, json, _) = run(&["report", p, "--json"]);
+    let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let nodes = doc["modules"]["nodes"].as_array().unwrap();
+    assert_eq!((nodes.len(), &doc["modules"]["backward_tied"]), (84, &serde_json::json!(false)));
+    assert_eq!(nodes[1]["path"], "BertLMHeadModel_0/BertModel_0");
+    assert_eq!((&nodes[1]["host_us"], &nodes[1]["backward_device_us"]), (&serde_json::json!(3910.787), &serde_json::Value::Null));
 }

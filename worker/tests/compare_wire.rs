@@ -1,13 +1,12 @@
 //! Comparison over the protocol (the Compare tab): `KeepAsBaseline` / `Compare` / `ClearBaseline`
 //! through `Engine::query` on two dlrm ranks, checked against `compare::compare` and
-//! `finding::detect` run directly on each trace.
+//! each trace's own findings (`Session::findings`).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
 mod common;
 
 use kinetoscope::compare::{compare, CompareOptions, Pair};
 use kinetoscope::engine::Engine;
-use kinetoscope::finding::detect;
 use protocol::{Answer, ComparisonData, DeltaPair, Query};
 use std::collections::BTreeSet;
 
@@ -95,8 +94,8 @@ fn dlrm_ranks_over_the_wire_equal_compare_and_detect() {
         }
     }
 
-    let rules = |t| {
-        detect(t)
+    let rules = |t: &kinetoscope::session::Session| {
+        t.findings()
             .iter()
             .map(|f| f.rule.to_owned())
             .collect::<BTreeSet<String>>()

@@ -85,8 +85,8 @@ fn joined(json: &[u8], parts: usize, piece: usize) -> Result<Trace, LoadFailure>
 
 #[test]
 fn every_fixture_read_in_parts_is_the_sequential_parse() {
-    for path in common::real_fixtures() {
-        let json = common::json_bytes(&path);
+    common::for_each_real_fixture(|path| {
+        let json = common::json_bytes(path);
         let whole = fingerprint(&parse(&json, &mut |_| {}).unwrap());
         for (parts, piece) in [(2, 8 << 20), (3, 65_537), (5, 4_099)] {
             let got = cuts(&json, parts).len();
@@ -94,7 +94,7 @@ fn every_fixture_read_in_parts_is_the_sequential_parse() {
             let trace = joined(&json, parts, piece).unwrap();
             assert_eq!(fingerprint(&trace), whole, "{path:?} in {parts} parts, pieces of {piece}");
         }
-    }
+    });
 }
 
 #[test]

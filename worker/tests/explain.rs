@@ -276,3 +276,23 @@ fn marking_the_loaded_trace_equals_loading_it_with_the_marker() {
     assert!(e.layout().unwrap().steps.is_empty());
     assert_eq!(e.step_marking().marker, None);
 }
+
+/// A trace with one complete step (a dlrm rank: ProfilerStep#10 only) is not compared with
+/// itself: the sentences say so, name the largest categories and the step's own bound-by, and
+/// none says "median". The numbers are the step's own, from `report --json`.
+#[test]
+fn the_only_complete_step_is_not_compared_with_itself() {
+    let path = common::real("param__dlrm_kineto__worker0_step_12.1694128201545.pt.trace.json");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kinetoscope"))
+        .args(["report", "--json", path.to_str().unwrap(), "--explain-step", "slowest"])
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let sentences: Vec<&str> = doc["explanation"]["sentences"].as_array().unwrap().iter().map(|s| s.as_str().unwrap()).collect();
+    assert_eq!(doc["steps"].as_array().unwrap().len(), 1);
+    assert!(sentences[0].starts_with("ProfilerStep#10 took 14.46 ms. It is the only complete step"), "{sentences:?}");
+    assert!(sentences.iter().all(|s| !s.contains("median")), "{sentences:?}");
+    assert_eq!(doc["critical_path"]["steps"][0]["bound_by"], "cpu_op");
+    assert!(sentences.iter().any(|s| s.ends_with("% CPU ops: that is what bounds the step.")), "{sentences:?}");
+    assert!(sentences.iter().any(|s| s.starts_with("By category (step breakdown), the largest: ")), "{sentences:?}");
+}

@@ -6,9 +6,14 @@
 
 mod common;
 
-use kinetoscope::finding::{detect, thresholds::EVIDENCE_CAP, Finding, Severity, RULES};
+use kinetoscope::finding::{thresholds::EVIDENCE_CAP, Finding, Severity, RULES};
 use kinetoscope::report::findings::{findings_json, findings_text};
 use std::fmt::Write as _;
+
+/// Every finding of a loaded trace (the session's, detected once).
+fn detect(session: &kinetoscope::session::Session) -> Vec<Finding> {
+    session.findings().to_vec()
+}
 
 /// A tiny Kineto trace written event by event. Times are µs; the host thread is pid 1 tid 1,
 /// devices are pid 0 with the stream as tid. Every kernel / copy gets a launch call with a
@@ -1425,7 +1430,7 @@ fn cli_report_has_findings() {
 
 /// Times `detect` on a large trace: `KINETOSCOPE_BENCH_TRACE=big.json cargo test --release -p
 /// kinetoscope --test findings -- --ignored bench_detect --nocapture` (make one with
-/// `kinetoscope inflate`).
+/// `kinetoscope-synth inflate`).
 #[test]
 #[ignore = "benchmark: needs KINETOSCOPE_BENCH_TRACE"]
 fn bench_detect() {

@@ -8,7 +8,6 @@ mod common;
 
 use kinetoscope::analysis::{graphs, idle};
 use kinetoscope::answer::details::slice_details;
-use kinetoscope::finding::detect;
 use kinetoscope::model::link::enclosing_op;
 use kinetoscope::model::{CatClass, Trace};
 use kinetoscope::synth::graphs::{GRAPH_ID, NODES, REPLAYS};
@@ -74,7 +73,7 @@ fn synthetic_graph_trace_links_every_node_to_its_launch_and_op() {
     let eager = (0..t.slices.len() as u32).find(|&i| t.class(t.slices.cat[i as usize]) == CatClass::Kernel).unwrap();
     assert!(slice_details(t, session.index(), eager).unwrap().graph.is_none(), "the warm-up kernel is not a node");
 
-    let found = detect(session);
+    let found = session.findings().to_vec();
     let f = found.iter().find(|f| f.rule == "cuda-graph").unwrap();
     assert!(f.title.contains(&format!("({REPLAYS} graph launches, {} kernels, 7.0 kernels per launch)", NODES * replays + 1)), "{}", f.title);
     assert!(f.why.contains("without a kernel recorded: 1;") && f.why.contains("without a graph launch call: 1;"), "{}", f.why);
@@ -94,7 +93,7 @@ fn graph_id_zero_is_not_a_graph() {
     let session = engine.session().unwrap();
     let g = graphs::analyze(session.trace());
     assert_eq!((g.graphed_kernels, g.launches.len()), (0, 0));
-    assert!(detect(session).iter().all(|f| f.rule != "cuda-graph"));
+    assert!(session.findings().iter().all(|f| f.rule != "cuda-graph"));
 }
 
 /// SGLang on MI300: one `hipGraphLaunch` (correlation 92178) whose kernels carry no graph id
@@ -115,7 +114,7 @@ fn sglang_hip_graph_launch() {
     assert!(g.unlaunched.is_empty());
     let launch = idle::analyze(t, None).launch;
     assert_eq!((launch.graph_launches, launch.graph_kernels), (1, 544));
-    let f = detect(session).into_iter().find(|f| f.rule == "cuda-graph").unwrap();
+    let f = session.findings().iter().find(|f| f.rule == "cuda-graph").unwrap().clone();
     assert!(f.title.starts_with("98.9% of kernel time runs inside CUDA graphs (1 graph launches, 544 kernels"), "{}", f.title);
 }
 
@@ -126,7 +125,7 @@ fn vllm_capture_without_launch() {
     let session = engine.session().unwrap();
     let g = graphs::analyze(session.trace());
     assert_eq!((g.captures, g.launches.len(), g.graphed_kernels), (1, 0, 0));
-    let f = detect(session).into_iter().find(|f| f.rule == "cuda-graph").unwrap();
+    let f = session.findings().iter().find(|f| f.rule == "cuda-graph").unwrap().clone();
     assert_eq!(f.title, "CUDA graphs are captured (1 stream captures) but never launched in this trace");
     assert_eq!(f.evidence.slices.len(), 1);
 }

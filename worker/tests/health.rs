@@ -6,7 +6,6 @@
 mod common;
 
 use kinetoscope::analysis::health::{self, Health};
-use kinetoscope::finding::detect;
 use std::collections::{HashMap, HashSet};
 
 /// Events of a small trace: the host is pid 1 tid 1, the device pid 0 with the stream as tid.
@@ -67,7 +66,7 @@ impl T {
 
     fn fires(&self, rule: &str) -> bool {
         let (engine, _) = common::load_str(&self.json());
-        detect(engine.session().unwrap()).iter().any(|f| f.rule == rule)
+        engine.session().unwrap().findings().to_vec().iter().any(|f| f.rule == rule)
     }
 }
 
@@ -172,7 +171,7 @@ fn truncated_and_skipped() {
     let h = health::analyze(engine.session().unwrap().trace());
     assert!(h.truncated && summary.health.truncated);
     assert!(h.skipped.iter().any(|s| s.0 == "json_truncated"));
-    assert!(detect(engine.session().unwrap()).iter().any(|f| f.rule == "health-data-loss"));
+    assert!(engine.session().unwrap().findings().to_vec().iter().any(|f| f.rule == "health-data-loss"));
     // Skipped events: a non-object element and an `E` without its `B`.
     let mut skipped = base(20);
     skipped.events.push("42".into());

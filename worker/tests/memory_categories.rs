@@ -218,7 +218,7 @@ fn memory_findings_on_the_pytorch_runs() {
     let fired = |stem: &str| {
         let dir = common::shared().join("fixtures/torch-cpu-memory");
         let (engine, _) = common::load(&dir.join(format!("{stem}.pt.trace.json")));
-        kinetoscope::finding::detect(engine.session().unwrap())
+        engine.session().unwrap().findings().to_vec()
             .into_iter()
             .filter(|f| matches!(f.rule, "memory-leak" | "activation-peak" | "optimizer-state-peak" | "memory-fragmentation"))
             .map(|f| (f.rule, f.title))
@@ -255,7 +255,7 @@ fn optimizer_state_peak_on_a_built_trace() {
             mem(90, 3, -100, 8 + state),
         ];
         let (engine, _) = common::load_str(&format!("{{\"traceEvents\":[{}]}}", events.join(",")));
-        kinetoscope::finding::detect(engine.session().unwrap())
+        engine.session().unwrap().findings().to_vec()
             .into_iter()
             .filter(|f| f.rule == "optimizer-state-peak")
             .map(|f| f.title)

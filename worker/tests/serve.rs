@@ -139,7 +139,8 @@ fn start(log: &Path) -> SocketAddr {
 fn start_within(log: &Path, limits: Limits) -> SocketAddr {
     let site = site_beside(log);
     let steps = kinetoscope::serve::steps::StepCounts::start();
-    let served = http::Served { logdir: log.canonicalize().unwrap(), root_name: "log".into(), site, steps };
+    let logs = http::Logs { dir: log.canonicalize().unwrap(), root_name: "log".into(), steps };
+    let served = http::Served { logs: Some(logs), site };
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || http::run(served, "127.0.0.1:0".parse().unwrap(), limits, |addr| tx.send(addr).unwrap()));
     rx.recv_timeout(std::time::Duration::from_secs(10)).unwrap()
@@ -229,6 +230,23 @@ fn traces_stream_with_range_and_gzip_as_stored() {
     assert_eq!(body, stored[2..12]);
     let (status, _, body) = request(addr, "HEAD", "/logs/job-a/rank-0.json", "");
     assert_eq!((status, body.len()), (200, 0));
+}
+
+#[test]
+fn without_a_log_directory_only_the_site_is_served() {
+    let (_base, log) = fixture();
+    let site = site_beside(&log);
+    let served = http::Served { logs: None, site };
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || http::run(served, "127.0.0.1:0".parse().unwrap(), Limits::default(), |a| tx.send(a).unwrap()));
+    let addr = rx.recv_timeout(std::time::Duration::from_secs(10)).unwrap();
+    assert_eq!(get(addr, "/").0, 200, "the site");
+    assert_eq!(get(addr, "/public/demo.json").0, 200, "the demo beside it");
+    // No listing, so the page opens its demo; no trace of the directory is reachable.
+    assert_eq!(get(addr, "/index.json").0, 404);
+    assert_eq!(get(addr, "/logs/job-b/worker3.json").0, 404);
+    let (_, head, _) = get(addr, "/");
+    assert!(head.to_ascii_lowercase().contains("x-content-type-options: nosniff"), "the security headers: {head}");
 }
 
 #[test]

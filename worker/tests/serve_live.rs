@@ -18,7 +18,8 @@ fn start(log: &Path) -> SocketAddr {
     std::fs::create_dir_all(&site).unwrap();
     std::fs::write(site.join("index.html"), "<!doctype html><title>site</title>").unwrap();
     let steps = kinetoscope::serve::steps::StepCounts::start();
-    let served = http::Served { logdir: log.canonicalize().unwrap(), root_name: "log".into(), site, steps };
+    let logs = http::Logs { dir: log.canonicalize().unwrap(), root_name: "log".into(), steps };
+    let served = http::Served { logs: Some(logs), site };
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || http::run(served, "127.0.0.1:0".parse().unwrap(), Limits::default(), |a| tx.send(a).unwrap()));
     rx.recv_timeout(Duration::from_secs(10)).unwrap()

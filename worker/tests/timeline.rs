@@ -221,7 +221,7 @@ fn kernel_histogram_counts_every_kernel_of_that_name() {
 #[test]
 fn findings_on_the_wire_match_the_engine_and_cite_real_slices() {
     let mut e = common::load_real("partx__profiler_trace_single_sample.json");
-    let expected = kinetoscope::finding::detect(e.session().unwrap());
+    let expected = e.session().unwrap().findings().to_vec();
     let Answer::Findings(found) = answer(&mut e, &Query::Findings).0 else {
         panic!("not findings");
     };

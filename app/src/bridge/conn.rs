@@ -6,7 +6,7 @@ use std::rc::Weak;
 use wasm_bindgen::prelude::*;
 use web_sys::{Event, MessageEvent, Worker};
 
-/// Trunk's loader shim for the `worker` binary (worker files are not hashed by the build).
+/// The loader of the `worker` binary scripts/build-site writes (worker files are not hashed).
 const WORKER_URL: &str = "./worker_loader.js";
 
 /// A live worker and its handlers (removed and the worker terminated on drop).

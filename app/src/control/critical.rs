@@ -89,7 +89,7 @@ impl Controller {
         if !self.critical.with_untracked(|c| c.awaits(id)) {
             return;
         }
-        let now = crate::timeline::now_ms();
+        let now = crate::frame::now_ms();
         if self.critical.try_update(|c| c.apply(id, answer, now)).unwrap_or(false) {
             // The paths just in may let the overlay ask for its slices.
             self.critical_fetch();

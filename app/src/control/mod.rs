@@ -168,7 +168,7 @@ impl Controller {
                 if self.run_stack_next() || self.compare_loaded() {
                     return;
                 }
-                let now = crate::timeline::now_ms();
+                let now = crate::frame::now_ms();
                 if layout.groups.iter().all(|g| g.lanes.is_empty()) {
                     self.settle();
                 } else {
@@ -269,7 +269,7 @@ impl Controller {
         self.timeline.update(|t| {
             t.apply(id, answer, words);
             if tiles && t.frames.tiles_ms.is_none() {
-                t.frames.tiles_ms = t.loaded_at.map(|at| crate::timeline::now_ms() - at);
+                t.frames.tiles_ms = t.loaded_at.map(|at| crate::frame::now_ms() - at);
             }
         });
         self.follow_search();
@@ -366,7 +366,7 @@ impl Controller {
                 }
             }
             Channel::WhatIf => {
-                let now = crate::timeline::now_ms();
+                let now = crate::frame::now_ms();
                 self.critical.update_untracked(|c| c.what_if.sent(id, now));
             }
             channel => self.timeline.update_untracked(|t| t.sent(channel, id)),

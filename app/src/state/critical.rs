@@ -285,9 +285,9 @@ impl Overlay {
     }
 }
 
-/// `window.kinetoscope.critical` (docs/testing.md): the paths, the slices the timeline
-/// outlines in its view (`t`), and the what-if answer.
-pub fn hook_json(c: &CriticalState, t: &super::timeline::TimelineState) -> serde_json::Value {
+/// `window.kinetoscope.critical` (docs/testing.md): the paths, the timeline's overlay (`overlay`)
+/// and the ids of the slices it outlines in the view (`outlined`), and the what-if answer.
+pub fn hook_json(c: &CriticalState, overlay: Option<&Overlay>, outlined: &[u32]) -> serde_json::Value {
     use serde_json::json;
     // Only the picked step's slices: every step's are thousands of objects, and the snapshot
     // is rebuilt on the main thread whenever a test reads it.
@@ -318,12 +318,6 @@ pub fn hook_json(c: &CriticalState, t: &super::timeline::TimelineState) -> serde
             })
             .collect::<Vec<_>>()
     });
-    let outlined: Vec<u32> = t.critical.as_ref().map_or_else(Vec::new, |o| {
-        let rows = crate::timeline::critical::Rows::new(t);
-        let mut ids: Vec<u32> = crate::timeline::critical::visible(t, &rows, o, t.view.width).map(|(s, _)| s.id).collect();
-        ids.sort_unstable();
-        ids
-    });
     let w = &c.what_if;
     let what_if_steps = w.data.as_ref().map(|d| {
         d.steps
@@ -344,7 +338,7 @@ pub fn hook_json(c: &CriticalState, t: &super::timeline::TimelineState) -> serde
             "count": d.steps.iter().map(|p| p.segments.len()).sum::<usize>(),
         })),
         "classes": c.data.as_ref().map(|d| d.classes.clone()), "steps": steps, "outlined": outlined,
-        "arrows": t.critical.as_ref().map_or(0, |o| o.arrows.len()),
+        "arrows": overlay.map_or(0, |o| o.arrows.len()),
         "whatIf": {
             "edits": w.edits, "pending": w.pending.is_some(), "error": w.error,
             "editError": w.data.as_ref().and_then(|d| d.error.clone()), "latencyMs": w.latency_ms,

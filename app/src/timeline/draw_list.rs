@@ -12,7 +12,7 @@
 //! and counter areas; slices from the tile cache (runs of sub-pixel rects of a row merged into
 //! one rect at least 1 px wide, batched per palette slot into one path, search matches outlined,
 //! labels on slices at least [`LABEL_MIN_PX`] wide, cut arithmetically); the critical path
-//! overlay when on (`super::critical`: a veil, the path's slices above it); step lines; the
+//! overlay when on ([`critical`]: a veil, the path's slices above it); step lines; the
 //! selected range; the finding's evidence; the selection and its flow arrows; then the ruler
 //! with ticks at round times and step marks.
 //!
@@ -32,6 +32,7 @@ use crate::state::tracks::{self, TrackKind, ROW_H};
 use crate::state::viewport::{format_tick, tick_step};
 use protocol::{Layout, SliceRef};
 
+pub mod critical;
 #[cfg(test)]
 mod tests;
 
@@ -141,7 +142,7 @@ pub fn draw_list(t: &TimelineState, theme: Theme, surface: Surface) -> DrawList 
         }
     }
     slices.finish(&mut out, theme);
-    super::critical::draw(&mut out, t, theme, (width, height, surface.dpr));
+    critical::draw(&mut out, t, theme, (width, height, surface.dpr));
     steps(&mut out, t, layout, theme, width, height);
     range(&mut out, t, theme, height);
     highlight(&mut out, t, theme);

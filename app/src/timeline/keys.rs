@@ -5,7 +5,7 @@
 
 use crate::control::timeline::{KEY_PAN, KEY_ZOOM};
 use crate::control::Controller;
-use crate::frame::Target;
+use crate::frame::{now_ms, Target};
 use leptos::prelude::*;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -136,11 +136,4 @@ fn typing(ev: &web_sys::KeyboardEvent) -> bool {
     ev.target()
         .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
         .is_some_and(|el| matches!(el.tag_name().as_str(), "INPUT" | "TEXTAREA" | "SELECT"))
-}
-
-/// Milliseconds from the page's time origin.
-pub fn now_ms() -> f64 {
-    web_sys::window()
-        .and_then(|w| w.performance())
-        .map_or(0.0, |p| p.now())
 }

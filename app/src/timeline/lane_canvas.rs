@@ -33,17 +33,17 @@ const CLICK_SLOP: f64 = 4.0;
 
 /// A press on the canvas in progress.
 #[derive(Clone, Copy)]
-pub(super) struct Press {
+struct Press {
     /// Where it started, CSS px of the canvas.
-    pub x: f64,
-    pub y: f64,
+    x: f64,
+    y: f64,
     /// Where the pointer was at the last move.
-    pub last_x: f64,
-    pub last_y: f64,
+    last_x: f64,
+    last_y: f64,
     /// Shift was held: the drag selects a range.
-    pub shift: bool,
+    shift: bool,
     /// It went past [`CLICK_SLOP`]: not a click.
-    pub moved: bool,
+    moved: bool,
 }
 
 /// Labels, canvas and tooltip of `source`, in a `tl-body` that sizes the canvas.
@@ -122,7 +122,7 @@ pub fn LaneCanvas(
             };
             p.moved |= (x - p.x).abs() + (y - p.y).abs() > CLICK_SLOP;
             if p.moved {
-                source.drag(ctl, &p, x, y);
+                source.drag(ctl, (p.x, p.shift), x, (p.last_x - x, p.last_y - y));
             }
             p.last_x = x;
             p.last_y = y;

@@ -8,11 +8,11 @@
 //! 50 ms a frame.
 
 use super::draw_list::{self, Surface};
-use super::keys::now_ms;
 use super::lane_source::LaneSource;
 use super::paint_canvas2d;
 use super::theme::Theme;
 use crate::control::Controller;
+use crate::frame::now_ms;
 use crate::state::stack::Panel;
 use crate::state::tiles::TileRequest;
 use crate::state::timeline::TimelineState;

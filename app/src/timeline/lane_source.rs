@@ -4,7 +4,6 @@
 //! lanes, has no range (shift-drag pans), and only its first panel reports the size (every
 //! panel has the same).
 
-use super::lane_canvas::Press;
 use crate::control::Controller;
 use crate::frame::Target;
 use crate::state::stack::StackId;
@@ -69,13 +68,13 @@ impl LaneSource {
         }
     }
 
-    /// Press `p` was dragged to (`x`, `y`) of the canvas: selects the range from its start
-    /// (shift, main timeline), or pans and scrolls by the move since its last position.
-    pub(super) fn drag(self, ctl: Controller, p: &Press, x: f64, y: f64) {
-        let (dx, dy) = (p.last_x - x, p.last_y - y);
+    /// A press that started at canvas x `start_x` (`shift`: with shift held) was dragged to x
+    /// `x`; (`dx`, `dy`): its last position minus this one, px. Selects the range from its
+    /// start (shift, main timeline), or pans and scrolls by that move.
+    pub(super) fn drag(self, ctl: Controller, (start_x, shift): (f64, bool), x: f64, (dx, dy): (f64, f64)) {
         match self {
-            LaneSource::Main if p.shift => {
-                let (a, b) = ctl.timeline.with_untracked(|t| (t.view.ns_at(p.x), t.view.ns_at(x)));
+            LaneSource::Main if shift => {
+                let (a, b) = ctl.timeline.with_untracked(|t| (t.view.ns_at(start_x), t.view.ns_at(x)));
                 ctl.set_range(Some((a, b)));
             }
             LaneSource::Main => ctl.view(|t| {

@@ -9,7 +9,6 @@
 //! absent for every step).
 
 mod band;
-pub mod critical;
 pub mod draw_list;
 mod keys;
 mod lane_canvas;
@@ -24,7 +23,6 @@ use crate::control::Controller;
 use crate::deferred::Deferred;
 use crate::state::format;
 use keys::Keys;
-pub use keys::now_ms;
 use lane_canvas::LaneCanvas;
 use lane_source::LaneSource;
 use leptos::ev;

@@ -10,7 +10,7 @@
 //! - Kernel: device kernels, except communication kernels; Memcpy / Memset: device copies, sets.
 //! - Communication: communication kernels by the trace's classes (`kernel_context`: the name
 //!   table, `nccl*`, `rccl*`, ..., then kernels launched under collectives) and host ops /
-//!   annotations that communicate (`kernel_context::communicates`: [`is_communication_op`]'s
+//!   annotations that communicate (`kernel_context::communicates`: `kernel_context::is_communication_op`'s
 //!   `nccl:*`, `gloo:*`, `c10d::*`, `record_param_comms`, exact `all_reduce`, `broadcast`, ...,
 //!   and namespaced collectives / expert-parallel dispatch and combine). tb_plugin only
 //!   knows ten exact names (`nccl:all_reduce`, ...) and tags a kernel by its External id.
@@ -340,41 +340,6 @@ pub fn is_communication_kernel(name: &str) -> bool {
     kernel_class::class_of(name) == kernel_class::KernelClass::Communication
 }
 
-/// A host-side communication op or annotation, by name: the `nccl:` / `gloo:` record
-/// functions, the `c10d` dispatcher ops (`c10d::allreduce_`, functional collectives),
-/// `record_param_comms`, and bare collective names. Deliberately no substring match:
-/// `aten::broadcast_tensors` is not communication.
-pub fn is_communication_op(name: &str) -> bool {
-    const PREFIXES: [&str; 9] = [
-        "nccl:",
-        "gloo:",
-        "mpi:",
-        "ucc:",
-        "c10d::",
-        "c10d_functional::",
-        "_c10d_functional::",
-        "record_param_comms",
-        "ProcessGroup",
-    ];
-    const EXACT: [&str; 14] = [
-        "all_reduce",
-        "allreduce",
-        "all_gather",
-        "allgather",
-        "all_gather_into_tensor",
-        "reduce_scatter",
-        "reduce_scatter_tensor",
-        "broadcast",
-        "all_to_all",
-        "all_to_all_single",
-        "alltoall",
-        "barrier",
-        "send",
-        "recv",
-    ];
-    PREFIXES.iter().any(|p| name.starts_with(p)) || EXACT.contains(&name)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -390,22 +355,6 @@ mod tests {
         assert!(!is_communication_kernel(
             "void at::native::vectorized_elementwise_kernel<4>"
         ));
-        for op in [
-            "nccl:all_reduce",
-            "gloo:broadcast",
-            "c10d::allreduce_",
-            "record_param_comms",
-            "broadcast",
-        ] {
-            assert!(is_communication_op(op), "{op}");
-        }
-        for op in [
-            "aten::broadcast_tensors",
-            "## alltoall_fwd_single ##",
-            "aten::all",
-        ] {
-            assert!(!is_communication_op(op), "{op}");
-        }
         assert!(is_dataloader(
             "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
         ));

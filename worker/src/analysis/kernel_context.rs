@@ -25,7 +25,6 @@
 //! kernel that also runs outside collectives (a reduction under `c10d::allreduce_` and in the
 //! loss) stays `other`. References: docs/definitions.md §3 (kernel classes, sources).
 
-use super::breakdown::is_communication_op;
 use super::kernel_class::{class_row, classify, KernelClass, KernelKind, TensorCores};
 use crate::model::strings::FxHashMap;
 use crate::model::{CatClass, StrId, Trace, NONE};
@@ -179,9 +178,54 @@ fn is_communication_namespace(ns: &str) -> bool {
     ns.split(|c: char| !c.is_ascii_alphanumeric()).any(|t| t == "ep") || WORDS.iter().any(|w| ns.contains(w))
 }
 
+/// A host-side communication op or annotation, by name: the `nccl:` / `gloo:` record
+/// functions, the `c10d` dispatcher ops (`c10d::allreduce_`, functional collectives),
+/// `record_param_comms`, and bare collective names. Deliberately no substring match:
+/// `aten::broadcast_tensors` is not communication.
+pub fn is_communication_op(name: &str) -> bool {
+    const PREFIXES: [&str; 9] = [
+        "nccl:",
+        "gloo:",
+        "mpi:",
+        "ucc:",
+        "c10d::",
+        "c10d_functional::",
+        "_c10d_functional::",
+        "record_param_comms",
+        "ProcessGroup",
+    ];
+    const EXACT: [&str; 14] = [
+        "all_reduce",
+        "allreduce",
+        "all_gather",
+        "allgather",
+        "all_gather_into_tensor",
+        "reduce_scatter",
+        "reduce_scatter_tensor",
+        "broadcast",
+        "all_to_all",
+        "all_to_all_single",
+        "alltoall",
+        "barrier",
+        "send",
+        "recv",
+    ];
+    PREFIXES.iter().any(|p| name.starts_with(p)) || EXACT.contains(&name)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::communicates;
+    use super::{communicates, is_communication_op};
+
+    #[test]
+    fn communication_op_names() {
+        for op in ["nccl:all_reduce", "gloo:broadcast", "c10d::allreduce_", "record_param_comms", "broadcast"] {
+            assert!(is_communication_op(op), "{op}");
+        }
+        for op in ["aten::broadcast_tensors", "## alltoall_fwd_single ##", "aten::all"] {
+            assert!(!is_communication_op(op), "{op}");
+        }
+    }
 
     #[test]
     fn communication_ops_with_near_misses() {

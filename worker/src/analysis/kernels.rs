@@ -3,7 +3,7 @@
 //! use, precision and the op that launched them (the kernel table, docs/cli.md#report).
 //!
 //! **Inputs and outputs.** A loaded [`Trace`] and an optional range `[t0, t1)` in ns from the
-//! origin. Kernels are slices of class [`CatClass::Kernel`] (`kernel`, 2021 `Kernel`) on any
+//! origin. Kernels are slices of class [`crate::model::CatClass::Kernel`] (`kernel`, 2021 `Kernel`) on any
 //! lane and device; memcpy / memset are not kernels. [`KernelTable`] holds one [`KernelRow`]
 //! per name; durations are i64 ns, statistics ([`Summary`]) f64 ns.
 //!
@@ -46,7 +46,7 @@ use super::source::{KernelSource, SourceKeys};
 use super::work::{Achieved, WorkIndex};
 use crate::model::link::enclosing_op;
 use crate::model::strings::FxHashMap;
-use crate::model::{CatClass, StrId, Trace, NONE};
+use crate::model::{StrId, Trace, NONE};
 
 /// The op that launched most of a kernel's time.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -186,27 +186,6 @@ pub(crate) fn f64_arg(key: &ArgKey, args: &[u8]) -> Option<f64> {
     raw.trim().parse::<f64>().ok().filter(|v| v.is_finite())
 }
 
-/// Slice ids of the kernels starting in `range` (all kernels when `None`), lane by lane.
-pub fn kernels_in(trace: &Trace, range: Option<(i64, i64)>) -> Vec<u32> {
-    let (t0, t1) = range.unwrap_or((i64::MIN, i64::MAX));
-    let s = &trace.slices;
-    let mut out = Vec::new();
-    for lane in &trace.lanes {
-        let (lo, hi) = (lane.slices.start as usize, lane.slices.end as usize);
-        let Some(starts) = s.start_ns.get(lo..hi) else {
-            continue;
-        };
-        let a = lo + starts.partition_point(|&t| t < t0);
-        let b = lo + starts.partition_point(|&t| t < t1);
-        out.extend(
-            (a..b)
-                .filter(|&i| trace.class(s.cat[i]) == CatClass::Kernel)
-                .map(|i| i as u32),
-        );
-    }
-    out
-}
-
 /// The kernel table over kernels starting in `range` (`None`: the whole trace), without
 /// achieved rates ([`kernel_table_with`] adds them).
 pub fn kernel_table(trace: &Trace, range: Option<(i64, i64)>) -> KernelTable {
@@ -222,7 +201,7 @@ pub fn kernel_table_with(trace: &Trace, range: Option<(i64, i64)>, work: Option<
     let mut index: FxHashMap<StrId, usize> = FxHashMap::default();
     let mut accs: Vec<Acc> = Vec::new();
     let mut reader = trace.args.reader();
-    for k in kernels_in(trace, range) {
+    for k in trace.kernels_in(range) {
         let i = k as usize;
         let slot = *index.entry(s.name[i]).or_insert_with(|| {
             accs.push(Acc {
@@ -336,7 +315,7 @@ pub fn kernel_durations(trace: &Trace, name: &str, range: Option<(i64, i64)>) ->
         return Vec::new();
     };
     let s = &trace.slices;
-    let mut calls: Vec<(i64, u32)> = kernels_in(trace, range)
+    let mut calls: Vec<(i64, u32)> = trace.kernels_in(range)
         .into_iter()
         .filter(|&k| s.name[k as usize] == id)
         .map(|k| (s.start_ns[k as usize], k))

@@ -30,6 +30,8 @@
 //!   shares and what-if answers.
 //! - [`phases`]: each step's data loading, forward, backward, optimizer and the communication
 //!   they do not hide (CPU and GPU time).
+//! - [`modules`]: the `nn.Module` tree: occurrences, host and device times per (name, id), as
+//!   the TensorBoard plugin's Module view; backward device time through `fwdbwd` flows.
 //! - `args` / `shapes`: reading one field of an event's raw args; PyTorch's shape strings.
 
 pub mod args;
@@ -53,3 +55,4 @@ pub mod device;
 pub mod work;
 pub mod critical_path;
 pub mod phases;
+pub mod modules;

@@ -21,7 +21,6 @@ use args::{Cli, Command};
 use clap::{CommandFactory, Parser};
 use kinetoscope::analysis::explain::Which;
 use kinetoscope::analysis::work::peaks::Peaks;
-use kinetoscope::budget::Budget;
 use kinetoscope::engine::Engine;
 use kinetoscope::report::diff::{DiffOptions, DiffReport};
 use kinetoscope::report::gate::Gate;
@@ -54,11 +53,13 @@ fn main() -> ExitCode {
             gpu_peak,
             critical_path,
             phases,
+            modules,
+            depth,
             what_if,
             memory,
         } => {
             let options = ReportOptions { range: None, by_shape, sort, top, name_width };
-            let explain = Explain { step: explain_step, marker: step_marker, viewer_url, gpu_peak, critical_path, phases, what_if, memory };
+            let explain = Explain { step: explain_step, marker: step_marker, viewer_url, gpu_peak, critical_path, phases, modules: modules.then_some(depth), what_if, memory };
             report(&trace, step, range, options, explain, Format::of(json, format.as_deref()))
         }
         Command::Diff { base, cand, by_shape, sort, top, json, format, fail_if } => {
@@ -68,14 +69,11 @@ fn main() -> ExitCode {
         }
         Command::Run { paths, json, format, threads } => run(&paths, json, format.as_deref(), threads),
         Command::Export { paths, format: _, step_marker } => export(&paths, step_marker.as_deref()),
-        Command::Serve { logdir, port, host, site } => serve(&logdir, std::net::SocketAddr::new(host, port), site.as_deref()),
+        Command::Serve { logdir, port, host, site } => serve(logdir.as_deref(), std::net::SocketAddr::new(host, port), site.as_deref()),
         Command::Publish { logdir, out, site, keep } => publish(&logdir, &out, site.as_deref(), keep),
         Command::Bench { trace, runs, threads, python } => bench::streamed(&trace, runs, threads.into(), python.as_deref())
             .and_then(|()| read(&trace))
             .and_then(|raw| bench::run(&trace, &raw, runs, threads.into())),
-        Command::Demo { out } => demo(&out),
-        Command::DemoRun { out, ranks, mb_per_rank, straggler } => demo_run(&out, ranks, mb_per_rank, straggler),
-        Command::Inflate { input, out, target_mb } => inflate(&input, &out, target_mb),
         Command::Completions { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "kinetoscope", &mut std::io::stdout());
             Ok(())
@@ -163,6 +161,8 @@ struct Explain {
     critical_path: bool,
     /// `--phases`: the text section.
     phases: bool,
+    /// `--modules [--depth N]`: the text section, at most N levels below the roots.
+    modules: Option<Option<usize>>,
     /// `--what-if` edits.
     what_if: Vec<kinetoscope::analysis::critical_path::Edit>,
     /// `--memory`: the text section on what holds memory.
@@ -233,6 +233,10 @@ fn report(
             }
             if explain.phases {
                 print!("{}", kinetoscope::report::phases::text(&report.phases()));
+            }
+            if let Some(depth) = explain.modules {
+                let modules = kinetoscope::analysis::modules::analyze(session.trace());
+                print!("{}", kinetoscope::report::modules::text(session.trace(), &modules, options.sort, depth, options.name_width));
             }
             if explain.memory {
                 print!("{}", report.held_text());
@@ -366,19 +370,25 @@ fn export(paths: &[PathBuf], marker: Option<&str>) -> Result<(), Failure> {
 }
 
 /// `serve`: finds the site, binds, prints the URL (stdout, first line) and serves until killed.
-fn serve(logdir: &Path, addr: std::net::SocketAddr, site: Option<&Path>) -> Result<(), Failure> {
+fn serve(logdir: Option<&Path>, addr: std::net::SocketAddr, site: Option<&Path>) -> Result<(), Failure> {
     use kinetoscope::serve::{find_site, http, limits::Limits, log_dir, root_name};
-    let logdir = log_dir(logdir)?;
+    let logs = match logdir {
+        Some(dir) => {
+            let dir = log_dir(dir)?;
+            let steps = kinetoscope::serve::steps::StepCounts::start();
+            Some(http::Logs { root_name: root_name(&dir), dir, steps })
+        }
+        None => None,
+    };
     let site = find_site(site, std::env::current_exe().ok().as_deref())?;
-    if !addr.ip().is_loopback() {
+    if let (false, Some(logs)) = (addr.ip().is_loopback(), &logs) {
         eprintln!(
             "kinetoscope: warning: listening on {}: the traces under {} are readable by anyone who can reach this port",
             addr.ip(),
-            logdir.display()
+            logs.dir.display()
         );
     }
-    let steps = kinetoscope::serve::steps::StepCounts::start();
-    let served = http::Served { root_name: root_name(&logdir), logdir, site, steps };
+    let served = http::Served { logs, site };
     http::run(served, addr, Limits::default(), |bound| {
         let host = if bound.ip().is_unspecified() { "127.0.0.1".to_owned() } else { bound.ip().to_string() };
         let host = if bound.is_ipv6() && !bound.ip().is_unspecified() { format!("[{host}]") } else { host };
@@ -399,55 +409,6 @@ fn publish(logdir: &Path, out: &Path, site: Option<&Path>, keep: bool) -> Result
         done.bytes as f64 / 1e6,
         if done.unreadable > 0 { format!(", {} unreadable files named in index.json", done.unreadable) } else { String::new() },
         if done.removed > 0 { format!(", {} files no longer in LOGDIR removed", done.removed) } else { String::new() }
-    );
-    Ok(())
-}
-
-fn demo(out: &Path) -> Result<(), Failure> {
-    let gzip = out.extension().is_some_and(|e| e == "gz");
-    let bytes = if gzip { kinetoscope::synth::demo::generate_gzip() } else { kinetoscope::synth::demo::generate() };
-    std::fs::write(out, &bytes).map_err(|e| format!("cannot write {out:?}: {e}"))?;
-    eprintln!("wrote {} ({} bytes)", out.display(), bytes.len());
-    Ok(())
-}
-
-fn demo_run(out: &Path, ranks: u32, mb_per_rank: u32, straggler: Option<u32>) -> Result<(), Failure> {
-    use kinetoscope::synth::run::{write_dir, Delay, RunSpec};
-    // 10 steps x 8 all-reduces; one compute kernel with its launch is about 536 bytes of JSON.
-    let (steps, collectives) = (10, 8);
-    let kernels = (u64::from(mb_per_rank) * 1_000_000 / (steps * collectives * 536)).max(1);
-    let spec = RunSpec {
-        ranks,
-        world_size: ranks,
-        steps: steps as u32,
-        collectives_per_step: collectives as u32,
-        kernels_per_collective: u32::try_from(kernels).unwrap_or(u32::MAX),
-        kernel_ns: 20_000,
-        delays: vec![Delay { rank: straggler.unwrap_or(ranks / 3), step: 4, collective: 2, extra_ns: 5_000_000 }],
-        ..RunSpec::default()
-    };
-    let paths = write_dir(&spec, out).map_err(|e| format!("cannot write {}: {e}", out.display()))?;
-    eprintln!("wrote {} ranks to {}", paths.len(), out.display());
-    Ok(())
-}
-
-fn inflate(input: &Path, out: &Path, target_mb: u64) -> Result<(), Failure> {
-    let json = kinetoscope::input::decode(read(input)?, Budget::UNLIMITED, &mut |_| {})
-        .map_err(|t| t.sentence(&input.to_string_lossy()))?
-        .json;
-    let file = std::fs::File::create(out).map_err(|e| format!("cannot create {out:?}: {e}"))?;
-    let mut writer = std::io::BufWriter::with_capacity(1 << 20, file);
-    let started = Instant::now();
-    let stats = kinetoscope::synth::inflate::inflate(&json, target_mb * 1_000_000, &mut writer)?;
-    std::io::Write::flush(&mut writer).map_err(|e| format!("cannot write {out:?}: {e}"))?;
-    let secs = started.elapsed().as_secs_f64();
-    eprintln!(
-        "wrote {}: {} copies, {} events, {:.1} MB in {secs:.1} s ({:.0} MB/s)",
-        out.display(),
-        stats.copies,
-        stats.events_written,
-        stats.bytes_written as f64 / 1e6,
-        stats.bytes_written as f64 / 1e6 / secs
     );
     Ok(())
 }

@@ -40,9 +40,9 @@
 //! encoded and are joined here (`Engine::join`), or, if a part did not end at its cut, the input
 //! is read again here as one stream. `?workers=1`, gzip and smaller files stream here.
 //!
-//! A large URL (`Content-Length` of at least `pump::MIN_BYTES`) is downloaded by another nested
-//! worker (`worker/pump.rs`) that posts the pieces here, so the download runs while this worker
-//! parses instead of stalling between reads.
+//! A large URL (`Content-Length` of at least `source::HANDOFF_BYTES`) is downloaded by another
+//! nested worker (`worker/pump.rs`) that posts the pieces here, so the download runs while this
+//! worker parses instead of stalling between reads.
 //!
 //! Runs (docs/architecture.md#runs-in-the-browser): `ReadRun` (the `File`s beside the message)
 //! or `FetchRun` (a manifest URL, fetched and resolved here) post `RunStarted`, then load each

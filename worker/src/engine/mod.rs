@@ -22,7 +22,7 @@ use crate::session::Session;
 use crate::answer;
 use crate::analysis::steps;
 use crate::analysis::device::device_properties;
-use crate::analysis::work::peaks::{self, Peaks};
+use crate::analysis::work::peaks::Peaks;
 use protocol::{
     Answer, ComparisonData, Layout, LoadError, MarkerCandidate, Query, StepMarking, TraceRef, TraceSummary,
 };
@@ -150,7 +150,7 @@ impl Engine {
         let given = match spec {
             Some(spec) => {
                 let device = device_properties(current.trace()).into_iter().find(|d| !d.name.is_empty());
-                let base = device.as_ref().and_then(peaks::resolve);
+                let base = device.as_ref().and_then(crate::analysis::work::device_peaks);
                 Some(Peaks::with_overrides(base.as_ref(), spec)?)
             }
             None => None,

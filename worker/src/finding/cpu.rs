@@ -440,7 +440,7 @@ fn copies_by_nature(n: &str) -> bool {
     let lower = n.to_ascii_lowercase();
     n.contains("ddp.reducer::")
         || OPS.contains(&n)
-        || crate::analysis::breakdown::is_communication_op(n)
+        || crate::analysis::kernel_context::is_communication_op(n)
         || COLLECTIVES.iter().any(|c| lower.contains(c))
 }
 

@@ -1,7 +1,7 @@
 //! Cheatsheet findings: rules that read a loaded trace the way an experienced person would
 //! ("if you see this, it usually means that") and point at the exact slices (docs/findings.md).
 //!
-//! **Inputs and outputs.** [`detect`] takes a [`Session`] (one loaded trace) and returns [`Finding`]s, at most one
+//! **Inputs and outputs.** [`detect`] takes the [`Inputs`] of one loaded trace (a session's analyses) and returns [`Finding`]s, at most one
 //! per rule: a stable rule id ([`RULES`]), a [`Severity`], a one-line title that says how many
 //! instances, `why` (the numbers the rule compared with its thresholds, so a reader can check
 //! them), what the pattern usually means, what to try, and [`Evidence`] (slice ids capped at
@@ -58,13 +58,12 @@ pub mod thresholds;
 use crate::analysis::gpu::{GpuIndex, GpuMetrics};
 use crate::analysis::kernel_context::KernelClasses;
 use crate::analysis::kernels::KernelTable;
-use crate::analysis::ops::{OpOptions, OpTable};
+use crate::analysis::ops::OpTable;
 use crate::analysis::steps::{StepSpan, Steps};
 use crate::analysis::device::{device_properties, DeviceProps};
 use crate::analysis::work::WorkIndex;
 use crate::model::strings::FxHashMap;
 use crate::model::{CatClass, Trace, NONE};
-use crate::session::Session;
 use thresholds::EVIDENCE_CAP;
 
 /// Titles and why lines format durations and shares as every engine text does.
@@ -190,6 +189,27 @@ pub const RULES: &[(&str, &str)] = &[
     ("unfused-attention", "bmm -> softmax -> bmm attention chains and no fused attention kernel"),
 ];
 
+/// The whole-trace analyses the rules read: a session's (`Session::findings` builds this), so the
+/// rules depend on the analyses, not on who caches them.
+pub struct Inputs<'t> {
+    /// The trace.
+    pub trace: &'t Trace,
+    /// Its steps.
+    pub steps: &'t Steps,
+    /// The op table by name.
+    pub ops: OpTable,
+    /// The kernel table.
+    pub kernels: KernelTable,
+    /// GPU metrics over tb_plugin's window, per device.
+    pub gpus: Vec<GpuMetrics>,
+    /// Per-device kernel profiles for arbitrary windows.
+    pub gpu_index: &'t GpuIndex,
+    /// FLOPs and bytes per kernel, the GPU's peaks.
+    pub work: &'t WorkIndex,
+    /// Every kernel name's class.
+    pub classes: &'t KernelClasses,
+}
+
 /// Analyses shared by the rules, computed once per [`detect`].
 pub(crate) struct Ctx<'t> {
     /// The trace.
@@ -219,8 +239,8 @@ pub(crate) struct Ctx<'t> {
 }
 
 impl<'t> Ctx<'t> {
-    fn new(session: &'t Session) -> Self {
-        let trace = session.trace();
+    fn new(inputs: Inputs<'t>) -> Self {
+        let Inputs { trace, steps, ops, kernels, gpus, gpu_index, work, classes } = inputs;
         let s = &trace.slices;
         let activities: Vec<u32> = (0..s.len() as u32)
             .filter(|&i| trace.class(s.cat[i as usize]).is_device_activity())
@@ -233,15 +253,15 @@ impl<'t> Ctx<'t> {
         }
         Self {
             trace,
-            steps: session.whole_steps().clone(),
-            ops: session.op_table(&OpOptions::default()),
-            kernels: session.kernels(None),
-            gpus: session.gpus(None),
-            gpu_index: session.gpu(),
+            steps: steps.clone(),
+            ops,
+            kernels,
+            gpus,
+            gpu_index,
             activities,
             launched,
-            work: session.work(),
-            classes: session.kernel_classes(),
+            work,
+            classes,
             partial: None,
         }
     }
@@ -377,9 +397,9 @@ pub(crate) fn finding(
 
 /// Every finding of every rule on `trace`: severity (alert first), then rule id, then the
 /// rule's own order. Deterministic.
-pub fn detect(session: &Session) -> Vec<Finding> {
+pub fn detect(inputs: Inputs<'_>) -> Vec<Finding> {
     use crate::analysis::critical_path::{analyze_with, Edit};
-    let mut ctx = Ctx::new(session);
+    let mut ctx = Ctx::new(inputs);
     ctx.partial = health::partial(&ctx);
     let mut out = Vec::new();
     table::rules(&ctx, &mut out);
@@ -410,7 +430,7 @@ pub fn detect(session: &Session) -> Vec<Finding> {
     let models: Vec<(usize, &'static str, Vec<Edit>)> =
         out.iter().enumerate().filter_map(|(k, f)| remedy::model(ctx.trace, f).map(|(what, edits)| (k, what, edits))).collect();
     let sets: Vec<Vec<Edit>> = models.iter().map(|(_, _, e)| e.clone()).collect();
-    let (paths, after) = analyze_with(ctx.trace, session.whole_steps(), &sets);
+    let (paths, after) = analyze_with(ctx.trace, &ctx.steps, &sets);
     for ((k, what, edits), after) in models.into_iter().zip(after) {
         if let Some(f) = out.get_mut(k) {
             f.remedy = Some(remedy::saved(what, &edits, &paths, &after));

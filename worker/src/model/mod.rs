@@ -252,6 +252,23 @@ impl Trace {
         std::iter::successors(Some(i), |&s| parent.get(s as usize).copied().filter(|&p| p != NONE)).take(usize::from(u16::MAX))
     }
 
+    /// Slice ids of the kernels starting in `range` (all kernels when `None`), lane by lane.
+    pub fn kernels_in(&self, range: Option<(i64, i64)>) -> Vec<u32> {
+        let (t0, t1) = range.unwrap_or((i64::MIN, i64::MAX));
+        let s = &self.slices;
+        let mut out = Vec::new();
+        for lane in &self.lanes {
+            let (lo, hi) = (lane.slices.start as usize, lane.slices.end as usize);
+            let Some(starts) = s.start_ns.get(lo..hi) else {
+                continue;
+            };
+            let a = lo + starts.partition_point(|&t| t < t0);
+            let b = lo + starts.partition_point(|&t| t < t1);
+            out.extend((a..b).filter(|&i| self.class(s.cat[i]) == CatClass::Kernel).map(|i| i as u32));
+        }
+        out
+    }
+
     /// The class of category `cat`.
     pub fn class(&self, cat: StrId) -> CatClass {
         self.cat_class.get(cat.0 as usize).copied().unwrap_or_default()

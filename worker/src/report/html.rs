@@ -18,8 +18,10 @@
 //!
 //! Styling: CSS variables for a light palette, swapped under `prefers-color-scheme: dark` and
 //! forced back to black on white under `@media print` (tables keep their rows whole on a page).
+//! The charts are [`svg`]'s, styled by the same classes.
 
-use super::svg;
+pub mod svg;
+
 use super::trace::TraceReport;
 use super::{cut, time, SortKey};
 use crate::analysis::breakdown::CATEGORIES;

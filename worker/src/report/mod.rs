@@ -17,8 +17,9 @@
 //! - [`critical_path`]: `--critical-path` and `--what-if`: what bounds each step, what a change buys.
 //! - [`phases`]: `--phases`: each step's data loading, forward, backward, optimizer and exposed
 //!   communication.
-//! - [`html`]: `--format html` and the page's Export report (one self-contained file);
-//!   [`svg`]: its inline charts.
+//! - [`modules`]: `--modules`: the `nn.Module` tree with calls, host and device times.
+//! - [`html`]: `--format html` and the page's Export report (one self-contained file), with its
+//!   inline charts ([`html::svg`]).
 
 pub mod ops;
 pub mod kernels;
@@ -36,10 +37,10 @@ pub mod gate;
 pub mod schema;
 pub mod markdown;
 pub mod html;
-pub mod svg;
 pub mod work;
 pub mod critical_path;
 pub mod phases;
+pub mod modules;
 
 pub use crate::text::{cut, printable, pytorch_time as time};
 pub use ops::{op_table_text, ops_json, sorted, SortKey};

@@ -95,6 +95,7 @@ impl<'s> TraceReport<'s> {
             "findings": findings::findings_json(self.session.findings()),
             "critical_path": super::critical_path::json(trace, &self.paths()),
             "phases": super::phases::json(&self.phases()),
+            "modules": super::modules::json(trace, &crate::analysis::modules::analyze(trace)),
             "unavailable": self.unavailable(),
         })
     }

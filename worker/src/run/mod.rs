@@ -3,15 +3,15 @@
 //!
 //! ```text
 //! per file:  Session ─summary::summarize─▶ RankSummary   (model dropped right after)
-//! per run:   rank::group ─▶ RunGroup ─collective::match_collectives─▶ Matching
+//! per run:   grouping::group ─▶ RunGroup ─collective::match_collectives─▶ Matching
 //!            ─clock::estimate─▶ Clock ─collective::arrivals─▶ waits
 //!            ─straggler::stragglers─▶ Straggler rows ─finding::detect─▶ RunFinding
 //!            ─joined::join─▶ paths joined at collectives
 //! output:    json (object, NDJSON rows), text
 //! ```
 //!
-//! - [`rank`]: rank identity (`distributedInfo`, else the file name), grouping into runs,
-//!   missing / duplicate ranks.
+//! - [`rank`]: rank identity (`distributedInfo`, else the file name); [`grouping`]: ranks
+//!   grouped into runs, missing / duplicate ranks.
 //! - [`summary`]: the per-rank summary (steps, GPU utilization, peak memory, [`temporal`]
 //!   breakdown, collectives with the [`window`] before each).
 //! - [`collective`]: matching instances across ranks; arrivals and waits.
@@ -26,6 +26,7 @@
 pub mod clock;
 pub mod collective;
 pub mod finding;
+pub mod grouping;
 pub mod joined;
 pub mod json;
 pub mod markdown;
@@ -98,13 +99,13 @@ pub fn analyze(
     shared: &[Diagnostic],
     clock: ClockChoice,
 ) -> Vec<RunAnalysis> {
-    rank::group(summaries, shared)
+    grouping::group(summaries, shared)
         .into_iter()
         .map(|g| analyze_group(g, clock))
         .collect()
 }
 
-fn analyze_group(g: rank::RunGroup, choice: ClockChoice) -> RunAnalysis {
+fn analyze_group(g: grouping::RunGroup, choice: ClockChoice) -> RunAnalysis {
     let mut diagnostics = g.diagnostics;
     let ranks = g.ranks;
     let matching = collective::match_collectives(&ranks);

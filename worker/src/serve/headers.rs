@@ -13,14 +13,15 @@
 //!   (`//host/`, `/\host/`, which browsers read as another host) becomes a 404. tower-http's
 //!   `ServeDir` redirects a directory to its path plus `/`, so `//public` would say `//public/`.
 //!
+//! Every refusal, here and in the routes, is a plain-text sentence (`text`).
+//!
 //! Responses hyper writes itself (a request line it cannot parse) carry none of this: they
 //! hold no content.
 
-use super::http::text;
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::middleware::Next;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use std::net::IpAddr;
 
 /// The Content Security Policy of every response: `index.html`'s meta tag plus
@@ -28,6 +29,12 @@ use std::net::IpAddr;
 pub const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; worker-src 'self'; \
      connect-src 'self' http: https:; img-src 'self' data: blob:; style-src 'self' 'unsafe-inline'; object-src 'none'; \
      base-uri 'self'; form-action 'none'; frame-ancestors 'none'";
+
+/// A plain-text answer: `message`, one sentence. How this server refuses, here and in
+/// [`super::http`]'s routes.
+pub(super) fn text(status: StatusCode, message: String) -> Response {
+    (status, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], message).into_response()
+}
 
 /// The Host check, then the handler, then the response checks and headers. `bound` is the
 /// address the server listens on.

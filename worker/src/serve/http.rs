@@ -22,6 +22,7 @@
 //! the accept loop.
 
 use super::guard::{self, Refusal};
+use super::headers::text;
 use super::index::{self, LOGS, RUN_MANIFEST};
 use super::limits::{self, Limits};
 use super::scan;
@@ -41,12 +42,20 @@ use tower_http::services::{ServeDir, ServeFile};
 /// What the server serves.
 #[derive(Clone, Debug)]
 pub struct Served {
-    /// The log directory, canonical.
-    pub logdir: PathBuf,
-    /// Its name, shown for traces at its top level.
-    pub root_name: String,
+    /// The log directory and its listing; without one there is no `/index.json`, and the page
+    /// opens its demo trace.
+    pub logs: Option<Logs>,
     /// The built site (`index.html` and its assets).
     pub site: PathBuf,
+}
+
+/// A log directory the server lists (`/index.json`) and serves (`/logs/...`).
+#[derive(Clone, Debug)]
+pub struct Logs {
+    /// The log directory, canonical.
+    pub dir: PathBuf,
+    /// Its name, shown for traces at its top level.
+    pub root_name: String,
     /// Step counts, filled in the background ([`StepCounts::start`]).
     pub steps: StepCounts,
 }
@@ -75,31 +84,35 @@ pub fn run(served: Served, addr: SocketAddr, limits: Limits, ready: impl FnOnce(
 /// The routes over `served`, for a server listening on `host` (the Host check,
 /// [`super::headers`]).
 pub fn router(served: Served, host: IpAddr) -> Router {
-    Router::new()
-        .route("/index.json", get(listing))
-        .route(&format!("/{LOGS}/{{*path}}"), get(logs))
-        .fallback(site)
-        .with_state(Arc::new(served))
-        .layer(axum::middleware::from_fn_with_state(host, super::headers::policy))
+    let site_files = Router::new().fallback(site).with_state(Arc::new(served.site));
+    let routes = match served.logs {
+        Some(served_logs) => Router::new()
+            .route("/index.json", get(listing))
+            .route(&format!("/{LOGS}/{{*path}}"), get(logs))
+            .with_state(Arc::new(served_logs))
+            .merge(site_files),
+        None => site_files,
+    };
+    routes.layer(axum::middleware::from_fn_with_state(host, super::headers::policy))
 }
 
 /// Anything else: a file of the built site.
-async fn site(State(served): State<Arc<Served>>, request: Request) -> Response {
+async fn site(State(site): State<Arc<PathBuf>>, request: Request) -> Response {
     if let Err(refusal) = guard::length(request.uri().path()) {
         return refused(refusal);
     }
-    match ServeDir::new(&served.site).try_call(request).await {
+    match ServeDir::new(site.as_path()).try_call(request).await {
         Ok(response) => response.into_response(),
         Err(e) => text(StatusCode::INTERNAL_SERVER_ERROR, format!("cannot read the site: {e}")),
     }
 }
 
 /// `/index.json`.
-async fn listing(State(served): State<Arc<Served>>) -> Response {
+async fn listing(State(served): State<Arc<Logs>>) -> Response {
     let scanned = tokio::task::spawn_blocking(move || {
-        let mut listing = scan::scan(&served.logdir)?;
+        let mut listing = scan::scan(&served.dir)?;
         for trace in listing.runs.iter_mut().flat_map(|r| r.traces.iter_mut()) {
-            let counted = served.steps.get(served.logdir.join(&trace.path), trace.size, trace.mtime_ms);
+            let counted = served.steps.get(served.dir.join(&trace.path), trace.size, trace.mtime_ms);
             trace.steps = counted.map(|c| c.steps);
             trace.writing |= counted.is_some_and(|c| !c.complete);
         }
@@ -114,10 +127,10 @@ async fn listing(State(served): State<Arc<Served>>) -> Response {
 }
 
 /// `/logs/...`: a run manifest or a trace file.
-async fn logs(State(served): State<Arc<Served>>, request: Request) -> Response {
+async fn logs(State(served): State<Arc<Logs>>, request: Request) -> Response {
     let prefix = format!("/{LOGS}/");
     let raw = request.uri().path().strip_prefix(prefix.as_str()).unwrap_or_default().to_owned();
-    let looked_up = tokio::task::spawn_blocking(move || lookup(&served.logdir, &raw)).await;
+    let looked_up = tokio::task::spawn_blocking(move || lookup(&served.dir, &raw)).await;
     match looked_up {
         Ok(Ok(Found::Manifest(value))) => json(&value),
         Ok(Ok(Found::Trace(path))) => match ServeFile::new(path).oneshot(request).await {
@@ -161,9 +174,4 @@ fn lookup(logdir: &std::path::Path, raw: &str) -> Result<Found, Refusal> {
 fn json(value: &serde_json::Value) -> Response {
     let headers = [(header::CONTENT_TYPE, "application/json"), (header::CACHE_CONTROL, "no-store")];
     (headers, Body::from(value.to_string())).into_response()
-}
-
-/// A plain-text answer: `message`, one sentence.
-pub(super) fn text(status: StatusCode, message: String) -> Response {
-    (status, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], message).into_response()
 }

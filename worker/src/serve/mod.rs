@@ -41,7 +41,7 @@ use std::path::{Path, PathBuf};
 pub fn find_site(explicit: Option<&Path>, exe: Option<&Path>) -> Result<PathBuf, String> {
     if let Some(dir) = explicit {
         if !dir.join("index.html").is_file() {
-            return Err(format!("--site {}: no index.html there (build it with `trunk build --release`)", dir.display()));
+            return Err(format!("--site {}: no index.html there (build it with `scripts/build-site DIR`)", dir.display()));
         }
         return Ok(dir.to_path_buf());
     }
@@ -52,7 +52,7 @@ pub fn find_site(explicit: Option<&Path>, exe: Option<&Path>) -> Result<PathBuf,
         .chain([built_from])
         .find(|dir| dir.join("index.html").is_file())
         .ok_or_else(|| {
-            "no built site found: run `scripts/serve` or `trunk build --release` in the repository \
+            "no built site found: run `scripts/serve` or `scripts/build-site` in the repository \
              (it writes dist/), or pass --site DIR"
                 .to_owned()
         })

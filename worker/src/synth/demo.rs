@@ -24,7 +24,7 @@ use std::io::{self, Write};
 
 use flate2::{Compression, GzBuilder};
 
-use super::device::DeviceState;
+use super::sim::device::DeviceState;
 use super::kineto::{push_event, push_str, Arg, Event, Id, Kind};
 use super::sim::{Sim, BWD_TID, CPU_PID, GPU_PID, MAIN_TID, STREAM, US};
 use super::train::Loop;

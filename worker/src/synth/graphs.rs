@@ -17,7 +17,7 @@
 //! the warm-up's [`NODES`] kernels launched one by one (no graph id).
 //! Byte-identical on every run (the demo's fixed-seed timing model, `super::sim`).
 
-use super::device::{DeviceState, Kernel};
+use super::sim::device::{DeviceState, Kernel};
 use super::kineto::{push_event, push_str};
 use super::serve::{ADD, ATTN_DECODE, MOE_FC1, MOE_FC2, O_PROJ, QKV, RMS_NORM};
 use super::sim::{Op, Sim, US};

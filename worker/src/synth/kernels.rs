@@ -6,7 +6,7 @@
 //! idle. Durations are in ns and roughly what those sizes take on that GPU, so the step is
 //! partly GPU bound and partly waiting on the data loader.
 
-use super::device::Kernel;
+use super::sim::device::Kernel;
 use super::sim::US;
 
 const fn k(

@@ -26,8 +26,8 @@
 //!
 //! Inside, the demo is a script (`train`: the loop and data loader; `network`: forward and
 //! backward ops; `kernels`: what they launch) running on a small timing model (`sim`: threads,
-//! nested ops, ids; `device`: runtime calls and the GPU stream; `memory`: the caching
-//! allocator), serialized by `kineto` in Kineto's own layout. `inflate` walks its input with the
+//! nested ops, ids; its `sim::device`: runtime calls and the GPU stream; its `sim::memory`: the
+//! caching allocator), serialized by `kineto` in Kineto's own layout. `inflate` walks its input with the
 //! raw scanner in `scan` so it can copy event text byte for byte; `decimal` reads and writes
 //! timestamps as exact decimal text.
 //!
@@ -38,12 +38,10 @@
 pub mod cheatsheet;
 mod decimal;
 pub mod demo;
-mod device;
 pub mod graphs;
 pub mod inflate;
 mod kernels;
 mod kineto;
-mod memory;
 pub mod moe;
 mod network;
 pub mod paths;

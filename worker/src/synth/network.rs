@@ -9,12 +9,12 @@
 //! Left out to keep the demo under 300 KB: the `aten::transpose` / `aten::as_strided` children
 //! of backward's `aten::t`, and `AccumulateGrad`'s `aten::detach`.
 
-use super::device::{Kernel, Memcpy};
+use super::sim::device::{Kernel, Memcpy};
 use super::kernels::{
     MEAN, MSE, MSE_BACKWARD, RELU, RELU_BACKWARD, SGEMM_FC1, SGEMM_FC1_WGRAD, SGEMM_FC2,
     SGEMM_FC2_DGRAD, SGEMM_FC2_WGRAD, SUM,
 };
-use super::memory::{Buf, Device};
+use super::sim::memory::{Buf, Device};
 use super::sim::{In, Op, Sim, US};
 
 /// The batch: inputs, targets and outputs.

@@ -16,7 +16,7 @@
 //! Byte-identical on every run (the demo's fixed-seed timing model, `super::sim`).
 //! Cost: about 900 events, built in milliseconds.
 
-use super::device::{DeviceState, Kernel};
+use super::sim::device::{DeviceState, Kernel};
 use super::kineto::{push_event, push_str};
 use super::sim::{Op, Sim, US};
 

@@ -1,9 +1,10 @@
 //! The demo's timing model, host side: thread clocks, nested ops and annotations, ids.
 //!
 //! The demo script (`demo.rs`) calls `op` / `annotation` with closures for their children, and
-//! the device calls in `device.rs` (`launch`, `memcpy`, syncs, `alloc`). `Sim` advances a clock
-//! per CPU thread and one per GPU stream and records every event, then `into_events` returns
-//! them in the order Kineto writes them:
+//! the device calls of the children [`device`] and [`memory`] (`launch`, `memcpy`, syncs,
+//! `alloc`), which extend `Sim` and whose state it holds (`dev`). `Sim` advances a clock per CPU
+//! thread and one per GPU stream and records every event, then `into_events` returns them in the
+//! order Kineto writes them:
 //!
 //! ```text
 //! CPU ops + annotations (main thread, then backward thread; each by start) with fwdbwd flows
@@ -16,6 +17,9 @@
 //! Durations get ±`JITTER_PCT` from a fixed-seed splitmix64, so the output is deterministic.
 //! Why a simulation and not a template: kernel start = max(stream free, launch + latency) makes
 //! the GPU gaps, queueing and syncs consistent with the CPU side by construction.
+
+pub(super) mod device;
+pub(super) mod memory;
 
 use std::borrow::Cow;
 
@@ -162,12 +166,12 @@ pub(crate) struct Sim {
     next_external: i64,
     next_correlation: i64,
     /// Allocator heaps and loaded kernels.
-    pub(crate) dev: super::device::DeviceState,
+    pub(crate) dev: device::DeviceState,
 }
 
 impl Sim {
     /// A simulation whose main thread clock starts at `start_ns`.
-    pub(crate) fn new(start_ns: i64, dev: super::device::DeviceState) -> Self {
+    pub(crate) fn new(start_ns: i64, dev: device::DeviceState) -> Self {
         Sim {
             rng: 0x6b69_6e65_746f_7363,
             tid: MAIN_TID,

@@ -14,9 +14,9 @@
 //! The first step is the cold one: slow collate (file cache), slow runtime calls, first-launch
 //! module loading, `cudaMalloc` as the caching allocator grows, optimizer state creation.
 
-use super::device::Memcpy;
+use super::sim::device::Memcpy;
 use super::kernels::{FILL, FOREACH_ADD, FUSED_ADAMW};
-use super::memory::{Buf, Device};
+use super::sim::memory::{Buf, Device};
 use super::network::{backward, forward, MIB, SCALAR, W1, X};
 use super::sim::{In, Op, Sim, BWD_TID, US};
 

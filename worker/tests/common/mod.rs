@@ -27,6 +27,25 @@ pub fn real_fixtures() -> Vec<PathBuf> {
     files
 }
 
+/// Runs `check` on every real fixture, on as many threads as there are cores, largest file
+/// first: the whole-fixture parse tests are most of the suite's time, and the harness runs each
+/// of them on one core. A check that panics fails the test (the scope re-raises it).
+pub fn for_each_real_fixture(check: impl Fn(&std::path::Path) + Sync) {
+    let mut files = real_fixtures();
+    files.sort_by_key(|p| std::cmp::Reverse(std::fs::metadata(p).map_or(0, |m| m.len())));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let threads = std::thread::available_parallelism().map_or(1, usize::from).min(files.len());
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| {
+                while let Some(path) = files.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)) {
+                    check(path);
+                }
+            });
+        }
+    });
+}
+
 /// One real fixture by file name.
 pub fn real(name: &str) -> PathBuf {
     shared().join("fixtures/real").join(name)

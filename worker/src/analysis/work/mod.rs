@@ -29,9 +29,8 @@ pub mod estimate;
 pub mod estimated;
 pub mod peaks;
 
-use crate::analysis::device::device_properties;
+use crate::analysis::device::{device_properties, DeviceProps};
 use crate::analysis::kernel_class::{classify, Precision};
-use crate::analysis::kernels::kernels_in;
 use crate::analysis::steps::Steps;
 use crate::model::args::Reader as ArgsReader;
 use crate::model::link::enclosing_op;
@@ -40,6 +39,13 @@ use crate::model::{StrId, Trace, NONE};
 use dtype::PeakClass;
 use estimate::{OpWork, WorkKeys, WorkKind};
 use peaks::Peaks;
+
+/// The peaks of GPU `d`: its datasheet row by name ([`peaks::lookup`]), else an estimate from
+/// its compute capability, SM count and clocks ([`estimated::estimate`]), whose `source` says
+/// so; `None` when neither applies.
+pub fn device_peaks(d: &DeviceProps) -> Option<Peaks> {
+    peaks::lookup(&d.name).or_else(|| estimated::estimate(d))
+}
 
 /// The work attributed to one kernel call.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -155,14 +161,14 @@ impl WorkIndex {
     pub fn new(trace: &Trace, peaks: Option<Peaks>) -> Self {
         let props = device_properties(trace).into_iter().find(|d| !d.name.is_empty());
         let device = props.as_ref().map(|d| d.name.clone()).unwrap_or_default();
-        let peaks = peaks.or_else(|| props.as_ref().and_then(peaks::resolve));
+        let peaks = peaks.or_else(|| props.as_ref().and_then(device_peaks));
         let s = &trace.slices;
         let mut estimator = Estimator::new(trace);
         let mut ops: FxHashMap<u32, Option<u32>> = FxHashMap::default();
         // (kernel, work op) for every kernel with one, then per work op its kernels' total time.
         let mut found: Vec<(u32, u32)> = Vec::new();
         let mut op_time: FxHashMap<u32, (i64, u32)> = FxHashMap::default();
-        for k in kernels_in(trace, None) {
+        for k in trace.kernels_in(None) {
             let launch = s.launch[k as usize];
             let Some(mut op) = (launch != NONE).then(|| enclosing_op(trace, launch)).flatten() else {
                 continue;

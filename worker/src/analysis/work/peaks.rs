@@ -4,11 +4,10 @@
 //!
 //! Matching is by the `deviceProperties` name, most specific row first (`H100 PCIe` before
 //! `H100`). A GPU not in the table gets peaks estimated from its compute capability and SM count
-//! ([`resolve`], `super::estimated`: labelled as estimates), or none; its peaks can be given on
+//! (`super::device_peaks`, `super::estimated`: labelled as estimates), or none; its peaks can be given on
 //! the command line (`--gpu-peak bf16=989,gbps=3350`) or in the page.
 
 use super::dtype::PeakClass;
-use crate::analysis::device::DeviceProps;
 
 /// Peaks of one GPU model.
 #[derive(Clone, Debug, PartialEq)]
@@ -123,13 +122,6 @@ const TABLE: &[Row] = &[
     Row { all_of: &["MI250"], model: "AMD Instinct MI250", tflops: [Some(45.3), None, Some(362.1), None, None], gbps: 3276.8, source: "AMD Instinct MI250 data sheet (2021): fp32 vector, fp16/bf16 matrix" },
     Row { all_of: &["MI210"], model: "AMD Instinct MI210", tflops: [Some(22.6), None, Some(181.0), None, None], gbps: 1638.4, source: "AMD Instinct MI210 data sheet (2022): fp32 vector, fp16/bf16 matrix" },
 ];
-
-/// The peaks of GPU `d`: its datasheet row by name ([`lookup`]), else an estimate from its
-/// compute capability, SM count and clocks ([`super::estimated::estimate`]), whose `source`
-/// says so; `None` when neither applies.
-pub fn resolve(d: &DeviceProps) -> Option<Peaks> {
-    lookup(&d.name).or_else(|| super::estimated::estimate(d))
-}
 
 /// The peaks of the GPU named `name` in `deviceProperties`, if it is in the table.
 ///

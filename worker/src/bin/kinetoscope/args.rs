@@ -82,6 +82,14 @@ pub enum Command {
         /// always there).
         #[arg(long)]
         phases: bool,
+        /// The `nn.Module` tree: per module (name and id) its calls, operators, host and device
+        /// time, total and self, and the backward device time tied to it; siblings in call
+        /// order or by `--sort` (the `modules` key of `--json` is always there).
+        #[arg(long)]
+        modules: bool,
+        /// With `--modules`: show this many levels below the roots.
+        #[arg(long, value_name = "N", requires = "modules")]
+        depth: Option<usize>,
         /// Every step recomputed from its critical-path graph with this change (repeatable;
         /// combined): `gemm*0.5`, `launch=0`, `comm=0`, `sync=0`, `kernel:TEXT*F`, `op:TEXT=0`
         /// (grammar in docs/cli.md).
@@ -155,11 +163,11 @@ pub enum Command {
         step_marker: Option<String>,
     },
     /// Serve the page and every trace under LOGDIR (runs = directories), read-only, on
-    /// 127.0.0.1; the page lists them (docs/deploy.md).
+    /// 127.0.0.1; the page lists them (docs/deploy.md). Without LOGDIR the page opens its demo.
     Serve {
         /// The log directory (scanned again on every listing: the page shows new traces live,
         /// those still being written marked `writing`).
-        logdir: PathBuf,
+        logdir: Option<PathBuf>,
         /// Port (0 picks a free one).
         #[arg(long, default_value_t = 8080)]
         port: u16,
@@ -200,37 +208,6 @@ pub enum Command {
         /// interpreter (e.g. `python3`), and print the ratio (the anchor).
         #[arg(long, value_name = "PYTHON")]
         python: Option<String>,
-    },
-    /// Write the built-in demo trace (gzip when OUT ends in `.gz`).
-    Demo {
-        /// Output file.
-        out: PathBuf,
-    },
-    /// Write a synthetic distributed run, one `rank-N.json` per rank, with a designed straggler:
-    /// rank `--straggler` computes 5 ms more before the third all-reduce of the fifth step
-    /// (benchmark and demo inputs for `run`; ground truth in worker/src/synth/run.rs).
-    DemoRun {
-        /// Output directory (created).
-        out: PathBuf,
-        /// Ranks to write.
-        #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..))]
-        ranks: u32,
-        /// About this many MB per rank.
-        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
-        mb_per_rank: u32,
-        /// The slow rank (default: ranks / 3).
-        #[arg(long)]
-        straggler: Option<u32>,
-    },
-    /// Repeat a trace along time until it is about N MB (benchmark inputs).
-    Inflate {
-        /// Input trace.
-        input: PathBuf,
-        /// Output file.
-        out: PathBuf,
-        /// Target size in MB.
-        #[arg(long)]
-        target_mb: u64,
     },
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions {

@@ -68,7 +68,7 @@ const FED_AHEAD: u64 = 4;
 /// (pieces given back to refill).
 const OWN_STEP: u32 = 16 << 20;
 
-/// Trunk's loader shim for this binary, relative to the load worker's own script.
+/// The loader scripts/build-site writes for this binary, relative to the load worker's own script.
 const LOADER_URL: &str = "./worker_loader.js";
 
 /// From the load worker to a sub-worker.

@@ -9,7 +9,7 @@
 //!
 //! Roles and messages: like the parse workers (`pool.rs`), one binary, the role chosen by the
 //! worker's name ([`NAME`]), messages `[json, ArrayBuffer?]`. The load worker, having seen a
-//! body of at least [`MIN_BYTES`] (`source::fetch`), cancels its own read and starts a pump
+//! body of at least [`source::HANDOFF_BYTES`] (`source::fetch`), cancels its own read and starts a pump
 //! with the URL. The pump fetches it again and posts its pieces gathered by [`PIECE`] bytes (one
 //! copy here, the buffer then transferred); the load worker parses each and answers `Consumed`. At most [`WINDOW`] bytes are in
 //! flight, so a parse slower than the network holds 64 MiB, never the file.
@@ -30,10 +30,6 @@ use web_sys::{DedicatedWorkerGlobalScope, MessageEvent, Worker, WorkerOptions};
 /// Name given to the download sub-worker; `worker.rs` reads it to pick the role.
 pub const NAME: &str = "kinetoscope-fetch";
 
-/// Bodies this large (declared by `Content-Length`) are downloaded by a pump: below it the
-/// stall costs little and a second request and a worker's boot would cost more.
-pub const MIN_BYTES: u64 = 32 << 20;
-
 /// Most bytes posted to the load worker and not yet parsed.
 const WINDOW: u64 = 64 << 20;
 
@@ -41,7 +37,7 @@ const WINDOW: u64 = 64 << 20;
 /// are often a few KiB, and each message costs the load worker a task.
 const PIECE: u32 = 1 << 20;
 
-/// Trunk's loader shim for this binary, relative to the load worker's own script.
+/// The loader scripts/build-site writes for this binary, relative to the load worker's own script.
 const LOADER_URL: &str = "./worker_loader.js";
 
 /// From the load worker to the pump.

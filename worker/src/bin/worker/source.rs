@@ -15,13 +15,17 @@
 //! and the next ones, read meanwhile).
 
 use crate::post::now_ms;
-use crate::pump;
 use js_sys::{ArrayBuffer, Reflect, Uint8Array};
 use std::cell::RefCell;
 use std::rc::Weak;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{DedicatedWorkerGlobalScope, File, ReadableStreamDefaultReader, Response, Url, WorkerGlobalScope};
+
+/// Bodies this large (declared by `Content-Length`) are offered to [`Receiver::handoff`], to be
+/// downloaded by a `pump`: below it the stall costs little and a second request and a worker's
+/// boot would cost more.
+pub const HANDOFF_BYTES: u64 = 32 << 20;
 
 /// Bytes read from a file per slice (8 MiB).
 const SLICE_BYTES: u64 = 8 << 20;
@@ -108,7 +112,7 @@ async fn fetch_into<R: Receiver>(to: &Weak<RefCell<R>>, id: u32, url: &str, name
     }
     // A large body goes to a download worker (`pump`) that reads it while this worker parses.
     let final_url = Some(response.url()).filter(|u| !u.is_empty()).unwrap_or_else(|| url.to_owned());
-    if size.is_some_and(|s| s >= pump::MIN_BYTES) && with(to, |r| r.handoff(id, &final_url)) {
+    if size.is_some_and(|s| s >= HANDOFF_BYTES) && with(to, |r| r.handoff(id, &final_url)) {
         if let Some(body) = response.body() {
             let _ = body.cancel();
         }

@@ -23,7 +23,7 @@ use super::table::{Data, Table, Texts};
 use crate::analysis::breakdown::CATEGORIES;
 use crate::analysis::critical_path::BoundBy;
 use crate::analysis::kernel_context::KernelClasses;
-use crate::analysis::kernels::{kernels_in, LaunchArgs};
+use crate::analysis::kernels::LaunchArgs;
 use crate::analysis::ops::OpOptions;
 use crate::analysis::args::ArgKey;
 use crate::analysis::kernel_class::TensorCores;
@@ -124,7 +124,7 @@ fn dims(key: &ArgKey, args: &[u8]) -> [Option<i64>; 3] {
 
 fn kernels(name: &str, trace: &Trace, pool: &Pool) -> Table {
     let s = &trace.slices;
-    let ids = kernels_in(trace, None);
+    let ids = trace.kernels_in(None);
     let launch_args = LaunchArgs::new();
     let (grid_key, block_key) = (ArgKey::new("grid"), ArgKey::new("block"));
     let mut reader = trace.args.reader();

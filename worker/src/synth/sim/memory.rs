@@ -12,8 +12,8 @@
 
 use std::borrow::Cow;
 
-use super::kineto::{Arg, Event, Id, Kind};
-use super::sim::{Sim, CPU_PID, US};
+use super::{Sim, CPU_PID, US};
+use crate::synth::kineto::{Arg, Event, Id, Kind};
 
 /// Growth step of the CUDA cache's reserved memory, bytes.
 const SEGMENT_BYTES: i64 = 20 << 20;

@@ -3,7 +3,7 @@
 //! Extends `Sim` with what CUDA does under an op: `launch` (a `cudaLaunchKernel` plus its kernel
 //! on stream 7), `memcpy` (`cudaMemcpyAsync` plus a `gpu_memcpy`), `stream_sync` /
 //! `device_sync` (the runtime call plus a `cuda_sync` activity) and runtime calls with no device
-//! work. Memory (`alloc` / `free`) is in `memory.rs`.
+//! work. Memory (`alloc` / `free`) is in [`super::memory`].
 //!
 //! Rules that make the timeline consistent: an activity starts at
 //! `max(stream free, call start + latency)` and the stream is busy until it ends; pageable
@@ -14,9 +14,9 @@
 
 use std::borrow::Cow;
 
-use super::kineto::{Arg, Event, Id, Kind};
 use super::memory::Heaps;
-use super::sim::{Sim, CPU_PID, GPU_PID, STREAM, US};
+use super::{Sim, CPU_PID, GPU_PID, STREAM, US};
+use crate::synth::kineto::{Arg, Event, Id, Kind};
 
 /// SMs on the demo's A100.
 const NUM_SMS: i64 = 108;

@@ -1,4 +1,4 @@
-//! The timeline's "Critical path" overlay as draw commands: everything dimmed by a veil, the
+//! The timeline's "Critical path" overlay as draw commands, a layer of the [`super::DrawList`]: everything dimmed by a veil, the
 //! path's slices drawn again above it in their own colors and outlined, and an arrow wherever
 //! the path moves to another lane (docs/viewer.md "Critical path").
 //!
@@ -7,8 +7,8 @@
 //! `protocol::MAX_PATH_SEGMENTS` per step), culled to the view; sub-pixel slices get at least
 //! [`MIN_PX`] so a short kernel on the path still shows.
 
-use super::draw_list::{Cmd, Rect, RULER_H};
-use super::theme::{self, Theme};
+use super::{Cmd, Rect, RULER_H};
+use crate::timeline::theme::{self, Theme};
 use crate::state::critical::{Overlay, PathSlice};
 use crate::state::tiles::name_hash;
 use crate::state::timeline::TimelineState;
@@ -88,9 +88,20 @@ fn arrows(out: &mut Vec<Cmd>, t: &TimelineState, rows: &Rows, o: &Overlay, width
     }
 }
 
+/// Ids of the overlay's slices in view on a laid-out row, ascending: what it outlines
+/// (`window.kinetoscope.critical.outlined`); none when the toggle is off.
+pub fn outlined(t: &TimelineState) -> Vec<u32> {
+    t.critical.as_ref().map_or_else(Vec::new, |o| {
+        let rows = Rows::new(t);
+        let mut ids: Vec<u32> = visible(t, &rows, o, t.view.width).map(|(s, _)| s.id).collect();
+        ids.sort_unstable();
+        ids
+    })
+}
+
 /// The overlay's slices in view on a laid-out row, with their rects (CSS px, at least
-/// [`MIN_PX`] wide): what the overlay covers (`window.kinetoscope.critical.outlined`).
-pub fn visible<'a>(t: &'a TimelineState, rows: &'a Rows, o: &'a Overlay, width: f64) -> impl Iterator<Item = (&'a PathSlice, Rect)> + 'a {
+/// [`MIN_PX`] wide): what the overlay covers.
+fn visible<'a>(t: &'a TimelineState, rows: &'a Rows, o: &'a Overlay, width: f64) -> impl Iterator<Item = (&'a PathSlice, Rect)> + 'a {
     o.slices.iter().filter_map(move |s| {
         let x0 = t.view.x_of(s.start_ns as f64);
         let x1 = t.view.x_of((s.start_ns + s.dur_ns) as f64);
@@ -116,13 +127,13 @@ fn rects<'a>(t: &'a TimelineState, rows: &'a Rows, o: &'a Overlay, width: f64) -
 }
 
 /// The tracks of each lane, looked up once per frame rather than per slice.
-pub struct Rows {
+struct Rows {
     by_lane: std::collections::HashMap<u32, Vec<usize>>,
 }
 
 impl Rows {
     /// The index of `t`'s tracks.
-    pub fn new(t: &TimelineState) -> Self {
+    fn new(t: &TimelineState) -> Self {
         let mut by_lane: std::collections::HashMap<u32, Vec<usize>> = std::collections::HashMap::new();
         for (i, track) in t.tracks.iter().enumerate() {
             if let tracks::TrackKind::Lane { lane, .. } = track.kind {
@@ -133,7 +144,7 @@ impl Rows {
     }
 
     /// Top of row `row` of `lane` on the canvas, if laid out.
-    pub fn top(&self, t: &TimelineState, lane: u32, row: u16) -> Option<f64> {
+    fn top(&self, t: &TimelineState, lane: u32, row: u16) -> Option<f64> {
         let track = self.by_lane.get(&lane)?.iter().filter_map(|&i| t.tracks.get(i)).find(|tr| tracks::shows(tr, lane, row))?;
         Some(RULER_H + tracks::row_y(track, row) - t.scroll_y)
     }

@@ -11,9 +11,9 @@
 //! literal `fill="#RRGGBB"`, so one file cannot follow `prefers-color-scheme: dark` or print in
 //! black on white; it would also add a dependency tree to the engine for three bar / line charts.
 //! Classes let the stylesheet pick the palette, and every text node goes through
-//! [`super::html::escape`] (op and kernel names are untrusted).
+//! [`super::escape`] (op and kernel names are untrusted).
 
-use super::html::escape;
+use super::escape;
 use crate::analysis::breakdown::CATEGORIES;
 use crate::analysis::steps::Steps;
 use protocol::CounterSet;
@@ -102,7 +102,7 @@ pub fn step_bars(steps: &Steps, name_of: impl Fn(u64) -> String) -> Option<Strin
     let bar = (slot * 0.7).max(1.0);
     for (i, s) in steps.steps.iter().enumerate() {
         let x = plot.x(i as f64) + (slot - bar) / 2.0;
-        let _ = write!(out, "<g><title>{}: {}</title>", escape(&name_of(s.number)), escape(&super::time(s.dur_ns())));
+        let _ = write!(out, "<g><title>{}: {}</title>", escape(&name_of(s.number)), escape(&crate::report::time(s.dur_ns())));
         let mut base = 0.0;
         for (k, cat) in CATEGORIES.iter().enumerate() {
             let v = s.breakdown.get(*cat) as f64 / 1e6;
