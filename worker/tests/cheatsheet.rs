@@ -1,4 +1,4 @@
-//! Issue #44's cheatsheet rules on synthetic steps (`synth::cheatsheet`, ground truth by
+//! The cheatsheet rules for tensor cores, attention, copies, syncs and SM fill on synthetic steps (`synth::cheatsheet`, ground truth by
 //! construction): each rule fires on the trace built to show its pattern with the numbers the
 //! construction gives, and stays silent on the one built not to. The steps are GPU-bound (the
 //! kernels run back to back from 100 µs to the step's end), so a rule's evidence kernels lie
@@ -7,7 +7,7 @@
 
 mod common;
 
-use kinetoscope::finding::{detect, Finding, Severity};
+use kinetoscope::finding::{Finding, Severity};
 use kinetoscope::synth::cheatsheet::{generate, Case, STEPS, STEP_NS};
 
 const US: i64 = 1_000;
@@ -15,7 +15,7 @@ const US: i64 = 1_000;
 fn findings(case: Case) -> Vec<Finding> {
     let (engine, result) = common::load_bytes("cheatsheet.json", generate(case));
     result.unwrap();
-    detect(engine.session().unwrap())
+    engine.session().unwrap().findings().to_vec()
 }
 
 /// The finding of `rule` on `case`, or a panic listing what fired.
