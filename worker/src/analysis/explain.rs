@@ -96,6 +96,9 @@ pub struct Explanation {
     pub median_ns: f64,
     /// Complete steps the medians are over.
     pub steps: usize,
+    /// The step is the trace's only complete step: the medians are its own numbers, so the
+    /// sentences say what it spent its time on instead of comparing it with itself.
+    pub alone: bool,
     /// Breakdown categories, most different first.
     pub categories: Vec<CategoryDelta>,
     /// Kernels, most different first.
@@ -137,6 +140,10 @@ impl PhaseDelta {
         let told: Vec<Phase> = Phase::ALL.into_iter().filter(|ph| !phases.not_told_apart.contains(ph)).collect();
         if told.len() < 2 {
             return None;
+        }
+        if e.alone {
+            // Nothing moved against itself: the phase that takes most.
+            return told.into_iter().map(|ph| PhaseDelta { phase: ph, step_ns: time(mine, ph), median_ns: time(mine, ph) as f64 }).max_by_key(|d| d.step_ns);
         }
         told.into_iter()
             .map(|ph| PhaseDelta { phase: ph, step_ns: time(mine, ph), median_ns: median_f(complete.iter().map(|p| time(p, ph) as f64).collect()) })
@@ -294,6 +301,7 @@ pub fn explain(trace: &Trace, steps: &Steps, which: Which) -> Result<Explanation
         dur_ns: target.dur_ns(),
         median_ns,
         steps: complete.len(),
+        alone: complete.len() == 1 && !target.incomplete,
         categories,
         kernels: keep(kernels),
         ops: keep(ops),
@@ -399,6 +407,9 @@ pub fn sentence_slices(e: &Explanation) -> Vec<Option<u32>> {
 
 /// The sentences with the slice each cites (one function, so the two never disagree).
 fn cited(e: &Explanation) -> Vec<(String, Option<u32>)> {
+    if e.alone {
+        return alone(e);
+    }
     let delta = e.delta_ns();
     let ratio = if e.median_ns > 0.0 { delta / e.median_ns } else { 0.0 };
     let more = if delta >= 0.0 { "more" } else { "less" };
@@ -442,6 +453,33 @@ fn cited(e: &Explanation) -> Vec<(String, Option<u32>)> {
             );
             out.push((line, i.slice));
         }
+    }
+    out
+}
+
+/// The sentences of a trace's only complete step: what it spent its time on and what bounds
+/// it, since there is no other step to compare it with.
+fn alone(e: &Explanation) -> Vec<(String, Option<u32>)> {
+    let first = format!(
+        "{} took {}. It is the only complete step: there is no other step to compare it with.",
+        e.name,
+        duration(e.dur_ns)
+    );
+    let mut out = vec![(first, Some(e.slice))];
+    let mut largest: Vec<&CategoryDelta> = e.categories.iter().filter(|c| c.step_ns > 0).collect();
+    largest.sort_by_key(|c| std::cmp::Reverse(c.step_ns));
+    let parts: Vec<String> = largest.iter().take(3).map(|c| format!("{} {}", c.category.label(), duration(c.step_ns))).collect();
+    if !parts.is_empty() {
+        out.push((format!("By category (step breakdown), the largest: {}.", parts.join(", ")), None));
+    }
+    if let Some(p) = &e.path {
+        out.push((format!("Its critical path is {} {}: that is what bounds the step.", percent(p.share), p.bound_by.label()), None));
+    }
+    if let Some(p) = &e.phase {
+        out.push((
+            format!("By phase, {} takes most: {} of CPU and GPU time.", p.phase.key().replace('_', " "), duration(p.step_ns)),
+            None,
+        ));
     }
     out
 }

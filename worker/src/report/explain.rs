@@ -49,7 +49,7 @@ pub fn json(e: &Explanation) -> Value {
 pub fn text(e: &Explanation) -> String {
     let mut out = format!("WHY IS {} SLOW\n", e.name.to_uppercase());
     for s in sentences(e) {
-        let _ = writeln!(out, "  {s}");
+        super::findings::wrap(&mut out, "  ", "    ", &s);
     }
     let _ = writeln!(out, "\n  {:<60} {:>12} {:>12} {:>12} {:>7} {:>7}", "", "step", "median", "delta", "calls", "median");
     for c in &e.categories {
