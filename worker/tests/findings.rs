@@ -1047,7 +1047,7 @@ const FIXTURE_RULES: &[(&str, Firings)] = &[
         "hta__benchmark_result_493459_1694039959_trace.json.gz",
         &[
             ("addmm-fusion", "info", Some(0.1), "6 `aten::addmm` cpu_ops", "info rule; impact is the engine's path time of its evidence (0.1%), not recounted"),
-            ("amp-opportunity", "info", Some(37.7), "A100 (cc 8.0): tensor-core kernels are only TF32 (sm80_xmma_fprop_implicit_gemm_indexed_tf32f32 1.81 ms), the rest ampere_sgemm / gcgemm SIMT (3.32 ms); 16 outermost conv2d / linear ops; no Input type recorded, so no tf32-fp32 (issue #44: amp-opportunity was silent once any tensor-core kernel existed)", "info rule; impact is the engine's path time of its evidence (37.7%), not recounted"),
+            ("amp-opportunity", "info", Some(37.7), "A100 (cc 8.0): tensor-core kernels are only TF32 (sm80_xmma_fprop_implicit_gemm_indexed_tf32f32 1.81 ms), the rest ampere_sgemm / gcgemm SIMT (3.32 ms); 16 outermost conv2d / linear ops; no Input type recorded, so no tf32-fp32 (before, amp-opportunity was silent once any tensor-core kernel existed)", "info rule; impact is the engine's path time of its evidence (37.7%), not recounted"),
             ("fp32-gemm", "info", Some(0.0), "ampere_sgemm_32x32_sliced1x4_tn + ampere_gcgemm_64x64_nt 3.32 of 5.12 ms GEMM time, A100; TF32 on (`sm80_xmma_fprop_implicit_gemm_indexed_tf32f32_*`): padding advice", "warn told as info: 0.0% of step time on the path, under 2% (not recounted)"),
             ("gpu-idle", "warn", Some(99.9), "kernel union 10.7 ms over 41.1 s (0.0%); no device activity for 2.35 s and 13.25 s (device time 49.8 ms with the copies)", "path in CPU / Python / launch 99.9%; python: kernel union 0.0% of the 41.1 s window, so the path is almost all host time"),
             ("hotspot-op", "info", Some(0.1), "`aten::copy_` 39.1 of 49.8 ms Self CUDA (16 pageable HtoD copies)", "info rule; impact is the engine's path time of its evidence (0.1%), not recounted"),
@@ -1073,7 +1073,7 @@ const FIXTURE_RULES: &[(&str, Firings)] = &[
         "hta__mi250_minitoy_train_ROCm6_2_kineto.json.gz",
         &[
             ("addmm-fusion", "info", Some(1.9), "1 `aten::addmm`", "info rule; impact is the engine's path time of its evidence (1.9%), not recounted"),
-            ("amp-opportunity", "info", Some(3.7), "MI250 (cc 9): its 2 GEMMs are fp32 MFMA Tensile (Cijk_*_SB_*_MI16x16x1, 17.6 + 12.6 µs), no reduced-precision kernel; 2 outermost matmul ops (issue #44: fp32 matrix-core kernels no longer silence it)", "info rule; impact is the engine's path time of its evidence (3.7%), not recounted"),
+            ("amp-opportunity", "info", Some(3.7), "MI250 (cc 9): its 2 GEMMs are fp32 MFMA Tensile (Cijk_*_SB_*_MI16x16x1, 17.6 + 12.6 µs), no reduced-precision kernel; 2 outermost matmul ops (fp32 matrix-core kernels no longer silence it)", "info rule; impact is the engine's path time of its evidence (3.7%), not recounted"),
             ("gpu-idle", "warn", Some(99.3), "14 kernels, 110.9 µs busy in the 9.29 ms step (1.2%)", "99.3%; python: kernel union 1.2% of the steps, the GPU idles 98.8%"),
             ("overhead-bound", "warn", Some(99.3), "1 of 1 steps idle 98.8%; all 8.76 ms of stream gaps are host waits (launch after the gap began)", "as gpu-idle: 99.3% >= idle 98.8%"),
         ],

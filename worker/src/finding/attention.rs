@@ -1,4 +1,4 @@
-//! Attention computed op by op (`unfused-attention`, issue #44): `bmm` -> `softmax` -> `bmm`
+//! Attention computed op by op (`unfused-attention`): `bmm` -> `softmax` -> `bmm`
 //! chains (or `matmul` / `baddbmm`) on a host thread while no fused attention kernel
 //! (FlashAttention, memory-efficient, cuDNN SDPA) runs anywhere in the trace.
 //!

@@ -339,7 +339,7 @@ fn amp_opportunity(ctx: &Ctx, out: &mut Vec<Finding>) {
     let reduced = |r: &KernelRow| {
         matches!(r.class, KernelClass::Gemm | KernelClass::Attention) && r.precision.is_reduced()
     };
-    // TF32 tensor cores on fp32 data are not mixed precision (issue #44: the rule went silent
+    // TF32 tensor cores on fp32 data are not mixed precision (before, the rule went silent
     // on them); where `tf32-fp32` measured those GEMMs, it gives the same advice with numbers.
     let reduced_tc = |r: &KernelRow| r.tensor_cores && !matches!(r.precision, Precision::Tf32 | Precision::Fp32);
     let told = out.iter().any(|f| f.rule == "tf32-fp32");

@@ -1,4 +1,4 @@
-//! Copies that only move data into another layout or dtype (`copy-overhead`, issue #44):
+//! Copies that only move data into another layout or dtype (`copy-overhead`):
 //! device work launched under `copy_`, `contiguous`, `clone`, `repeat`, `to` and friends, as a
 //! share of device time, attributed to the op the user called ([`super::cpu::user_op`]: a
 //! `contiguous` inside `aten::matmul` is matmul's cost).

@@ -1,4 +1,4 @@
-//! Grids smaller than the GPU (`low-sm-efficiency`, issue #44): SM efficiency well below
+//! Grids smaller than the GPU (`low-sm-efficiency`): SM efficiency well below
 //! utilization. tb_plugin's Est. SM Efficiency is the kernel time weighted by
 //! min(blocks per SM, 1); divided by the busy time it is the share of the SMs the running
 //! kernels occupy (the fill), which is what this rule compares.

@@ -1,4 +1,4 @@
-//! How GEMMs use the tensor cores (issue #44): fp32 data on TF32 tensor cores where bf16 /
+//! How GEMMs use the tensor cores: fp32 data on TF32 tensor cores where bf16 /
 //! fp16 would run twice as fast (`tf32-fp32`), and reduced-precision GEMMs whose M, N or K
 //! cannot be tiled for the tensor cores (`gemm-alignment`).
 //!

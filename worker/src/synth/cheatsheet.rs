@@ -1,4 +1,4 @@
-//! Synthetic training steps showing one pattern of the cheatsheet rules issue #44 added (TF32
+//! Synthetic training steps showing one pattern of the cheatsheet rules for tensor cores, attention, copies, syncs and SM fill (TF32
 //! on fp32 inputs, misaligned GEMM shapes, unfused attention, layout copies, host syncs by
 //! cause, grids smaller than the GPU), each with a knob that turns it into its near miss.
 //!

@@ -18,7 +18,7 @@
 //!   (`graph id` / `graph node id`, one `cudaGraphLaunch` per replay), for the graph analysis.
 //! - [`paths`] writes one-step traces each bound by one thing (CPU, GPU, a sync, a cross-stream
 //!   wait, a collective, a graph replay), with knobs whose re-run is a what-if's ground truth.
-//! - [`cheatsheet`] writes GPU-bound training steps each showing one pattern of issue #44's
+//! - [`cheatsheet`] writes GPU-bound training steps each showing one pattern of the cheatsheet's
 //!   rules (TF32 on fp32, misaligned GEMMs, unfused attention, copies, syncs, small grids), with
 //!   the knob that makes its near miss.
 //! - [`inflate`] repeats the events of a real trace along time, renumbering every linking id, to
