@@ -37,11 +37,12 @@ async function countOf(app, color) {
 const near = (a, b, tol = 3) => a.every((v, i) => Math.abs(v - b[i]) <= tol);
 const share = (colors, color, tol) => colors.filter((c) => near(c, color, tol)).length / colors.length;
 
-/** Canvas x of time `ns` and the top of row `row` of lane `lane` in the current view. */
-function placeOf(t, lane, row, ns) {
-  const l = t.lanes.find((x) => x.lane === lane && row >= x.first_row && row < x.first_row + x.rows);
-  if (!l) throw new Error(`row ${row} of lane ${lane} is not laid out`);
-  return { x: (ns - t.startNs) / t.nsPerPx, top: t.rulerH + l.y - t.scrollY + 3 + (row - l.first_row) * 18 };
+/** Canvas x of time `ns` and the top of row `row` of lane `lane` in the current view: the page
+ *  object's point (the row's middle, page coordinates) less the canvas origin and half a row. */
+async function placeOf(app, lane, row, ns) {
+  const at = await app.pointOf(lane, row, ns);
+  const box = await app.canvas.boundingBox();
+  return { x: at.x - box.x, top: at.y - box.y - 9 };
 }
 
 /** Searches `text`, selects the first match and frames it (F); returns the selection. */
@@ -64,7 +65,7 @@ test('a selected kernel: its slice filled, outlined in the selection color, its 
   await app.waitForTimeline();
   const sel = await frameFirst(app, page, 's16816gemm');
   const t = await app.timeline();
-  const { x: x0, top } = placeOf(t, sel.lane, sel.row, sel.startNs);
+  const { x: x0, top } = await placeOf(app, sel.lane, sel.row, sel.startNs);
   const x1 = (sel.startNs + sel.durNs - t.startNs) / t.nsPerPx;
   expect(x1 - x0, 'framed: the kernel is wide').toBeGreaterThan(200);
 
