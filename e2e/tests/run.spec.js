@@ -225,6 +225,17 @@ test('ranks timeline: one panel per rank, the clock switch moves origins by the 
   expect(first.held).toEqual([0, 1, 2, 3]);
   await expect(app.page.getByTestId('run-stack-rank')).toHaveCount(4);
   for (const r of [0, 1, 2, 3]) await expect(run.rankPanel(r)).toBeVisible();
+  // Every panel paints when its tiles arrive, before any pointer event (issue 45: 7 of 8 stayed
+  // blank until the pointer crossed them): its canvas holds slices of several colors.
+  for (const r of [0, 1, 2, 3]) {
+    const canvas = run.rankPanel(r).getByTestId('run-stack-canvas');
+    await expect.poll(() => canvas.evaluate((c) => {
+      const { data } = c.getContext('2d').getImageData(0, 0, c.width, c.height);
+      const colors = new Set();
+      for (let i = 0; i < data.length; i += 4 * 7) colors.add((data[i] << 16) | (data[i + 1] << 8) | data[i + 2]);
+      return colors.size;
+    }), { message: `rank ${r}'s panel painted without a pointer event`, timeout: 10000 }).toBeGreaterThan(8);
+  }
   for (const p of first.panels) {
     // GPU streams and the main CPU thread shown, the other threads folded.
     expect(p.lanes.length, `rank ${p.rank} lanes`).toBeGreaterThan(0);

@@ -7,15 +7,37 @@
 // search counts what the trace JSON holds; flows follow its correlation ids. State is read
 // from `window.kinetoscope.timeline`.
 const fs = require('node:fs');
+const zlib = require('node:zlib');
 const { test, expect } = require('../pages/app');
 const { realFixture, torchCpuFixture, cliInfo, cliReport, DEMO_TRACE } = require('../support/fixtures');
 
 const PARTX = 'partx__profiler_trace_single_sample.json';
 
-/** Lane names per process from `kinetoscope info --json`, processes without lanes left out. */
+/** The pid and tid of the first `ProfilerStep#N` in the trace JSON, as text; null without one. */
+function stepThread(file) {
+  let bytes = fs.readFileSync(file);
+  if (bytes[0] === 0x1f && bytes[1] === 0x8b) bytes = zlib.gunzipSync(bytes);
+  const json = JSON.parse(bytes.toString('utf8'));
+  const events = (Array.isArray(json) ? json : json.traceEvents)
+    .filter((e) => e.ph === 'X' && /^ProfilerStep#\d+$/.test(e.name || ''))
+    .sort((a, b) => a.ts - b.ts);
+  return events.length ? { pid: String(events[0].pid), tid: String(events[0].tid) } : null;
+}
+
+/** Lane names per process from `kinetoscope info --json`, processes without lanes left out,
+ *  in the timeline's order (docs/viewer.md): GPUs first, then the process whose thread holds
+ *  the first ProfilerStep#N (that thread first), then the others in trace order. */
 function expectedLanes(file) {
+  const step = stepThread(file);
+  const holds = (p) => step !== null && p.pid === step.pid && p.lanes.some((l) => l.tid === step.tid);
+  const rank = (p) => (p.kind === 'gpu' ? 0 : holds(p) ? 1 : 2);
   return cliInfo(file).processes.filter((p) => p.lanes.length > 0)
-    .map((p) => ({ name: p.name, lanes: p.lanes.map((l) => l.name) }));
+    .map((p, i) => ({ p, i }))
+    .sort((a, b) => rank(a.p) - rank(b.p) || a.i - b.i)
+    .map(({ p }) => {
+      const lanes = holds(p) ? [...p.lanes.filter((l) => l.tid === step.tid), ...p.lanes.filter((l) => l.tid !== step.tid)] : p.lanes;
+      return { name: p.name, lanes: lanes.map((l) => l.name) };
+    });
 }
 
 /** Lane names per group as the page lists them. */

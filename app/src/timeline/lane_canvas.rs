@@ -75,17 +75,24 @@ pub fn LaneCanvas(
         });
     }
     let painter = Painter::new(ctl, source, canvas, theme);
+    let repaint = painter.clone();
     Effect::new(move |_| {
         source.track(ctl);
         theme.track();
         painter.clone().schedule();
     });
     // Keep the canvas sized to its box (device pixels), and the source told of the size. The
-    // observer stops when the canvas unmounts (a stacked panel with its tab).
+    // observer stops when the canvas unmounts (a stacked panel with its tab). Resizing a canvas
+    // clears it, and only the first stacked panel's size is state, so every canvas asks for its
+    // own repaint: the other panels stayed blank until the pointer crossed them.
     let observer = StoredValue::new_local(None);
     Effect::new(move |_| {
         if let Some(el) = area.get() {
-            observer.set_value(observe_size(&el, canvas, move |w, h| source.resized(ctl, w, h)));
+            let repaint = repaint.clone();
+            observer.set_value(observe_size(&el, canvas, move |w, h| {
+                source.resized(ctl, w, h);
+                repaint.clone().schedule();
+            }));
         }
     });
     on_cleanup(move || {
@@ -236,8 +243,15 @@ fn observe_size(
         let dpr = web_sys::window().map_or(1.0, |w| w.device_pixel_ratio());
         let w = (f64::from(el2.client_width()) - LABEL_W).max(50.0);
         let h = f64::from(el2.client_height()).max(RULER_H + 20.0);
-        c.set_width((w * dpr).round() as u32);
-        c.set_height((h * dpr).round() as u32);
+        // Setting a canvas's size clears it, even to the size it has: only a new size is set,
+        // so a cleared canvas always differs from its last paint's key and is repainted.
+        let (pw, ph) = ((w * dpr).round() as u32, (h * dpr).round() as u32);
+        if c.width() != pw {
+            c.set_width(pw);
+        }
+        if c.height() != ph {
+            c.set_height(ph);
+        }
         let style = web_sys::HtmlElement::style(&c);
         let _ = style.set_property("width", &format!("{w}px"));
         let _ = style.set_property("height", &format!("{h}px"));

@@ -15,11 +15,33 @@ use crate::ranks::stack::Clock;
 use crate::ranks::RunState;
 use protocol::{Align, LaneGroup, LaneInfo, Layout, StepMark};
 
-/// The layout of `trace`. Processes without lanes are left out; the Python frames of a
+/// The layout of `trace`. GPU devices come first (their streams, communication ones included,
+/// are what a practitioner reads first and must not sit below the fold), then the CPU process
+/// holding the main thread ([`main_thread`], listed first in its process), then the other
+/// processes in trace order. Processes without lanes are left out; the Python frames of a
 /// process's threads (`with_stack=True`) follow it as a group of their own that starts folded,
-/// so its ops, ranges and the GPU streams below fit the first screen. Each lane is listed once,
-/// but for a thread with both: its ops and ranges, then its Python rows.
+/// so its ops and ranges fit the first screen. Each lane is listed once, but for a thread with
+/// both: its ops and ranges, then its Python rows.
 pub fn layout(trace: &Trace) -> Layout {
+    let mut out = trace_order(trace);
+    let main = main_thread(trace, &out);
+    for g in &mut out.groups {
+        if let Some(at) = g.lanes.iter().position(|l| Some(l.lane) == main && l.first_row == 0) {
+            g.lanes[..=at].rotate_right(1);
+        }
+    }
+    // Stable: within each rank the trace's order stays; a Python group keeps following its process.
+    let owns_main = |g: &LaneGroup| g.lanes.iter().any(|l| Some(l.lane) == main);
+    out.groups.sort_by_key(|g| match (g.kind == "gpu", owns_main(g)) {
+        (true, _) => 0,
+        (false, true) => 1,
+        (false, false) => 2,
+    });
+    out
+}
+
+/// The layout in the trace's own process and lane order.
+fn trace_order(trace: &Trace) -> Layout {
     let mut groups = Vec::with_capacity(trace.processes.len());
     for p in trace.processes.iter().filter(|p| !p.lanes.is_empty()) {
         let gpu = p.kind == ProcessKind::Gpu;
