@@ -86,11 +86,6 @@ fn distinct(forms: &[String]) -> bool {
     forms.iter().enumerate().all(|(k, f)| !forms[..k].contains(f))
 }
 
-/// The short form of one C++ name, or `None` when it is not shorter or not a template.
-pub fn short_name(name: &str) -> Option<String> {
-    short_with(name, Detail::default())
-}
-
 /// The form of `name` keeping `detail`, or `None` when it is not shorter or not a template.
 fn short_with(name: &str, detail: Detail) -> Option<String> {
     if !(name.contains("::") && name.contains('<')) {
@@ -225,6 +220,11 @@ fn split_top<'a>(text: &'a str, sep: &str) -> Option<Vec<&'a str>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The base short form of one name.
+    fn short_name(name: &str) -> Option<String> {
+        short_with(name, Detail::default())
+    }
 
     /// Kernel names of the demo trace and the dlrm ranks (fixtures/real/param__dlrm_*), which
     /// share their first 35 characters.

@@ -1,6 +1,6 @@
 //! Which kernel names the roofline draws and which it leaves off, and why. A kernel-table row
-//! is a point when its calls with known work have FLOPs > 0 (the axes are logarithmic), bytes
-//! > 0 and a measured time; every other row is listed with its [`Reason`], so the largest
+//! is a point when its calls with known work have FLOPs above 0 (the axes are logarithmic),
+//! bytes above 0 and a measured time; every other row is listed with its [`Reason`], so the largest
 //! kernel of a trace is never missing from the chart without a word.
 //!
 //! The reason of a row without known work comes from its top launching op
