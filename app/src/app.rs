@@ -20,7 +20,7 @@ use crate::deferred::Deferred;
 use crate::panels::{
     CompareButton, ComparePanel, DetailsPanel, DropZone, ErrorPanel, FindingsPanel, GalleryPanel,
     HealthPanel, LoadNotices, OpenButton, OpenFolderButton, ProgressPanel, RunBack, RunPanel,
-    StepExplain, SummaryPanel, BoundByPanel, WhatIfPanel, TablePanel, Tabs, TraceHeader,
+    StepExplain, GlancePanel, SummaryPanel, BoundByPanel, WhatIfPanel, TablePanel, Tabs, TraceHeader,
 };
 use crate::state::format;
 use crate::state::gallery::GalleryState;
@@ -175,8 +175,12 @@ pub fn App() -> impl IntoView {
             </Show>
             <Show when=move || on_summary.get()>
                 <Deferred>
-                    <SummaryPanel state=state />
+                    <GlancePanel ctl=ctl state=state />
                     <HealthPanel ctl=ctl state=state />
+                    <details class="card parse-stats" data-testid="parse-stats">
+                        <summary>"Parse statistics: file, events, links, lanes"</summary>
+                        <SummaryPanel state=state />
+                    </details>
                 </Deferred>
             </Show>
             <Show when=move || settled.get() && on_findings.get()>

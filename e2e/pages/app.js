@@ -20,6 +20,8 @@ class AppPage {
     this.progress = page.getByTestId('progress');
     this.error = page.getByTestId('error');
     this.summary = page.getByTestId('summary');
+    this.glance = page.getByTestId('glance');
+    this.parseStats = page.getByTestId('parse-stats');
     this.summaryFile = page.getByTestId('summary-file');
     this.summaryEvents = page.getByTestId('summary-events');
     this.summarySpan = page.getByTestId('summary-span');
@@ -107,6 +109,11 @@ class AppPage {
     }
     await chooser.locator('summary').click();
     await this.idle();
+  }
+
+  /** Unfolds the Summary tab's parse statistics (file, events, links, lanes). */
+  async openParseStats() {
+    if (!(await this.parseStats.evaluate((d) => d.open))) await this.parseStats.locator('summary').first().click();
   }
 
   /** Clicks tab `name` (summary, ops, kernels, steps) and waits until its table (if any) arrived. */

@@ -11,6 +11,8 @@ const {
 
 /** Checks the summary panel shows `summary`'s file name and event count. */
 async function expectSummaryShown(app, summary) {
+  await expect(app.glance).toBeVisible();
+  await app.openParseStats();
   await expect(app.summary).toBeVisible();
   await expect(app.summaryFile).toContainText(summary.file_name);
   // textContent, not innerText: the summary cards use content-visibility, and innerText of a

@@ -100,7 +100,7 @@ test('step table of the demo lists its 5 steps in order', async ({ app }) => {
   // Back to the summary: no table state; a table tab survives a new load and re-queries.
   await app.openTab('summary');
   expect(await app.table()).toBeNull();
-  await expect(app.summary).toBeVisible();
+  await expect(app.glance).toBeVisible();
   await app.openTab('ops');
   await app.upload(torchCpuFixture('matmul_add.pt.trace.json'));
   await app.idle();

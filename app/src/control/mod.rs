@@ -252,6 +252,13 @@ impl Controller {
                 self.commit_tables(|t| t.apply(FromWorker::Answer { id, answer: Box::new(answer) }));
             }
             Channel::Explain => self.explain_answer(id, answer),
+            Channel::Glance => {
+                if self.state.with_untracked(|s| s.glance.pending == Some(id)) {
+                    self.commit(|s| {
+                        s.glance.apply(id, answer);
+                    });
+                }
+            }
             Channel::Critical | Channel::PathSegments | Channel::WhatIf => self.critical_answer(id, answer),
             Channel::Report => self.export_answer(id, answer),
             Channel::Layout | Channel::Tiles | Channel::Details | Channel::Hover | Channel::Search | Channel::Counters => {
@@ -274,12 +281,15 @@ impl Controller {
         });
         self.follow_search();
         self.fetch();
-        // Findings take the worker a while: asked once the first tiles are in, so they never
-        // delay the first timeline paint.
+        // Findings and the glance take the worker a while: asked once the first tiles are in,
+        // so they never delay the first timeline paint.
         let painted = self.timeline.with_untracked(TimelineState::has_tiles);
         let asked = self.findings.with_untracked(|f| f.list.is_some() || f.pending.is_some());
         if painted && !asked {
             self.ask(Query::Findings);
+        }
+        if painted && !self.state.with_untracked(|s| s.glance.asked()) {
+            self.ask(Query::Glance);
         }
         self.publish();
     }
@@ -325,6 +335,13 @@ impl Controller {
             }
             Channel::Table => self.commit_tables(|t| t.apply(FromWorker::QueryFailed { id, message })),
             Channel::Explain => self.explain_failed(id, message),
+            Channel::Glance => {
+                if self.state.with_untracked(|s| s.glance.pending == Some(id)) {
+                    self.commit(|s| {
+                        s.glance.failed(id, message);
+                    });
+                }
+            }
             Channel::Critical | Channel::PathSegments | Channel::WhatIf => self.critical_failed(id, message),
             Channel::Report => self.export_failed(id, message),
             Channel::Layout | Channel::Tiles | Channel::Details | Channel::Hover | Channel::Search | Channel::Counters => {
@@ -357,6 +374,7 @@ impl Controller {
             Channel::Compare => self.compare.update(|c| c.sent(id)),
             Channel::Run => self.run.update(|r| r.sent(id)),
             Channel::Explain => self.explain.update(|e| e.sent(id)),
+            Channel::Glance => self.state.update_untracked(|s| s.glance.pending = Some(id)),
             Channel::Report => self.export.update(|e| e.sent(id)),
             Channel::Critical => self.critical.update_untracked(|c| c.sent(id)),
             Channel::PathSegments => {

@@ -19,6 +19,7 @@ pub mod explain;
 pub mod export;
 pub mod findings;
 pub mod format;
+pub mod glance;
 pub mod gallery;
 pub mod link;
 pub mod names;
@@ -104,6 +105,8 @@ pub struct LoadState {
     pub settled: bool,
     /// How the loaded trace's steps are marked, and the Steps tab picker's candidates.
     pub steps: StepMarking,
+    /// The Summary tab's glance of the loaded trace.
+    pub glance: glance::GlanceState,
 }
 
 impl LoadState {
@@ -120,6 +123,7 @@ impl LoadState {
         self.error = None;
         self.settled = false;
         self.steps = StepMarking::default();
+        self.glance = glance::GlanceState::default();
     }
 
     /// Applies one worker reply that belongs to the current load (or to no load: `Ready`).

@@ -11,6 +11,7 @@
 mod compare;
 mod critical;
 mod explain;
+mod glance;
 mod query;
 mod roofline;
 mod run;
@@ -21,6 +22,7 @@ mod timeline;
 pub use compare::*;
 pub use critical::*;
 pub use explain::*;
+pub use glance::*;
 pub use query::*;
 pub use roofline::*;
 pub use run::*;
@@ -30,7 +32,7 @@ pub use timeline::*;
 use serde::{Deserialize, Serialize};
 
 /// Bumped on any incompatible change; the app refuses a worker that reports another version.
-pub const PROTOCOL_VERSION: u32 = 17;
+pub const PROTOCOL_VERSION: u32 = 18;
 
 /// A message from the app to the worker.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -156,6 +158,8 @@ pub enum Answer {
     PathSegments(Box<PathSegmentsData>),
     /// WhatIf.
     WhatIf(Box<WhatIfData>),
+    /// Glance.
+    Glance(Box<Glance>),
     /// Report: the HTML file's text. A one-off document the user asked for (tens to hundreds
     /// of KB), so it travels in the JSON message rather than as a transferred buffer.
     Report(String),
@@ -420,6 +424,7 @@ mod tests {
             Query::CriticalPath,
             Query::PathSegments { step: None, start_ns: 0, end_ns: 9 },
             Query::WhatIf { edits: vec!["launch=0".into(), "gemm*0.5".into()] },
+            Query::Glance,
         ];
         let mut seen = std::collections::BTreeSet::new();
         for query in queries {
@@ -447,13 +452,14 @@ mod tests {
                 Query::CriticalPath => "critical_path",
                 Query::PathSegments { .. } => "path_segments",
                 Query::WhatIf { .. } => "what_if",
+                Query::Glance => "glance",
             };
             seen.insert(name);
             let msg = ToWorker::Query { id: 9, query };
             let json = serde_json::to_string(&msg).unwrap();
             assert_eq!(serde_json::from_str::<ToWorker>(&json).unwrap(), msg, "{json}");
         }
-        assert_eq!(seen.len(), 23, "every query variant is listed");
+        assert_eq!(seen.len(), 24, "every query variant is listed");
         // Queries written before `trace` existed still mean the loaded trace.
         let old: Query = serde_json::from_str(r#"{"kind":"hover","slice":4}"#).unwrap();
         assert_eq!(old, Query::Hover { trace: TraceRef::Current, slice: 4 });

@@ -103,6 +103,9 @@ pub enum Query {
     /// applied together, in order); answered by [`crate::Answer::WhatIf`], whose `error` says
     /// which edit does not parse.
     WhatIf { edits: Vec<String> },
+    /// The whole trace at a glance (the Summary tab): step time, GPU metrics, what bounds the
+    /// steps; answered by [`crate::Answer::Glance`].
+    Glance,
 }
 
 /// Which of the engine's traces a query addresses: the loaded one, the comparison baseline
@@ -180,6 +183,8 @@ pub enum Channel {
     /// What-if answers (their own channel: a newer edit supersedes a pending one, never the
     /// path).
     WhatIf,
+    /// The Summary tab's glance.
+    Glance,
 }
 
 impl Query {
@@ -202,6 +207,7 @@ impl Query {
             Query::CriticalPath => Channel::Critical,
             Query::PathSegments { .. } => Channel::PathSegments,
             Query::WhatIf { .. } => Channel::WhatIf,
+            Query::Glance => Channel::Glance,
         }
     }
 }

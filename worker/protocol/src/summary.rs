@@ -52,6 +52,9 @@ pub struct TraceSummary {
     /// Trace health checks (docs/definitions.md, "Trace health").
     #[serde(default)]
     pub health: HealthSummary,
+    /// How and where the trace was recorded (GPUs, ranks, versions, options).
+    #[serde(default)]
+    pub about: crate::TraceAbout,
 }
 
 /// One process or device and its lanes.

@@ -7,7 +7,9 @@
 //!               ─tiles───▶ TileSet + rect words (LOD rects of the lanes asked for)
 //!               ─details─▶ SliceDetails (args, parent/children, launch links, flows)
 //!               ─search──▶ SearchHit   (count, next / previous match)
-//! Trace ─summary──▶ TraceSummary (sent with `Loaded`; `kinetoscope info` prints the same)
+//! Trace ─summary──▶ TraceSummary (sent with `Loaded`; `kinetoscope info` prints the same),
+//!       with ─about─▶ TraceAbout (GPUs, rank, versions, profiler options)
+//! step stats + GPU metrics + critical paths ─glance─▶ Glance (the Summary tab's lead)
 //! op / kernel / step tables ─tables─▶ TableData
 //! findings ─findings─▶ FindingData (evidence as slice references)
 //! step explanation ─explain─▶ ExplanationData (evidence as slice references)
@@ -21,6 +23,7 @@
 //! Rects travel as `u32` words (see [`protocol::RECT_WORDS`]) so a frame's worth of rects costs
 //! one transferred buffer rather than a JSON array the main thread would have to parse.
 
+pub mod about;
 pub mod collective;
 pub mod comparison;
 pub mod counters;
@@ -28,6 +31,7 @@ pub mod critical_path;
 pub mod details;
 pub mod explain;
 pub mod findings;
+pub mod glance;
 pub mod layout;
 pub mod roofline;
 pub mod search;

@@ -60,6 +60,7 @@ pub fn summarize(trace: &Trace, file_name: &str, file_bytes: u64, json_bytes: u6
         read_wait_ms: 0.0,
         finish_ms: 0.0,
         health: health_summary(trace),
+        about: super::about::about(trace, file_name),
     }
 }
 
@@ -114,6 +115,26 @@ fn links(trace: &Trace) -> LinkSummary {
     out
 }
 
+/// The recording facts, one line each: GPUs, rank, versions and options.
+fn about_text(out: &mut String, a: &protocol::TraceAbout) {
+    use std::fmt::Write as _;
+    for d in &a.devices {
+        let mut facts = vec![format!("{} {:?}", d.id, d.name)];
+        facts.extend(d.memory_bytes.map(|b| format!("{:.1} GB", b as f64 / 1e9)));
+        facts.extend(d.compute_capability.as_ref().map(|c| format!("compute {c}")));
+        facts.extend(d.sms.map(|n| format!("{n} SMs")));
+        let _ = writeln!(out, "gpu        {}", facts.join(", "));
+    }
+    if let Some(d) = &a.distributed {
+        let or_unknown = |v: Option<u32>| v.map_or("?".to_owned(), |v| v.to_string());
+        let backend = d.backend.as_deref().map(|b| format!(" ({b})")).unwrap_or_default();
+        let _ = writeln!(out, "rank       {} of {}{backend}", or_unknown(d.rank), or_unknown(d.world_size));
+    }
+    for (label, value) in &a.recording {
+        let _ = writeln!(out, "recorded   {label}: {value}");
+    }
+}
+
 /// Human-readable rendering of a summary, as `kinetoscope info` prints it.
 pub fn text(s: &TraceSummary) -> String {
     use std::fmt::Write as _;
@@ -130,6 +151,7 @@ pub fn text(s: &TraceSummary) -> String {
         let _ = writeln!(out, "parse      {:.1} ms ({:.0} MB/s)", s.parse_ms, mb(s.json_bytes) / (s.parse_ms / 1000.0));
     }
     let _ = writeln!(out, "truncated  {}", s.truncated);
+    about_text(&mut out, &s.about);
     counts_text(&mut out, "phases", &s.phases);
     counts_text(&mut out, "categories", &s.categories);
     let _ = writeln!(out, "\nprocesses:");

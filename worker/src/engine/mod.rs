@@ -336,6 +336,7 @@ impl Engine {
                 Answer::PathSegments(Box::new(answer::critical_path::segments(&session, *step, *start_ns, *end_ns)))
             }
             Query::WhatIf { edits } => Answer::WhatIf(Box::new(answer::critical_path::what_if(&session, edits))),
+            Query::Glance => Answer::Glance(Box::new(answer::glance::glance(&session))),
             _ => return Err("not a trace query".into()),
         };
         Ok((answer, None))
