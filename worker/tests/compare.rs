@@ -263,18 +263,32 @@ fn dlrm_ranks_deltas_match_the_per_trace_analyses() {
         step.rel_delta.unwrap() > 0.0,
         "rank 1 waits longer in all_to_all"
     );
+    // Ranks of one run: rank 1's longer step is waiting, not a slowdown, and rank 0's shorter
+    // all_to_all is no improvement (either direction).
     assert!(
-        c.verdict.text.starts_with("step time +"),
+        c.verdict.text.starts_with(
+            "Two ranks of one run (0 and 1 of 8, nccl): a difference is load imbalance and waiting, \
+             not a speedup; step time +28.6% (14.455ms -> 18.584ms); "
+        ),
         "{}",
         c.verdict.text
     );
     assert!(
         c.verdict
             .text
-            .contains("largest op change: nccl:all_to_all Self CUDA +"),
+            .contains("largest op change: nccl:all_to_all Self CUDA +5.507ms/step (waiting in a collective)"),
         "{}",
         c.verdict.text
     );
+    let run = c.verdict.same_run.as_ref().unwrap();
+    assert_eq!((run.base_rank, run.cand_rank, run.world_size, run.backend.as_deref()), (0, 1, 8, Some("nccl")));
+    let ranks_back = kinetoscope::compare::compare(t1, t0, &Default::default());
+    for v in [&c.verdict.text, &ranks_back.verdict.text] {
+        for word in ["faster", "slower", "improv", "Candidate"] {
+            assert!(!v.contains(word), "{word:?} in {v}");
+        }
+    }
+    assert!(ranks_back.verdict.text.starts_with("Two ranks of one run (1 and 0 of 8, nccl)"), "{}", ranks_back.verdict.text);
     // By shape too, and the reverse direction flips every delta.
     let shaped = check_against_analyses(t0, t1, true);
     assert!(shaped.ops.len() >= c.ops.len());
@@ -282,6 +296,21 @@ fn dlrm_ranks_deltas_match_the_per_trace_analyses() {
     for (a, b) in c.summary.iter().zip(&back.summary) {
         assert!(close_opt(a.delta, b.delta.map(|d| -d)), "{:?}", a.metric);
     }
+}
+
+/// Ranks of different runs (dlrm world 8 vs the sampled HTA rank of world 128) and traces
+/// without `distributedInfo` keep the ordinary verdict.
+#[test]
+fn traces_of_different_runs_get_the_ordinary_verdict() {
+    let (d, s) = (common::load_real(DLRM0), common::load_real("hta__trace_filter__sampled_rank-1.json.gz"));
+    let c = kinetoscope::compare::compare(d.session().unwrap(), s.session().unwrap(), &Default::default());
+    assert_eq!(c.verdict.same_run, None);
+    assert!(c.verdict.text.starts_with("Candidate slower by 4184.1%: step time +4184.1% (14.455ms -> 619.271ms); "), "{}", c.verdict.text);
+    assert!(!c.verdict.text.contains("waiting"), "{}", c.verdict.text);
+    let (a, b) = (common::load_real(QATUT), common::load_real(HTA));
+    let c = kinetoscope::compare::compare(a.session().unwrap(), b.session().unwrap(), &Default::default());
+    assert_eq!(c.verdict.same_run, None);
+    assert!(c.verdict.text.starts_with("Candidate slower by "), "{}", c.verdict.text);
 }
 
 /// Different step counts (3 vs 5 steps): op and kernel values are divided per trace.
@@ -304,7 +333,7 @@ fn per_step_division_uses_each_traces_step_count() {
     let c = check_against_analyses(gm.session().unwrap(), a.session().unwrap(), false);
     assert!(!c.per_step);
     assert!(
-        c.verdict.text.starts_with("Self CUDA time total "),
+        c.verdict.text.starts_with("Candidate uses less GPU time by 99.5%") && c.verdict.text.contains(": Self CUDA time total "),
         "no step time on one side: the headline falls back to device time: {}",
         c.verdict.text
     );
@@ -506,7 +535,7 @@ fn hand_built_sgemm_to_bf16_rows_appear_disappear_and_change() {
     );
     assert_eq!(
         c.verdict.text,
-        "step time -50.0% (200.000us -> 100.000us); GPU-bound (60% GPU) -> GPU-bound (40% GPU); \
+        "Candidate faster by 50.0%: step time -50.0% (200.000us -> 100.000us); GPU-bound (60% GPU) -> GPU-bound (40% GPU); \
          largest op change: aten::addmm Self CUDA -80.000us/step; \
          largest kernel change: volta_sgemm_128x64_nn disappeared (-100.000us/step)"
     );
@@ -627,7 +656,8 @@ fn cli_diff_json_keys_text_verdict_and_errors() {
     assert!(doc["verdict"]["text"]
         .as_str()
         .unwrap()
-        .starts_with("step time -50.0%"));
+        .starts_with("Candidate faster by 50.0%: step time -50.0%"));
+    assert_eq!(doc["verdict"]["same_run"], serde_json::Value::Null);
     let ops = doc["ops"].as_array().unwrap();
     assert_eq!(ops[0]["name"], "aten::addmm", "sorted by |Δ Self CUDA|");
     assert_eq!(ops[0]["self_device_us"]["delta"], -80.0);
@@ -661,7 +691,8 @@ fn cli_diff_json_keys_text_verdict_and_errors() {
     let (code, out, _) = run(&["diff", &b, &a, "--top", "3", "--by-shape", "--sort", "name"]);
     assert_eq!(code, 0);
     let verdict = out.lines().find(|l| l.starts_with("Verdict: ")).unwrap();
-    assert!(verdict.starts_with("Verdict: step time -50.0% (200.000us -> 100.000us); GPU-bound (60% GPU) -> GPU-bound (40% GPU);"), "{verdict}");
+    assert_eq!(verdict, "Verdict: Candidate faster by 50.0%: step time -50.0% (200.000us -> 100.000us);");
+    assert!(out.contains("\n         GPU-bound (60% GPU) -> GPU-bound (40% GPU);"), "{out}");
     assert!(out.contains("- kernel volta_sgemm_128x64_nn"), "{out}");
     assert!(out.contains(&format!("+ kernel {BF16}")), "{out}");
     assert!(out.lines().all(|l| l.chars().count() <= 120), "{out}");

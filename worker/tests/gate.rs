@@ -130,7 +130,7 @@ fn markdown_diff_has_the_verdict_tables_and_gates() {
     let (code, out, _) = run(&["diff", b, c, "--format", "md", "--fail-if", "step_time_mean>+5%"]);
     assert_eq!(code, 1);
     assert!(out.starts_with("### kinetoscope diff: gate\\_md\\_base.json → gate\\_md\\_slow.json\n"), "{out}");
-    assert!(out.contains("\n**Verdict:** step time +"), "{out}");
+    assert!(out.contains("\n**Verdict:** Candidate slower by "), "{out}");
     assert!(out.contains("**Gates:** 1 of 1 failed\n\n- step\\_time\\_mean&gt;+5%: "), "{out}");
     assert!(out.contains("| Metric ") && out.contains(" | -------: |"), "{out}");
     assert!(out.contains("#### Top kernel changes (per step)"), "{out}");

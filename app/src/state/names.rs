@@ -10,60 +10,107 @@
 //!
 //! Why not cut the end or elide the middle by length: five demo kernels and eight of a dlrm
 //! kernel diff share their first 35 characters and differ in a functor deep in the template
-//! arguments, which a fixed-length cut loses. [`short_names`] falls back to the whole name
-//! for names whose short forms collide, so two rows never read alike. The whole name stays in
-//! the cell's `title`.
+//! arguments, which a fixed-length cut loses. Names whose short forms collide in one list
+//! ([`short_names`]) keep the part that tells them apart, the first of [`MORE`] that does:
+//! lambda signatures, namespaces, parameter lists, or all three (the same kernel built by two
+//! PyTorch versions differs only in `int` vs `long` parameters; DeepEP's `intranode::combine`
+//! and `internode::combine` only in a namespace). Only when none does is the whole name shown,
+//! which a narrow cell cuts to `void cutlass::device_kernel<…`. The whole name stays in the
+//! cell's `title`.
 //!
-//! Cost: one pass over the name per bracket level; names are at most a few hundred bytes.
+//! Cost: one pass over the name per bracket level; names are at most a few hundred bytes; a
+//! colliding group is rendered again at most [`MORE`]`.len()` times.
 
 use std::collections::HashMap;
 
-/// Short forms of `names` (see the module docs); a name whose short form another name also
-/// has keeps its whole text.
+/// What a short form keeps beyond the base form.
+#[derive(Clone, Copy, Default)]
+struct Detail {
+    /// Lambdas as `λ(char*, long)#1` rather than `λ#1`.
+    lambdas: bool,
+    /// Namespaces (but `(anonymous namespace)`, which tells nothing).
+    namespaces: bool,
+    /// Parameter lists, shortened like template arguments.
+    params: bool,
+}
+
+/// The details tried, in order, on names whose short forms collide.
+const MORE: [Detail; 4] = [
+    Detail { lambdas: true, namespaces: false, params: false },
+    Detail { lambdas: false, namespaces: true, params: false },
+    Detail { lambdas: false, namespaces: false, params: true },
+    Detail { lambdas: true, namespaces: true, params: true },
+];
+
+/// Short forms of `names` (see the module docs): names whose short forms collide keep the
+/// first detail of [`MORE`] that tells every one of them apart, else their whole text.
 pub fn short_names<'a>(names: impl Iterator<Item = &'a str> + Clone) -> Vec<String> {
-    let shorts: Vec<Option<String>> = names.clone().map(short_name).collect();
-    let mut owners: HashMap<&str, &str> = HashMap::new();
-    let mut clash: HashMap<&str, bool> = HashMap::new();
-    for (name, short) in names.clone().zip(&shorts) {
-        if let Some(short) = short.as_deref() {
-            match owners.insert(short, name) {
-                Some(other) if other != name => {
-                    clash.insert(short, true);
-                }
-                _ => {}
+    let mut groups: HashMap<String, Vec<&str>> = HashMap::new();
+    for name in names.clone() {
+        if let Some(short) = short_with(name, Detail::default()) {
+            let group = groups.entry(short).or_default();
+            if !group.contains(&name) {
+                group.push(name);
             }
         }
     }
+    let mut chosen: HashMap<&str, String> = HashMap::new();
+    for (short, group) in groups {
+        if let [name] = group[..] {
+            chosen.insert(name, short);
+            continue;
+        }
+        let forms = MORE.iter().find_map(|&d| {
+            let forms: Option<Vec<String>> = group.iter().map(|n| short_with(n, d)).collect();
+            forms.filter(|f| distinct(f))
+        });
+        let forms = forms.unwrap_or_else(|| group.iter().map(|n| (*n).to_owned()).collect());
+        chosen.extend(group.into_iter().zip(forms));
+    }
+    // A form chosen for one group can still equal another name's form: both show their
+    // whole text then.
+    let mut owners: HashMap<&str, usize> = HashMap::new();
+    for form in chosen.values() {
+        *owners.entry(form.as_str()).or_default() += 1;
+    }
     names
-        .zip(&shorts)
-        .map(|(name, short)| match short {
-            Some(s) if !clash.contains_key(s.as_str()) => s.clone(),
+        .map(|name| match chosen.get(name) {
+            Some(form) if owners.get(form.as_str()) == Some(&1) => form.clone(),
             _ => name.to_owned(),
         })
         .collect()
 }
 
-/// The short form of one C++ name, or `None` when it is not shorter or not a template.
-pub fn short_name(name: &str) -> Option<String> {
+/// Whether every form differs from the others.
+fn distinct(forms: &[String]) -> bool {
+    forms.iter().enumerate().all(|(k, f)| !forms[..k].contains(f))
+}
+
+/// The form of `name` keeping `detail`, or `None` when it is not shorter or not a template.
+fn short_with(name: &str, detail: Detail) -> Option<String> {
     if !(name.contains("::") && name.contains('<')) {
         return None;
     }
     let body = name.strip_prefix("void ").unwrap_or(name);
-    let short = path(body.trim())?;
+    let short = path(body.trim(), detail)?;
     (short.len() < name.len()).then_some(short)
 }
 
 /// A qualified name `a::b<T>::c(args)`: namespaces before the first non-plain component
-/// dropped, each kept component shortened.
-fn path(text: &str) -> Option<String> {
+/// dropped (unless `detail` keeps them), each kept component shortened.
+fn path(text: &str, detail: Detail) -> Option<String> {
     let parts = split_top(text, "::")?;
-    let first_kept = parts
-        .iter()
-        .position(|p| !is_namespace(p))
-        .unwrap_or(parts.len().saturating_sub(1));
+    let first_kept = if detail.namespaces {
+        0
+    } else {
+        parts.iter().position(|p| !is_namespace(p)).unwrap_or(parts.len().saturating_sub(1))
+    };
     let mut kept = Vec::new();
     for part in parts.get(first_kept..)? {
-        if let Some(c) = component(part.trim())? {
+        if part.trim() == "(anonymous namespace)" {
+            continue;
+        }
+        if let Some(c) = component(part.trim(), detail)? {
             kept.push(c);
         }
     }
@@ -78,30 +125,47 @@ fn is_namespace(part: &str) -> bool {
 }
 
 /// One component: `Some(None)` for an `operator()` frame (dropped), `λ#N` for a lambda, else
-/// the identifier with its shortened template arguments and without its parameter list.
-fn component(part: &str) -> Option<Option<String>> {
+/// the identifier with its shortened template arguments (and parameter list, when `detail`
+/// keeps it).
+fn component(part: &str, detail: Detail) -> Option<Option<String>> {
     if part.starts_with("operator()") {
         return Some(None);
     }
     if let Some(rest) = part.strip_prefix("{lambda") {
-        let n = rest.rsplit_once('#').map_or("", |(_, n)| n.trim_end_matches('}'));
-        return Some(Some(format!("λ#{n}")));
+        let (sig, n) = rest.trim_end_matches('}').rsplit_once('#').unwrap_or((rest, ""));
+        let sig = if detail.lambdas { list(sig, detail)? } else { String::new() };
+        return Some(Some(format!("λ{sig}#{n}")));
     }
     let head_end = part.find(['<', '(']).unwrap_or(part.len());
     let head = part.get(..head_end)?.trim();
     let mut out = head.to_owned();
+    let mut rest_at = head_end;
     if part.get(head_end..)?.starts_with('<') {
         let close = matching(part, head_end)?;
-        let args = split_top(part.get(head_end + 1..close)?, ",")?;
-        let args: Vec<String> = args
-            .iter()
-            .map(|a| path(a.trim()).unwrap_or_else(|| a.trim().to_owned()))
-            .collect();
         out.push('<');
-        out.push_str(&args.join(", "));
+        out.push_str(&args(part.get(head_end + 1..close)?, detail)?);
         out.push('>');
+        rest_at = close + 1;
+    }
+    let rest = part.get(rest_at..)?.trim_start();
+    if detail.params && rest.starts_with('(') {
+        let open = part.len() - rest.len();
+        out.push_str(&list(part.get(open..=matching(part, open)?)?, detail)?);
     }
     Some(Some(out))
+}
+
+/// A parenthesized list `(a, b)` with each item shortened.
+fn list(text: &str, detail: Detail) -> Option<String> {
+    let inner = text.trim().strip_prefix('(')?.strip_suffix(')')?;
+    Some(format!("({})", args(inner, detail)?))
+}
+
+/// Comma-separated arguments, each shortened as a path when it is one.
+fn args(text: &str, detail: Detail) -> Option<String> {
+    let items: Vec<String> =
+        split_top(text, ",")?.iter().map(|a| path(a.trim(), detail).unwrap_or_else(|| a.trim().to_owned())).collect();
+    Some(items.join(", "))
 }
 
 /// Index of the bracket closing the one at `open`, or `None` when unbalanced.
@@ -157,6 +221,11 @@ fn split_top<'a>(text: &'a str, sep: &str) -> Option<Vec<&'a str>> {
 mod tests {
     use super::*;
 
+    /// The base short form of one name.
+    fn short_name(name: &str) -> Option<String> {
+        short_with(name, Detail::default())
+    }
+
     /// Kernel names of the demo trace and the dlrm ranks (fixtures/real/param__dlrm_*), which
     /// share their first 35 characters.
     const KERNELS: [&str; 6] = [
@@ -198,17 +267,64 @@ mod tests {
         }
     }
 
+    /// Kernels whose short forms collide in the Compare tab's kernel diff of two real fixtures
+    /// (`shared/fixtures/real`; a scan of every fixture found no collision inside one trace):
+    /// the same kernel built by two PyTorch / cuDNN versions, differing only in parameter types
+    /// or a lambda's signature. Before, each pair fell back to its whole name.
+    const COLLIDING: [&str; 8] = [
+        // kineto__resnet50_num_workers_4__worker0.pt.trace.json.gz
+        "void at::native::(anonymous namespace)::max_pool_forward_nchw<float, float>(int, float const*, int, int, int, int, int, int, int, int, int, int, int, int, int, int, float*, long*)",
+        // hta__benchmark_result_493459_1694039959_trace.json.gz
+        "void at::native::(anonymous namespace)::max_pool_forward_nchw<float, float>(int, float const*, long, long, long, int, int, int, int, int, int, int, int, int, int, float*, long*)",
+        // kineto__resnet50_num_workers_4__worker0.pt.trace.json.gz
+        "void cudnn::bn_fw_tr_1C11_singleread<float, 512, true, 1, 2, 0>(cudnnTensorStruct, float const*, cudnnTensorStruct, float*, float const*, float const*, float, float, float*, float*, float*, float*, float, float, cudnn::reduced_divisor, int, cudnn::reduced_divisor, cudnn::bnFwPersistentState*, int, float, float, float, int, float, float, cudnnStatus_t*, bool)",
+        // partx__profiler_trace_single_sample.json
+        "void cudnn::bn_fw_tr_1C11_singleread<float, 512, true, 1, 2, 0>(cudnn::bn_fw_tr_1C11_args<float>)",
+        // hta__benchmark_result_493459_1694039959_trace.json.gz
+        "void at::native::(anonymous namespace)::fused_dropout_kernel_vec<float, float, unsigned int, 1, 4, bool>(at::cuda::detail::TensorInfo<float, unsigned int>, at::cuda::detail::TensorInfo<float, unsigned int>, at::cuda::detail::TensorInfo<bool, unsigned int>, unsigned int, float, at::PhiloxCudaState)",
+        // partx__profiler_trace_single_sample.json
+        "void at::native::(anonymous namespace)::fused_dropout_kernel_vec<float, float, unsigned int, 1, 4, bool>(at::cuda::detail::TensorInfo<float const, unsigned int>, at::cuda::detail::TensorInfo<float, unsigned int>, at::cuda::detail::TensorInfo<bool, unsigned int>, unsigned int, float, at::PhiloxCudaState)",
+        // param__dlrm_kineto__worker0_step_12.1694128201545.pt.trace.json
+        "void at::native::index_elementwise_kernel<128, 4, at::native::gpu_index_kernel<at::native::index_kernel_impl<at::native::OpaqueType<4> >(at::TensorIteratorBase&, c10::ArrayRef<long>, c10::ArrayRef<long>)::{lambda(char*, char*, long)#1}>(at::TensorIteratorBase&, c10::ArrayRef<long>, c10::ArrayRef<long>, at::native::index_kernel_impl<at::native::OpaqueType<4> >(at::TensorIteratorBase&, c10::ArrayRef<long>, c10::ArrayRef<long>)::{lambda(char*, char*, long)#1} const&)::{lambda(int)#1}>(int, at::native::gpu_index_kernel<at::native::index_kernel_impl<at::native::OpaqueType<4> >(at::TensorIteratorBase&, c10::ArrayRef<long>, c10::ArrayRef<long>)::{lambda(char*, char*, long)#1}>(at::TensorIteratorBase&, c10::ArrayRef<long>, c10::ArrayRef<long>, at::native::index_kernel_impl<at::native::OpaqueType<4> >(at::TensorIteratorBase&, c10::ArrayRef<long>, c10::ArrayRef<long>)::{lambda(char*, char*, long)#1} const&)::{lambda(int)#1})",
+        // partx__profiler_trace_single_sample.json
+        "void at::native::index_elementwise_kernel<128, 4, at::native::gpu_index_kernel<at::native::index_kernel_impl<at::native::OpaqueType<4> >(at::TensorIteratorBase&, c10::ArrayRef<long>, c10::ArrayRef<long>)::{lambda(char*, char const*, long)#1}>(at::TensorIteratorBase&, c10::ArrayRef<long>, c10::ArrayRef<long>, at::native::index_kernel_impl<at::native::OpaqueType<4> >(at::TensorIteratorBase&, c10::ArrayRef<long>, c10::ArrayRef<long>)::{lambda(char*, char const*, long)#1} const&)::{lambda(int)#1}>(long, at::native::gpu_index_kernel<at::native::index_kernel_impl<at::native::OpaqueType<4> >(at::TensorIteratorBase&, c10::ArrayRef<long>, c10::ArrayRef<long>)::{lambda(char*, char const*, long)#1}>(at::TensorIteratorBase&, c10::ArrayRef<long>, c10::ArrayRef<long>, at::native::index_kernel_impl<at::native::OpaqueType<4> >(at::TensorIteratorBase&, c10::ArrayRef<long>, c10::ArrayRef<long>)::{lambda(char*, char const*, long)#1} const&)::{lambda(int)#1})",
+    ];
+
     #[test]
-    fn colliding_short_forms_keep_the_whole_name() {
-        let names = [
-            "void a::k<a::F<int> >(int)",
-            "void a::k<a::F<int> >(long)",
-            "void a::k<a::G>(int)",
-        ];
+    fn colliding_real_kernels_keep_what_tells_them_apart() {
+        let shorts = short_names(COLLIDING.iter().copied());
+        for (pair, name) in shorts.chunks(2).zip(COLLIDING.chunks(2)) {
+            assert_eq!(short_name(name[0]), short_name(name[1]), "the base forms collide");
+            assert_ne!(pair[0], pair[1]);
+            for (short, whole) in pair.iter().zip(name) {
+                assert!(!short.starts_with("void ") && short.len() < whole.len(), "{short}");
+            }
+        }
         assert_eq!(
-            short_names(names.iter().copied()),
-            [names[0].to_owned(), names[1].to_owned(), "k<G>".to_owned()]
+            shorts,
+            [
+                "max_pool_forward_nchw<float, float>(int, float const*, int, int, int, int, int, int, int, int, int, int, int, int, int, int, float*, long*)",
+                "max_pool_forward_nchw<float, float>(int, float const*, long, long, long, int, int, int, int, int, int, int, int, int, int, float*, long*)",
+                "bn_fw_tr_1C11_singleread<float, 512, true, 1, 2, 0>(cudnnTensorStruct, float const*, cudnnTensorStruct, float*, float const*, float const*, float, float, float*, float*, float*, float*, float, float, reduced_divisor, int, reduced_divisor, bnFwPersistentState*, int, float, float, float, int, float, float, cudnnStatus_t*, bool)",
+                "bn_fw_tr_1C11_singleread<float, 512, true, 1, 2, 0>(bn_fw_tr_1C11_args<float>)",
+                "fused_dropout_kernel_vec<float, float, unsigned int, 1, 4, bool>(TensorInfo<float, unsigned int>, TensorInfo<float, unsigned int>, TensorInfo<bool, unsigned int>, unsigned int, float, PhiloxCudaState)",
+                "fused_dropout_kernel_vec<float, float, unsigned int, 1, 4, bool>(TensorInfo<float const, unsigned int>, TensorInfo<float, unsigned int>, TensorInfo<bool, unsigned int>, unsigned int, float, PhiloxCudaState)",
+                "index_elementwise_kernel<128, 4, gpu_index_kernel<index_kernel_impl<OpaqueType<4>>::λ(char*, char*, long)#1>::λ(int)#1>",
+                "index_elementwise_kernel<128, 4, gpu_index_kernel<index_kernel_impl<OpaqueType<4>>::λ(char*, char const*, long)#1>::λ(int)#1>",
+            ]
         );
+    }
+
+    #[test]
+    fn colliding_short_forms_keep_the_first_detail_that_tells_them_apart() {
+        let names = ["void a::k<a::F<int> >(int)", "void a::k<a::F<int> >(long)", "void a::k<a::G>(int)"];
+        assert_eq!(short_names(names.iter().copied()), ["k<F<int>>(int)", "k<F<int>>(long)", "k<G>"]);
+        // DeepEP-like kernels (the shape of a report on a trace not in the fixtures): only the
+        // namespace tells them apart.
+        let ep = ["void deep_ep::intranode::combine<4>(int)", "void deep_ep::internode::combine<4>(int)"];
+        assert_eq!(short_names(ep.iter().copied()), ["deep_ep::intranode::combine<4>", "deep_ep::internode::combine<4>"]);
+        let same = ["void a::k<a::G>(int)", "a::k<a::G>(int)"];
+        assert_eq!(short_names(same.iter().copied()), same, "nothing tells them apart: whole names");
         assert_eq!(
             short_names(["void a::k<a::G>(int)"; 2].iter().copied()),
             ["k<G>", "k<G>"],

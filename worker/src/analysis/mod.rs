@@ -26,6 +26,7 @@
 //!   (communication launched under a collective); what every class-splitting analysis reads.
 //! - [`device`]: the trace's `deviceProperties` (GPU name, memory, compute capability).
 //! - [`work`]: FLOPs and bytes per op call and kernel, GPU peaks, roofline bound, step MFU.
+//! - [`roofline`]: which kernel names the roofline draws, and why the others are left off.
 //! - [`critical_path`]: what bounds each step: its dependency graph, critical path, bound-by
 //!   shares and what-if answers.
 //! - [`phases`]: each step's data loading, forward, backward, optimizer and the communication
@@ -53,6 +54,7 @@ pub mod source;
 pub mod unavailable;
 pub mod device;
 pub mod work;
+pub mod roofline;
 pub mod critical_path;
 pub mod phases;
 pub mod modules;

@@ -8,6 +8,7 @@
 //! kernels outnumber them).
 
 use super::slice_ref;
+use crate::analysis::roofline;
 use crate::analysis::work::dtype::PeakClass;
 use crate::analysis::work::peaks::{self, Peaks};
 use crate::session::Session;
@@ -21,31 +22,26 @@ pub fn roofline(session: &Session) -> RooflineData {
     let mut unplotted = 0;
     let mut time_by_class = [0i64; PeakClass::ALL.len()];
     for row in &table.rows {
-        let point = row.achieved.as_ref().and_then(|a| {
-            let bytes = a.bytes.filter(|&b| b > 0.0)?;
-            let (tflops, gbps) = (a.tflops?, a.gbps?);
-            let peak = a.peak.unwrap_or(PeakClass::Fp32);
-            (a.has_flops && a.flops > 0.0).then(|| {
-                time_by_class[peak as usize] += a.measured_ns;
-                RooflinePoint {
-                    name: row.name.clone(),
-                    calls: row.calls(),
-                    total_ns: row.total_ns,
-                    flops: a.flops,
-                    bytes,
-                    intensity: a.flops / bytes,
-                    tflops,
-                    gbps,
-                    peak: peak.key().to_owned(),
-                    bound: a.bound.map(|b| b.key().to_owned()),
-                    peak_pct: a.peak_pct,
-                }
-            })
+        let Ok(p) = roofline::point(row) else {
+            unplotted += 1;
+            continue;
+        };
+        let a = p.achieved;
+        let peak = a.peak.unwrap_or(PeakClass::Fp32);
+        time_by_class[peak as usize] += a.measured_ns;
+        points.push(RooflinePoint {
+            name: row.name.clone(),
+            calls: row.calls(),
+            total_ns: row.total_ns,
+            flops: p.flops,
+            bytes: p.bytes,
+            intensity: p.flops / p.bytes,
+            tflops: p.tflops,
+            gbps: p.gbps,
+            peak: peak.key().to_owned(),
+            bound: a.bound.map(|b| b.key().to_owned()),
+            peak_pct: a.peak_pct,
         });
-        match point {
-            Some(p) => points.push(p),
-            None => unplotted += 1,
-        }
     }
     let dominant = PeakClass::ALL
         .into_iter()

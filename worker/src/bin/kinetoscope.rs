@@ -57,9 +57,10 @@ fn main() -> ExitCode {
             depth,
             what_if,
             memory,
+            roofline,
         } => {
             let options = ReportOptions { range: None, by_shape, sort, top, name_width };
-            let explain = Explain { step: explain_step, marker: step_marker, viewer_url, gpu_peak, critical_path, phases, modules: modules.then_some(depth), what_if, memory };
+            let explain = Explain { step: explain_step, marker: step_marker, viewer_url, gpu_peak, critical_path, phases, modules: modules.then_some(depth), what_if, memory, roofline };
             report(&trace, step, range, options, explain, Format::of(json, format.as_deref()))
         }
         Command::Diff { base, cand, by_shape, sort, top, json, format, fail_if } => {
@@ -167,6 +168,8 @@ struct Explain {
     what_if: Vec<kinetoscope::analysis::critical_path::Edit>,
     /// `--memory`: the text section on what holds memory.
     memory: bool,
+    /// `--roofline`: the text section on the kernels the roofline leaves off.
+    roofline: bool,
 }
 
 /// `session` with the peaks of `spec` over the table's for its GPU.
@@ -240,6 +243,9 @@ fn report(
             }
             if explain.memory {
                 print!("{}", report.held_text());
+            }
+            if explain.roofline {
+                print!("{}", report.roofline_text());
             }
             if let Some((before, after)) = &what_if {
                 print!("{}", kinetoscope::report::critical_path::what_if_text(session.trace(), &explain.what_if, before, after));

@@ -29,6 +29,7 @@
 
 pub mod kernels;
 pub mod ops;
+pub mod same_run;
 pub mod sort;
 pub mod summary;
 pub mod verdict;
@@ -37,6 +38,7 @@ pub use kernels::{KernelColumn, KernelDiffRow};
 pub use ops::{OpColumn, OpDiffRow};
 pub use sort::{headline_column, order, parse_sort, sort_rows, DiffRow, SortKey, SortKeys};
 pub use summary::{Metric, SummaryRow, Unit};
+pub use same_run::SameRun;
 pub use verdict::{Bound, BoundKind, Verdict};
 
 use crate::analysis::breakdown::{Breakdown, Roles};
@@ -46,6 +48,7 @@ use crate::analysis::memory::Memory;
 use crate::analysis::ops::{OpOptions, OpTable};
 use crate::analysis::stats::Summary;
 use crate::analysis::steps;
+use crate::run::rank::RankIdentity;
 use crate::session::Session;
 
 /// What to compare.
@@ -72,6 +75,10 @@ pub struct TraceFigures {
     pub peak_memory_bytes: Option<i64>,
     /// Time breakdown of the metrics window (the steps, or the whole active span).
     pub breakdown: Breakdown,
+    /// Rank, world size and backend from `distributedInfo`, when it names a rank.
+    pub rank: Option<RankIdentity>,
+    /// The host steps' numbers (`ProfilerStep#N`), in order.
+    pub step_numbers: Vec<u64>,
 }
 
 impl TraceFigures {
@@ -91,6 +98,8 @@ impl TraceFigures {
             .map_or_else(|| gpu::metrics_window(trace), |g| g.window);
         Self {
             steps: steps.steps.len(),
+            step_numbers: steps.steps.iter().map(|s| s.number).collect(),
+            rank: same_run::distributed_info(trace),
             step_stats: steps.stats.map(|s| s.duration),
             ops,
             kernels: session.kernels(None),

@@ -1,9 +1,14 @@
-//! The verdict: one deterministic line saying what changed, e.g.
-//! `step time -38.0% (12.100ms -> 7.500ms); GPU-bound (82% GPU) -> GPU-bound (64% GPU);
-//! largest op change: aten::addmm Self CUDA -1.200ms/step; largest kernel change:
-//! volta_sgemm_128x64_nn disappeared (-1.000ms/step)`.
+//! The verdict: one deterministic line saying what changed, in plain words first, e.g.
+//! `Candidate faster by 38.0%: step time -38.0% (12.100ms -> 7.500ms); GPU-bound (82% GPU) ->
+//! GPU-bound (64% GPU); largest op change: aten::addmm Self CUDA -1.200ms/step; largest kernel
+//! change: volta_sgemm_128x64_nn disappeared (-1.000ms/step)`.
 //!
 //! **Rules.**
+//! - Plain words: `Candidate faster / slower by X%` (step time), `Candidate uses less / more
+//!   GPU (CPU) time by X%` (the totals), `About the same` under [`SAME_REL`]. Two ranks of one
+//!   run ([`super::same_run`]) are no change anyone made: the line says they are ranks, that
+//!   their difference is load imbalance and waiting in collectives, and marks a largest change
+//!   in a collective as waiting.
 //! - Headline: the mean step time when both traces have complete steps; else Self CUDA time
 //!   total when either has device time; else Self CPU time total.
 //! - Bound: the largest part of the metrics window's breakdown (the steps, docs/definitions.md §3),
@@ -22,7 +27,10 @@ use super::kernels::KernelDiffRow;
 use super::ops::{OpColumn, OpDiffRow};
 use super::sort::{sort_rows, DiffRow, SortKey};
 use super::summary::{Metric, SummaryRow};
+use super::same_run::{same_run, SameRun};
 use super::{KernelColumn, Status, TraceFigures};
+use crate::analysis::breakdown::is_communication_kernel;
+use crate::analysis::kernel_context::is_communication_op;
 use crate::analysis::breakdown::{Breakdown, Category};
 use crate::text::pytorch_time as time;
 
@@ -125,6 +133,8 @@ pub struct Verdict {
     pub base_bound: Bound,
     /// Bound of the candidate.
     pub cand_bound: Bound,
+    /// The two traces are ranks of one run, if they are.
+    pub same_run: Option<SameRun>,
     /// The line.
     pub text: String,
 }
@@ -153,10 +163,15 @@ pub fn verdict(
         .unwrap_or_else(|| SummaryRow::new(metric, metric.value(base), metric.value(cand)));
     let (base_bound, cand_bound) = (Bound::of(&base.breakdown), Bound::of(&cand.breakdown));
     let unit = if per_step { "/step" } else { "" };
-    let mut parts = vec![
-        headline(&row),
-        format!("{} -> {}", base_bound.text(), cand_bound.text()),
-    ];
+    let run = same_run(base, cand);
+    // A collective that changed between ranks of one run is waiting, not work.
+    let waiting = |communication: bool| if run.is_some() && communication { " (waiting in a collective)" } else { "" };
+    let mut parts = match &run {
+        // Its own part: the text report cuts a part longer than its width.
+        Some(run) => vec![ranks_of_one_run(run), headline(&row)],
+        None => vec![format!("{}: {}", plain(&row), headline(&row))],
+    };
+    parts.push(format!("{} -> {}", base_bound.text(), cand_bound.text()));
     let column = if device {
         OpColumn::SelfDevice
     } else {
@@ -170,9 +185,10 @@ pub fn verdict(
     if let Some(r) = largest(op_rows, SortKey::AbsDelta(column)) {
         let what = change(r.status, r.pair(column).delta(), unit);
         parts.push(format!(
-            "largest op change: {} {} {what}",
+            "largest op change: {} {} {what}{}",
             r.name,
-            column.label()
+            column.label(),
+            waiting(is_communication_op(&r.name))
         ));
     }
     if let Some(r) = largest(kernels.to_vec(), SortKey::AbsDelta(KernelColumn::Total)) {
@@ -183,7 +199,7 @@ pub fn verdict(
             }
             _ => change(r.status, d, unit),
         };
-        parts.push(format!("largest kernel change: {} {what}", r.name));
+        parts.push(format!("largest kernel change: {} {what}{}", r.name, waiting(is_communication_kernel(&r.name))));
     }
     Verdict {
         metric,
@@ -192,6 +208,7 @@ pub fn verdict(
         rel_delta: row.rel_delta,
         base_bound,
         cand_bound,
+        same_run: run,
         text: parts.join("; "),
     }
 }
@@ -213,6 +230,34 @@ fn change(status: Status, delta_ns: f64, unit: &str) -> String {
             format!("{}{unit} ({})", signed_time(delta_ns), status.key())
         }
         _ => format!("{}{unit}", signed_time(delta_ns)),
+    }
+}
+
+/// Below this relative change (1%, ours) the headline metric is `About the same`.
+pub const SAME_REL: f64 = 0.01;
+
+/// The verdict on two ranks of one run, in plain words (module rules).
+fn ranks_of_one_run(run: &SameRun) -> String {
+    format!("Two ranks of one run ({}): a difference is load imbalance and waiting, not a speedup", run.text())
+}
+
+/// The verdict in plain words (module rules).
+fn plain(row: &SummaryRow) -> String {
+    let Some(rel) = row.rel_delta else {
+        return "Not comparable (the headline metric is missing on one side)".to_owned();
+    };
+    if rel.abs() < SAME_REL {
+        return "About the same".to_owned();
+    }
+    let by = format!("by {:.1}%", rel.abs() * 100.0);
+    let less = rel < 0.0;
+    match row.metric {
+        Metric::StepMean => format!("Candidate {} {by}", if less { "faster" } else { "slower" }),
+        m => format!(
+            "Candidate uses {} {} time {by}",
+            if less { "less" } else { "more" },
+            if m == Metric::SelfDeviceTotal { "GPU" } else { "CPU" }
+        ),
     }
 }
 

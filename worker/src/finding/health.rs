@@ -38,6 +38,25 @@ pub(super) struct Partial {
     blind: Vec<(u32, i64, i64)>,
     sampled: bool,
     cut: bool,
+    /// The file ends before its event array closes (what follows the cut is missing).
+    truncated: bool,
+}
+
+impl Partial {
+    /// Why events are missing all over the trace, if they are: the file is truncated, the
+    /// trace is sampled, or its host side was cut. `None` for blind waits alone (the host side
+    /// is whole; only device work such as a graph replay went unrecorded).
+    pub(super) fn stops_early(&self) -> Option<&'static str> {
+        if self.truncated {
+            Some("the file is truncated, so the events after the cut are missing")
+        } else if self.sampled {
+            Some("the trace is sampled, so most events are missing")
+        } else if self.cut {
+            Some("the trace's host side was cut, so most device activities have no launch call")
+        } else {
+            None
+        }
+    }
 }
 
 /// Union of every device activity's interval, sorted and disjoint.
@@ -74,7 +93,8 @@ fn is_blocking_call(n: &str) -> bool {
 /// [`PARTIAL_MIN_EVENTS`] events; or a synchronizing call waits >= [`PARTIAL_BLIND_WAIT_NS`]
 /// while device activities cover < [`PARTIAL_BLIND_MAX_RECORDED_SHARE`] of it: a sync on an
 /// idle device returns at once, so the device ran work the trace does not hold (a CUDA-graph
-/// replay or kernels launched before the capture, only partly recorded). `None` when complete.
+/// replay or kernels launched before the capture, only partly recorded); or the file is
+/// truncated. `None` when complete.
 pub(super) fn partial(ctx: &Ctx) -> Option<Partial> {
     let s = &ctx.trace.slices;
     let mut calls: Vec<(u32, u32)> = (0..s.len() as u32)
@@ -110,14 +130,16 @@ pub(super) fn partial(ctx: &Ctx) -> Option<Partial> {
         }
     }
     blind.sort_by_key(|b| (std::cmp::Reverse(b.1), b.0));
-    (sampled || cut || !blind.is_empty()).then_some(Partial { calls, median_jump, unlinked, blind, sampled, cut })
+    let truncated = ctx.trace.truncated;
+    (sampled || cut || truncated || !blind.is_empty())
+        .then_some(Partial { calls, median_jump, unlinked, blind, sampled, cut, truncated })
 }
 
 /// `partial-trace` (info): the trace is not the whole run ([`partial`]). Evidence: the launch
 /// calls after the largest correlation jumps, largest first; or the unlinked activities; or
-/// the blind waits, longest first.
+/// the blind waits, longest first. A truncated file alone is `health-data-loss`'s to say.
 fn partial_trace(ctx: &Ctx, out: &mut Vec<Finding>) {
-    let Some(p) = &ctx.partial else { return };
+    let Some(p) = ctx.partial.as_ref().filter(|p| p.sampled || p.cut || !p.blind.is_empty()) else { return };
     let acts = ctx.activities.len();
     let med = p.median_jump;
     let share = pct(p.unlinked.len() as f64 / acts.max(1) as f64);
@@ -470,7 +492,17 @@ fn data_loss(h: &Health, out: &mut Vec<Finding>) {
         } else {
             format!("{lost} events or values the parse skipped or could not represent")
         },
-        format!("truncated: {}; data-losing diagnostics: {}", h.truncated, if kinds.is_empty() { "none".into() } else { kinds.join(", ") }),
+        format!(
+            "truncated: {}; data-losing diagnostics: {}{}",
+            h.truncated,
+            if kinds.is_empty() { "none".into() } else { kinds.join(", ") },
+            if h.truncated {
+                "; findings measured over the events are told as info (they describe the part that \
+                 was read), and GPU idle time is not judged (no gpu-idle, no overhead-bound)"
+            } else {
+                ""
+            }
+        ),
         "Part of the file is not in what you see: a truncated file (the profiler or a copy was \
          interrupted) ends early, and skipped events leave gaps. `kinetoscope info` lists each \
          kind with the byte offset of its first occurrence.",

@@ -22,8 +22,11 @@
 //! (what fixing it could save at most), says it in `why`, and tells a warning under 2% of step
 //! time as info.
 //!
-//! **Invariants.** Output order is deterministic: severity (alert first), then impact (most
-//! first), then rule id, then the order each rule emits (its own defined order). Evidence slice ids are **most telling
+//! **Incomplete recordings.** On a truncated, sampled or cut trace, [`incomplete`] tells the
+//! warnings measured over the missing events as info.
+//!
+//! **Invariants.** Output order is deterministic: severity (alert first), `health-data-loss`
+//! first, then impact (most first), then rule id, then the order each rule emits (its own defined order). Evidence slice ids are **most telling
 //! first** (each rule documents its order: longest, slowest, largest first, ties by id); the UI
 //! selects `slices[0]` when a finding is clicked. Rules never panic on input: lookups past a
 //! column end yield no finding.
@@ -46,6 +49,7 @@ mod graphs;
 mod gpu;
 mod memory;
 mod health;
+mod incomplete;
 mod layout;
 pub mod impact;
 pub mod remedy;
@@ -232,8 +236,8 @@ pub(crate) struct Ctx<'t> {
     pub work: &'t WorkIndex,
     /// Every kernel name's class (name table, then launching op).
     pub classes: &'t KernelClasses,
-    /// How the recording misses device work, if it does (`partial-trace`'s conditions,
-    /// computed once): idle time measured over it says nothing about the host, so `gpu-idle`
+    /// How the recording misses device work, if it does (`partial-trace`'s conditions or a
+    /// truncated file, computed once): idle time measured over it says nothing about the host, so `gpu-idle`
     /// and `overhead-bound` stay silent.
     partial: Option<health::Partial>,
 }
@@ -437,10 +441,15 @@ pub fn detect(inputs: Inputs<'_>) -> Vec<Finding> {
         }
     }
     impact::apply(ctx.trace, &paths, &mut out);
-    // By severity, then by what fixing it would save (findings without evidence on a path
-    // last), then rule id; stable, so within a rule the emission order stays.
+    incomplete::demote(ctx.partial.as_ref(), &mut out);
+    // By severity, what the parse lost first (every other finding is read in its light), then
+    // by what fixing it would save (findings without evidence on a path last), then rule id;
+    // stable, so within a rule the emission order stays.
     let saved = |f: &Finding| f.impact.map_or(-1, |i| i.ns);
-    out.sort_by(|a, b| b.severity.cmp(&a.severity).then(saved(b).cmp(&saved(a))).then(a.rule.cmp(b.rule)));
+    let lost = |f: &Finding| f.rule == "health-data-loss";
+    out.sort_by(|a, b| {
+        b.severity.cmp(&a.severity).then(lost(b).cmp(&lost(a))).then(saved(b).cmp(&saved(a))).then(a.rule.cmp(b.rule))
+    });
     out
 }
 

@@ -7,7 +7,8 @@
 //!
 //! JSON keys (stable API, README): `base` / `candidate` {`file`, `steps`}, `per_step`,
 //! `by_shape`, `verdict` {`text`, `metric`, `base`, `candidate`, `rel_delta`, `base_bound`,
-//! `candidate_bound`}, `summary[]` {`key`, `label`, `unit`, `base`, `candidate`, `delta`,
+//! `candidate_bound`, `same_run`: null or {`base_rank`, `candidate_rank`, `world_size`,
+//! `backend`}}, `summary[]` {`key`, `label`, `unit`, `base`, `candidate`, `delta`,
 //! `rel_delta`}, `ops[]` {`name`, `input_shapes`, `is_annotation`, `status`, `calls`,
 //! `self_cpu_us`, `self_device_us`, `device_total_us`}, `kernels[]` {`name`, `status`,
 //! `tensor_cores`, `calls`, `total_us`, `mean_us`}; every column is {`base`, `candidate`,
@@ -434,6 +435,12 @@ pub fn comparison_json(c: &Comparison, files: Files<'_>) -> Value {
             "rel_delta": v.rel_delta,
             "base_bound": v.base_bound.kind.label(),
             "candidate_bound": v.cand_bound.kind.label(),
+            "same_run": v.same_run.as_ref().map(|r| json!({
+                "base_rank": r.base_rank,
+                "candidate_rank": r.cand_rank,
+                "world_size": r.world_size,
+                "backend": r.backend,
+            })),
         },
         "summary": summary,
         "ops": c.ops.iter().map(|r| json!({

@@ -87,6 +87,7 @@ impl<'s> TraceReport<'s> {
             "kernels": kernels::kernels_json(&self.kernels.rows),
             "steps": steps::steps_json(trace, &self.steps, &self.session.step_mfu(&self.steps)),
             "gpu_peaks": work::peaks_json(self.session.work()),
+            "roofline": work::roofline_json(&self.kernels),
             "step_stats": steps::step_stats_json(&self.steps),
             "gpus": gpu::gpus_json(&self.gpus),
             "memory": self.memory_json(),
@@ -112,6 +113,11 @@ impl<'s> TraceReport<'s> {
         let mut out = memory::memory_json(trace, &self.memory);
         super::held::extend_memory_json(&mut out, trace, self.session.memory_held(), self.options.range, self.options.top);
         out
+    }
+
+    /// The text of `report --roofline` (the kernel names the roofline leaves off, and why).
+    pub fn roofline_text(&self) -> String {
+        work::left_off_text(&self.kernels, self.options.top, self.options.name_width)
     }
 
     /// The text of `report --memory` (what holds memory, per step and at the peak).

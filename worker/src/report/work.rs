@@ -1,7 +1,10 @@
-//! The roofline's report parts: the GPU peaks in use (`gpu_peaks` of `report --json`) and, in
-//! the text report, a peaks line and the MFU of each step.
+//! The roofline's report parts: the GPU peaks in use (`gpu_peaks` of `report --json`), in
+//! the text report a peaks line and the MFU of each step, and the kernel names the roofline
+//! leaves off with the reason (`--roofline`, `roofline` of `--json`).
 
-use super::time;
+use super::{column_width, cut, printable, time, title_line, WIDTH};
+use crate::analysis::kernels::KernelTable;
+use crate::analysis::roofline;
 use crate::analysis::steps::Steps;
 use crate::analysis::work::dtype::PeakClass;
 use crate::analysis::work::WorkIndex;
@@ -74,4 +77,57 @@ fn mfu_text(pct: f64) -> String {
         p if p >= 0.01 => format!("{p:.2}%"),
         p => format!("{p:.4}%"),
     }
+}
+
+/// `--roofline`: how many kernel names the roofline draws and each one it leaves off, longest
+/// first (at most `top`), with the reason ([`crate::analysis::roofline`]).
+pub fn left_off_text(table: &KernelTable, top: usize, name_width: usize) -> String {
+    let left = roofline::left_off(table);
+    let plotted = table.rows.len() - left.len();
+    let plotted_share = table.rows.iter().filter(|r| roofline::point(r).is_ok()).fold(0.0, |sum, r| sum + r.share);
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{}\nRoofline: {plotted} of {} kernel names plotted ({:.1}% of kernel time); {} left off{}",
+        title_line("Roofline", WIDTH),
+        table.rows.len(),
+        plotted_share * 100.0,
+        left.len(),
+        if left.is_empty() { "." } else { ":" }
+    );
+    let shown = &left[..top.min(left.len())];
+    let names: Vec<String> = shown.iter().map(|l| cut(&printable(&l.row.name), name_width)).collect();
+    let name_w = column_width("Name", names.iter().map(String::as_str), name_width);
+    for (l, name) in shown.iter().zip(&names) {
+        let _ = writeln!(
+            out,
+            "  {name:<name_w$} {:>6} {:>12} {:>6.1}%  {}",
+            l.row.calls(),
+            time(l.row.total_ns),
+            l.row.share * 100.0,
+            printable(&l.reason.text())
+        );
+    }
+    if left.len() > shown.len() {
+        let _ = writeln!(out, "  ... {} more (--top)", left.len() - shown.len());
+    }
+    out.push('\n');
+    out
+}
+
+/// `roofline`: `plotted` (kernel names on the chart) and `left_off[]` {`name`, `calls`,
+/// `total_us`, `share`, `reason` (a [`roofline::Reason::key`]), `why`}, longest first.
+pub fn roofline_json(table: &KernelTable) -> Value {
+    let left = roofline::left_off(table);
+    json!({
+        "plotted": table.rows.len() - left.len(),
+        "left_off": left.iter().map(|l| json!({
+            "name": l.row.name,
+            "calls": l.row.calls(),
+            "total_us": l.row.total_ns as f64 / 1000.0,
+            "share": l.row.share,
+            "reason": l.reason.key(),
+            "why": l.reason.text(),
+        })).collect::<Vec<_>>(),
+    })
 }

@@ -100,6 +100,11 @@ pub enum Command {
         /// `memory[]` keys of `--json` are always there).
         #[arg(long)]
         memory: bool,
+        /// The kernel names the roofline leaves off, longest first, each with the reason (no
+        /// op, no shapes, no FLOP rule, bytes only, ...) (the `roofline` key of `--json` is
+        /// always there).
+        #[arg(long)]
+        roofline: bool,
     },
     /// Compare two traces: verdict, summary, op and kernel diffs, findings new and gone.
     Diff {
