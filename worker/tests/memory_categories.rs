@@ -264,3 +264,57 @@ fn optimizer_state_peak_on_a_built_trace() {
     assert_eq!(trace(1000), ["cpu: optimizer state holds 90.3% of the peak (1.00 KB of 1.11 KB, step 1)"]);
     assert_eq!(trace(50), Vec::<String>::new());
 }
+
+/// The page's memory chart (`Query::Memory`, `Query::MemoryLive`) on the leaking run: eight
+/// category series in PyTorch's order, bounded by the buckets asked for; each bucket's stack
+/// is the live bytes at the bucket's highest moment (recounted here from the lifetimes by
+/// brute force); the live list at the highest step peak is `report`'s (`Held::live_at`), and
+/// asking for that moment again gives the same list.
+#[test]
+fn memory_chart_answers_stack_the_categories_and_list_the_peaks_live_set() {
+    use protocol::{Answer, Query};
+    let path = common::shared().join("fixtures/torch-cpu-memory/transformer_leak.pt.trace.json");
+    let (mut engine, _) = common::load(&path);
+    let (answer, _) = engine.query(&Query::Memory { device: None, buckets: 300, top: 20 }).unwrap();
+    let Answer::Memory(data) = answer else { panic!("not a memory answer") };
+    let session = engine.session().unwrap().clone();
+    let held = session.memory_held();
+    assert_eq!(data.device, "cpu");
+    let names: Vec<&str> = data.categories.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, Category::ALL.map(Category::name));
+    let buckets = data.allocated.len();
+    assert!(buckets > 0 && buckets <= 300, "{buckets}");
+    assert!(data.categories.iter().all(|c| c.values.len() == buckets));
+    assert_eq!(data.reserved.len(), buckets);
+    // Brute force: the live total after every event time inside each bucket, its maximum.
+    let lt = &held.lifetimes;
+    let live_total = |t: i64| (0..lt.len()).filter(|&i| lt.live_at(i, t)).map(|i| lt.bytes[i]).sum::<i64>();
+    let mut times: Vec<i64> = lt.ts_ns.iter().chain(lt.freed_ns.iter()).copied().filter(|&t| t != i64::MAX).collect();
+    times.sort_unstable();
+    times.dedup();
+    for b in 0..buckets {
+        let b0 = data.start_ns + b as i64 * data.bucket_ns;
+        let b1 = b0 + data.bucket_ns;
+        let start = live_total(b0 - 1);
+        let want = times.iter().filter(|&&t| t >= b0 && t < b1).map(|&t| live_total(t)).fold(start, i64::max);
+        let got: i64 = data.categories.iter().map(|c| c.values[b]).sum();
+        assert_eq!(got, want, "bucket {b}");
+    }
+    let activation = data.categories.iter().find(|c| c.name == "activation").unwrap();
+    assert!(activation.values.iter().any(|&v| v > 0));
+    assert_eq!(data.steps.len(), 6);
+    let peak = held.peak_step(0).unwrap();
+    assert_eq!(data.live.at_ns, peak.peak_ns);
+    let want: Vec<u32> = held.live_at(0, peak.peak_ns, 20);
+    assert_eq!(data.live.rows.len(), want.len());
+    for (row, &a) in data.live.rows.iter().zip(&want) {
+        let a = a as usize;
+        assert_eq!((row.bytes, row.at_ns), (lt.bytes[a], lt.ts_ns[a]));
+        assert_eq!(row.category, held.category[a].name());
+        assert_eq!(row.op.as_ref().map(|o| o.id), held.maker(session.trace(), a));
+    }
+    assert!(data.live.rows.iter().any(|r| r.phase.is_some()));
+    assert_eq!(data.live.bytes, live_total(peak.peak_ns));
+    let (again, _) = engine.query(&Query::MemoryLive { device: "cpu".into(), at_ns: peak.peak_ns, top: 20 }).unwrap();
+    assert_eq!(again, Answer::MemoryLive(Box::new(data.live.clone())));
+}

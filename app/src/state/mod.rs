@@ -21,6 +21,7 @@ pub mod findings;
 pub mod format;
 pub mod gallery;
 pub mod link;
+pub mod memory;
 pub mod names;
 pub mod notice;
 pub mod ranks;
