@@ -610,7 +610,8 @@ fn charts_js(tables: &TableState, c: &ChartState) -> JsValue {
 }
 
 /// The memory chart: `{device, devices: [{label, peakAllocated, peakReserved}], startNs,
-/// bucketNs, allocated, reserved, categories: {name: [bytes per bucket]}, steps: [{step,
+/// bucketNs, allocated, reserved, categories: [{name, values: bytes per bucket}] (PyTorch's
+/// order), steps: [{step,
 /// peakNs, peakBytes}], live: {device, atNs, count, bytes, hovered, rows: [{bytes, atNs,
 /// freedNs, category, op, opId, phase, module}] in the order shown}, sort: {key, desc}}`, or
 /// null before the worker's answer.
@@ -622,8 +623,7 @@ fn memory_json(m: &crate::state::memory::MemoryView) -> serde_json::Value {
         .iter()
         .map(|x| json!({ "label": x.label, "peakAllocated": x.peak_allocated, "peakReserved": x.peak_reserved }))
         .collect();
-    let categories: serde_json::Map<String, serde_json::Value> =
-        d.categories.iter().map(|c| (c.name.clone(), json!(c.values))).collect();
+    let categories: Vec<_> = d.categories.iter().map(|c| json!({ "name": c.name, "values": c.values })).collect();
     let steps: Vec<_> =
         d.steps.iter().map(|s| json!({ "step": s.step, "peakNs": s.peak_ns, "peakBytes": s.peak_bytes })).collect();
     let live = m.live().map(|l| {

@@ -318,3 +318,62 @@ fn memory_chart_answers_stack_the_categories_and_list_the_peaks_live_set() {
     let (again, _) = engine.query(&Query::MemoryLive { device: "cpu".into(), at_ns: peak.peak_ns, top: 20 }).unwrap();
     assert_eq!(again, Answer::MemoryLive(Box::new(data.live.clone())));
 }
+
+/// Benchmark (ignored; figures, not timed assertions): the memory chart's cost on the largest
+/// real fixture with `[memory]` events and on it tiled to `MB` (default 1000) MB: building
+/// [`Held`] (lifetimes and categories), the chart answer (300 buckets, 20 live rows), a live
+/// query at the peak; wire bytes of each answer, bytes held, the process's peak RSS.
+///
+/// ```text
+/// MB=1000 cargo test -p kinetoscope --test memory_categories bench_memory_chart -- --ignored --nocapture
+/// ```
+#[test]
+#[ignore = "benchmark"]
+fn bench_memory_chart() {
+    use protocol::Query;
+    use std::time::Instant;
+    let mb: u64 = std::env::var("MB").ok().and_then(|v| v.parse().ok()).unwrap_or(1000);
+    let name = "hta__df_index_resolver.json.gz";
+    let input = common::json_bytes(&common::real(name));
+    for target in [0, mb] {
+        let bytes = if target == 0 {
+            input.clone()
+        } else {
+            let mut big = Vec::new();
+            kinetoscope::synth::inflate::inflate(&input, target * 1_000_000, &mut big).unwrap();
+            big
+        };
+        let json_mb = bytes.len() as f64 / 1e6;
+        let (mut engine, _) = common::load_bytes("bench.json", bytes);
+        let session = engine.session().unwrap().clone();
+        let t = Instant::now();
+        let held = session.memory_held();
+        let held_ms = t.elapsed().as_secs_f64() * 1e3;
+        let t = Instant::now();
+        let _ = session.memory();
+        let series_ms = t.elapsed().as_secs_f64() * 1e3;
+        let allocations = held.lifetimes.len();
+        let held_bytes = allocations * (4 + 8 + 8 + 2 + 8 + 1);
+        let t = Instant::now();
+        let (chart, _) = engine.query(&Query::Memory { device: None, buckets: 300, top: 20 }).unwrap();
+        let chart_ms = t.elapsed().as_secs_f64() * 1e3;
+        let protocol::Answer::Memory(data) = &chart else { panic!("not a memory answer") };
+        let at_ns = data.live.at_ns;
+        let t = Instant::now();
+        let (live, _) = engine.query(&Query::MemoryLive { device: data.device.clone(), at_ns, top: 20 }).unwrap();
+        let live_ms = t.elapsed().as_secs_f64() * 1e3;
+        let peak_rss_kb = std::fs::read_to_string("/proc/self/status")
+            .ok()
+            .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok()));
+        println!(
+            "{}",
+            serde_json::json!({
+                "bench": "memory_chart", "input": name, "json_mb": json_mb, "allocations": allocations,
+                "held_ms": held_ms, "series_ms": series_ms, "held_bytes": held_bytes,
+                "chart_ms": chart_ms, "chart_wire_bytes": serde_json::to_string(&chart).unwrap().len(),
+                "live_ms": live_ms, "live_wire_bytes": serde_json::to_string(&live).unwrap().len(),
+                "live_count": data.live.count, "peak_rss_kb": peak_rss_kb,
+            })
+        );
+    }
+}
