@@ -44,7 +44,9 @@
 //!                 known, model, source, peaks: {class: TFLOP/s, gbps} | null, roof: {class,
 //!                 tflops} | null, ridge, caption, message (said in the chart's place when
 //!                 peaks are unknown) | null, unplotted, points: [{name, calls, totalNs, flops,
-//!                 bytes, intensity, tflops, gbps, peak, bound, peakPct}]} or null, pending};
+//!                 bytes, intensity, tflops, gbps, peak, bound, peakPct}]} or null,
+//!                 memoryChart: the memory chart's device, curves, categories, step peaks and
+//!                 live allocations (`memory_json`) or null, pending};
 //!                 null on the other tabs
 //! compare         null while no baseline is kept, else {base: baseline file name, cand:
 //!                 candidate file name or null before the comparison arrived, ops / kernels:
@@ -602,8 +604,47 @@ fn charts_js(tables: &TableState, c: &ChartState) -> JsValue {
         "stepBars": step_bars,
         "counters": c.counters.as_ref().map(counters_json),
         "roofline": c.roofline.as_ref().map(roofline_json),
+        "memoryChart": memory_json(&c.memory),
         "pending": c.busy(),
     }))
+}
+
+/// The memory chart: `{device, devices: [{label, peakAllocated, peakReserved}], startNs,
+/// bucketNs, allocated, reserved, categories: [{name, values: bytes per bucket}] (PyTorch's
+/// order), steps: [{step,
+/// peakNs, peakBytes}], live: {device, atNs, count, bytes, hovered, rows: [{bytes, atNs,
+/// freedNs, category, op, opId, phase, module}] in the order shown}, sort: {key, desc}}`, or
+/// null before the worker's answer.
+fn memory_json(m: &crate::state::memory::MemoryView) -> serde_json::Value {
+    use serde_json::json;
+    let Some(d) = &m.data else { return serde_json::Value::Null };
+    let devices: Vec<_> = d
+        .devices
+        .iter()
+        .map(|x| json!({ "label": x.label, "peakAllocated": x.peak_allocated, "peakReserved": x.peak_reserved }))
+        .collect();
+    let categories: Vec<_> = d.categories.iter().map(|c| json!({ "name": c.name, "values": c.values })).collect();
+    let steps: Vec<_> =
+        d.steps.iter().map(|s| json!({ "step": s.step, "peakNs": s.peak_ns, "peakBytes": s.peak_bytes })).collect();
+    let live = m.live().map(|l| {
+        let rows: Vec<_> = m
+            .rows()
+            .iter()
+            .map(|r| {
+                json!({
+                    "bytes": r.bytes, "atNs": r.at_ns, "freedNs": r.freed_ns, "category": r.category,
+                    "op": r.op.as_ref().map(|o| o.name.clone()), "opId": r.op.as_ref().map(|o| o.id),
+                    "phase": r.phase, "module": r.module,
+                })
+            })
+            .collect();
+        json!({ "device": l.device, "atNs": l.at_ns, "count": l.count, "bytes": l.bytes, "hovered": m.hovered.is_some(), "rows": rows })
+    });
+    json!({
+        "device": d.device, "devices": devices, "startNs": d.start_ns, "bucketNs": d.bucket_ns,
+        "allocated": d.allocated, "reserved": d.reserved, "categories": categories, "steps": steps,
+        "live": live, "sort": { "key": m.sort.0.key(), "desc": m.sort.1 },
+    })
 }
 
 /// The roofline chart's data: `{device, known, model, source, peaks: {class: TFLOP/s, gbps},

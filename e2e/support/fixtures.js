@@ -31,6 +31,16 @@ function torchCpuFixture(name) {
   return file;
 }
 
+/** Absolute path of a file in the shared `fixtures/torch-cpu-memory/` (PyTorch runs with their
+ *  memory truth); throws (never skips) when missing. */
+function memoryFixture(name) {
+  const file = path.join(SHARED_DIR, 'fixtures', 'torch-cpu-memory', name);
+  if (!fs.existsSync(file)) {
+    throw new Error(`missing fixture ${file} (set KINETOSCOPE_SHARED to the shared directory)`);
+  }
+  return file;
+}
+
 /** `kinetoscope info --json FILE`, parsed, as the page's `TraceSummary`: without the contract
  *  keys `schema` / `schema_version` (docs/ci.md), which the CLI adds and the page does not. */
 function cliInfo(file) {
@@ -76,5 +86,5 @@ function numbersIn(text) {
 
 module.exports = {
   SHARED_DIR, CLI, DEMO_TRACE, RESULTS_DIR,
-  realFixture, torchCpuFixture, cliInfo, cliReport, protocolVersion, expectSameSummary, numbersIn,
+  realFixture, torchCpuFixture, memoryFixture, cliInfo, cliReport, protocolVersion, expectSameSummary, numbersIn,
 };

@@ -264,3 +264,144 @@ fn optimizer_state_peak_on_a_built_trace() {
     assert_eq!(trace(1000), ["cpu: optimizer state holds 90.3% of the peak (1.00 KB of 1.11 KB, step 1)"]);
     assert_eq!(trace(50), Vec::<String>::new());
 }
+
+/// The page's memory chart (`Query::Memory`, `Query::MemoryLive`) on the leaking run: eight
+/// category series in PyTorch's order, bounded by the buckets asked for; each bucket's stack
+/// is the live bytes at the bucket's highest moment (recounted here from the lifetimes by
+/// brute force); the live list at the highest step peak is `report`'s (`Held::live_at`), and
+/// asking for that moment again gives the same list.
+#[test]
+fn memory_chart_answers_stack_the_categories_and_list_the_peaks_live_set() {
+    use protocol::{Answer, Query};
+    let path = common::shared().join("fixtures/torch-cpu-memory/transformer_leak.pt.trace.json");
+    let (mut engine, _) = common::load(&path);
+    let (answer, _) = engine.query(&Query::Memory { device: None, buckets: 300, top: 20 }).unwrap();
+    let Answer::Memory(data) = answer else { panic!("not a memory answer") };
+    let session = engine.session().unwrap().clone();
+    let held = session.memory_held();
+    assert_eq!(data.device, "cpu");
+    let names: Vec<&str> = data.categories.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, Category::ALL.map(Category::name));
+    let buckets = data.allocated.len();
+    assert!(buckets > 0 && buckets <= 300, "{buckets}");
+    assert!(data.categories.iter().all(|c| c.values.len() == buckets));
+    assert_eq!(data.reserved.len(), buckets);
+    // Brute force: the live total after every event time inside each bucket, its maximum.
+    let lt = &held.lifetimes;
+    let live_total = |t: i64| (0..lt.len()).filter(|&i| lt.live_at(i, t)).map(|i| lt.bytes[i]).sum::<i64>();
+    let mut times: Vec<i64> = lt.ts_ns.iter().chain(lt.freed_ns.iter()).copied().filter(|&t| t != i64::MAX).collect();
+    times.sort_unstable();
+    times.dedup();
+    for b in 0..buckets {
+        let b0 = data.start_ns + b as i64 * data.bucket_ns;
+        let b1 = b0 + data.bucket_ns;
+        let start = live_total(b0 - 1);
+        let want = times.iter().filter(|&&t| t >= b0 && t < b1).map(|&t| live_total(t)).fold(start, i64::max);
+        let got: i64 = data.categories.iter().map(|c| c.values[b]).sum();
+        assert_eq!(got, want, "bucket {b}");
+    }
+    let activation = data.categories.iter().find(|c| c.name == "activation").unwrap();
+    assert!(activation.values.iter().any(|&v| v > 0));
+    assert_eq!(data.steps.len(), 6);
+    let peak = held.peak_step(0).unwrap();
+    assert_eq!(data.live.at_ns, peak.peak_ns);
+    let want: Vec<u32> = held.live_at(0, peak.peak_ns, 20);
+    assert_eq!(data.live.rows.len(), want.len());
+    for (row, &a) in data.live.rows.iter().zip(&want) {
+        let a = a as usize;
+        assert_eq!((row.bytes, row.at_ns), (lt.bytes[a], lt.ts_ns[a]));
+        assert_eq!(row.category, held.category[a].name());
+        assert_eq!(row.op.as_ref().map(|o| o.id), held.maker(session.trace(), a));
+    }
+    assert!(data.live.rows.iter().any(|r| r.phase.is_some()));
+    assert_eq!(data.live.bytes, live_total(peak.peak_ns));
+    let (again, _) = engine.query(&Query::MemoryLive { device: "cpu".into(), at_ns: peak.peak_ns, top: 20 }).unwrap();
+    assert_eq!(again, Answer::MemoryLive(Box::new(data.live.clone())));
+}
+
+/// Benchmark (ignored; figures, not timed assertions): the memory chart's cost on the largest
+/// real fixture with `[memory]` events and on it tiled to `MB` (default 1000) MB: building
+/// [`Held`] (lifetimes and categories), the chart answer (300 buckets, 20 live rows), a live
+/// query at the peak; wire bytes of each answer, bytes held, the process's peak RSS.
+///
+/// ```text
+/// MB=1000 cargo test -p kinetoscope --test memory_categories bench_memory_chart -- --ignored --nocapture
+/// ```
+#[test]
+#[ignore = "benchmark"]
+fn bench_memory_chart() {
+    use protocol::Query;
+    use std::time::Instant;
+    let mb: u64 = std::env::var("MB").ok().and_then(|v| v.parse().ok()).unwrap_or(1000);
+    let name = "hta__df_index_resolver.json.gz";
+    let input = common::json_bytes(&common::real(name));
+    for target in [0, mb] {
+        let bytes = if target == 0 {
+            input.clone()
+        } else {
+            let mut big = Vec::new();
+            kinetoscope::synth::inflate::inflate(&input, target * 1_000_000, &mut big).unwrap();
+            big
+        };
+        let json_mb = bytes.len() as f64 / 1e6;
+        let (mut engine, _) = common::load_bytes("bench.json", bytes);
+        let session = engine.session().unwrap().clone();
+        let t = Instant::now();
+        let held = session.memory_held();
+        let held_ms = t.elapsed().as_secs_f64() * 1e3;
+        let t = Instant::now();
+        let _ = session.memory();
+        let series_ms = t.elapsed().as_secs_f64() * 1e3;
+        let allocations = held.lifetimes.len();
+        let held_bytes = allocations * (4 + 8 + 8 + 2 + 8 + 1);
+        let t = Instant::now();
+        let (chart, _) = engine.query(&Query::Memory { device: None, buckets: 300, top: 20 }).unwrap();
+        let chart_ms = t.elapsed().as_secs_f64() * 1e3;
+        let protocol::Answer::Memory(data) = &chart else { panic!("not a memory answer") };
+        let at_ns = data.live.at_ns;
+        let t = Instant::now();
+        let (live, _) = engine.query(&Query::MemoryLive { device: data.device.clone(), at_ns, top: 20 }).unwrap();
+        let live_ms = t.elapsed().as_secs_f64() * 1e3;
+        let peak_rss_kb = std::fs::read_to_string("/proc/self/status")
+            .ok()
+            .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok()));
+        println!(
+            "{}",
+            serde_json::json!({
+                "bench": "memory_chart", "input": name, "json_mb": json_mb, "allocations": allocations,
+                "held_ms": held_ms, "series_ms": series_ms, "held_bytes": held_bytes,
+                "chart_ms": chart_ms, "chart_wire_bytes": serde_json::to_string(&chart).unwrap().len(),
+                "live_ms": live_ms, "live_wire_bytes": serde_json::to_string(&live).unwrap().len(),
+                "live_count": data.live.count, "peak_rss_kb": peak_rss_kb,
+            })
+        );
+    }
+}
+
+/// r47: the leak's "made by" paired each never-freed allocation with the next one's op when an
+/// allocation made outside any op came first (the makers list skipped it), so 4 KB made outside
+/// ops was credited to `aten::empty`, which made 40 B.
+#[test]
+fn r47_leak_makers_skip_allocations_made_outside_ops() {
+    let mem = |ts: u32, addr: u32, bytes: i64, total: i64| {
+        format!(r#"{{"ph":"i","cat":"cpu_instant_event","s":"t","name":"[memory]","pid":1,"tid":1,"ts":{ts},"args":{{"Device Type":0,"Device Id":-1,"Addr":{addr},"Bytes":{bytes},"Total Allocated":{total}}}}}"#)
+    };
+    let x = |name: &str, cat: &str, ts: u32, dur: u32| {
+        format!(r#"{{"ph":"X","cat":"{cat}","name":"{name}","pid":1,"tid":1,"ts":{ts},"dur":{dur}}}"#)
+    };
+    let mut events = Vec::new();
+    let mut total = 0;
+    for k in 0..5u32 {
+        let t = k * 100;
+        events.push(x(&format!("ProfilerStep#{}", k + 1), "user_annotation", t, 100));
+        events.push(x("aten::empty", "cpu_op", t + 10, 5));
+        total += 10;
+        events.push(mem(t + 12, 1000 + k, 10, total));
+        total += 1000;
+        events.push(mem(t + 50, 2000 + k, 1000, total));
+    }
+    let (engine, _) = common::load_str(&format!("{{\"traceEvents\":[{}]}}", events.join(",")));
+    let findings = engine.session().unwrap().findings().to_vec();
+    let leak = findings.iter().find(|f| f.rule == "memory-leak").expect("a leak");
+    assert!(leak.why.contains("made by `aten::empty` 40 B"), "{}", leak.why);
+}

@@ -11,7 +11,8 @@
 //! text nodes, and canvas text is drawn with `fillText`, so nothing from the trace is ever parsed
 //! as markup. Aggregation happens in the worker; a chart draws at most a few hundred shapes.
 //!
-//! Test ids: `charts`, `chart-steps`, `chart-gpu`, `chart-memory`, `chart-kernel-hist`,
+//! Test ids: `charts`, `chart-steps`, `chart-gpu`, `chart-memory` (with `memory-device`,
+//! `memory-live`, `memory-peak`, `memory-live-row`, `live-col-<key>`: see `live`), `chart-kernel-hist`,
 //! `chart-kernel-select`, `chart-error`, `chart-roofline` (hidden while the GPU's peaks are
 //! unknown) with `roofline-caption`, `roofline-unknown` (`data-device`: what is said in the
 //! chart's place) and the peaks form `roofline-peaks` (inputs `peak-bf16`, `peak-fp32`,
@@ -22,6 +23,7 @@
 mod gpu;
 pub mod heatmap;
 mod histogram;
+mod live;
 mod memory;
 mod roofline;
 mod steps;
@@ -147,7 +149,13 @@ pub fn ChartsPanel(ctl: Controller, theme: ReadSignal<Theme>) -> impl IntoView {
     );
     let counters = Memo::new(move |_| charts.with(|c| c.counters.clone()));
     redraw.on(gpu_ref, counters, gpu::draw);
-    redraw.on(memory_ref, counters, memory::draw);
+    let memory_pic = Memo::new(move |_| {
+        charts.with(|c| memory::Picture {
+            data: c.memory.data.clone(),
+            at_ns: c.memory.live().map(|l| l.at_ns),
+        })
+    });
+    redraw.on(memory_ref, memory_pic, memory::draw);
     let hist = Memo::new(move |_| charts.with(|c| c.histogram.clone()));
     redraw.on(hist_ref, hist, histogram::draw);
     let roofline_ref = NodeRef::<Canvas>::new();
@@ -169,9 +177,17 @@ pub fn ChartsPanel(ctl: Controller, theme: ReadSignal<Theme>) -> impl IntoView {
                 <h2>"GPU utilization " <span class="muted">"whole trace"</span></h2>
                 <canvas data-testid="chart-gpu" node_ref=gpu_ref></canvas>
             </figure>
-            <figure class="card chart">
-                <h2>"Memory " <span class="muted">"allocated, whole trace"</span></h2>
-                <canvas data-testid="chart-memory" node_ref=memory_ref></canvas>
+            <figure class="card chart wide">
+                <h2>"Memory " <span class="muted">"by category, whole trace"</span></h2>
+                {live::device_select(ctl, charts)}
+                <canvas data-testid="chart-memory" node_ref=memory_ref
+                    on:mousemove=move |ev| {
+                        let px = f64::from(ev.offset_x()) * window().device_pixel_ratio();
+                        if let Some(at_ns) = memory::ns_at(px) {
+                            ctl.memory_hover(at_ns);
+                        }
+                    }></canvas>
+                {live::live_list(ctl, charts)}
             </figure>
             <figure class="card chart">
                 <h2>"Kernel durations " <span class="muted">{move || hist_caption(&charts.read())}</span></h2>
@@ -399,20 +415,6 @@ fn with_noted_legend(
         y += row;
     }
     Ok(plot)
-}
-
-/// [`with_legend`] for counter series: each labelled and colored by its position.
-fn series_legend(
-    area: &Area,
-    p: &Palette,
-    series: &[&protocol::CounterSeries],
-) -> Result<Area, Box<dyn std::error::Error>> {
-    let entries: Vec<(String, RGBColor)> = series
-        .iter()
-        .enumerate()
-        .map(|(i, s)| (s.label.clone(), p.color(i)))
-        .collect();
-    with_legend(area, p, &entries)
 }
 
 /// The mesh every chart shares, ready for more options and `.draw()`: axes muted, bold grid

@@ -5,6 +5,7 @@
 use super::Controller;
 use crate::state::table::Tab;
 use leptos::prelude::*;
+use crate::state::memory::LiveKey;
 use protocol::{Answer, Channel};
 
 impl Controller {
@@ -44,6 +45,50 @@ impl Controller {
     pub fn select_chart_kernel(self, name: String) {
         self.charts.update(|c| c.select_kernel(name));
         self.fetch_charts();
+        self.publish();
+    }
+
+    /// Shows the memory chart of device `label`.
+    pub fn pick_memory_device(self, label: String) {
+        if self.charts.try_update(|c| c.memory.pick_device(label)).unwrap_or(false) {
+            self.fetch_charts();
+        }
+        self.publish();
+    }
+
+    /// The pointer is over the memory chart at `at_ns`: asks for the allocations live then
+    /// (its own channel: a newer moment supersedes a pending one).
+    pub fn memory_hover(self, at_ns: i64) {
+        let Some(query) = self.charts.with_untracked(|c| c.memory.live_query(at_ns)) else {
+            return;
+        };
+        let Some(bridge) = self.get_bridge() else {
+            return;
+        };
+        let id = bridge.next_query_id();
+        self.charts.update(|c| c.memory.hover_sent(id));
+        bridge.query_on(Channel::MemoryLive, id, query);
+        self.publish();
+    }
+
+    /// Lists the peak's live allocations again.
+    pub fn memory_back_to_peak(self) {
+        self.charts.update(|c| c.memory.back_to_peak());
+        self.publish();
+    }
+
+    /// Sorts the live allocations by `key`.
+    pub fn sort_memory_live(self, key: LiveKey) {
+        self.charts.update(|c| c.memory.sort_by(key));
+        self.publish();
+    }
+
+    /// A live-allocations answer (or failure) to query `id`.
+    pub(super) fn memory_live_answer(self, id: u32, answer: Result<Answer, String>) {
+        self.charts.update(|c| match answer {
+            Ok(Answer::MemoryLive(live)) => c.memory.apply_live(id, *live),
+            _ => c.memory.live_failed(id),
+        });
         self.publish();
     }
 }

@@ -221,6 +221,7 @@ impl Controller {
                     self.chart_answer(id, answer);
                 }
             }
+            Channel::MemoryLive => self.memory_live_answer(id, Ok(answer)),
             Channel::Stack(_) | Channel::StackHover => {
                 if let Some(which) = self.stack_awaiting(channel, id) {
                     self.stack_answer(which, id, answer, words);
@@ -308,6 +309,7 @@ impl Controller {
                     self.chart_failed(id, message);
                 }
             }
+            Channel::MemoryLive => self.memory_live_answer(id, Err(message)),
             Channel::Stack(_) | Channel::StackHover => {
                 if let Some(which) = self.stack_awaiting(channel, id) {
                     self.stack_failed(which, id, &message);

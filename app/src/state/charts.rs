@@ -5,10 +5,11 @@
 //! Inputs: [`ChartState::loaded`] with the trace span, then [`ChartState::next_query`] /
 //! [`ChartState::sent`] / [`ChartState::apply`] / [`ChartState::failed`] in a loop driven by the
 //! controller; [`ChartState::select_kernel`] when the user picks another kernel. Output: the
-//! chart data ([`StepChart`], [`KernelPick`]s, [`CounterSet`], [`Histogram`]).
+//! chart data ([`StepChart`], [`KernelPick`]s, [`CounterSet`], the memory chart's
+//! [`MemoryView`], [`Histogram`]).
 //!
 //! Invariants: at most one query in flight (`pending`): the charts have their own channel and
-//! ask for one thing at a time, steps, kernels, counters, the roofline, then the histogram, so no answer
+//! ask for one thing at a time, steps, kernels, counters, the memory chart, the roofline, then the histogram, so no answer
 //! supersedes another. A failed query leaves an empty value and an error, never a retry loop.
 //! A new load clears everything.
 //!
@@ -16,7 +17,8 @@
 //! histogram bins); this struct only picks columns and remembers what is missing, so the rules
 //! are tested natively (docs/contributing.md). The charts: docs/viewer.md#charts.
 
-use protocol::{Answer, CellValue, CounterSeries, CounterSet, Histogram, Query, RooflineData, TableData};
+use super::memory::{MemoryView, LIVE_ROWS};
+use protocol::{Answer, CellValue, CounterSeries, CounterSet, Histogram, MemoryData, Query, RooflineData, TableData};
 
 /// Buckets of the whole-trace GPU and memory curves (about one per 3 px of a wide chart).
 pub const COUNTER_BUCKETS: u32 = 300;
@@ -179,6 +181,7 @@ enum Need {
     Steps,
     Kernels,
     Counters,
+    Memory,
     Roofline,
     Histogram(String),
 }
@@ -194,6 +197,8 @@ pub struct ChartState {
     pub kernels: Option<Vec<KernelPick>>,
     /// GPU utilization, SM efficiency and memory over the whole trace.
     pub counters: Option<CounterSet>,
+    /// The memory chart: one device's curves and categories, the live allocations listed.
+    pub memory: MemoryView,
     /// Kernels on the roofline and the GPU's peaks.
     pub roofline: Option<RooflineData>,
     /// The kernel whose histogram is shown.
@@ -214,9 +219,9 @@ impl ChartState {
         };
     }
 
-    /// True while a chart query is in flight.
+    /// True while a chart query (or the memory chart's live query) is in flight.
     pub fn busy(&self) -> bool {
-        self.pending.is_some()
+        self.pending.is_some() || self.memory.live_pending.is_some()
     }
 
     /// True when `id` is the chart query in flight.
@@ -237,6 +242,11 @@ impl ChartState {
                 end_ns: self.span_ns,
                 buckets: COUNTER_BUCKETS,
             },
+            Need::Memory => Query::Memory {
+                device: self.memory.device.clone(),
+                buckets: COUNTER_BUCKETS,
+                top: LIVE_ROWS,
+            },
             Need::Roofline => Query::Roofline,
             Need::Histogram(name) => Query::Histogram {
                 name,
@@ -252,6 +262,8 @@ impl ChartState {
             Some(Need::Kernels)
         } else if self.counters.is_none() {
             Some(Need::Counters)
+        } else if self.memory.data.is_none() {
+            Some(Need::Memory)
         } else if self.roofline.is_none() {
             Some(Need::Roofline)
         } else {
@@ -282,6 +294,7 @@ impl ChartState {
             (Need::Steps, Answer::Table(t)) => self.steps = Some(StepChart::from_table(&t)),
             (Need::Kernels, Answer::Table(t)) => self.set_kernels(top_kernels(&t)),
             (Need::Counters, Answer::Counters(set)) => self.counters = Some(set),
+            (Need::Memory, Answer::Memory(m)) => self.memory.chart(*m),
             (Need::Roofline, Answer::Roofline(r)) => self.roofline = Some(*r),
             (Need::Histogram(_), Answer::Histogram(h)) => self.histogram = Some(h),
             (need, _) => self.give_up(need),
@@ -321,6 +334,7 @@ impl ChartState {
             Need::Steps => self.steps = Some(StepChart::default()),
             Need::Kernels => self.kernels = Some(Vec::new()),
             Need::Counters => self.counters = Some(CounterSet::default()),
+            Need::Memory => self.memory.chart(MemoryData::default()),
             Need::Roofline => self.roofline = Some(RooflineData::default()),
             Need::Histogram(name) => {
                 self.histogram = Some(Histogram {
@@ -477,18 +491,24 @@ mod tests {
                 ..CounterSet::default()
             }),
         );
-        assert_eq!(send(&mut c, 4), Query::Roofline);
-        c.apply(4, Answer::Roofline(Box::default()));
+        assert_eq!(
+            send(&mut c, 4),
+            Query::Memory { device: None, buckets: COUNTER_BUCKETS, top: LIVE_ROWS }
+        );
+        c.apply(4, Answer::Memory(Box::new(MemoryData { device: "cpu".into(), ..MemoryData::default() })));
+        assert_eq!(c.memory.data.as_ref().map(|m| m.device.as_str()), Some("cpu"));
+        assert_eq!(send(&mut c, 5), Query::Roofline);
+        c.apply(5, Answer::Roofline(Box::default()));
         assert_eq!(c.roofline, Some(RooflineData::default()));
         assert_eq!(
-            send(&mut c, 5),
+            send(&mut c, 6),
             Query::Histogram {
                 name: "k2".into(),
                 bins: HISTOGRAM_BINS
             }
         );
         c.apply(
-            5,
+            6,
             Answer::Histogram(Histogram {
                 name: "k2".into(),
                 total: 1,
@@ -506,6 +526,7 @@ mod tests {
         c.steps = Some(StepChart::default());
         c.kernels = Some(Vec::new());
         c.counters = Some(CounterSet::default());
+        c.memory.chart(MemoryData::default());
         c.roofline = Some(RooflineData::default());
         c.select_kernel("a".into());
         send(&mut c, 7);

@@ -22,6 +22,7 @@ pub mod format;
 pub mod glance;
 pub mod gallery;
 pub mod link;
+pub mod memory;
 pub mod names;
 pub mod notice;
 pub mod ranks;

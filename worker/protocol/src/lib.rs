@@ -12,6 +12,7 @@ mod compare;
 mod critical;
 mod explain;
 mod glance;
+mod memory;
 mod query;
 mod roofline;
 mod run;
@@ -23,6 +24,7 @@ pub use compare::*;
 pub use critical::*;
 pub use explain::*;
 pub use glance::*;
+pub use memory::*;
 pub use query::*;
 pub use roofline::*;
 pub use run::*;
@@ -32,7 +34,7 @@ pub use timeline::*;
 use serde::{Deserialize, Serialize};
 
 /// Bumped on any incompatible change; the app refuses a worker that reports another version.
-pub const PROTOCOL_VERSION: u32 = 18;
+pub const PROTOCOL_VERSION: u32 = 19;
 
 /// A message from the app to the worker.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -160,6 +162,10 @@ pub enum Answer {
     WhatIf(Box<WhatIfData>),
     /// Glance.
     Glance(Box<Glance>),
+    /// Memory: the memory chart of one device.
+    Memory(Box<MemoryData>),
+    /// MemoryLive: the allocations live at one moment.
+    MemoryLive(Box<LiveMemory>),
     /// Report: the HTML file's text. A one-off document the user asked for (tens to hundreds
     /// of KB), so it travels in the JSON message rather than as a transferred buffer.
     Report(String),
@@ -378,6 +384,17 @@ mod tests {
                 points: vec![RooflinePoint { bound: Some("memory".into()), ..RooflinePoint::default() }],
                 ..RooflineData::default()
             })),
+            Answer::Memory(Box::new(MemoryData {
+                devices: vec![MemoryDevice { label: "cuda:0".into(), peak_allocated: 9, peak_reserved: 12 }],
+                allocated: vec![None, Some(4.0)],
+                categories: vec![CategorySeries { name: "activation".into(), values: vec![0, 4] }],
+                steps: vec![StepPeak { step: 3, peak_ns: 5, peak_bytes: 9 }],
+                ..MemoryData::default()
+            })),
+            Answer::MemoryLive(Box::new(LiveMemory {
+                rows: vec![LiveAllocation { bytes: 4, op: Some(SliceRef::default()), phase: Some("forward".into()), ..LiveAllocation::default() }],
+                ..LiveMemory::default()
+            })),
         ];
         for answer in answers {
             let msg = FromWorker::Answer { id: 1, answer: Box::new(answer) };
@@ -425,6 +442,8 @@ mod tests {
             Query::PathSegments { step: None, start_ns: 0, end_ns: 9 },
             Query::WhatIf { edits: vec!["launch=0".into(), "gemm*0.5".into()] },
             Query::Glance,
+            Query::Memory { device: Some("cuda:0".into()), buckets: 300, top: 20 },
+            Query::MemoryLive { device: "cpu".into(), at_ns: 7, top: 20 },
         ];
         let mut seen = std::collections::BTreeSet::new();
         for query in queries {
@@ -453,13 +472,15 @@ mod tests {
                 Query::PathSegments { .. } => "path_segments",
                 Query::WhatIf { .. } => "what_if",
                 Query::Glance => "glance",
+                Query::Memory { .. } => "memory",
+                Query::MemoryLive { .. } => "memory_live",
             };
             seen.insert(name);
             let msg = ToWorker::Query { id: 9, query };
             let json = serde_json::to_string(&msg).unwrap();
             assert_eq!(serde_json::from_str::<ToWorker>(&json).unwrap(), msg, "{json}");
         }
-        assert_eq!(seen.len(), 24, "every query variant is listed");
+        assert_eq!(seen.len(), 26, "every query variant is listed");
         // Queries written before `trace` existed still mean the loaded trace.
         let old: Query = serde_json::from_str(r#"{"kind":"hover","slice":4}"#).unwrap();
         assert_eq!(old, Query::Hover { trace: TraceRef::Current, slice: 4 });

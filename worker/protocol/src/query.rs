@@ -106,6 +106,14 @@ pub enum Query {
     /// The whole trace at a glance (the Summary tab): step time, GPU metrics, what bounds the
     /// steps; answered by [`crate::Answer::Glance`].
     Glance,
+    /// The memory chart of `device` (a label; `None`: the device with the highest peak):
+    /// allocated, reserved and bytes by category in at most `buckets` buckets, each step's
+    /// peak, and the `top` largest allocations live at the highest step peak; answered by
+    /// [`crate::Answer::Memory`].
+    Memory { device: Option<String>, buckets: u32, top: u32 },
+    /// The `top` largest allocations of `device` live right after the events at `at_ns`;
+    /// answered by [`crate::Answer::MemoryLive`].
+    MemoryLive { device: String, at_ns: i64, top: u32 },
 }
 
 /// Which of the engine's traces a query addresses: the loaded one, the comparison baseline
@@ -185,6 +193,9 @@ pub enum Channel {
     WhatIf,
     /// The Summary tab's glance.
     Glance,
+    /// The memory chart's live allocations at the hovered moment (a newer moment supersedes
+    /// a pending one, never the charts' own queries).
+    MemoryLive,
 }
 
 impl Query {
@@ -198,6 +209,8 @@ impl Query {
             Query::Hover { .. } => Channel::Hover,
             Query::Search { .. } => Channel::Search,
             Query::Counters { .. } | Query::Histogram { .. } | Query::Roofline => Channel::Counters,
+            Query::Memory { .. } => Channel::Charts,
+            Query::MemoryLive { .. } => Channel::MemoryLive,
             Query::Findings => Channel::Findings,
             Query::KeepAsBaseline | Query::ClearBaseline | Query::Compare { .. } => Channel::Compare,
             Query::Run => Channel::Run,

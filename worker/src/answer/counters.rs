@@ -3,7 +3,7 @@
 //! the duration histogram of one kernel.
 
 use crate::analysis::gpu::GpuIndex;
-use crate::analysis::memory::Memory;
+use crate::analysis::memory::{Memory, MemorySample};
 use crate::model::{CatClass, Trace};
 use protocol::{CounterSeries, CounterSet, Histogram};
 
@@ -41,27 +41,11 @@ pub fn counters(
         }
     }
     for dev in &memory.devices {
-        let mut values = Vec::with_capacity(n as usize);
-        let mut k = dev.series.partition_point(|s| s.ts_ns < start_ns);
-        let mut last = k.checked_sub(1).and_then(|k| dev.series.get(k)).map(|s| s.allocated);
-        let mut b0 = start_ns;
-        while b0 < end_ns {
-            let b1 = b0.saturating_add(bucket_ns).min(end_ns);
-            // The bucket shows its peak: a spike narrower than a pixel stays visible.
-            let mut peak = last;
-            while let Some(s) = dev.series.get(k).filter(|s| s.ts_ns < b1) {
-                peak = Some(peak.map_or(s.allocated, |p| p.max(s.allocated)));
-                last = Some(s.allocated);
-                k += 1;
-            }
-            values.push(peak.map(|v| v as f64));
-            b0 = b1;
-        }
         series.push(CounterSeries {
             device: dev.device_id,
             metric: "memory".into(),
             label: format!("{} allocated", dev.label),
-            values,
+            values: bucket_peaks(&dev.series, |s| s.allocated, (start_ns, end_ns), bucket_ns),
             max: dev.peak_allocated as f64,
         });
     }
@@ -70,6 +54,35 @@ pub fn counters(
         bucket_ns,
         series,
     }
+}
+
+/// The peak of `value` over each bucket of `[start_ns, end_ns)` (`bucket_ns` wide, at least 1),
+/// counting the value carried in from the last sample before the bucket (`None` before the
+/// first sample): a spike narrower than a bucket stays visible.
+pub fn bucket_peaks(
+    samples: &[MemorySample],
+    value: impl Fn(&MemorySample) -> i64,
+    (start_ns, end_ns): (i64, i64),
+    bucket_ns: i64,
+) -> Vec<Option<f64>> {
+    let bucket_ns = bucket_ns.max(1);
+    let mut values = Vec::new();
+    let mut k = samples.partition_point(|s| s.ts_ns < start_ns);
+    let mut last = k.checked_sub(1).and_then(|k| samples.get(k)).map(&value);
+    let mut b0 = start_ns;
+    while b0 < end_ns {
+        let b1 = b0.saturating_add(bucket_ns).min(end_ns);
+        let mut peak = last;
+        while let Some(s) = samples.get(k).filter(|s| s.ts_ns < b1) {
+            let v = value(s);
+            peak = Some(peak.map_or(v, |p| p.max(v)));
+            last = Some(v);
+            k += 1;
+        }
+        values.push(peak.map(|v| v as f64));
+        b0 = b1;
+    }
+    values
 }
 
 /// Durations of the kernels named `name` in `bins` (1..=MAX_BUCKETS) equal-width bins.

@@ -15,6 +15,7 @@
 //! step explanation ─explain─▶ ExplanationData (evidence as slice references)
 //! critical paths + step graphs ─critical_path─▶ CriticalPathData, WhatIfData
 //! GpuIndex + Memory ─counters─▶ CounterSet (utilization, SM efficiency, memory per bucket)
+//! Memory + Held ─memory─▶ MemoryData (allocated, reserved, categories per bucket), LiveMemory
 //! WorkIndex + kernel table ─roofline─▶ RooflineData (points, peaks); SliceWork (details)
 //! Comparison + both sides' findings ─comparison─▶ ComparisonData
 //! a rank's kernel + the run analysis ─collective─▶ CollectiveMatch (the instance on every rank)
@@ -33,6 +34,7 @@ pub mod explain;
 pub mod findings;
 pub mod glance;
 pub mod layout;
+pub mod memory;
 pub mod roofline;
 pub mod search;
 pub mod summary;

@@ -337,6 +337,23 @@ impl Engine {
             }
             Query::WhatIf { edits } => Answer::WhatIf(Box::new(answer::critical_path::what_if(&session, edits))),
             Query::Glance => Answer::Glance(Box::new(answer::glance::glance(&session))),
+            Query::Memory { device, buckets, top } => Answer::Memory(Box::new(answer::memory::chart(
+                trace,
+                session.memory(),
+                session.memory_held(),
+                device.as_deref(),
+                trace.end_ns,
+                *buckets,
+                *top as usize,
+            ))),
+            Query::MemoryLive { device, at_ns, top } => Answer::MemoryLive(Box::new(answer::memory::live_at(
+                trace,
+                session.memory(),
+                session.memory_held(),
+                device,
+                *at_ns,
+                *top as usize,
+            ))),
             _ => return Err("not a trace query".into()),
         };
         Ok((answer, None))

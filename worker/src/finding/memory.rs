@@ -12,10 +12,8 @@ use super::thresholds::{
 };
 use super::{finding, pct, Ctx, Evidence, Finding, Severity};
 use crate::analysis::memory::category::Category;
-use crate::analysis::memory::enclosing_op_at;
 use crate::analysis::memory::held::Held;
 use crate::analysis::memory::steps::StepMemory;
-use crate::model::LaneId;
 use crate::text::bytes;
 
 /// `memory`: the trace's series (built by `detect` for these rules and `memory-near-limit`).
@@ -30,23 +28,18 @@ pub(crate) fn rules(ctx: &Ctx, memory: &crate::analysis::memory::Memory, out: &m
     fragmentation(memory, out);
 }
 
-/// The innermost op that made each of `allocs` (allocation indices, most telling first).
+/// The innermost op that made each of `allocs` (allocation indices, most telling first);
+/// allocations made outside any op are skipped.
 fn makers(ctx: &Ctx, held: &Held, allocs: &[u32]) -> Vec<u32> {
-    let lt = &held.lifetimes;
-    let ins = &ctx.trace.instants;
-    allocs
-        .iter()
-        .filter_map(|&a| {
-            let i = *lt.instant.get(a as usize)? as usize;
-            enclosing_op_at(ctx.trace, *ins.lane.get(i).unwrap_or(&LaneId(u32::MAX)), *lt.ts_ns.get(a as usize)?)
-        })
-        .collect()
+    allocs.iter().filter_map(|&a| held.maker(ctx.trace, a as usize)).collect()
 }
 
 /// `name (bytes)` of the ops that made the most of `allocs`' bytes, at most 3.
 fn top_makers(ctx: &Ctx, held: &Held, allocs: &[u32]) -> String {
     let mut by_op: Vec<(String, i64)> = Vec::new();
-    for (&a, op) in allocs.iter().zip(makers(ctx, held, allocs)) {
+    // Each allocation with its own maker: one made outside any op is skipped, not paired with
+    // the next one's op.
+    for (a, op) in allocs.iter().filter_map(|&a| Some((a, held.maker(ctx.trace, a as usize)?))) {
         let name = ctx.name(op).into_owned();
         let b = held.lifetimes.bytes.get(a as usize).copied().unwrap_or(0);
         match by_op.iter_mut().find(|(n, _)| *n == name) {

@@ -5,7 +5,7 @@
 use super::{cut, printable, time, WIDTH};
 use crate::analysis::memory::category::Category;
 use crate::analysis::memory::held::Held;
-use crate::analysis::memory::{device_label, enclosing_op_at};
+use crate::analysis::memory::device_label;
 use crate::analysis::ops::us;
 use crate::model::Trace;
 use crate::text::bytes;
@@ -22,9 +22,7 @@ fn in_range(start_ns: i64, range: Option<(i64, i64)>) -> bool {
 
 /// Name of the innermost op that made allocation `a`, or `-`.
 fn maker(trace: &Trace, held: &Held, a: usize) -> String {
-    let lt = &held.lifetimes;
-    let lane = lt.instant.get(a).and_then(|&i| trace.instants.lane.get(i as usize).copied());
-    lane.and_then(|l| enclosing_op_at(trace, l, lt.ts_ns[a]))
+    held.maker(trace, a)
         .map_or_else(|| "-".to_owned(), |o| printable(&trace.strings.get(trace.slices.name[o as usize])))
 }
 

@@ -128,6 +128,22 @@ pub fn categorize(trace: &Trace, lt: &Lifetimes) -> Vec<Category> {
         .collect()
 }
 
+/// The training phase at time `ts` on `lane`, by the same context the categories read:
+/// `optimizer` under an `Optimizer.step#` annotation, `backward` under a backward op,
+/// `forward` under any other op; `None` outside ops.
+pub fn phase_at(trace: &Trace, lane: LaneId, ts: i64) -> Option<&'static str> {
+    let c = context(trace, lane, ts);
+    if c.inner == NONE {
+        None
+    } else if c.optimizer != NONE {
+        Some("optimizer")
+    } else if is_backward(trace, c.top) {
+        Some("backward")
+    } else {
+        Some("forward")
+    }
+}
+
 /// The innermost and outermost ops and the optimizer step around time `ts` on `lane`.
 fn context(trace: &Trace, lane: LaneId, ts: i64) -> Context {
     let mut c = Context { inner: NONE, top: NONE, optimizer: NONE };

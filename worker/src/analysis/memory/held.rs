@@ -10,7 +10,8 @@
 use super::category::{categorize, Category};
 use super::lifetime::{lifetimes, Lifetimes};
 use super::steps::{leaks, step_memory, Leak, StepMemory};
-use crate::model::Trace;
+use super::enclosing_op_at;
+use crate::model::{LaneId, Trace};
 
 /// Allocations with their categories, per-step peaks and leaks of one trace.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -46,6 +47,17 @@ impl Held {
         live.sort_by_key(|&i| (std::cmp::Reverse(lt.bytes[i as usize]), i));
         live.truncate(top);
         live
+    }
+
+    /// The thread (lane) allocation `a` was made on.
+    pub fn lane(&self, trace: &Trace, a: usize) -> Option<LaneId> {
+        let i = *self.lifetimes.instant.get(a)?;
+        trace.instants.lane.get(i as usize).copied()
+    }
+
+    /// The innermost op that made allocation `a`, if any.
+    pub fn maker(&self, trace: &Trace, a: usize) -> Option<u32> {
+        enclosing_op_at(trace, self.lane(trace, a)?, *self.lifetimes.ts_ns.get(a)?)
     }
 
     /// The step whose peak is highest on `device` (first on ties).

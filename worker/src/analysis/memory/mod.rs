@@ -28,7 +28,8 @@
 //!
 //! **Submodules.** What holds the memory: [`lifetime`] (each allocation paired with its
 //! free), [`category`] (PyTorch's categories from the trace alone), [`steps`] (each step's
-//! peak by category, leaks across steps), [`held`] (all of it, built once per trace).
+//! peak by category, leaks across steps), [`held`] (all of it, built once per trace),
+//! [`stacked`] (bytes by category over time, bucketed, for the page's chart).
 //!
 //! **Why** series per event and not resampled: the counter track's level of detail is the
 //! index's job; analyses keep exact values. References: docs/definitions.md §1–2.
@@ -36,6 +37,7 @@
 pub mod category;
 pub mod held;
 pub mod lifetime;
+pub mod stacked;
 pub mod steps;
 
 use super::args::ArgKey;
