@@ -23,6 +23,9 @@ async function expectSummaryShown(app, summary) {
 }
 
 test('the demo trace loads by default and its summary appears', async ({ app }) => {
+  // A plain static host: the page names no listing, so it asks for none (no 404 logged).
+  const asked = [];
+  app.page.on('request', (r) => asked.push(new URL(r.url()).pathname));
   await app.open();
   const s = await app.state();
   expect(s.status).toBe('ready');
@@ -36,6 +39,7 @@ test('the demo trace loads by default and its summary appears', async ({ app }) 
   }
   await expect(app.phaseCounts).toContainText('X');
   await app.screenshot('demo');
+  expect(asked.filter((p) => p.endsWith('/index.json')), 'index.json asked for').toEqual([]);
   // The committed demo file is what the page loaded.
   expectSameSummary(s.summary, cliInfo(DEMO_TRACE));
 });

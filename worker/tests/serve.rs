@@ -241,6 +241,7 @@ fn without_a_log_directory_only_the_site_is_served() {
     std::thread::spawn(move || http::run(served, "127.0.0.1:0".parse().unwrap(), Limits::default(), |a| tx.send(a).unwrap()));
     let addr = rx.recv_timeout(std::time::Duration::from_secs(10)).unwrap();
     assert_eq!(get(addr, "/").0, 200, "the site");
+    assert!(!String::from_utf8_lossy(&get(addr, "/").2).contains("kinetoscope-gallery"), "a page without a listing asks for none");
     assert_eq!(get(addr, "/public/demo.json").0, 200, "the demo beside it");
     // No listing, so the page opens its demo; no trace of the directory is reachable.
     assert_eq!(get(addr, "/index.json").0, 404);
@@ -259,6 +260,13 @@ fn listing_and_run_manifests_follow_the_directory() {
     let index: serde_json::Value = serde_json::from_slice(&body).unwrap();
     assert_eq!(index["runs"].as_array().unwrap().len(), 2);
     assert_eq!(index["unreadable"].as_array().unwrap().len(), 3);
+    // The page is marked as having a listing, at / and /index.html alike.
+    let marked = format!("{}<!doctype html><title>site</title>", kinetoscope::serve::page::GALLERY_META);
+    for path in ["/", "/index.html"] {
+        let (status, head, body) = get(addr, path);
+        assert_eq!((status, String::from_utf8_lossy(&body).into_owned()), (200, marked.clone()), "{path}");
+        assert!(head.to_ascii_lowercase().contains("text/html"), "{head}");
+    }
     let (status, _, body) = get(addr, "/logs/job-a/run.json");
     assert_eq!(status, 200);
     let ranks = kinetoscope::ranks::manifest::manifest(&String::from_utf8_lossy(&body)).unwrap();
@@ -299,6 +307,8 @@ fn publish_writes_the_same_layout() {
     let done = publish::publish(&log, site, &out, false).unwrap();
     assert_eq!((done.runs, done.traces, done.unreadable), (2, 4, 3));
     assert!(out.join("index.html").is_file() && out.join("public/demo.json").is_file());
+    let page = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert_eq!(page, format!("{}<!doctype html>", kinetoscope::serve::page::GALLERY_META), "the published page asks for its listing");
     assert_eq!(std::fs::read(out.join("logs/job-b/worker7.pt.trace.json.gz")).unwrap(), std::fs::read(log.join("job-b/worker7.pt.trace.json.gz")).unwrap());
     let index: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("index.json")).unwrap()).unwrap();
     for run in index["runs"].as_array().unwrap() {

@@ -192,10 +192,11 @@ fn count_text(t: &TableState) -> String {
             } else {
                 ""
             };
+            let rows = if all == 1 { "row" } else { "rows" };
             if shown == all {
-                format!("{all} rows{busy}")
+                format!("{all} {rows}{busy}")
             } else {
-                format!("{shown} of {all} rows{busy}")
+                format!("{shown} of {all} {rows}{busy}")
             }
         }
         None if t.pending.is_some() => "loading…".to_owned(),

@@ -14,6 +14,8 @@
 //!   A trace a job is still writing goes out as long as it was when opened: `ServeFile`
 //!   announces that length and hyper sends no body past a `Content-Length`
 //!   (`tests/serve_live.rs` holds it to that).
+//! - `/` and `/index.html` with a log directory: the site's page marked as having a listing
+//!   ([`super::page`]);
 //! - anything else: the built site (tower-http's `ServeDir`, which refuses traversal itself).
 //!
 //! Paths longer than any file's are 414 ([`guard::length`]), hidden `/logs/` paths 404.
@@ -84,16 +86,28 @@ pub fn run(served: Served, addr: SocketAddr, limits: Limits, ready: impl FnOnce(
 /// The routes over `served`, for a server listening on `host` (the Host check,
 /// [`super::headers`]).
 pub fn router(served: Served, host: IpAddr) -> Router {
-    let site_files = Router::new().fallback(site).with_state(Arc::new(served.site));
+    let site_dir = Arc::new(served.site);
+    let site_files = Router::new().fallback(site).with_state(site_dir.clone());
     let routes = match served.logs {
         Some(served_logs) => Router::new()
             .route("/index.json", get(listing))
             .route(&format!("/{LOGS}/{{*path}}"), get(logs))
             .with_state(Arc::new(served_logs))
+            .merge(Router::new().route("/", get(page)).route("/index.html", get(page)).with_state(site_dir))
             .merge(site_files),
         None => site_files,
     };
     routes.layer(axum::middleware::from_fn_with_state(host, super::headers::policy))
+}
+
+/// `/` with a listing: the site's `index.html` marked so the page asks for it
+/// ([`super::page`]), read per request so a rebuilt site is served as built.
+async fn page(State(site): State<Arc<PathBuf>>) -> Response {
+    let path = site.join("index.html");
+    match tokio::fs::read_to_string(&path).await {
+        Ok(html) => ([(header::CONTENT_TYPE, "text/html; charset=utf-8"), (header::CACHE_CONTROL, "no-cache")], super::page::with_gallery(&html)).into_response(),
+        Err(e) => text(StatusCode::INTERNAL_SERVER_ERROR, format!("cannot read {}: {e}", path.display())),
+    }
 }
 
 /// Anything else: a file of the built site.

@@ -12,6 +12,7 @@
 //! - [`index`]: the manifest format both share, so a published folder and a live server
 //!   answer the same URLs.
 //! - [`steps`]: step counts, read after the scan (the whole file is read for them).
+//! - [`page`]: `index.html` marked as having a listing (only then does the page ask for one).
 //! - [`http`]: the server, its connections bounded by [`limits`] and every exchange checked by
 //!   [`headers`] (Host, security headers, same-origin redirects); [`publish`]: the static folder.
 //!
@@ -26,6 +27,7 @@ pub mod headers;
 pub mod http;
 pub mod index;
 pub mod limits;
+pub mod page;
 pub mod publish;
 pub mod scan;
 pub mod steps;

@@ -94,6 +94,7 @@ fn refuse_overlap(root: &Path, site: &Path, target: &Path) -> Result<(), String>
 fn write(root: &Path, site: &Path, target: &Path, keep: bool) -> Result<Published, String> {
     let mut listing = scan::scan(root)?;
     copy_dir(site, target)?;
+    mark_page(&target.join("index.html"))?;
     let mut published = Published { runs: listing.runs.len(), unreadable: listing.unreadable.len(), ..Published::default() };
     let logs = target.join(LOGS);
     real_dir(&logs)?;
@@ -122,6 +123,12 @@ fn write(root: &Path, site: &Path, target: &Path, keep: bool) -> Result<Publishe
         published.removed = prune(&logs, &written)?;
     }
     Ok(published)
+}
+
+/// Marks the copied `index.html` as having a listing ([`super::page`]).
+fn mark_page(path: &Path) -> Result<(), String> {
+    let html = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    std::fs::write(path, super::page::with_gallery(&html)).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
 fn write_json(path: &Path, value: &serde_json::Value) -> Result<(), String> {
