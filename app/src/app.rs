@@ -260,7 +260,7 @@ fn start(ctl: Controller, wanted: RwSignal<Option<(String, u64)>>, gallery: RwSi
                 }
                 // Unless a trace came meanwhile (posted by the page that opened this one).
                 Err(_) if ctl.state.with_untracked(|s| s.status == crate::state::Status::Idle) => {
-                    ctl.load_url(DEMO_URL);
+                    ctl.load_demo(DEMO_URL);
                     ctl.restore_later(link);
                 }
                 Err(_) => {}

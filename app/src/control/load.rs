@@ -26,6 +26,13 @@ impl Controller {
         }
     }
 
+    /// Loads the built-in demo from `url`, marked as the demo (the page says how to open a
+    /// trace of one's own).
+    pub fn load_demo(self, url: &str) {
+        self.load_url(url);
+        self.state.update(|s| s.demo = true);
+    }
+
     /// Loads a local file, cancelling any running load.
     pub fn load_file(self, file: File) {
         let Some(bridge) = self.get_bridge() else {

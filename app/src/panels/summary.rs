@@ -48,13 +48,16 @@ pub fn TraceHeader(state: ReadSignal<LoadState>) -> impl IntoView {
     }
 }
 
-/// Under the header, where the eye is: why the timeline is empty (`empty-state`), or where a
-/// cut-short file stopped (`truncation-banner`); nothing for a whole trace with slices.
+/// Under the header, where the eye is: that this is the demo and how to open one's own trace
+/// (`demo-banner`), why the timeline is empty (`empty-state`), or where a cut-short file
+/// stopped (`truncation-banner`); nothing for a whole trace of one's own with slices.
 #[component]
 pub fn LoadNotices(state: ReadSignal<LoadState>) -> impl IntoView {
     let summary = Memo::new(move |_| state.with(|s| s.summary.clone()));
+    let demo = Memo::new(move |_| state.with(|s| s.demo));
     move || {
         summary.get().map(|s| {
+            let demo = demo.get().then(|| view! { <section class="card notice" role="note" data-testid="demo-banner">{notice::DEMO}</section> });
             let empty = notice::empty_state(&s).map(|text| {
                 let why = s.warnings.first().map(|w| view! { <p class="muted">"The parse says: "<code>{w.clone()}</code></p> });
                 view! { <section class="card notice" role="status" data-testid="empty-state"><b>{text}</b>{why}</section> }
@@ -62,7 +65,7 @@ pub fn LoadNotices(state: ReadSignal<LoadState>) -> impl IntoView {
             let truncated = notice::truncation(&s).map(|text| {
                 view! { <section class="card notice warn" role="alert" data-testid="truncation-banner">{text}</section> }
             });
-            view! { {empty}{truncated} }
+            view! { {demo}{empty}{truncated} }
         })
     }
 }

@@ -108,6 +108,8 @@ pub struct LoadState {
     pub steps: StepMarking,
     /// The Summary tab's glance of the loaded trace.
     pub glance: glance::GlanceState,
+    /// The load is the built-in demo (the page was opened without a trace).
+    pub demo: bool,
 }
 
 impl LoadState {
@@ -125,6 +127,7 @@ impl LoadState {
         self.settled = false;
         self.steps = StepMarking::default();
         self.glance = glance::GlanceState::default();
+        self.demo = false;
     }
 
     /// Applies one worker reply that belongs to the current load (or to no load: `Ready`).

@@ -8,6 +8,11 @@
 use super::format;
 use protocol::TraceSummary;
 
+/// What the demo is and how to open one's own trace (shown while the demo is loaded).
+pub const DEMO: &str = "This is Kinetoscope's demo: a synthetic training run. To open your own trace, drop a \
+     .json or .json.gz file anywhere on this page, use Open trace (or Open folder for every rank of \
+     a run), or add ?url=https://host/trace.json to this page's address.";
+
 /// Why the timeline is empty, or `None` when some lane has slices.
 pub fn empty_state(s: &TraceSummary) -> Option<String> {
     if s.lanes > 0 {
