@@ -17,6 +17,35 @@ pub fn duration(ns: i64) -> String {
     }
 }
 
+/// A duration as the page shows it (`app/src/state/format.rs` `span_us`): three significant
+/// digits in ns, µs, ms or s, minutes and seconds past a minute: `129 ms`, `4.56 µs`, `0 ns`.
+pub fn span(ns: i64) -> String {
+    let sig3 = |x: f64| {
+        if x >= 100.0 {
+            format!("{x:.0}")
+        } else if x >= 10.0 {
+            format!("{x:.1}")
+        } else {
+            format!("{x:.2}")
+        }
+    };
+    let sign = if ns < 0 { "-" } else { "" };
+    let us = ns.unsigned_abs() as f64 / 1e3;
+    let text = if us < 1.0 {
+        format!("{:.0} ns", us * 1e3)
+    } else if us < 1e3 {
+        format!("{} µs", sig3(us))
+    } else if us < 1e6 {
+        format!("{} ms", sig3(us / 1e3))
+    } else if us < 60e6 {
+        format!("{} s", sig3(us / 1e6))
+    } else {
+        let s = us / 1e6;
+        format!("{:.0} min {:.1} s", (s / 60.0).floor(), s % 60.0)
+    };
+    format!("{sign}{text}")
+}
+
 /// A fraction (0..=1) as a percent with one decimal: `12.3%`.
 pub fn percent(fraction: f64) -> String {
     format!("{:.1}%", fraction * 100.0)
@@ -74,6 +103,11 @@ mod tests {
             ["850 ns", "12.3 µs", "4.56 ms", "1.23 s"]
         );
         assert_eq!(percent(0.1234), "12.3%");
+        // The page's span_us cases (app/src/state/format.rs), in ns.
+        assert_eq!(
+            [span(250), span(12_500), span(3_000), span(1_500_000), span(2_346_000_000), span(125_000_000_000), span(0), span(-128_700_000)],
+            ["250 ns", "12.5 µs", "3.00 µs", "1.50 ms", "2.35 s", "2 min 5.0 s", "0 ns", "-129 ms"]
+        );
         assert_eq!([pytorch_time(12_345), pytorch_time(1_234_000), pytorch_time(2_000_000_000)], ["12.345us", "1.234ms", "2.000s"]);
         assert_eq!((cut("abcdef", 5), cut("abc", 5)), ("ab...".to_owned(), "abc".to_owned()));
         assert_eq!(printable("a\tb\u{7}"), "a?b?");

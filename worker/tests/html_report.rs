@@ -75,6 +75,14 @@ fn every_real_fixture_gives_a_self_contained_report_with_the_json_numbers() {
             assert!(html.starts_with("<!DOCTYPE html>") && html.ends_with("</html>\n"), "{name}");
         }
         let html = report.html(explanation.as_ref(), Some(VIEWER));
+        // Times read as the page writes them (`129 ms`, `4.56 µs`), never PyTorch's `128.500ms`.
+        for (at, _) in html.match_indices("<td class=\"n\" data-us=\"") {
+            let cell = &html[at..html[at..].find("</td>").map_or(html.len(), |e| at + e)];
+            let shown = &cell[cell.find('>').map_or(0, |g| g + 1)..];
+            let us: f64 = cell.split('"').nth(3).and_then(|v| v.parse().ok()).unwrap_or(f64::NAN);
+            // A difference is signed in front (`+15.7 ms`).
+            assert_eq!(shown.trim_start_matches(['+', '-']), kinetoscope::text::span((us.abs() * 1000.0).round() as i64), "{name}: {cell}");
+        }
 
         // Ops: the top 20 by Self CUDA (else Self CPU), five numbers a row, as --json has them.
         let ops = json["ops"].as_array().unwrap();

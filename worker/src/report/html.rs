@@ -23,7 +23,8 @@
 pub mod svg;
 
 use super::trace::TraceReport;
-use super::{cut, time, SortKey};
+use super::{cut, SortKey};
+use crate::text::span;
 use crate::analysis::breakdown::CATEGORIES;
 use crate::analysis::explain::{sentences, Explanation};
 use crate::analysis::ops::us;
@@ -128,7 +129,7 @@ fn palette_css() -> String {
 
 /// A number cell: the text people read, and the JSON value in `data-us`.
 fn us_cell(ns: i64) -> String {
-    format!("<td class=\"n\" data-us=\"{}\">{}</td>", us(ns), time(ns))
+    format!("<td class=\"n\" data-us=\"{}\">{}</td>", us(ns), span(ns))
 }
 
 /// A count cell.
@@ -199,15 +200,15 @@ impl TraceReport<'_> {
         let ops = &self.ops;
         let mut rows: Vec<(&str, String)> = Vec::new();
         if let Some((t0, t1)) = self.options.range {
-            rows.push(("Range", format!("<td class=\"n\">{} - {}</td>", time(t0), time(t1))));
+            rows.push(("Range", format!("<td class=\"n\">{} - {}</td>", span(t0), span(t1))));
         }
         rows.push(("Self CPU time total", us_cell(ops.self_cpu_total_ns)));
         rows.push(("Self CUDA time total", us_cell(ops.self_device_total_ns)));
         rows.push(("Kernels (calls)", n_cell(self.kernels.calls)));
         rows.push(("Steps", n_cell(self.steps.steps.len())));
         if let Some(st) = &self.steps.stats {
-            rows.push(("Step time (mean)", format!("<td class=\"n\" data-us=\"{}\">{}</td>", st.duration.mean / 1e3, time(st.duration.mean.round() as i64))));
-            rows.push(("Step time (p95)", format!("<td class=\"n\" data-us=\"{}\">{}</td>", st.duration.p95 / 1e3, time(st.duration.p95.round() as i64))));
+            rows.push(("Step time (mean)", format!("<td class=\"n\" data-us=\"{}\">{}</td>", st.duration.mean / 1e3, span(st.duration.mean.round() as i64))));
+            rows.push(("Step time (p95)", format!("<td class=\"n\" data-us=\"{}\">{}</td>", st.duration.p95 / 1e3, span(st.duration.p95.round() as i64))));
         }
         let mut gpu_rows = Vec::new();
         for g in &self.gpus {
@@ -246,7 +247,7 @@ impl TraceReport<'_> {
             escape(&f.try_this)
         );
         let e = &f.evidence;
-        let range = e.range_ns.map(|(a, b)| format!(", {} - {}", time(a), time(b))).unwrap_or_default();
+        let range = e.range_ns.map(|(a, b)| format!(", {} - {}", span(a), span(b))).unwrap_or_default();
         let _ = write!(out, "<dt>Evidence</dt><dd><span data-n=\"{}\">{}</span> slices on {} lanes{range}", e.total, e.total, e.lanes.len());
         if !e.slices.is_empty() {
             out.push_str("<table class=\"evidence\">");
@@ -335,7 +336,7 @@ impl TraceReport<'_> {
                 k.share * 100.0,
                 k.share * 100.0,
                 k.stats.mean / 1e3,
-                time(k.stats.mean.round() as i64),
+                span(k.stats.mean.round() as i64),
                 us_cell(k.stats.max),
                 k.top_op.as_ref().map_or_else(String::new, |o| escape(&cut(&o.name, NAME_CHARS)))
             );
@@ -419,10 +420,10 @@ fn explanation_html(e: &Explanation, links: &Links) -> String {
             name_cell(&name),
             us_cell(step),
             median / 1e3,
-            time(median.round() as i64),
+            span(median.round() as i64),
             delta / 1e3,
             if delta >= 0.0 { "+" } else { "-" },
-            time(delta.abs().round() as i64)
+            span(delta.abs().round() as i64)
         );
     }
     out + "</table></section>\n"

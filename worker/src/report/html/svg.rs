@@ -102,7 +102,7 @@ pub fn step_bars(steps: &Steps, name_of: impl Fn(u64) -> String) -> Option<Strin
     let bar = (slot * 0.7).max(1.0);
     for (i, s) in steps.steps.iter().enumerate() {
         let x = plot.x(i as f64) + (slot - bar) / 2.0;
-        let _ = write!(out, "<g><title>{}: {}</title>", escape(&name_of(s.number)), escape(&crate::report::time(s.dur_ns())));
+        let _ = write!(out, "<g><title>{}: {}</title>", escape(&name_of(s.number)), escape(&crate::text::span(s.dur_ns())));
         let mut base = 0.0;
         for (k, cat) in CATEGORIES.iter().enumerate() {
             let v = s.breakdown.get(*cat) as f64 / 1e6;
