@@ -43,7 +43,9 @@
 //!                 counter set (below) or null, roofline: the roofline chart's data, {device,
 //!                 known, model, source, peaks: {class: TFLOP/s, gbps} | null, roof: {class,
 //!                 tflops} | null, ridge, caption, message (said in the chart's place when
-//!                 peaks are unknown) | null, unplotted, points: [{name, calls, totalNs, flops,
+//!                 peaks are unknown) | null, empty (said when no kernel is plotted) | null,
+//!                 unplotted, leftOff: [{name, calls, totalNs, share, reason, why}] (report
+//!                 --json roofline.left_off[]), points: [{name, calls, totalNs, flops,
 //!                 bytes, intensity, tflops, gbps, peak, bound, peakPct}]} or null,
 //!                 memoryChart: the memory chart's device, curves, categories, step peaks and
 //!                 live allocations (`memory_json`) or null, pending};
@@ -648,7 +650,8 @@ fn memory_json(m: &crate::state::memory::MemoryView) -> serde_json::Value {
 }
 
 /// The roofline chart's data: `{device, known, model, source, peaks: {class: TFLOP/s, gbps},
-/// roof: {class, tflops} | null, ridge, caption, message, unplotted, points: [{name, calls,
+/// roof: {class, tflops} | null, ridge, caption, message, empty (no point: what is said),
+/// unplotted, leftOff: [{name, calls, totalNs, share, reason, why}], points: [{name, calls,
 /// totalNs, flops, bytes, intensity, tflops, gbps, peak, bound, peakPct}]}` (points longest first).
 fn roofline_json(r: &protocol::RooflineData) -> serde_json::Value {
     use crate::state::roofline as rules;
@@ -678,7 +681,12 @@ fn roofline_json(r: &protocol::RooflineData) -> serde_json::Value {
         "ridge": rules::ridge(r),
         "caption": rules::caption(r),
         "message": rules::unknown_message(r),
-        "unplotted": r.unplotted,
+        "unplotted": r.left_off.len(),
+        "leftOff": r.left_off.iter().map(|k| serde_json::json!({
+            "name": k.name, "calls": k.calls, "totalNs": k.total_ns, "share": k.share,
+            "reason": k.reason, "why": k.why,
+        })).collect::<Vec<_>>(),
+        "empty": rules::empty_message(r),
         "points": points,
     })
 }

@@ -5,14 +5,19 @@
 // with one point per kernel with known FLOPs and bytes; a GEMM kernel's details show its work
 // over its own duration. On the MI250 trace, whose GPU ("AMD Radeon Graphics") the peak table
 // does not know, the chart says so in its place; peaks typed into the page draw it, and the
-// tables then equal `report --json --gpu-peak` with the same peaks. State is read from
-// `window.kinetoscope`; waits are on `idle()` and loads, never on sleeps.
+// tables then equal `report --json --gpu-peak` with the same peaks. The kernel names left off
+// the chart are listed under it with the reason, equal to `report --json` `roofline.left_off[]`
+// (H100 bert: 5; gpumodel: its only kernel, a GEMM whose op recorded no shapes, where the chart
+// says first that nothing is plotted and asks for no peaks); a point hovered shows its kernel's
+// name and work (equal to `report --json` kernels[]) and a click searches it on the timeline.
+// State is read from `window.kinetoscope`; waits are on `idle()` and loads, never on sleeps.
 const path = require('node:path');
 const { test, expect } = require('../pages/app');
 const { realFixture, cliReport, RESULTS_DIR } = require('../support/fixtures');
 
 const H100 = 'tracelens__h100__gaunernst_bert-small-uncased__1016001.json.gz';
 const MI250 = 'hta__mi250_minitoy_train_ROCm6_2_kineto.json.gz';
+const GPUMODEL = 'gpumodel__trace.json';
 const FIRST_ROWS = 8;
 const KERNEL_WORK = [
   ['flops', 'flops'], ['achieved_tflops', 'achieved_tflops'], ['peak_pct', 'peak_pct'],
@@ -25,6 +30,31 @@ async function roofline(app) {
     const c = window.kinetoscope.charts;
     return c && JSON.parse(JSON.stringify(c.roofline));
   });
+}
+
+/** The left-off list under the chart and the hook's `leftOff` equal `report --json` `roofline`. */
+async function expectLeftOff(app, cli) {
+  const want = cli.roofline.left_off;
+  const chart = await roofline(app);
+  expect(chart.points.length, 'plotted').toBe(cli.roofline.plotted);
+  expect(chart.leftOff.map((k) => [k.name, k.calls, k.reason, k.why])).toEqual(
+    want.map((k) => [k.name, k.calls, k.reason, k.why]),
+  );
+  for (const [i, k] of chart.leftOff.entries()) {
+    expect(k.totalNs / 1000, k.name).toBeCloseTo(want[i].total_us, 6);
+    // The share is a sum of floats, in the page's order of additions: equal to a few ulps.
+    expect(k.share, k.name).toBeCloseTo(want[i].share, 12);
+  }
+  const rows = app.page.getByTestId('roofline-left-off-row');
+  await expect(rows).toHaveCount(want.length);
+  const shown = await rows.evaluateAll((trs) => trs.map((tr) => ({
+    name: tr.dataset.name, reason: tr.dataset.reason, totalNs: Number(tr.dataset.totalNs), text: tr.textContent,
+  })));
+  for (const [i, row] of shown.entries()) {
+    expect([row.name, row.reason], `left-off row ${i}`).toEqual([want[i].name, want[i].reason]);
+    expect(row.totalNs / 1000, `left-off row ${i} time`).toBeCloseTo(want[i].total_us, 6);
+    expect(row.text, `left-off row ${i} says why`).toContain(want[i].why);
+  }
 }
 
 /** A cell of `shownRows` equals the CLI's number, or shows "—" (no `data-value`) when it is null. */
@@ -131,6 +161,35 @@ test('H100: roofline columns, MFU and op work equal report --json; the chart and
   await expect.poll(() => distinctColors(app, 'chart-roofline'), 'the roofline is drawn').toBeGreaterThan(3);
   await app.screenshot('roofline');
   await canvas.locator('xpath=..').screenshot({ path: path.join(RESULTS_DIR, 'roofline-chart.png') });
+  await expectLeftOff(app, cli);
+  expect(cli.roofline.left_off.length, 'H100 bert leaves kernels off').toBeGreaterThan(0);
+
+  // Every circle inside the plot; the last drawn (on top) hovered shows its kernel's work.
+  const box = await canvas.boundingBox();
+  const circles = JSON.parse(await canvas.getAttribute('data-circles'));
+  expect(circles.length).toBe(chart.points.length);
+  for (const [x, y, r] of circles) {
+    expect(x - r >= 0 && y - r >= 0 && x + r <= box.width && y + r <= box.height, `circle ${x},${y} inside`).toBe(true);
+  }
+  const top = chart.points.length - 1;
+  const point = chart.points[top];
+  const kernel = cli.kernels.find((k) => k.name === point.name);
+  for (const [mine, theirs] of [['flops', 'flops'], ['bytes', 'bytes'], ['tflops', 'achieved_tflops'], ['gbps', 'achieved_gbps']]) {
+    expect(Math.abs(point[mine] - kernel[theirs]), `hovered ${mine}`).toBeLessThanOrEqual(1e-9 * kernel[theirs]);
+  }
+  await page.mouse.move(box.x + circles[top][0], box.y + circles[top][1]);
+  const tip = page.getByTestId('roofline-tip');
+  await expect(tip).toHaveAttribute('data-name', point.name);
+  await expect(tip).toContainText(point.name);
+  await expect(tip).toContainText('TFLOP/s');
+  await app.screenshot('roofline-hover');
+  await page.mouse.move(box.x + 2, box.y + 2);
+  await expect(tip).toHaveCount(0);
+  // A click searches the kernel's slices on the timeline, as a kernel-table row does.
+  await page.mouse.click(box.x + circles[top][0], box.y + circles[top][1]);
+  await app.idle();
+  await expect(app.searchInput).toHaveValue(point.name);
+  await expect.poll(async () => ((await app.timeline()).search || {}).text).toBe(point.name);
 
   // Details of the top GEMM kernel: its work, rates over its own duration.
   const gemm = cli.kernels.find((k) => k.class === 'gemm' && k.flops !== null);
@@ -187,6 +246,8 @@ test('MI250: an unknown GPU says so; peaks typed in draw the roofs and equal rep
   // Peaks given: the worker measures the trace again (answered like a load), the view returns
   // to the Charts tab with the roofs drawn.
   const spec = 'bf16=362.1,fp32=45.3,gbps=3276.8';
+  await expect(page.getByTestId('peak-fp8'), 'an fp8 field').toBeVisible();
+  await expect(page.getByTestId('peak-fp4'), 'an fp4 field').toBeVisible();
   await page.getByTestId('peak-bf16').fill('362.1');
   await page.getByTestId('peak-fp32').fill('45.3');
   await page.getByTestId('peak-gbps').fill('3276.8');
@@ -214,4 +275,39 @@ test('MI250: an unknown GPU says so; peaks typed in draw the roofs and equal rep
   await app.waitForLoads(again + 1);
   await expect(page.getByTestId('roofline-unknown')).toBeVisible();
   expect((await roofline(app)).peaks).toBeNull();
+});
+
+test('gpumodel: no kernel plotted is said first, with its only kernel left off for want of shapes', async ({ app, page }) => {
+  await page.setViewportSize({ width: 1440, height: 900 });
+  await app.open();
+  const file = realFixture(GPUMODEL);
+  const cli = cliReport(file);
+  await app.upload(file);
+  await app.openTab('charts');
+  const empty = page.getByTestId('roofline-empty');
+  await expect(empty).toContainText('No kernel with known FLOPs and bytes');
+  await expect(empty).toContainText(cli.roofline.left_off[0].name);
+  await expect(page.getByTestId('roofline-unknown'), 'no peaks asked for').toHaveCount(0);
+  await expect(page.getByTestId('chart-roofline')).toBeHidden();
+  const said = await empty.boundingBox();
+  const form = await page.getByTestId('roofline-peaks').boundingBox();
+  expect(said.y, 'said above the peaks form').toBeLessThan(form.y);
+  expect(cli.roofline).toMatchObject({ plotted: 0, left_off: [{ reason: 'no_shapes', share: 1 }] });
+  await expectLeftOff(app, cli);
+  await expect(page.getByTestId('roofline-left-off')).toHaveAttribute('open', '');
+  await app.screenshot('roofline-none-plotted');
+});
+
+test('H100: the peaks form shows the table\'s fp8 peak', async ({ app, page }) => {
+  await page.setViewportSize({ width: 1440, height: 900 });
+  await app.open();
+  const file = realFixture(H100);
+  const cli = cliReport(file);
+  await app.upload(file);
+  await app.openTab('charts');
+  const fp8 = cli.gpu_peaks.tflops.fp8;
+  expect(fp8, 'the H100 has an fp8 peak').toBeGreaterThan(0);
+  await expect(page.getByTestId('peak-fp8')).toHaveValue(String(fp8));
+  const fp4 = cli.gpu_peaks.tflops.fp4;
+  await expect(page.getByTestId('peak-fp4')).toHaveValue(fp4 === null || fp4 === undefined ? '' : String(fp4));
 });

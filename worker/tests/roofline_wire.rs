@@ -61,7 +61,7 @@ fn h100_kernel_columns_and_roofline_points() {
     assert!(chart.known, "{:?} is in the peak table", chart.device);
     assert_eq!(chart.peaks.as_ref().unwrap().model, "NVIDIA H100 SXM");
     assert!(!chart.points.is_empty());
-    assert_eq!(chart.points.len() + chart.unplotted as usize, rows.len());
+    assert_eq!(chart.points.len() + chart.left_off.len(), rows.len());
     let (class, tflops) = chart.roof.clone().unwrap();
     assert!(tflops > 0.0, "{class}");
     for p in &chart.points {
@@ -125,7 +125,7 @@ fn mi250_peaks_given_by_hand() {
     // Points without peaks: the kernels with FLOPs and bytes are plotted whatever the GPU, the
     // minitoy's two hipBLASLt GEMMs (`Cijk_*`, from their ops' shapes) among them.
     let rows = engine.session().unwrap().kernels(None).rows.len();
-    assert_eq!(chart.points.len() + chart.unplotted as usize, rows);
+    assert_eq!(chart.points.len() + chart.left_off.len(), rows);
     let gemms = chart.points.iter().filter(|p| p.name.starts_with("Cijk_")).count();
     assert_eq!(gemms, 2, "{:?}", chart.points.iter().map(|p| &p.name).collect::<Vec<_>>());
     assert!(chart.points.iter().all(|p| p.bound.is_none() && p.peak_pct.is_none()));

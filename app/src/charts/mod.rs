@@ -14,10 +14,14 @@
 //! Test ids: `charts`, `chart-steps`, `chart-gpu`, `chart-memory` (with `memory-device`,
 //! `memory-live`, `memory-peak`, `memory-live-row`, `live-col-<key>`: see `live`), `chart-kernel-hist`,
 //! `chart-kernel-select`, `chart-error`, `chart-roofline` (hidden while the GPU's peaks are
-//! unknown) with `roofline-caption`, `roofline-unknown` (`data-device`: what is said in the
-//! chart's place) and the peaks form `roofline-peaks` (inputs `peak-bf16`, `peak-fp32`,
-//! `peak-gbps`; buttons `peaks-apply`, `peaks-reset`; `peaks-error`). Files: one per chart,
-//! shared drawing helpers here.
+//! unknown or no kernel is plotted) with `roofline-caption`, `roofline-empty` (no kernel to
+//! plot, said first), `roofline-unknown` (`data-device`: what is said in the chart's place),
+//! `data-circles` on `chart-roofline` (the points' circles as drawn, `[[x, y, r]]` in CSS px),
+//! `roofline-tip` (the hovered point, `data-name`; a click searches its name on the timeline),
+//! the left-off list `roofline-left-off` (rows `roofline-left-off-row`: `data-name`,
+//! `data-reason`, `data-total-ns`) and the peaks form `roofline-peaks` (inputs `peak-bf16`,
+//! `peak-fp32`, `peak-fp8`, `peak-fp4`, `peak-gbps`; buttons `peaks-apply`, `peaks-reset`;
+//! `peaks-error`). Files: one per chart, shared drawing helpers here.
 //! The charts it draws: docs/viewer.md#charts.
 
 mod gpu;
@@ -41,8 +45,10 @@ use plotters_canvas::CanvasBackend;
 
 /// A chart's drawing area: the whole canvas.
 type Area = DrawingArea<CanvasBackend, Shift>;
-/// What a chart's draw function returns.
-type Drawn = Result<(), Box<dyn std::error::Error>>;
+/// What a chart's draw function returns: what it drew (hit areas), or why it could not.
+type Drawing<R> = Result<R, Box<dyn std::error::Error>>;
+/// What a chart's draw function returns when nothing it drew is kept.
+type Drawn = Drawing<()>;
 
 /// Width of the legend column beside a plot, CSS px.
 const LEGEND_W_PX: f64 = 170.0;
@@ -160,7 +166,47 @@ pub fn ChartsPanel(ctl: Controller, theme: ReadSignal<Theme>) -> impl IntoView {
     redraw.on(hist_ref, hist, histogram::draw);
     let roofline_ref = NodeRef::<Canvas>::new();
     let roof = Memo::new(move |_| charts.with(|c| c.roofline.clone()));
-    redraw.on(roofline_ref, roof, roofline::draw);
+    let circles = StoredValue::new(Vec::<rules::Circle>::new());
+    redraw.on_then(roofline_ref, roof, roofline::draw, move |drawn: Vec<rules::Circle>| {
+        // For tests and tools: the circles' centers and radii in CSS px, in the points' order.
+        if let Some(canvas) = roofline_ref.get_untracked() {
+            let scale = f64::from(canvas.width()) / f64::from(canvas.client_width().max(1));
+            let css: Vec<[f64; 3]> = drawn.iter().map(|c| [c.x / scale, c.y / scale, c.r / scale]).collect();
+            let _ = canvas.set_attribute("data-circles", &serde_json::to_string(&css).unwrap_or_default());
+        }
+        circles.set_value(drawn);
+    });
+    // The hovered point: its index and where the tip goes (CSS px in the canvas).
+    let hovered = RwSignal::new(None::<(usize, f64, f64)>);
+    let point_at = move |ev: &leptos::ev::MouseEvent| {
+        let canvas = roofline_ref.get_untracked()?;
+        let scale = f64::from(canvas.width()) / f64::from(canvas.client_width().max(1));
+        let (x, y) = (f64::from(ev.offset_x()), f64::from(ev.offset_y()));
+        let i = circles.with_value(|c| rules::hit(c, x * scale, y * scale, scale))?;
+        Some((i, x, y))
+    };
+    let on_move = move |ev: leptos::ev::MouseEvent| hovered.set(point_at(&ev));
+    let on_click = move |ev: leptos::ev::MouseEvent| {
+        let name = point_at(&ev).and_then(|(i, _, _)| roof.with_untracked(|r| Some(r.as_ref()?.points.get(i)?.name.clone())));
+        if let Some(name) = name {
+            ctl.highlight_name(name);
+        }
+    };
+    let tip = move || {
+        let (i, x, y) = hovered.get()?;
+        let lines = roof.with(|r| r.as_ref()?.points.get(i).map(rules::tip))?;
+        let [name, work, rates] = lines;
+        let testname = name.clone();
+        // Beside the pointer, on the side with room (a long name would leave the card).
+        let width = roofline_ref.get_untracked().map_or(0.0, |c| f64::from(c.client_width()));
+        let side = if x > width / 2.0 { format!("right: {}px", width - x + 12.0) } else { format!("left: {}px", x + 12.0) };
+        let style = format!("{side}; top: {}px", y + 12.0);
+        Some(view! {
+            <div class="roofline-tip" data-testid="roofline-tip" data-name=testname style=style>
+                <b>{name}</b><br/>{work}<br/>{rates}
+            </div>
+        })
+    };
     let error = move || {
         charts.with(|c| c.error.clone()).map(|message| {
             view! { <p class="card error" data-testid="chart-error" role="alert">{message}</p> }
@@ -199,11 +245,21 @@ pub fn ChartsPanel(ctl: Controller, theme: ReadSignal<Theme>) -> impl IntoView {
                     {move || roof.with(|r| r.as_ref().map(rules::caption).unwrap_or_default())}
                 </span></h2>
                 {move || roof.with(|r| r.as_ref().and_then(|d| {
+                    let text = rules::empty_message(d)?;
+                    Some(view! { <p class="roofline-unknown" data-testid="roofline-empty">{text}</p> })
+                }))}
+                {move || roof.with(|r| r.as_ref().and_then(|d| {
                     let text = rules::unknown_message(d)?;
                     Some(view! { <p class="roofline-unknown" data-testid="roofline-unknown" data-device=d.device.clone()>{text}</p> })
                 }))}
-                <canvas data-testid="chart-roofline" node_ref=roofline_ref
-                    hidden=move || roof.with(|r| r.as_ref().is_some_and(|d| d.peaks.is_none()))></canvas>
+                <div class="roofline-plot">
+                    <canvas data-testid="chart-roofline" node_ref=roofline_ref
+                        class:pointing=move || hovered.with(Option::is_some)
+                        on:mousemove=on_move on:mouseleave=move |_| hovered.set(None) on:click=on_click
+                        hidden=move || roof.with(|r| r.as_ref().is_some_and(|d| d.peaks.is_none() || d.points.is_empty()))></canvas>
+                    {tip}
+                </div>
+                {move || roof.with(|r| r.as_ref().map(left_off_list))}
                 {peaks_form(ctl, roof)}
             </figure>
         </section>
@@ -239,27 +295,59 @@ fn kernel_select(ctl: Controller, charts: ReadSignal<ChartState>) -> impl IntoVi
     }
 }
 
-/// The GPU peaks the roofline is drawn against, editable: bf16 and fp32 TFLOP/s and memory
-/// GB/s, filled with the peaks in use; Apply sends them to the worker (`ToWorker::SetPeaks`),
-/// Table peaks goes back to the peak table's. Checked here first, so the worker only sees
-/// positive numbers.
+/// The kernel names the roofline leaves off, longest first: name, total time, share, reason.
+fn left_off_list(d: &protocol::RooflineData) -> impl IntoView + use<> {
+    let rows = d
+        .left_off
+        .iter()
+        .map(|k| {
+            view! {
+                <tr data-testid="roofline-left-off-row" data-name=k.name.clone() data-reason=k.reason.clone()
+                    data-total-ns=k.total_ns.to_string()>
+                    <td class="name" title=k.name.clone()>{k.name.clone()}</td>
+                    <td class="num">{format::span_us(k.total_ns as f64 / 1e3)}</td>
+                    <td class="num">{format!("{:.1}%", k.share * 100.0)}</td>
+                    <td>{k.why.clone()}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    let heading = format!(
+        "Left off: {} of {}",
+        d.left_off.len(),
+        format::plural((d.left_off.len() + d.points.len()) as u64, "kernel name", "kernel names")
+    );
+    (!d.left_off.is_empty()).then(|| {
+        view! {
+            <details class="left-off" data-testid="roofline-left-off" open=d.points.is_empty()>
+                <summary>{heading}</summary>
+                <table>
+                    <thead><tr><th>"Kernel"</th><th>"Time"</th><th>"Share"</th><th>"Why not plotted"</th></tr></thead>
+                    <tbody>{rows}</tbody>
+                </table>
+            </details>
+        }
+    })
+}
+
+/// The GPU peaks the roofline is drawn against, editable: bf16, fp32, fp8 and fp4 TFLOP/s and
+/// memory GB/s ([`rules::FIELDS`]), filled with the peaks in use; Apply sends them to the worker
+/// (`ToWorker::SetPeaks`), Table peaks goes back to the peak table's. Checked here first, so the
+/// worker only sees positive numbers.
 fn peaks_form(ctl: Controller, roof: Memo<Option<protocol::RooflineData>>) -> impl IntoView {
-    let bf16 = RwSignal::new(String::new());
-    let fp32 = RwSignal::new(String::new());
-    let gbps = RwSignal::new(String::new());
+    let values: [RwSignal<String>; rules::FIELDS.len()] = std::array::from_fn(|_| RwSignal::new(String::new()));
     let error = RwSignal::new(None::<String>);
     Effect::new(move |_| {
         roof.with(|r| {
-            let shown = |v: Option<f64>| v.map(|v| v.to_string()).unwrap_or_default();
-            let d = r.as_ref();
-            bf16.set(shown(d.and_then(|d| rules::peak_of(d, "bf16"))));
-            fp32.set(shown(d.and_then(|d| rules::peak_of(d, "fp32"))));
-            gbps.set(shown(d.and_then(|d| d.peaks.as_ref()?.gbps)));
+            for ((key, _), value) in rules::FIELDS.iter().zip(values) {
+                let v = r.as_ref().and_then(|d| rules::field_value(d, key));
+                value.set(v.map(|v| v.to_string()).unwrap_or_default());
+            }
         });
     });
     let apply = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
-        match rules::peaks_spec(&bf16.get_untracked(), &fp32.get_untracked(), &gbps.get_untracked()) {
+        match rules::peaks_spec(&values.map(|v| v.get_untracked())) {
             Ok(spec) => {
                 error.set(None);
                 ctl.set_peaks(spec);
@@ -267,21 +355,23 @@ fn peaks_form(ctl: Controller, roof: Memo<Option<protocol::RooflineData>>) -> im
             Err(why) => error.set(Some(why)),
         }
     };
-    let input = move |testid: &'static str, label: &'static str, value: RwSignal<String>| {
-        view! {
-            <label>{label}" "
-                <input type="text" inputmode="decimal" size="7" data-testid=testid
-                    prop:value=move || value.get()
-                    on:input=move |ev| value.set(event_target_value(&ev)) />
-            </label>
-        }
-    };
+    let inputs = rules::FIELDS
+        .iter()
+        .zip(values)
+        .map(|((key, label), value)| {
+            view! {
+                <label>{*label}" "
+                    <input type="text" inputmode="decimal" size="7" data-testid=format!("peak-{key}")
+                        prop:value=move || value.get()
+                        on:input=move |ev| value.set(event_target_value(&ev)) />
+                </label>
+            }
+        })
+        .collect_view();
     view! {
         <form class="peaks" data-testid="roofline-peaks" on:submit=apply>
             <span class="muted">"GPU peaks:"</span>
-            {input("peak-bf16", "bf16/fp16 TFLOP/s", bf16)}
-            {input("peak-fp32", "fp32 TFLOP/s", fp32)}
-            {input("peak-gbps", "memory GB/s", gbps)}
+            {inputs}
             <button type="submit" data-testid="peaks-apply">"Apply"</button>
             <button type="button" data-testid="peaks-reset" title="The peak table's numbers for this GPU"
                 on:click=move |_| {
@@ -319,6 +409,20 @@ impl Redraw {
     where
         T: Clone + PartialEq + Send + Sync + 'static,
     {
+        self.on_then(node, data, draw, |()| {});
+    }
+
+    /// [`Redraw::on`] for a `draw` that returns what it drew (hit areas), handed to `drawn`.
+    fn on_then<T, R>(
+        self,
+        node: NodeRef<Canvas>,
+        data: Memo<T>,
+        draw: fn(&Area, &T, &Palette) -> Drawing<R>,
+        drawn: impl Fn(R) + 'static,
+    ) where
+        T: Clone + PartialEq + Send + Sync + 'static,
+        R: 'static,
+    {
         Effect::new(move |_| {
             let theme = self.theme.get();
             self.resized.track();
@@ -333,14 +437,15 @@ impl Redraw {
                 return;
             };
             let root = backend.into_drawing_area();
-            let drawn = data.with(|d| {
+            let result = data.with(|d| {
                 root.fill(&palette.background)?;
-                draw(&root, d, &palette)?;
+                let out = draw(&root, d, &palette)?;
                 root.present()?;
-                Ok::<(), Box<dyn std::error::Error>>(())
+                Ok::<R, Box<dyn std::error::Error>>(out)
             });
-            if let Err(e) = drawn {
-                web_sys::console::warn_1(&format!("chart not drawn: {e}").into());
+            match result {
+                Ok(out) => drawn(out),
+                Err(e) => web_sys::console::warn_1(&format!("chart not drawn: {e}").into()),
             }
         });
     }

@@ -3,10 +3,11 @@
 //! kernel's total time and it is colored by bound (compute, memory, unknown). The roofs: the
 //! memory-bandwidth slope up to the ridge point, then the flat compute roof of the dominant
 //! precision. Axes and roofs come from `state::roofline`; the worker computed every number.
+//! Returns the circles as drawn (canvas pixels), so the pointer can be matched to a kernel.
 
-use super::{mesh, message, with_legend, Area, Drawn, Palette};
+use super::{mesh, message, with_legend, Area, Drawing, Palette};
 use crate::state::format;
-use crate::state::roofline::{axes, roof_line, roofs};
+use crate::state::roofline::{axes, empty_message, roof_line, roofs, Circle};
 use plotters::prelude::*;
 use protocol::RooflineData;
 
@@ -14,13 +15,17 @@ use protocol::RooflineData;
 const MIN_R_PX: f64 = 3.0;
 const MAX_R_PX: f64 = 14.0;
 
+/// What [`draw`] returns: the circles drawn, in drawing order (the points' order).
+type Circles = Drawing<Vec<Circle>>;
+
 /// Draws the roofline (a message while loading or with no kernel to plot).
-pub fn draw(root: &Area, data: &Option<RooflineData>, p: &Palette) -> Drawn {
+pub fn draw(root: &Area, data: &Option<RooflineData>, p: &Palette) -> Circles {
     let Some(d) = data else {
-        return message(root, p, "loading…");
+        return message(root, p, "loading…").map(|()| Vec::new());
     };
     let Some(a) = axes(d) else {
-        return message(root, p, "No kernel with known FLOPs and bytes in this trace");
+        let text = if empty_message(d).is_some() { "No kernel with known FLOPs and bytes" } else { "" };
+        return message(root, p, text).map(|()| Vec::new());
     };
     let (compute, memory, unknown) = (p.color(0), p.color(1), p.color(7));
     let plot = with_legend(
@@ -56,18 +61,26 @@ pub fn draw(root: &Area, data: &Option<RooflineData>, p: &Palette) -> Drawn {
     }
     let longest = d.points.iter().map(|pt| pt.total_ns).max().unwrap_or(1).max(1) as f64;
     // Longest first, so shorter kernels' smaller circles stay visible on top.
+    let radius = |total_ns: i64| {
+        let share = (total_ns.max(0) as f64 / longest).sqrt();
+        p.px(MIN_R_PX + (MAX_R_PX - MIN_R_PX) * share).max(1)
+    };
     let circles = d.points.iter().map(|pt| {
-        let share = (pt.total_ns.max(0) as f64 / longest).sqrt();
-        let r = p.px(MIN_R_PX + (MAX_R_PX - MIN_R_PX) * share).max(1);
         let color = match pt.bound.as_deref() {
             Some("compute") => compute,
             Some("memory") => memory,
             _ => unknown,
         };
-        Circle::new((pt.intensity, pt.tflops), r, color.mix(0.6).filled())
+        plotters::element::Circle::new((pt.intensity, pt.tflops), radius(pt.total_ns), color.mix(0.6).filled())
     });
     cc.draw_series(circles)?;
-    Ok(())
+    Ok(d.points
+        .iter()
+        .map(|pt| {
+            let (x, y) = cc.backend_coord(&(pt.intensity, pt.tflops));
+            Circle { x: f64::from(x), y: f64::from(y), r: f64::from(radius(pt.total_ns)) }
+        })
+        .collect())
 }
 
 /// A log-axis tick: `0.01`, `0.1`, `1`, `10`, `1k`, `10k` (others as three digits).

@@ -34,7 +34,7 @@ pub use timeline::*;
 use serde::{Deserialize, Serialize};
 
 /// Bumped on any incompatible change; the app refuses a worker that reports another version.
-pub const PROTOCOL_VERSION: u32 = 19;
+pub const PROTOCOL_VERSION: u32 = 20;
 
 /// A message from the app to the worker.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -382,6 +382,14 @@ mod tests {
                 peaks: Some(PeakSet { tflops: vec![("bf16".into(), 989.4)], gbps: Some(3350.0), ..PeakSet::default() }),
                 roof: Some(("bf16".into(), 989.4)),
                 points: vec![RooflinePoint { bound: Some("memory".into()), ..RooflinePoint::default() }],
+                left_off: vec![LeftOffKernel {
+                    name: "ampere_fp16_s16816gemm".into(),
+                    calls: 5,
+                    total_ns: 78_588_000,
+                    share: 1.0,
+                    reason: "no_shapes".into(),
+                    why: "\"aten::mm\" recorded no shapes".into(),
+                }],
                 ..RooflineData::default()
             })),
             Answer::Memory(Box::new(MemoryData {

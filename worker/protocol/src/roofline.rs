@@ -19,8 +19,25 @@ pub struct RooflineData {
     pub roof: Option<(String, f64)>,
     /// One per kernel name with known FLOPs and bytes, by total time (longest first).
     pub points: Vec<RooflinePoint>,
-    /// Kernel names without known FLOPs or bytes (not drawn).
-    pub unplotted: u32,
+    /// Kernel names not drawn, each with the reason, by total time (longest first).
+    pub left_off: Vec<LeftOffKernel>,
+}
+
+/// A kernel name the roofline leaves off, and why (`report --json` `roofline.left_off[]`).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct LeftOffKernel {
+    /// Kernel name.
+    pub name: String,
+    /// Launches.
+    pub calls: u64,
+    /// Total time, ns.
+    pub total_ns: i64,
+    /// Share of all kernel time, 0..=1.
+    pub share: f64,
+    /// Stable id of the reason (`no_op`, `no_shapes`, `no_rule`, `no_flops`, `no_bytes`, `no_time`).
+    pub reason: String,
+    /// The reason in words, naming the op where there is one.
+    pub why: String,
 }
 
 /// A GPU's peaks.

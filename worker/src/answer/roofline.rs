@@ -12,19 +12,29 @@ use crate::analysis::roofline;
 use crate::analysis::work::dtype::PeakClass;
 use crate::analysis::work::peaks::{self, Peaks};
 use crate::session::Session;
-use protocol::{PeakSet, RooflineData, RooflinePoint, SliceWork};
+use protocol::{LeftOffKernel, PeakSet, RooflineData, RooflinePoint, SliceWork};
 
 /// The roofline of the whole trace.
 pub fn roofline(session: &Session) -> RooflineData {
     let work = session.work();
     let table = session.kernels(None);
     let mut points = Vec::new();
-    let mut unplotted = 0;
+    let mut left_off = Vec::new();
     let mut time_by_class = [0i64; PeakClass::ALL.len()];
     for row in &table.rows {
-        let Ok(p) = roofline::point(row) else {
-            unplotted += 1;
-            continue;
+        let p = match roofline::point(row) {
+            Ok(p) => p,
+            Err(reason) => {
+                left_off.push(LeftOffKernel {
+                    name: row.name.clone(),
+                    calls: row.calls(),
+                    total_ns: row.total_ns,
+                    share: row.share,
+                    reason: reason.key().to_owned(),
+                    why: reason.text(),
+                });
+                continue;
+            }
         };
         let a = p.achieved;
         let peak = a.peak.unwrap_or(PeakClass::Fp32);
@@ -57,7 +67,7 @@ pub fn roofline(session: &Session) -> RooflineData {
         peaks: work.peaks().map(peak_set),
         roof,
         points,
-        unplotted,
+        left_off,
     }
 }
 
