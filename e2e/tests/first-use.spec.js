@@ -108,6 +108,8 @@ test('a column is resized by dragging its header edge, and keeps its width when 
   await app.open();
   await app.openTab('ops');
   const head = page.getByTestId('col-calls');
+  // Below the demo's banner the table may start under the fold: scrolled to, as a user would.
+  await head.scrollIntoViewIfNeeded();
   const before = (await head.boundingBox()).width;
   const handle = head.getByTestId('col-resize');
   const h = await handle.boundingBox();

@@ -33,6 +33,10 @@ test('the demo trace loads by default and its summary appears', async ({ app }) 
   expect(s.protocolVersion).toBe(protocolVersion());
   expect(s.summary.file_name).toContain('demo');
   expect(s.summary.events).toBeGreaterThan(0);
+  // The demo says so, and how to open one's own trace, on the first screen.
+  const banner = app.page.getByTestId('demo-banner');
+  await expect(banner).toBeInViewport();
+  await expect(banner).toContainText('Open trace');
   await expectSummaryShown(app, s.summary);
   for (const part of [app.summarySpan, app.phaseCounts, app.categoryCounts, app.laneList]) {
     await expect(part).toBeVisible();
@@ -40,10 +44,6 @@ test('the demo trace loads by default and its summary appears', async ({ app }) 
   await expect(app.phaseCounts).toContainText('X');
   await app.screenshot('demo');
   expect(asked.filter((p) => p.endsWith('/index.json')), 'index.json asked for').toEqual([]);
-  // The demo says so, and how to open one's own trace, on the first screen.
-  const banner = app.page.getByTestId('demo-banner');
-  await expect(banner).toBeInViewport();
-  await expect(banner).toContainText('Open trace');
   await app.upload(realFixture('catapult__async_begin_end.json'));
   await expect(banner).toHaveCount(0);
   // The committed demo file is what the page loaded.
