@@ -17,33 +17,10 @@ pub fn duration(ns: i64) -> String {
     }
 }
 
-/// A duration as the page shows it (`app/src/state/format.rs` `span_us`): three significant
-/// digits in ns, µs, ms or s, minutes and seconds past a minute: `129 ms`, `4.56 µs`, `0 ns`.
+/// A duration as the page shows it ([`protocol::units::signed_us`] of ns): `129 ms`,
+/// `4.56 µs`, `0 ns`.
 pub fn span(ns: i64) -> String {
-    let sig3 = |x: f64| {
-        if x >= 100.0 {
-            format!("{x:.0}")
-        } else if x >= 10.0 {
-            format!("{x:.1}")
-        } else {
-            format!("{x:.2}")
-        }
-    };
-    let sign = if ns < 0 { "-" } else { "" };
-    let us = ns.unsigned_abs() as f64 / 1e3;
-    let text = if us < 1.0 {
-        format!("{:.0} ns", us * 1e3)
-    } else if us < 1e3 {
-        format!("{} µs", sig3(us))
-    } else if us < 1e6 {
-        format!("{} ms", sig3(us / 1e3))
-    } else if us < 60e6 {
-        format!("{} s", sig3(us / 1e6))
-    } else {
-        let s = us / 1e6;
-        format!("{:.0} min {:.1} s", (s / 60.0).floor(), s % 60.0)
-    };
-    format!("{sign}{text}")
+    protocol::units::signed_us(ns as f64 / 1e3)
 }
 
 /// A fraction (0..=1) as a percent with one decimal: `12.3%`.

@@ -3,6 +3,7 @@
 //! Inputs are raw protocol numbers (bytes, microseconds, milliseconds); outputs are short display
 //! strings. Sizes use decimal units (1 MB = 10^6 bytes) so they agree with the MB/s figures.
 
+use protocol::units::sig3;
 use protocol::Phase;
 use std::collections::BTreeMap;
 
@@ -80,33 +81,7 @@ pub fn mb(n: u64) -> String {
     format!("{:.1}", n as f64 / 1e6)
 }
 
-/// A signed time in microseconds (a clock offset) as [`span_us`] with its sign: `-500 ns`.
-pub fn signed_us(us: f64) -> String {
-    if us < 0.0 {
-        format!("-{}", span_us(-us))
-    } else {
-        span_us(us)
-    }
-}
-
-/// A duration in microseconds with an adaptive unit: ns, µs, ms, s, or min + s.
-pub fn span_us(us: f64) -> String {
-    if !us.is_finite() || us < 0.0 {
-        return "—".into();
-    }
-    if us < 1.0 {
-        format!("{:.0} ns", us * 1e3)
-    } else if us < 1e3 {
-        format!("{} µs", sig3(us))
-    } else if us < 1e6 {
-        format!("{} ms", sig3(us / 1e3))
-    } else if us < 60e6 {
-        format!("{} s", sig3(us / 1e6))
-    } else {
-        let s = us / 1e6;
-        format!("{:.0} min {:.1} s", (s / 60.0).floor(), s % 60.0)
-    }
-}
+pub use protocol::units::{signed_us, span_us};
 
 /// A measured duration in milliseconds: `"850 ms"`, `"1.25 s"`; `"< 0.1 ms"` for 0, since a
 /// worker's `performance.now()` ticks in 0.1 ms steps without cross-origin isolation.
@@ -165,17 +140,6 @@ pub fn by_count_desc(counts: &BTreeMap<String, u64>) -> Vec<(&str, u64)> {
     let mut rows: Vec<(&str, u64)> = counts.iter().map(|(k, &v)| (k.as_str(), v)).collect();
     rows.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
     rows
-}
-
-/// Three significant digits without a trailing `.0` beyond them: 1.23, 12.3, 123, 1234.
-fn sig3(x: f64) -> String {
-    if x >= 100.0 {
-        format!("{x:.0}")
-    } else if x >= 10.0 {
-        format!("{x:.1}")
-    } else {
-        format!("{x:.2}")
-    }
 }
 
 #[cfg(test)]

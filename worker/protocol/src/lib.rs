@@ -6,7 +6,7 @@
 //! [`ToWorker`] and [`FromWorker`]. Requests carry an `id` that replies echo.
 //!
 //! These are wire types, not engine structs: the engine converts its model into them, so engine
-//! refactors do not change the protocol.
+//! refactors do not change the protocol. [`units`] is how both sides write a duration.
 
 mod compare;
 mod critical;
@@ -19,6 +19,7 @@ mod run;
 mod summary;
 mod table;
 mod timeline;
+pub mod units;
 
 pub use compare::*;
 pub use critical::*;
