@@ -8,7 +8,7 @@
 //! Cost: one LOD query per lane over the step window at one bucket per window (O(rows · log n)).
 
 use crate::analysis::args::parse_i64;
-use crate::analysis::steps::profiler_steps;
+use crate::analysis::steps::{profiler_steps, Step};
 use crate::index::Index;
 use crate::model::{LaneId, ProcessKind, Trace};
 use crate::ranks::stack::Clock;
@@ -23,8 +23,10 @@ use protocol::{Align, LaneGroup, LaneInfo, Layout, StepMark};
 /// so its ops and ranges fit the first screen. Each lane is listed once, but for a thread with
 /// both: its ops and ranges, then its Python rows.
 pub fn layout(trace: &Trace) -> Layout {
-    let mut out = trace_order(trace);
-    let main = main_thread(trace, &out);
+    // One pass over the slices finds the steps, for the ruler's marks and the main thread.
+    let steps = profiler_steps(trace);
+    let mut out = trace_order(trace, &steps);
+    let main = main_thread(trace, &steps, &out);
     for g in &mut out.groups {
         if let Some(at) = g.lanes.iter().position(|l| Some(l.lane) == main && l.first_row == 0) {
             g.lanes[..=at].rotate_right(1);
@@ -40,8 +42,8 @@ pub fn layout(trace: &Trace) -> Layout {
     out
 }
 
-/// The layout in the trace's own process and lane order.
-fn trace_order(trace: &Trace) -> Layout {
+/// The layout in the trace's own process and lane order, `steps` marked on the ruler.
+fn trace_order(trace: &Trace, steps: &[Step]) -> Layout {
     let mut groups = Vec::with_capacity(trace.processes.len());
     for p in trace.processes.iter().filter(|p| !p.lanes.is_empty()) {
         let gpu = p.kind == ProcessKind::Gpu;
@@ -72,8 +74,8 @@ fn trace_order(trace: &Trace) -> Layout {
             groups.push(python);
         }
     }
-    let steps = profiler_steps(trace)
-        .into_iter()
+    let steps = steps
+        .iter()
         .map(|s| StepMark {
             number: s.number,
             start_ns: s.start_ns,
@@ -133,7 +135,8 @@ pub fn rank(trace: &Trace, run: &RunState, rank: u32, align: Align) -> Layout {
         Align::Collectives => run.axis_origin_ns(rank, Clock::Collectives).unwrap_or(0),
         Align::First | Align::Step(_) => out.focus.as_ref().map_or(0, |f| f.start_ns),
     };
-    let main = main_thread(trace, &out);
+    // [`layout`] lists the main thread first among the CPU lanes.
+    let main = out.groups.iter().find(|g| g.kind == "cpu").and_then(|g| g.lanes.first()).map(|l| l.lane);
     let mut groups = Vec::with_capacity(out.groups.len() * 2);
     for mut g in std::mem::take(&mut out.groups) {
         g.lanes.retain(|l| l.slices > 0);
@@ -154,8 +157,8 @@ pub fn rank(trace: &Trace, run: &RunState, rank: u32, align: Align) -> Layout {
 
 /// The main CPU thread's lane: the one holding the first `ProfilerStep#N`, else the CPU lane
 /// with most slices.
-fn main_thread(trace: &Trace, layout: &Layout) -> Option<u32> {
-    let step = profiler_steps(trace).first().and_then(|st| trace.slices.lane.get(st.slice as usize)).map(|l| l.0);
+fn main_thread(trace: &Trace, steps: &[Step], layout: &Layout) -> Option<u32> {
+    let step = steps.first().and_then(|st| trace.slices.lane.get(st.slice as usize)).map(|l| l.0);
     let cpu = layout.groups.iter().filter(|g| g.kind == "cpu").flat_map(|g| g.lanes.iter());
     step.or_else(|| cpu.max_by_key(|l| l.slices).map(|l| l.lane))
 }
