@@ -42,6 +42,10 @@ test('compare two dlrm ranks: verdict, summary, op and kernel diffs as the CLI, 
   });
   expect(c.verdict).toBe(cli.verdict.text);
   await expect(app.page.getByTestId('compare-verdict')).toHaveText(cli.verdict.text);
+  // Two ranks of one run: the verdict says so, not "faster" or "slower".
+  expect(cli.verdict.same_run).toBeTruthy();
+  expect(c.verdict).toMatch(/^Two ranks of one run \(\d+ and \d+ of \d+/);
+  expect(c.verdict).not.toMatch(/faster|slower|regress/i);
   expect(c.ops).toBe(cli.ops.length);
   expect(c.kernels).toBe(cli.kernels.length);
 

@@ -1,7 +1,8 @@
 // A trace recorded with_stack=True (vLLM decode, ~120k python_function events) at 1440 and
 // 800 px: the threads' Python frames are a "· Python stack" group of their own that starts
 // folded, so a GPU stream's first row is inside the canvas at the default height without
-// scrolling; unfolded, the Python rows follow their thread, and hovering one names a frame.
+// scrolling; unfolded, the Python rows follow their thread, each labelled with its depth, and
+// hovering one names a frame.
 // Screenshots: e2e/test-results/python-stack-*.png.
 const { test, expect } = require('../pages/app');
 const { realFixture } = require('../support/fixtures');
@@ -37,6 +38,15 @@ for (const width of [1440, 800]) {
     expect(own, 'the thread keeps its ops entry').toBeTruthy();
     expect(own.rows).toBe(frames[0].first_row);
     expect(frames[0].y).toBeGreaterThan(own.y);
+    // Each Python row is labelled with its frame depth, level with the row it names.
+    const depths = page.locator(`[data-testid="stack-row-label"][data-lane="${frames[0].lane}"]`);
+    await expect(depths).toHaveCount(frames[0].rows);
+    const tops = await depths.evaluateAll((els) => els.map((e) => [Number(e.dataset.depth), parseFloat(e.style.top), e.textContent]));
+    tops.forEach(([d, top, text], k) => {
+      expect(d).toBe(k);
+      expect(top).toBe(frames[0].y + 3 + k * 18);
+      expect(text).toBe(`depth ${k}`);
+    });
     await app.screenshot(`python-stack-unfolded-${width}`);
   });
 }

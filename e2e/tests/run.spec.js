@@ -311,7 +311,21 @@ test('ranks timeline: one panel per rank, the clock switch moves origins by the 
   expect(shown[3][0], 'the last to arrive is the last row').toBe(s.collective.lastRank);
   await app.screenshot('run-ranks-collective');
 
-  // Enter selects the next match across ranks, brought into view.
+  // Enter selects the next match across ranks, brought into view. Each panel is scrolled to
+  // its bottom first, so the other ranks' matches start off screen.
+  for (const p of s.panels) {
+    await run.rankPanel(p.rank).getByTestId('run-stack-canvas').hover({ position: { x: 50, y: s.rulerH + 10 } });
+    await app.page.mouse.wheel(0, 20000);
+  }
+  s = await run.waitForRanks();
+  const rowOnScreen = (st, h) => {
+    const p = st.panels.find((q) => q.rank === h.rank);
+    const l = p.lanes.find((q) => q.lane === h.lane);
+    const y = l ? l.y + 3 + (h.row - (l.first_row ?? 0)) * 18 : -1;
+    return l !== undefined && y >= p.scrollY && y <= p.scrollY + p.height;
+  };
+  const offBefore = s.search.hits.filter((h) => h.rank !== s.selection.rank && !rowOnScreen(s, h));
+  expect(offBefore.length, 'some other rank\'s match is scrolled away before Enter').toBeGreaterThan(0);
   const was = s.selection.id;
   await run.ranksSearch.press('Enter');
   await app.page.waitForFunction((id) => {
@@ -324,6 +338,10 @@ test('ranks timeline: one panel per rank, the clock switch moves origins by the 
   const at = s.selection.startNs - origin;
   expect(at, 'the match is in the window').toBeGreaterThanOrEqual(s.windowNs[0]);
   expect(at).toBeLessThanOrEqual(s.windowNs[1]);
+  // Every other panel is scrolled to its own first match's row (folded groups opened).
+  for (const h of s.search.hits.filter((x) => x.rank !== s.selection.rank)) {
+    expect(rowOnScreen(s, h), `rank ${h.rank}'s match row on screen`).toBe(true);
+  }
 
   // At a step: each rank's time 0 is that step's start in its own trace (the CLI's report).
   const stepped = await run.setClock('step');

@@ -1,6 +1,6 @@
 // Journey: share links and static hosting. The site is served from a sub-path with a trace next
 // to it; a link with a view opens that view; the fragment follows navigation and "Copy link"
-// copies a URL that reopens the same view in a new page. A local file's link asks for the file.
+// copies a URL that reopens the same view in a new page (pinned lane groups included). A local file's link asks for the file.
 // Fetch failures (404, CORS) explain themselves; trace names with markup stay text.
 const fs = require('node:fs');
 const os = require('node:os');
@@ -16,7 +16,11 @@ const PARTX = 'partx__profiler_trace_single_sample.json';
 async function view(app) {
   const t = await app.timeline();
   const tab = await app.page.evaluate(() => document.querySelector('.tabs button.active')?.dataset.testid);
+  // The main timeline's group labels top to bottom (pinned groups first).
+  const groups = await app.page.locator('.tl-body:not(.stack-body) [data-testid="group-label"]').evaluateAll((els) => els
+    .map((e) => [parseFloat(e.style.top), e.textContent.slice(2)]).sort((a, b) => a[0] - b[0]).map((x) => x[1]));
   return {
+    groups,
     start: Math.round(t.startNs), end: Math.round(t.endNs),
     selection: t.selection && t.selection.id, range: t.range && t.range.map(Math.round),
     search: t.search && t.search.text, tab,
@@ -59,6 +63,12 @@ test('served from a sub-path: ?url= + fragment opens the view; navigate, copy li
     await page.mouse.move(box.x + box.width * 0.3, box.y + box.height * 0.6, { steps: 4 });
     await page.mouse.up();
     await page.keyboard.up('Shift');
+    // Pin the last lane group to the top: it is drawn first, the others keep their order.
+    const order = (await view(app)).groups;
+    expect(order.length).toBeGreaterThan(1);
+    await page.locator('.tl-body:not(.stack-body) [data-testid="group-pin"]').last().click();
+    await app.idle();
+    expect((await view(app)).groups).toEqual([order[order.length - 1], ...order.slice(0, -1)]);
     await app.openTab('ops');
     await app.idle();
     const before = await view(app);
@@ -67,7 +77,7 @@ test('served from a sub-path: ?url= + fragment opens the view; navigate, copy li
     expect(before.tab).toBe('tab-ops');
 
     // The fragment follows (debounced replaceState, no history entries).
-    await page.waitForFunction(() => location.hash.includes('tab=ops') && location.hash.includes('sel='));
+    await page.waitForFunction(() => location.hash.includes('tab=ops') && location.hash.includes('sel=') && location.hash.includes('pin='));
     expect(await page.evaluate(() => history.length)).toBe(entries);
 
     // Copy link -> clipboard -> a new page shows the same view.

@@ -209,10 +209,16 @@ test('search counts matches, Enter steps through them, a table row highlights it
   let t = await app.timeline();
   expect(t.search.total).toBe(addmm);
   await expect(app.searchCount).toHaveText(`${addmm} matches`);
+  const whole = t.nsPerPx;
   await app.searchInput.press('Enter');
   await app.idle();
   t = await app.timeline();
   expect(t.selection.name).toBe('aten::addmm');
+  // The match was a hairline in the whole-trace view: it is zoomed into, not just centered.
+  expect(t.selection.durNs / whole, 'narrower than 3 px before').toBeLessThan(3);
+  expect(t.selection.durNs / t.nsPerPx, 'zoomed to be seen').toBeGreaterThanOrEqual(3);
+  expect(t.selection.startNs).toBeGreaterThanOrEqual(t.startNs);
+  expect(t.selection.startNs + t.selection.durNs).toBeLessThanOrEqual(t.endNs);
   const first = t.selection.id;
   await app.searchInput.press('Enter');
   await app.idle();

@@ -40,6 +40,7 @@ impl Controller {
             selection: t.selected.as_ref().map(|d| d.key.clone()),
             range: t.range,
             search: Some(t.search.text.trim().to_owned()).filter(|s| !s.is_empty()),
+            pinned: t.pinned_names(),
             ..ViewLink::default()
         });
         self.tables.with_untracked(|t| {
@@ -141,6 +142,9 @@ impl Controller {
         };
         if let Some((a, b)) = link.window {
             self.view(|t| t.view.set(a, b));
+        }
+        if !link.pinned.is_empty() {
+            self.view(|t| t.pin_names(&link.pinned));
         }
         if link.range.is_some() {
             self.timeline.update(|t| t.range = link.range);

@@ -152,7 +152,11 @@ impl Controller {
                     Some(SelectNext::Ask(query)) => self.ranks_ask(Channel::StackSelect, query, RanksState::select_sent),
                     Some(SelectNext::Reveal(i, r, query)) => {
                         let (start, dur) = (r.start_ns as f64, r.dur_ns as f64);
-                        self.stack_view(StackId::Ranks, |s| s.reveal(i, r.lane, r.row, start, dur));
+                        let others = self.ranks.with_untracked(|x| x.other_matches(i));
+                        self.stack_view(StackId::Ranks, |s| {
+                            s.reveal(i, r.lane, r.row, start, dur);
+                            s.reveal_rows(others);
+                        });
                         self.ranks_ask(Channel::StackSelect, query, RanksState::select_sent);
                     }
                     Some(SelectNext::Done) | None => {}

@@ -99,6 +99,11 @@ impl Controller {
         self.view(|t| t.toggle_group(g));
     }
 
+    /// Pins group `g` to the top of the timeline, or unpins it.
+    pub fn toggle_pin(self, g: usize) {
+        self.view(|t| t.toggle_pin(g));
+    }
+
     /// Selects the slice under canvas point (`x`, `y`), or clears the selection if none.
     pub fn click(self, x: f64, y: f64) {
         let hit = self.timeline.with_untracked(|t| {

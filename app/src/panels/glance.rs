@@ -63,7 +63,8 @@ fn hardware_card(s: &Arc<TraceSummary>) -> impl IntoView {
                 facts.extend(d.sms.map(|n| format!("{n} SMs")));
                 view! {
                     <dd data-testid="glance-gpu" data-id=d.id data-name=d.name.clone()>
-                        <b>{d.name.clone()}</b>
+                        // ROCm traces list their GPUs with an empty name (the MI300X vLLM fixture).
+                        <b>{if d.name.is_empty() { "name not recorded".to_owned() } else { d.name.clone() }}</b>
                         <span class="muted">{format!(" · {}", facts.join(" · "))}</span>
                     </dd>
                 }

@@ -16,6 +16,8 @@
 //! finding=RULE       active cheatsheet finding
 //! cp=all | N         the timeline's critical path overlay, of every step or of step N
 //! marker=NAME        the annotation marking steps in a trace without ProfilerStep#N
+//! pin=GROUP          a lane group pinned to the top of the timeline, one pair per group, in
+//!                    the order shown (group names as the timeline labels them)
 //! file=NAME,SIZE     a locally opened file (the link carries its name and size, never its bytes)
 //! cstep=N            Compare tab: the step the stacked timelines align at
 //! cwin=START,END     Compare tab: the stacked timelines' window, ns from that step's start
@@ -57,6 +59,8 @@ pub struct ViewLink {
     pub marker: Option<String>,
     /// A locally opened file's name and size.
     pub file: Option<(String, u64)>,
+    /// Lane groups pinned to the top of the timeline, by name, top first.
+    pub pinned: Vec<String>,
     /// The Compare tab's view.
     pub compare: CompareLink,
 }
@@ -119,6 +123,9 @@ impl ViewLink {
         if let Some(m) = &self.marker {
             put("marker", m.clone());
         }
+        for group in &self.pinned {
+            put("pin", group.clone());
+        }
         if let Some(step) = self.critical {
             put("cp", step.map_or_else(|| "all".to_owned(), |n| n.to_string()));
         }
@@ -164,6 +171,7 @@ impl ViewLink {
                 "filter" => link.filter = Some(value).filter(|v| !v.is_empty()),
                 "finding" => link.finding = Some(value).filter(|v| !v.is_empty()),
                 "marker" => link.marker = Some(value).filter(|v| !v.is_empty()),
+                "pin" if !value.is_empty() => link.pinned.push(value),
                 "cp" if value == "all" => link.critical = Some(None),
                 "cp" => link.critical = value.parse().ok().map(Some),
                 "file" => {
@@ -261,6 +269,7 @@ mod tests {
             critical: Some(Some(7)),
             marker: Some("## Call CompiledFxGraph fx_0 ##".into()),
             file: Some(("my trace,v2.json.gz".into(), 123_456_789)),
+            pinned: vec!["GPU 0 & NCCL, stream 7".into(), "python3 (1234)".into()],
             compare: CompareLink {
                 step: Some(10),
                 window: Some((-1_250_000.0, 20_000_000.0)),
@@ -276,7 +285,7 @@ mod tests {
 
     #[test]
     fn bad_values_are_dropped_and_unknown_keys_ignored() {
-        let link = ViewLink::parse("t=5,1&sel=x,1,0,a&range=1,2&zz=9&q=&filter=&marker=&sort=,desc&file=a,big&cstep=x&cwin=3,-3");
+        let link = ViewLink::parse("t=5,1&sel=x,1,0,a&range=1,2&zz=9&q=&filter=&marker=&sort=,desc&file=a,big&cstep=x&cwin=3,-3&pin=");
         assert_eq!(link, ViewLink { range: Some((1.0, 2.0)), ..ViewLink::default() });
         assert_eq!(decode("%zz%41%"), "%zzA%");
         assert_eq!(ViewLink::default().to_fragment(), "");

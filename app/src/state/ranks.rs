@@ -266,6 +266,13 @@ impl RanksState {
         SelectNext::Done
     }
 
+    /// Every other panel's first match of the search, as (panel, lane, row): where a search's
+    /// Enter scrolls them while panel `pane` shows the match it selected.
+    pub fn other_matches(&self, pane: usize) -> Vec<(usize, u32, u16)> {
+        let hits = self.search.hits.iter().enumerate().filter(|&(i, _)| i != pane);
+        hits.filter_map(|(i, h)| h.as_ref().map(|h| (i, h.lane, h.row))).collect()
+    }
+
     /// Slice `slice` of panel `pane` is clicked: the details query to ask (the collective
     /// follows once they arrive); `None` when `pane` is not a panel.
     pub fn select(&mut self, pane: usize, slice: u32) -> Option<Query> {
@@ -415,6 +422,7 @@ mod tests {
         assert_eq!(s.search_apply(9, &hit(12)), None, "the last rank");
         assert_eq!(s.search.total(), (33, true));
         assert_eq!(s.search.hits[2].as_ref().map(|h| h.lane), Some(2));
+        assert_eq!(s.other_matches(1), vec![(0, 2, 0), (2, 2, 0)], "Enter scrolls the other panels to theirs");
 
         // A click: details, then the collective it belongs to.
         assert_eq!(s.select(2, 40), Some(Query::Details { slice: 40, trace: TraceRef::Rank(3) }));

@@ -314,21 +314,25 @@ impl StackState {
 
     /// Brings slice (`lane`, `row`, `[start_ns, start_ns + dur_ns]`) of panel `i` into view
     /// (its trace's ns): moves the shared window as the main timeline's reveal moves its view
-    /// (zooms out to a long slice, centers one off screen), then unfolds and scrolls the panel.
+    /// ([`Viewport::bring`]), then unfolds and scrolls the panel.
     pub fn reveal(&mut self, i: usize, lane: u32, row: u16, start_ns: f64, dur_ns: f64) {
         let Some(origin) = self.pane(i).map(|t| t.origin_ns) else { return };
         let (a, b) = (start_ns - origin, start_ns + dur_ns - origin);
-        let (wa, wb) = self.window();
-        if b - a > (wb - wa) * 0.9 {
-            self.rel.show(a - self.lo, b - self.lo);
-        } else if a < wa || b > wb {
-            self.rel.center((a + b) / 2.0 - self.lo);
-        }
+        self.rel.bring(a - self.lo, b - self.lo);
         if let Some(t) = self.pane_mut(i) {
-            // Its view is written again below; what it keeps is the unfolded group and scroll.
-            t.reveal(lane, row, start_ns, dur_ns);
+            t.reveal_row(lane, row);
         }
         self.sync();
+    }
+
+    /// Unfolds and scrolls each panel `i` to row (`lane`, `row`), keeping the shared window
+    /// (every rank's own match of a search).
+    pub fn reveal_rows(&mut self, rows: impl IntoIterator<Item = (usize, u32, u16)>) {
+        for (i, lane, row) in rows {
+            if let Some(t) = self.pane_mut(i) {
+                t.reveal_row(lane, row);
+            }
+        }
     }
 
     /// Writes the panels' views from the relative window.
@@ -511,5 +515,8 @@ mod tests {
         let at = 900_500.0 - origins[2] as f64;
         assert!(a < at && at < b, "{a} {at} {b}");
         assert_eq!(view(&s, 0).start - origins[0] as f64, a);
+        // Every other rank's own match scrolls its panel, the shared window stays.
+        s.reveal_rows([(0, 3, 1), (9, 0, 0)]);
+        assert_eq!(s.window(), (a, b));
     }
 }

@@ -99,6 +99,8 @@ pub struct TimelineState {
     pub layout: Option<Arc<Layout>>,
     /// Folded groups, by group index.
     pub collapsed: Vec<bool>,
+    /// Groups pinned to the top by the user (indices into the layout's groups), top first.
+    pub pinned: Vec<usize>,
     /// Tracks top to bottom.
     pub tracks: Vec<Track>,
     /// The visible window.
@@ -253,6 +255,7 @@ impl TimelineState {
     /// other CPU threads), the whole trace in view.
     pub fn set_layout(&mut self, layout: Layout) {
         self.collapsed = layout.groups.iter().map(|g| g.folded).collect();
+        self.pinned.clear();
         self.view = Viewport::new(layout.end_ns as f64, self.view.width);
         self.layout = Some(Arc::new(layout));
         self.scroll_y = 0.0;
@@ -267,9 +270,38 @@ impl TimelineState {
         }
     }
 
+    /// Pins group `g` to the top (below the groups pinned before it), or unpins it.
+    pub fn toggle_pin(&mut self, g: usize) {
+        let known = self.layout.as_ref().is_some_and(|l| g < l.groups.len());
+        if let Some(k) = self.pinned.iter().position(|&p| p == g) {
+            self.pinned.remove(k);
+        } else if known {
+            self.pinned.push(g);
+        }
+        self.rebuild_tracks();
+    }
+
+    /// The pinned groups' names, top first (what a share link keeps).
+    pub fn pinned_names(&self) -> Vec<String> {
+        let Some(layout) = &self.layout else { return Vec::new() };
+        self.pinned.iter().filter_map(|&g| layout.groups.get(g).map(|x| x.name.clone())).collect()
+    }
+
+    /// Pins the groups named `names`, in that order (a share link's; unknown names are dropped).
+    pub fn pin_names(&mut self, names: &[String]) {
+        let Some(layout) = &self.layout else { return };
+        let mut pinned: Vec<usize> = Vec::new();
+        for name in names {
+            let g = layout.groups.iter().position(|x| &x.name == name);
+            pinned.extend(g.filter(|g| !pinned.contains(g)));
+        }
+        self.pinned = pinned;
+        self.rebuild_tracks();
+    }
+
     fn rebuild_tracks(&mut self) {
         if let Some(layout) = &self.layout {
-            self.tracks = tracks::build(layout, &self.collapsed, self.counters.as_ref());
+            self.tracks = tracks::build(layout, &self.collapsed, &self.pinned, self.counters.as_ref());
             self.scroll_by(0.0);
         }
     }
@@ -397,15 +429,15 @@ impl TimelineState {
         self.tracks.iter().find(|t| tracks::shows(t, lane, row))
     }
 
-    /// Brings slice (`lane`, `row`, `[start, start + dur]`) into view: zooms out or centers it
-    /// when it is not fully visible, unfolds its group and scrolls its row on screen.
+    /// Brings slice (`lane`, `row`, `[start, start + dur]`) into view ([`Viewport::bring`]),
+    /// unfolds its group and scrolls its row on screen.
     pub fn reveal(&mut self, lane: u32, row: u16, start: f64, dur: f64) {
-        let (s, e) = (start, start + dur);
-        if dur > self.view.span() * 0.9 {
-            self.view.show(s, e);
-        } else if s < self.view.start || e > self.view.end {
-            self.view.center((s + e) / 2.0);
-        }
+        self.view.bring(start, start + dur);
+        self.reveal_row(lane, row);
+    }
+
+    /// Unfolds the group of row `row` of `lane` and scrolls it on screen, keeping the window.
+    pub fn reveal_row(&mut self, lane: u32, row: u16) {
         let group = self.layout.as_ref().and_then(|l| {
             l.groups.iter().position(|g| g.lanes.iter().any(|x| x.lane == lane && x.shows(row)))
         });
@@ -482,6 +514,25 @@ mod tests {
         t.view.zoom(2.5, 500.0);
         t.search.text = "mm".into();
         assert!(t.tile_request().is_some(), "a new search needs flagged tiles");
+    }
+
+    #[test]
+    fn pins_are_named_for_the_link_and_restored_by_name() {
+        let mut t = loaded();
+        let mut layout = (**t.layout.as_ref().unwrap()).clone();
+        let mut cpu = layout.groups[0].clone();
+        cpu.name = "cpu".into();
+        layout.groups.push(cpu);
+        t.set_layout(layout);
+        t.toggle_pin(1);
+        assert_eq!(t.pinned_names(), vec!["cpu".to_owned()]);
+        assert_eq!(t.tracks[0].group, 1, "the pinned group is drawn first");
+        t.toggle_pin(1);
+        assert!(t.pinned.is_empty());
+        t.pin_names(&["nope".into(), "cpu".into(), "gpu".into(), "cpu".into()]);
+        assert_eq!(t.pinned, vec![1, 0]);
+        t.toggle_pin(7);
+        assert_eq!(t.pinned, vec![1, 0], "no such group");
     }
 
     #[test]

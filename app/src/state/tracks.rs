@@ -20,8 +20,9 @@ pub const COUNTER_H: f64 = 30.0;
 /// What a track shows.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TrackKind {
-    /// A process / device header; `collapsed` hides its lanes.
-    Group { group: usize, collapsed: bool },
+    /// A process / device header; `collapsed` hides its lanes; `pinned`: the user moved it to
+    /// the top.
+    Group { group: usize, collapsed: bool, pinned: bool },
     /// A thread or stream: its slice rows `first_row..first_row + rows`.
     Lane { lane: u32, rows: u16, first_row: u16 },
     /// Series `series` of the counter set.
@@ -43,12 +44,15 @@ pub struct Track {
     pub group: usize,
 }
 
-/// The tracks of `layout` with groups in `collapsed` folded; counter series are placed under
+/// The tracks of `layout`, groups in `pinned` first (in that order) then the others in layout
+/// order, groups in `collapsed` folded; counter series are placed under
 /// the group of their device (GPU series by device id, memory by its `cuda:N` / `cpu` label).
-pub fn build(layout: &Layout, collapsed: &[bool], counters: Option<&CounterSet>) -> Vec<Track> {
+pub fn build(layout: &Layout, collapsed: &[bool], pinned: &[usize], counters: Option<&CounterSet>) -> Vec<Track> {
     let mut out = Vec::new();
     let mut y = 0.0;
-    for (g, group) in layout.groups.iter().enumerate() {
+    let rest = (0..layout.groups.len()).filter(|g| !pinned.contains(g));
+    let order = pinned.iter().copied().filter(|&g| g < layout.groups.len()).chain(rest);
+    for (g, group) in order.filter_map(|g| Some((g, layout.groups.get(g)?))) {
         let folded = collapsed.get(g).copied().unwrap_or(false);
         let mut push = |kind, label: String, height: f64, y: &mut f64| {
             out.push(Track {
@@ -64,6 +68,7 @@ pub fn build(layout: &Layout, collapsed: &[bool], counters: Option<&CounterSet>)
             TrackKind::Group {
                 group: g,
                 collapsed: folded,
+                pinned: pinned.contains(&g),
             },
             group.name.clone(),
             GROUP_H,
@@ -195,16 +200,31 @@ mod tests {
     #[test]
     fn tracks_stack_and_fold() {
         let l = layout();
-        let t = build(&l, &[], None);
+        let t = build(&l, &[], &[], None);
         assert_eq!(t.len(), 5);
         assert_eq!(t[1].y, GROUP_H);
         assert_eq!(t[1].height, 3.0 * ROW_H + 2.0 * LANE_PAD);
         assert_eq!(track_at(&t, t[2].y + 1.0).map(|t| t.label.as_str()), Some("l1"));
         assert_eq!(row_at(&t[1], t[1].y + LANE_PAD + ROW_H * 2.5), Some(2));
         assert_eq!(row_at(&t[1], t[1].y + 1.0), None);
-        let folded = build(&l, &[true], None);
+        let folded = build(&l, &[true], &[], None);
         assert_eq!(folded.len(), 3);
         assert_eq!(content_height(&folded), 2.0 * GROUP_H + 2.0 * ROW_H + 2.0 * LANE_PAD);
+    }
+
+    #[test]
+    fn pinned_groups_come_first_in_pin_order() {
+        let mut l = layout();
+        let mut third = l.groups[0].clone();
+        third.name = "third".into();
+        l.groups.push(third);
+        let groups = |t: &[Track]| t.iter().filter_map(|x| matches!(x.kind, TrackKind::Group { .. }).then_some(x.group)).collect::<Vec<_>>();
+        assert_eq!(groups(&build(&l, &[], &[], None)), vec![0, 1, 2]);
+        let t = build(&l, &[], &[2, 1, 9], None);
+        assert_eq!(groups(&t), vec![2, 1, 0], "an out-of-range pin is ignored");
+        assert_eq!(t[0].y, 0.0);
+        assert!(matches!(t[0].kind, TrackKind::Group { group: 2, pinned: true, .. }));
+        assert!(t.iter().any(|x| matches!(x.kind, TrackKind::Group { group: 0, pinned: false, .. })));
     }
 
     #[test]
@@ -213,7 +233,7 @@ mod tests {
         let mut python = l.groups[0].clone();
         python.lanes = vec![LaneInfo { first_row: 3, rows: 5, ..python.lanes[0].clone() }];
         l.groups.insert(1, python);
-        let t = build(&l, &[], None);
+        let t = build(&l, &[], &[], None);
         let stack = &t[4];
         assert_eq!(stack.kind, TrackKind::Lane { lane: 0, rows: 5, first_row: 3 });
         assert_eq!(stack.height, 5.0 * ROW_H + 2.0 * LANE_PAD);
@@ -242,7 +262,7 @@ mod tests {
                 series(-1, "memory", "cpu allocated"),
             ],
         };
-        let t = build(&l, &[], Some(&set));
+        let t = build(&l, &[], &[], Some(&set));
         let kinds: Vec<String> = t.iter().map(|t| t.label.clone()).collect();
         assert_eq!(
             kinds,

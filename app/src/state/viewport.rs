@@ -7,6 +7,10 @@
 
 /// Narrowest window: 100 ns across the whole width.
 pub const MIN_SPAN_NS: f64 = 100.0;
+/// A slice brought into view narrower than this many pixels is zoomed into ([`Viewport::bring`]).
+const MIN_SHOWN_PX: f64 = 3.0;
+/// The width, in pixels, a slice zoomed into by [`Viewport::bring`] gets.
+const ZOOMED_PX: f64 = 40.0;
 /// Room left of the first and right of the last event when fully zoomed out, as a share of the
 /// trace span.
 const MARGIN: f64 = 0.02;
@@ -102,6 +106,23 @@ impl Viewport {
         self.clamp();
     }
 
+    /// Brings `[start, end]` into view the least surprising way: zooms out to a slice wider
+    /// than the window, zooms in on one narrower than a few pixels (a 1 µs kernel found by
+    /// search in a 2 s view is otherwise a hairline), centers one off screen, else leaves the
+    /// window alone.
+    pub fn bring(&mut self, start: f64, end: f64) {
+        let dur = end - start;
+        if dur > self.span() * 0.9 {
+            self.show(start, end);
+        } else if dur < MIN_SHOWN_PX * self.ns_per_px() {
+            let span = (dur.max(1.0) * self.width / ZOOMED_PX).min(self.span());
+            let mid = (start + end) / 2.0;
+            self.set(mid - span / 2.0, mid + span / 2.0);
+        } else if start < self.start || end > self.end {
+            self.center((start + end) / 2.0);
+        }
+    }
+
     /// Shows exactly `[start, end]` (clamped to the trace), e.g. from a share link.
     pub fn set(&mut self, start: f64, end: f64) {
         if start < end {
@@ -192,6 +213,23 @@ mod tests {
         }
         assert!((v.span() - 1_040_000.0).abs() < 1e-3);
         assert!((v.start + 20_000.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn bring_zooms_into_a_hairline_and_leaves_a_visible_slice_alone() {
+        let mut v = Viewport::new(2e9, 1000.0);
+        v.bring(1e9, 1e9 + 1_000.0);
+        assert!((v.x_of(1e9 + 1_000.0) - v.x_of(1e9) - ZOOMED_PX).abs() < 1e-6, "{v:?}");
+        assert!(v.start < 1e9 && v.end > 1e9 + 1_000.0);
+        let before = v;
+        v.bring(1e9 + 100.0, 1e9 + 600.0);
+        assert_eq!(v, before, "a slice already wide enough and on screen keeps the window");
+        v.bring(0.0, 2e9);
+        assert!(v.start < 0.0 && v.end > 2e9, "a slice wider than the window zooms out");
+        v.zoom(0.01, 0.0);
+        let span = v.span();
+        v.bring(1.5e9, 1.5e9 + span / 10.0);
+        assert!((v.span() - span).abs() < 1e-6 && v.start < 1.5e9, "off screen: centered, same span");
     }
 
     #[test]

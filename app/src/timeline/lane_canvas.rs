@@ -8,7 +8,9 @@
 //! per animation frame, after any change of the source or the theme ([`super::lane_paint`]).
 //!
 //! Test ids: the canvas's (a prop), `lane-labels` with `group-label` (button, folds the group;
-//! `data-collapsed`), `lane-label` (`data-lane`) and `counter-label`; `tooltip`.
+//! `data-collapsed`, `data-group`), `group-pin` (main timeline: pins the group to the top;
+//! `data-group`, `data-pinned`), `lane-label` (`data-lane`), `stack-row-label` (a Python stack's rows:
+//! `data-lane`, `data-depth`) and `counter-label`; `tooltip`.
 
 use super::draw_list::RULER_H;
 use super::keys::Keys;
@@ -157,6 +159,7 @@ pub fn LaneCanvas(
     let scroll = Memo::new(move |_| source.with(ctl, |t| t.scroll_y).unwrap_or(0.0));
     let hover = Memo::new(move |_| source.with(ctl, |t| t.hover.clone()).flatten());
     let on_toggle = Callback::new(move |g: usize| source.toggle_group(ctl, g));
+    let on_pin = matches!(source, LaneSource::Main).then(|| Callback::new(move |g: usize| ctl.toggle_pin(g)));
     let class = match source {
         LaneSource::Main => "tl-body",
         LaneSource::Stack(..) => "tl-body stack-body",
@@ -164,7 +167,7 @@ pub fn LaneCanvas(
 
     view! {
         <div class=class node_ref=area>
-            <Labels tracks=tracks.into() scroll=scroll.into() on_toggle=on_toggle />
+            <Labels tracks=tracks.into() scroll=scroll.into() on_toggle=on_toggle on_pin=on_pin />
             <canvas
                 data-testid=testid
                 data-rank=rank
@@ -264,9 +267,14 @@ fn observe_size(
 }
 
 /// Sticky lane labels: one per track, aligned with the canvas, scrolled with it; a group
-/// label folds its group with `on_toggle`.
+/// label folds its group with `on_toggle`, and its star pins it with `on_pin` (main timeline).
 #[component]
-fn Labels(tracks: Signal<Vec<tracks::Track>>, scroll: Signal<f64>, on_toggle: Callback<usize>) -> impl IntoView {
+fn Labels(
+    tracks: Signal<Vec<tracks::Track>>,
+    scroll: Signal<f64>,
+    on_toggle: Callback<usize>,
+    on_pin: Option<Callback<usize>>,
+) -> impl IntoView {
     let items = move || {
         tracks
             .get()
@@ -275,25 +283,52 @@ fn Labels(tracks: Signal<Vec<tracks::Track>>, scroll: Signal<f64>, on_toggle: Ca
                 let style = format!("top:{}px;height:{}px", t.y, t.height);
                 let title = t.label.clone();
                 match t.kind {
-                    TrackKind::Group { group, collapsed } => view! {
-                        <button
-                            class="tl-label group"
-                            data-testid="group-label"
-                            data-collapsed=collapsed.to_string()
-                            style=style
-                            title=title
-                            on:click=move |_| on_toggle.run(group)
-                        >
-                            {if collapsed { "▸ " } else { "▾ " }}{t.label}
-                        </button>
+                    TrackKind::Group { group, collapsed, pinned } => {
+                        let pin = on_pin.map(|on_pin| {
+                            let style = format!("top:{}px;height:{}px", t.y, t.height);
+                            let (mark, title) = if pinned { ("★", "Unpin this group") } else { ("☆", "Pin this group to the top (the share link keeps it)") };
+                            view! {
+                                <button class="tl-pin" data-testid="group-pin" data-group=group data-pinned=pinned.to_string()
+                                    style=style title=title aria-label=title on:click=move |_| on_pin.run(group)>{mark}</button>
+                            }
+                        });
+                        view! {
+                            <button
+                                class="tl-label group"
+                                data-testid="group-label"
+                                data-collapsed=collapsed.to_string()
+                                data-group=group
+                                style=style
+                                title=title
+                                on:click=move |_| on_toggle.run(group)
+                            >
+                                {if collapsed { "▸ " } else { "▾ " }}{t.label}
+                            </button>
+                            {pin}
+                        }
+                        .into_any()
                     }
-                    .into_any(),
-                    TrackKind::Lane { lane, .. } => view! {
-                        <div class="tl-label lane" data-testid="lane-label" data-lane=lane style=style title=title>
-                            {t.label}
-                        </div>
+                    TrackKind::Lane { lane, rows, first_row } => {
+                        // A thread's Python stack sits below its ops (`first_row` > 0): its rows
+                        // are frame depths, outermost first, and say so.
+                        let depths = (first_row > 0).then(|| {
+                            (0..rows)
+                                .map(|d| {
+                                    let y = tracks::row_y(&t, first_row + d);
+                                    let style = format!("top:{y}px;height:{}px", tracks::ROW_H);
+                                    let title = format!("Python frame at depth {d} (0: outermost)");
+                                    view! { <div class="tl-label depth" data-testid="stack-row-label" data-lane=lane data-depth=d style=style title=title>{format!("depth {d}")}</div> }
+                                })
+                                .collect_view()
+                        });
+                        view! {
+                            <div class="tl-label lane" data-testid="lane-label" data-lane=lane style=style title=title>
+                                {t.label}
+                            </div>
+                            {depths}
+                        }
+                        .into_any()
                     }
-                    .into_any(),
                     TrackKind::Counter { .. } => view! {
                         <div class="tl-label counter" data-testid="counter-label" style=style title=title>
                             {t.label}
