@@ -390,6 +390,25 @@ def c_comm_exposed(t, q):
     return [(q[-2], ms(exp)), (q[-1], ms(tot))]
 
 
+def c_small_allreduces(t, q):
+    """All-reduce kernels (NCCL names) per step by their launch call's step; the median per step,
+    the median kernel, and per step the count and ns of those under 100 µs."""
+    per = [[] for _ in t.steps]
+    for k in t.kernels:
+        if not is_nccl(k["name"]) or "allreduce" not in k["name"].lower():
+            continue
+        c = t.launch_of(k)
+        i = next((j for j, st in enumerate(t.steps) if c is not None and st["s"] <= c["s"] < st["e"]), None)
+        if i is not None:
+            per[i].append(k["e"] - k["s"])
+    n = len(t.steps)
+    counts = sorted(len(p) for p in per)
+    durs = sorted(d for p in per for d in p)
+    small = [d for d in durs if d < 100_000]
+    return [(q[0], counts[(n - 1) // 2]), (q[1], us(durs[(len(durs) - 1) // 2])),
+            (q[2], len(small) // n), (q[4], ms(sum(small) / n))]
+
+
 def c_overhead_gaps(t, q):
     host, tot = stream_gaps(t)
     scale = ms if "ms" in q.text else (lambda v: v / 1e9)
@@ -555,6 +574,7 @@ def row_checks():
                                                                 ("exposed==all", max(comm_exposed(t).values(), key=lambda v: v[1])[0] == max(comm_exposed(t).values(), key=lambda v: v[1])[1])]
     for fx in ["sampled_rank-0", "sampled_rank-1", "dlrm_kineto__worker0", "dlrm_kineto__worker2", "qatut", "tracelens__mi300", "sglang"]:
         C[(fx, "overhead-bound")] = c_overhead_gaps
+    C[("hta__df_index", "small-allreduces")] = c_small_allreduces
     C[("hta__mi250", "overhead-bound")] = c_overhead_all
     C[("tracelens__h100", "overhead-bound")] = c_overhead_all
     C[("partx", "overhead-bound")] = lambda t, q: [(q[-1], stream_gaps(t)[1] / 1e9), (q[-1], stream_gaps(t)[0] / 1e9)]

@@ -11,7 +11,7 @@
 //! change what they mean.
 //!
 //! **Structure.** One file per family of rules (`table`, `cpu`, `gpu`, `tensor_cores`, `attention`,
-//! `layout`, `sm_efficiency`, `dispatch`, `compile`, `data`, `health`), each exporting `rules(&Ctx, &mut Vec<Finding>)`. [`Ctx`] holds the shared
+//! `layout`, `sm_efficiency`, `dispatch`, `compile`, `collective`, `data`, `health`), each exporting `rules(&Ctx, &mut Vec<Finding>)`. [`Ctx`] holds the shared
 //! analyses, read once from the session (its op index and GPU profiles are the ones the page's
 //! tables use, not rebuilt: steps, op table, kernel table, GPU metrics) plus the launch ->
 //! activity links, and
@@ -41,6 +41,7 @@
 //! recommendations, HTA, Nsight rules).
 
 mod attention;
+mod collective;
 mod compile;
 mod cpu;
 mod data;
@@ -188,6 +189,7 @@ pub const RULES: &[(&str, &str)] = &[
     ("profiler-gap", "gap between kernels caused by the profiler's buffer request"),
     ("recompilation", "torch.compile graphs change across steps (recompiles)"),
     ("slow-step", "a step much slower than its neighbours, in the middle of the run"),
+    ("small-allreduces", "50+ all-reduce kernels per step, median under 100 µs (latency-bound gradient communication)"),
     ("sync-heavy", "synchronizing calls take at least 20% of CPU time"),
     ("tf32-fp32", "TF32 tensor-core GEMMs on fp32 inputs, where bf16/fp16 would run twice as fast"),
     ("unfused-attention", "bmm -> softmax -> bmm attention chains and no fused attention kernel"),
@@ -415,6 +417,7 @@ pub fn detect(inputs: Inputs<'_>) -> Vec<Finding> {
     sm_efficiency::rules(&ctx, &mut out);
     dispatch::rules(&ctx, &mut out);
     compile::rules(&ctx, &mut out);
+    collective::rules(&ctx, &mut out);
     // The memory series, for the data and memory rules, dropped after them: a session copy
     // would hold every `[memory]` event past the load.
     let series = crate::analysis::memory::analyze(ctx.trace, None, 0);

@@ -17,7 +17,9 @@
 //! - `device-query-loop`, `occupancy-query`: the queries out of the loop (their CPU time → 0);
 //! - `dtod-before-gemm`: the bias copies gone ([memcpy] → 0);
 //! - `launch-overhead`: the kernels' launch delays gone, as in a CUDA graph ([launch delay] →
-//!   0; the launch calls' own CPU time is not in the evidence, so not modelled).
+//!   0; the launch calls' own CPU time is not in the evidence, so not modelled);
+//! - `small-allreduces`: the latency-bound all-reduces fused into the larger buckets
+//!   ([GPU communication] → 0: their bytes add little to a bucket's time).
 //!
 //! Other rules have no model that holds without knowing the code (overlap, fusion, shapes).
 
@@ -56,6 +58,7 @@ pub fn model(trace: &Trace, f: &Finding) -> Option<(&'static str, Vec<Edit>)> {
         "device-query-loop" | "occupancy-query" => ("the queries out of the loop", &[(&[B::CpuOp, B::CpuOverhead], 0.0)]),
         "dtod-before-gemm" => ("the bias copies gone", &[(&[B::MemcpyMemset], 0.0)]),
         "launch-overhead" => ("the launch delays gone (a CUDA graph)", &[(&[B::LaunchDelay], 0.0)]),
+        "small-allreduces" => ("the small all-reduces fused into buckets", &[(&[B::GpuCommunication], 0.0)]),
         _ => return None,
     };
     if f.evidence.all.is_empty() {

@@ -79,6 +79,14 @@ pub const DATALOADER_SHARE: f64 = 0.05;
 pub const COMM_HEAVY_SHARE: f64 = 0.10;
 /// `comm-not-overlapped`: communication-kernel time not overlapped by compute kernels, share.
 pub const COMM_EXPOSED_SHARE: f64 = 0.50;
+/// `small-allreduces`: the median complete step launches at least this many all-reduce kernels.
+/// DDP's default 25 MB buckets give a 1B-parameter fp32 model 160 per step and a 100M one 16:
+/// this many means buckets far below the default or a per-tensor loop.
+pub const SMALL_ALLREDUCE_PER_STEP: i64 = 50;
+/// `small-allreduces`: and the median all-reduce kernel runs under this: a 25 MB ring
+/// all-reduce at NVLink's ~150 GB/s bus bandwidth takes about 300 µs, so under 100 µs the
+/// messages are a few MB or less and the call's fixed latency dominates.
+pub const SMALL_ALLREDUCE_MAX_NS: i64 = 100_000;
 /// `comm-not-overlapped`: only when communication kernels take at least this share of the
 /// device's kernel time (a few tiny collectives are not worth a finding).
 pub const COMM_MIN_KERNEL_SHARE: f64 = 0.05;
