@@ -1,4 +1,4 @@
-//! The cheatsheet rules for tensor cores, attention, copies, syncs and SM fill on synthetic steps (`synth::cheatsheet`, ground truth by
+//! The cheatsheet rules for tensor cores, attention, copies, syncs, SM fill and the training loop's shape on synthetic steps (`synth::cheatsheet`, ground truth by
 //! construction): each rule fires on the trace built to show its pattern with the numbers the
 //! construction gives, and stays silent on the one built not to. The steps are GPU-bound (the
 //! kernels run back to back from 100 µs to the step's end), so a rule's evidence kernels lie
@@ -141,4 +141,33 @@ fn low_sm_efficiency() {
     assert!(f.title.starts_with("Kernels fill 40.0% of the SMs while they run; 1 kernel names launch fewer blocks than SMs (1.80 ms;"), "{}", f.title);
     assert_impact(&f, 600);
     silent(Case::SmFill { blocks_per_sm: 0.9 }, "low-sm-efficiency");
+}
+
+/// `no-backward`: each of the 3 steps runs `Optimizer.step#Adam.step` and no autograd-engine
+/// op: 3 optimizer steps, no backward. About what the capture shows, not step time: a warning
+/// whatever its impact. Near miss: the same steps with `MmBackward0`.
+#[test]
+fn no_backward() {
+    let f = fired(Case::Training { backward: false, skipped: 0 }, "no-backward");
+    assert_eq!(f.severity, Severity::Warn, "{}", f.why);
+    assert_eq!(f.evidence.total, 3);
+    assert_eq!(f.title, "3 optimizer steps and no backward pass in the trace: this profile shows no training");
+    silent(Case::Training { backward: true, skipped: 0 }, "no-backward");
+}
+
+/// `grad-scaler-skips`: step #2 of 3 runs `aten::_amp_update_scale_` and no
+/// `Optimizer.step#`: 1 of 3 steps (33.3% >= 25%) skipped; its span is the evidence and its
+/// whole 700 µs is on the path (25.9% of the 2.7 ms of steps). Near miss: no step skipped (the scaler runs in all three).
+#[test]
+fn grad_scaler_skips() {
+    let f = fired(Case::Training { backward: true, skipped: 1 }, "grad-scaler-skips");
+    assert_eq!(f.severity, Severity::Warn, "{}", f.why);
+    assert_eq!(f.evidence.total, 1);
+    assert_eq!(f.title, "GradScaler skipped the optimizer in 1 of 3 steps (#2): inf/NaN gradients, 25.9% of step time trained nothing");
+    // Step #2 ends with its last kernel at 700 µs (the others at 1000): 700 of 2700 µs.
+    let i = f.impact.unwrap();
+    assert_eq!((i.ns, i.step_ns), (700 * US, 900 * US), "the skipped step's whole time is on the path: {i:?}");
+    silent(Case::Training { backward: true, skipped: 0 }, "grad-scaler-skips");
+    // The trace is training: no-backward stays silent on it.
+    assert!(findings(Case::Training { backward: true, skipped: 1 }).iter().all(|f| f.rule != "no-backward"));
 }

@@ -20,7 +20,7 @@ pub const NEGLIGIBLE_PCT: f64 = 2.0;
 /// Rules about something other than step time (memory, the trace's own health): their
 /// severity never follows the critical path.
 const NOT_ABOUT_TIME: &[&str] =
-    &["activation-peak", "memory-fragmentation", "memory-leak", "memory-near-limit", "optimizer-state-peak", "partial-trace"];
+    &["activation-peak", "memory-fragmentation", "memory-leak", "memory-near-limit", "no-backward", "optimizer-state-peak", "partial-trace"];
 
 /// Rules whose evidence is whole steps: their impact is the path's time in the classes their
 /// remedy shortens, not everything under the step.

@@ -11,7 +11,8 @@
 //! change what they mean.
 //!
 //! **Structure.** One file per family of rules (`table`, `cpu`, `gpu`, `tensor_cores`, `attention`,
-//! `layout`, `sm_efficiency`, `dispatch`, `compile`, `collective`, `data`, `health`), each exporting `rules(&Ctx, &mut Vec<Finding>)`. [`Ctx`] holds the shared
+//! `layout`, `sm_efficiency`, `dispatch`, `compile`, `collective`, `training`, `data`,
+//! `health`), each exporting `rules(&Ctx, &mut Vec<Finding>)`. [`Ctx`] holds the shared
 //! analyses, read once from the session (its op index and GPU profiles are the ones the page's
 //! tables use, not rebuilt: steps, op table, kernel table, GPU metrics) plus the launch ->
 //! activity links, and
@@ -58,6 +59,7 @@ mod roofline;
 mod sm_efficiency;
 mod table;
 mod tensor_cores;
+mod training;
 pub mod thresholds;
 
 use crate::analysis::gpu::{GpuIndex, GpuMetrics};
@@ -162,6 +164,7 @@ pub const RULES: &[(&str, &str)] = &[
     ("fp32-gemm", "GEMM kernels whose name says FP32, without tensor cores (SIMT)"),
     ("gemm-alignment", "bf16/fp16 (fp8/int8) GEMMs whose M, N or K is not a multiple of 8 (16)"),
     ("gpu-idle", "GPU utilization below 50% or gaps of 500 ms and more"),
+    ("grad-scaler-skips", "GradScaler skipped the optimizer (inf/NaN gradients) in a quarter of the steps or more"),
     ("health-clock-skew", "device activities start before their launch call (CPU/GPU clock offset)"),
     ("health-data-loss", "truncated file, or events the parse skipped or could not represent"),
     ("health-outside-window", "device activities outside the host's capture window"),
@@ -181,6 +184,7 @@ pub const RULES: &[(&str, &str)] = &[
     ("memory-fragmentation", "reserved memory 1.5x allocated (and 1 GiB more) at the peak"),
     ("memory-leak", "allocated memory at step start grows at every step"),
     ("memory-near-limit", "peak device memory above 90% of the device's memory"),
+    ("no-backward", "optimizer steps and no backward pass in the trace (an eval loop or no_grad profiled)"),
     ("occupancy-query", "cudaOccupancyMaxActiveBlocksPerMultiprocessor before kernel launches"),
     ("optimizer-state-peak", "optimizer state holds at least half of the highest step's memory peak"),
     ("overhead-bound", "GPU mostly idle, waiting for the host (host wait is most idle time)"),
@@ -418,6 +422,7 @@ pub fn detect(inputs: Inputs<'_>) -> Vec<Finding> {
     dispatch::rules(&ctx, &mut out);
     compile::rules(&ctx, &mut out);
     collective::rules(&ctx, &mut out);
+    training::rules(&ctx, &mut out);
     // The memory series, for the data and memory rules, dropped after them: a session copy
     // would hold every `[memory]` event past the load.
     let series = crate::analysis::memory::analyze(ctx.trace, None, 0);

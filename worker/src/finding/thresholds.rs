@@ -87,6 +87,10 @@ pub const SMALL_ALLREDUCE_PER_STEP: i64 = 50;
 /// all-reduce at NVLink's ~150 GB/s bus bandwidth takes about 300 µs, so under 100 µs the
 /// messages are a few MB or less and the call's fixed latency dominates.
 pub const SMALL_ALLREDUCE_MAX_NS: i64 = 100_000;
+/// `grad-scaler-skips`: GradScaler skipped the optimizer in at least this share of the
+/// complete steps (ours: one step in four; a long calibration at the start of a capture is
+/// rare since the profiler usually starts after some warm-up steps).
+pub const SCALER_SKIP_MIN_SHARE: f64 = 0.25;
 /// `comm-not-overlapped`: only when communication kernels take at least this share of the
 /// device's kernel time (a few tiny collectives are not worth a finding).
 pub const COMM_MIN_KERNEL_SHARE: f64 = 0.05;

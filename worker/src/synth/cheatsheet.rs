@@ -93,6 +93,19 @@ pub enum Case {
         /// The reduction's blocks per SM.
         blocks_per_sm: f64,
     },
+    /// `no-backward` and `grad-scaler-skips`: `aten::linear` [10, 20] -> [`BF16_GEMM`]
+    /// [100, 400]; with `backward`, `autograd::engine::evaluate_function: MmBackward0` [30, 40]
+    /// -> [`BF16_GEMM`] [400, 700]; GradScaler's `aten::_amp_foreach_non_finite_check_and_unscale_`
+    /// [50, 55] and `aten::_amp_update_scale_` [56, 60]; then the `Optimizer.step#Adam.step`
+    /// annotation [70, 90] holding `aten::_foreach_add_` [71, 89] -> [`ADD`] [700, 1000], except
+    /// in the `skipped` steps after the first, where the scaler found inf/NaN gradients and
+    /// skipped it (the GPU then idles from 700 µs).
+    Training {
+        /// Whether the autograd engine's backward op runs.
+        backward: bool,
+        /// Steps after the first whose optimizer step the scaler skipped.
+        skipped: i64,
+    },
 }
 
 const US: i64 = 1_000;
@@ -151,8 +164,8 @@ impl Op {
     }
 }
 
-/// Every op of one step of `case`.
-fn ops(case: Case) -> Vec<Op> {
+/// Every op of step `step` (0-based) of `case`.
+fn ops(case: Case, step: i64) -> Vec<Op> {
     match case {
         Case::Tf32 { recorded } => {
             let types = if recorded { r#"["float", "float"]"# } else { "" };
@@ -222,6 +235,19 @@ fn ops(case: Case) -> Vec<Op> {
             op("aten::mm", (10, 20)).kernel(BF16_GEMM, (100, 400)),
             op("aten::sum", (20, 30)).kernel(REDUCE, (400, 1000)).small_grid(blocks_per_sm),
         ],
+        Case::Training { backward, skipped } => {
+            let mut v = vec![op("aten::linear", (10, 20)).kernel(BF16_GEMM, (100, 400))];
+            if backward {
+                v.push(op("autograd::engine::evaluate_function: MmBackward0", (30, 40)).kernel(BF16_GEMM, (400, 700)));
+            }
+            v.push(op("aten::_amp_foreach_non_finite_check_and_unscale_", (50, 55)));
+            v.push(op("aten::_amp_update_scale_", (56, 60)));
+            if step == 0 || step > skipped {
+                v.push(op("Optimizer.step#Adam.step", (70, 90)));
+                v.push(op("aten::_foreach_add_", (71, 89)).kernel(ADD, (700, 1000)));
+            }
+            v
+        }
     }
 }
 
@@ -232,7 +258,7 @@ pub fn generate(case: Case) -> Vec<u8> {
     let mut corr = 100;
     for step in 0..STEPS {
         let base = step * STEP_NS;
-        let ops = ops(case);
+        let ops = ops(case, step);
         // The annotation ends with the host's last op; the step runs on to its last kernel's end.
         let host_end = ops.iter().map(|o| o.at.1).max().unwrap_or(0) * US;
         events.push(complete(Cow::Owned(format!("ProfilerStep#{}", step + 1)), "user_annotation", CPU_PID, base, host_end, Vec::new()));
@@ -244,7 +270,9 @@ pub fn generate(case: Case) -> Vec<u8> {
             if !o.types.is_empty() {
                 args.push(("Input type", Arg::Raw(o.types.clone())));
             }
-            events.push(complete(Cow::Borrowed(o.name), "cpu_op", CPU_PID, base + o.at.0 * US, (o.at.1 - o.at.0) * US, args));
+            // `record_function` spans (the optimizer's) are annotations, not ops.
+            let cat = if o.name.starts_with("Optimizer.") { "user_annotation" } else { "cpu_op" };
+            events.push(complete(Cow::Borrowed(o.name), cat, CPU_PID, base + o.at.0 * US, (o.at.1 - o.at.0) * US, args));
             for (i, l) in o.launches.iter().enumerate() {
                 let Some(kernel) = l.kernel else {
                     events.push(complete(Cow::Borrowed(l.call), "cuda_runtime", CPU_PID, base + l.at.0 * US, (l.at.1 - l.at.0) * US, Vec::new()));
