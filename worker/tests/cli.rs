@@ -128,6 +128,37 @@ fn report_memory_shows_what_holds_the_peak() {
     }
 }
 
+/// `--batch-size` / `--tokens-per-step`: the run's rate is the complete steps' work over their
+/// summed spans (the `steps[].dur_us` the step tests check against the trace), each step's its
+/// work over its span; the text says the same rounded; 0 is a usage error.
+#[test]
+fn report_throughput_from_the_batch_and_tokens_given() {
+    let path = common::shared().join("fixtures/real/kineto__resnet50_num_workers_4__worker0.pt.trace.json.gz");
+    let path = path.to_str().unwrap();
+    let (code, json, err) = run(&["report", path, "--json", "--batch-size", "32", "--tokens-per-step", "8192"]);
+    assert_eq!(code, 0, "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let t = &doc["throughput"];
+    let complete: Vec<f64> =
+        doc["steps"].as_array().unwrap().iter().filter(|s| s["incomplete"] == false).map(|s| s["dur_us"].as_f64().unwrap()).collect();
+    assert_eq!(complete.len(), 6);
+    assert_eq!(t["complete_steps"], 6);
+    let secs: f64 = complete.iter().sum::<f64>() / 1e6;
+    assert!((t["samples_per_s"].as_f64().unwrap() - 32.0 * 6.0 / secs).abs() < 1e-9, "{t}");
+    assert!((t["tokens_per_s"].as_f64().unwrap() - 8192.0 * 6.0 / secs).abs() < 1e-6, "{t}");
+    for (row, dur) in t["steps"].as_array().unwrap().iter().zip(&complete) {
+        assert!((row["samples_per_s"].as_f64().unwrap() - 32.0 / (dur / 1e6)).abs() < 1e-9, "{row}");
+    }
+    let samples = t["samples_per_s"].as_f64().unwrap();
+    let (_, text, _) = run(&["report", path, "--batch-size", "32"]);
+    assert!(text.contains(&format!("Throughput (batch size 32)\n  over 6 complete steps: {samples:.0} samples/s\n")), "{text}");
+    assert!(!text.contains("tokens/s"), "no tokens figure given, none shown");
+    let (_, plain, _) = run(&["report", path, "--json"]);
+    assert!(serde_json::from_str::<serde_json::Value>(&plain).unwrap().get("throughput").is_none(), "only when asked");
+    let (code, _, err) = run(&["report", path, "--batch-size", "0"]);
+    assert_eq!(code, 2, "{err}");
+}
+
 #[test]
 fn version_help_per_command_and_completions() {
     let (code, out, _) = run(&["--version"]);

@@ -26,6 +26,7 @@ use kinetoscope::report::diff::{DiffOptions, DiffReport};
 use kinetoscope::report::gate::Gate;
 use kinetoscope::report::schema::{self, Schema};
 use kinetoscope::report::trace::{ReportOptions, TraceReport};
+use kinetoscope::report::throughput::{self, Workload};
 use kinetoscope::session::Session;
 use protocol::TraceSummary;
 use std::path::{Path, PathBuf};
@@ -51,6 +52,8 @@ fn main() -> ExitCode {
             format,
             viewer_url,
             gpu_peak,
+            batch_size,
+            tokens_per_step,
             critical_path,
             phases,
             modules,
@@ -60,7 +63,7 @@ fn main() -> ExitCode {
             roofline,
         } => {
             let options = ReportOptions { range: None, by_shape, sort, top, name_width };
-            let explain = Explain { step: explain_step, marker: step_marker, viewer_url, gpu_peak, critical_path, phases, modules: modules.then_some(depth), what_if, memory, roofline };
+            let explain = Explain { step: explain_step, marker: step_marker, viewer_url, gpu_peak, workload: Workload { batch_size, tokens_per_step }, critical_path, phases, modules: modules.then_some(depth), what_if, memory, roofline };
             report(&trace, step, range, options, explain, Format::of(json, format.as_deref()))
         }
         Command::Diff { base, cand, by_shape, sort, top, json, format, fail_if } => {
@@ -158,6 +161,8 @@ struct Explain {
     marker: Option<String>,
     viewer_url: Option<String>,
     gpu_peak: Option<String>,
+    /// `--batch-size` / `--tokens-per-step`: the throughput section and JSON key.
+    workload: Workload,
     /// `--critical-path`: the text section.
     critical_path: bool,
     /// `--phases`: the text section.
@@ -216,6 +221,9 @@ fn report(
             if let (Some(e), Some(map)) = (&explanation, value.as_object_mut()) {
                 map.insert("explanation".into(), kinetoscope::report::explain::json(e));
             }
+            if let (false, Some(map)) = (explain.workload.is_empty(), value.as_object_mut()) {
+                map.insert("throughput".into(), throughput::json(session.trace(), &report.steps_analyzed(), explain.workload));
+            }
             if let (Some((before, after)), Some(map)) = (&what_if, value.as_object_mut()) {
                 let answer = kinetoscope::report::critical_path::what_if_json(session.trace(), &explain.what_if, before, after);
                 map.insert("what_if".into(), answer);
@@ -231,6 +239,9 @@ fn report(
         }
         Format::Text => {
             print!("{}", report.text());
+            if !explain.workload.is_empty() {
+                print!("{}", throughput::text(session.trace(), &report.steps_analyzed(), explain.workload));
+            }
             if explain.critical_path {
                 print!("{}", kinetoscope::report::critical_path::text(session.trace(), &report.paths(), options.top));
             }

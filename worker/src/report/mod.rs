@@ -41,6 +41,7 @@ pub mod work;
 pub mod critical_path;
 pub mod phases;
 pub mod modules;
+pub mod throughput;
 
 pub use crate::text::{cut, printable, pytorch_time as time};
 pub use ops::{op_table_text, ops_json, sorted, SortKey};

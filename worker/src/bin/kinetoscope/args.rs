@@ -73,6 +73,13 @@ pub enum Command {
         /// `bf16=989,fp32=67,gbps=3350`; used by %Peak, Bound, MFU and `low-mfu`.
         #[arg(long, value_name = "KEY=VALUE,...", value_parser = parse_gpu_peak)]
         gpu_peak: Option<String>,
+        /// Samples per step (the batch): each step's samples/s and the run's, next to MFU
+        /// (`throughput` of `--json`).
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+        batch_size: Option<u64>,
+        /// Tokens per step (batch x sequence length): each step's tokens/s and the run's.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+        tokens_per_step: Option<u64>,
         /// What bounds each step: its critical path's length, bound-by shares and the slices on
         /// it (the `critical_path` key of `--json` is always there).
         #[arg(long)]
