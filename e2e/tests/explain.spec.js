@@ -61,3 +61,25 @@ test('the slowest step is explained, its links select the evidence, another row 
   await expect(selectedRow.locator('td[data-key="step"]')).toHaveAttribute('data-value', String(other));
   await app.screenshot('explain-other');
 });
+
+test('the only complete step is not compared with itself: its own numbers, no median or Δ', async ({ app }) => {
+  const file = realFixture('param__dlrm_kineto__worker0_step_12.1694128201545.pt.trace.json');
+  const only = cliReport(file, '--explain-step', 'slowest').explanation;
+  await app.open();
+  await app.upload(file);
+  await app.openTab('steps');
+  const panel = app.page.getByTestId('step-explain');
+  await expect(panel).toHaveAttribute('data-step', String(only.step));
+  expect(await sentences(app.page)).toEqual(only.sentences);
+  await expect(panel).toContainText('The only complete step: nothing to compare it with');
+  await expect(panel).not.toContainText('Against the median');
+  const table = panel.locator('table.explain-table');
+  await expect(table).toHaveAttribute('data-alone', 'true');
+  expect(await table.locator('thead th').allTextContents()).toEqual(['', 'name', 'step', 'calls']);
+  // Each row: kind, name, the step's own time and its calls (none for a category).
+  const first = only.kernels[0];
+  const row = app.page.locator(`[data-testid="step-explain-row"][data-kind="kernel"][data-name="${first.name}"]`);
+  await expect(row.locator('td')).toHaveCount(4);
+  await expect(row.locator('td').nth(3)).toHaveText(String(first.step_calls));
+  await app.screenshot('explain-only-step');
+});

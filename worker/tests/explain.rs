@@ -295,4 +295,15 @@ fn the_only_complete_step_is_not_compared_with_itself() {
     assert_eq!(doc["critical_path"]["steps"][0]["bound_by"], "cpu_op");
     assert!(sentences.iter().any(|s| s.ends_with("% CPU ops: that is what bounds the step.")), "{sentences:?}");
     assert!(sentences.iter().any(|s| s.starts_with("By category (step breakdown), the largest: ")), "{sentences:?}");
+    // The text's table has the step's own column and calls, no median or delta.
+    let text = std::process::Command::new(env!("CARGO_BIN_EXE_kinetoscope"))
+        .args(["report", path.to_str().unwrap(), "--explain-step", "slowest"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(text.stdout).unwrap();
+    let table = text.split("WHY IS PROFILERSTEP#10 SLOW").nth(1).unwrap();
+    let head = table.lines().find(|l| l.trim_start().starts_with("step")).unwrap();
+    assert_eq!(head.split_whitespace().collect::<Vec<_>>(), ["step", "calls"], "{table}");
+    assert!(!table.contains("+0.000") && !table.contains("median"), "{table}");
+    assert!(table.contains("category Communication") && table.contains("5.860ms"), "{table}");
 }

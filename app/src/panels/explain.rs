@@ -44,6 +44,8 @@ fn status_text(e: &ExplainState) -> String {
     let pick = "click a step row above to explain that step";
     match (e.pending.is_some(), &e.data) {
         (true, _) => "Comparing the step with the median step…".to_owned(),
+        // One complete step has no median to be compared with: its own numbers are shown.
+        (false, Some(d)) if d.steps <= 1 => "The only complete step: nothing to compare it with; its own time by category, kernel and op".to_owned(),
         (false, Some(d)) => format!(
             "Against the median of {} complete steps ({}) · {pick}",
             d.steps,
@@ -65,20 +67,30 @@ fn body(ctl: Controller, d: &Arc<ExplanationData>) -> impl IntoView {
             view! { <p data-testid="step-explain-sentence"><span>{s.clone()}</span>{cite}</p> }
         })
         .collect_view();
-    let rows = rows(d).into_iter().map(|r| row(ctl, r)).collect_view();
-    view! {
-        <div class="explain-sentences">{sentences}</div>
-        <table class="explain-table">
-            <thead><tr>
+    let alone = d.steps <= 1;
+    let rows = rows(d).into_iter().map(|r| row(ctl, r, alone)).collect_view();
+    let head = if alone {
+        view! { <tr><th>""</th><th>"name"</th><th class="num">"step"</th><th class="num">"calls"</th></tr> }.into_any()
+    } else {
+        view! {
+            <tr>
                 <th>""</th><th>"name"</th><th class="num">"step"</th><th class="num">"median"</th>
                 <th class="num">"Δ"</th><th class="num">"calls (step / median)"</th>
-            </tr></thead>
+            </tr>
+        }
+        .into_any()
+    };
+    view! {
+        <div class="explain-sentences">{sentences}</div>
+        <table class="explain-table" data-alone=alone.to_string()>
+            <thead>{head}</thead>
             <tbody>{rows}</tbody>
         </table>
     }
 }
 
-fn row(ctl: Controller, r: Row) -> impl IntoView {
+/// One row; `alone`: the trace's only complete step, shown without a median to compare with.
+fn row(ctl: Controller, r: Row, alone: bool) -> impl IntoView {
     let delta = r.delta_text();
     let calls = r.calls_text();
     let worse = r.delta_ns() > 0.0;
@@ -91,9 +103,11 @@ fn row(ctl: Controller, r: Row) -> impl IntoView {
             <td class="muted">{r.kind}</td>
             <td class="name">{name}</td>
             <td class="num">{format::span_us(r.step_ns as f64 / 1e3)}</td>
-            <td class="num">{format::span_us(r.median_ns / 1e3)}</td>
-            <td class="num" class:worse=worse>{delta}</td>
-            <td class="num">{calls}</td>
+            {(!alone).then(|| view! {
+                <td class="num">{format::span_us(r.median_ns / 1e3)}</td>
+                <td class="num" class:worse=worse>{delta}</td>
+            })}
+            <td class="num">{if alone { r.step_calls_text() } else { calls }}</td>
         </tr>
     }
 }

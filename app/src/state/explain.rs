@@ -53,6 +53,11 @@ impl Row {
         signed_ns(self.delta_ns())
     }
 
+    /// The step's calls alone (`998`), empty for categories: a trace's only step.
+    pub fn step_calls_text(&self) -> String {
+        self.calls.map_or_else(String::new, |(step, _)| format::count(u64::from(step)))
+    }
+
     /// Calls as `998 / 998` (step / median), empty for categories.
     pub fn calls_text(&self) -> String {
         self.calls.map_or_else(String::new, |(step, median)| {

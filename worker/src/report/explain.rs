@@ -51,6 +51,19 @@ pub fn text(e: &Explanation) -> String {
     for s in sentences(e) {
         super::findings::wrap(&mut out, "  ", "    ", &s);
     }
+    if e.alone {
+        // The only complete step: its own numbers, no median (itself) and no delta (zero).
+        let _ = writeln!(out, "\n  {:<60} {:>12} {:>7}", "", "step", "calls");
+        for c in &e.categories {
+            let _ = writeln!(out, "  {:<60} {:>12}", format!("category {}", c.category.label()), time(c.step_ns));
+        }
+        for (kind, items) in [("kernel", &e.kernels), ("op", &e.ops)] {
+            for i in items {
+                let _ = writeln!(out, "  {:<60} {:>12} {:>7}", cut(&format!("{kind} {}", i.name), 60), time(i.step_ns), i.step_calls);
+            }
+        }
+        return out;
+    }
     let _ = writeln!(out, "\n  {:<60} {:>12} {:>12} {:>12} {:>7} {:>7}", "", "step", "median", "delta", "calls", "median");
     for c in &e.categories {
         let _ = writeln!(
