@@ -58,3 +58,4 @@ pub mod roofline;
 pub mod critical_path;
 pub mod phases;
 pub mod modules;
+pub mod call_tree;

@@ -54,6 +54,8 @@ fn main() -> ExitCode {
             gpu_peak,
             batch_size,
             tokens_per_step,
+            tree,
+            min_pct,
             critical_path,
             phases,
             modules,
@@ -63,7 +65,7 @@ fn main() -> ExitCode {
             roofline,
         } => {
             let options = ReportOptions { range: None, by_shape, sort, top, name_width };
-            let explain = Explain { step: explain_step, marker: step_marker, viewer_url, gpu_peak, workload: Workload { batch_size, tokens_per_step }, critical_path, phases, modules: modules.then_some(depth), what_if, memory, roofline };
+            let explain = Explain { step: explain_step, marker: step_marker, viewer_url, gpu_peak, workload: Workload { batch_size, tokens_per_step }, tree: tree.then_some(min_pct), critical_path, phases, modules: modules.then_some(depth), what_if, memory, roofline };
             report(&trace, step, range, options, explain, Format::of(json, format.as_deref()))
         }
         Command::Diff { base, cand, by_shape, sort, top, json, format, fail_if } => {
@@ -163,6 +165,8 @@ struct Explain {
     gpu_peak: Option<String>,
     /// `--batch-size` / `--tokens-per-step`: the throughput section and JSON key.
     workload: Workload,
+    /// `--tree [--min-pct P]`: the call tree section and JSON key, nodes under P% left out.
+    tree: Option<f64>,
     /// `--critical-path`: the text section.
     critical_path: bool,
     /// `--phases`: the text section.
@@ -224,6 +228,10 @@ fn report(
             if let (false, Some(map)) = (explain.workload.is_empty(), value.as_object_mut()) {
                 map.insert("throughput".into(), throughput::json(session.trace(), &report.steps_analyzed(), explain.workload));
             }
+            if let (Some(min_pct), Some(map)) = (explain.tree, value.as_object_mut()) {
+                let tree = kinetoscope::analysis::call_tree::build(session.trace(), options.range);
+                map.insert("call_tree".into(), kinetoscope::report::tree::json(session.trace(), &tree, min_pct));
+            }
             if let (Some((before, after)), Some(map)) = (&what_if, value.as_object_mut()) {
                 let answer = kinetoscope::report::critical_path::what_if_json(session.trace(), &explain.what_if, before, after);
                 map.insert("what_if".into(), answer);
@@ -241,6 +249,10 @@ fn report(
             print!("{}", report.text());
             if !explain.workload.is_empty() {
                 print!("{}", throughput::text(session.trace(), &report.steps_analyzed(), explain.workload));
+            }
+            if let Some(min_pct) = explain.tree {
+                let tree = kinetoscope::analysis::call_tree::build(session.trace(), options.range);
+                print!("{}", kinetoscope::report::tree::text(session.trace(), &tree, min_pct, 67));
             }
             if explain.critical_path {
                 print!("{}", kinetoscope::report::critical_path::text(session.trace(), &report.paths(), options.top));

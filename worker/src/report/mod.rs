@@ -42,6 +42,7 @@ pub mod critical_path;
 pub mod phases;
 pub mod modules;
 pub mod throughput;
+pub mod tree;
 
 pub use crate::text::{cut, printable, pytorch_time as time};
 pub use ops::{op_table_text, ops_json, sorted, SortKey};

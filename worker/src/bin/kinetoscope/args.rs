@@ -73,6 +73,13 @@ pub enum Command {
         /// `bf16=989,fp32=67,gbps=3350`; used by %Peak, Bound, MFU and `low-mfu`.
         #[arg(long, value_name = "KEY=VALUE,...", value_parser = parse_gpu_peak)]
         gpu_peak: Option<String>,
+        /// The call tree: callers -> callees over Python frames, ranges, ops and runtime calls,
+        /// with CPU and GPU time (`call_tree` of `--json`); with `--step N`, that step's.
+        #[arg(long)]
+        tree: bool,
+        /// With `--tree`: leave out nodes under this % of the total CPU and GPU time.
+        #[arg(long, value_name = "P", default_value_t = kinetoscope::report::tree::DEFAULT_MIN_PCT, requires = "tree")]
+        min_pct: f64,
         /// Samples per step (the batch): each step's samples/s and the run's, next to MFU
         /// (`throughput` of `--json`).
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]

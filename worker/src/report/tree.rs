@@ -1,0 +1,104 @@
+//! `report --tree [--min-pct P]`: the call tree (callers -> callees over Python frames, ranges,
+//! ops and runtime calls) with CPU and GPU time, as indented text and `call_tree` in `--json`.
+//! Nodes under `P`% of the root's CPU total and of its GPU total are left out with their
+//! subtrees (counted in `left_out`); siblings read largest CPU total first.
+
+use crate::analysis::call_tree::{CallTree, NodeKind};
+use crate::analysis::ops::us;
+use crate::model::Trace;
+use crate::text::{cut, pytorch_time as time};
+use serde_json::{json, Value};
+use std::fmt::Write as _;
+
+/// The default `--min-pct`: a flame graph's one-pixel-in-a-hundred.
+pub const DEFAULT_MIN_PCT: f64 = 1.0;
+
+/// Deepest level printed or written (Python stacks of 100+ frames exist).
+const MAX_DEPTH: usize = 64;
+
+/// Whether node `i` is kept at `min_pct`.
+fn kept(tree: &CallTree, i: u32, min_pct: f64) -> bool {
+    let (root, n) = (&tree.nodes[0], &tree.nodes[i as usize]);
+    let share = |part: i64, whole: i64| whole > 0 && 100.0 * part as f64 / whole as f64 >= min_pct;
+    share(n.total_ns, root.total_ns) || share(n.gpu_total_ns, root.gpu_total_ns)
+}
+
+/// Node `i`'s kept children, largest CPU total first (then GPU total, then first seen).
+fn children(tree: &CallTree, i: u32, min_pct: f64) -> Vec<u32> {
+    let mut c: Vec<u32> = tree.nodes[i as usize].children.iter().copied().filter(|&c| kept(tree, c, min_pct)).collect();
+    c.sort_by_key(|&c| {
+        let n = &tree.nodes[c as usize];
+        (std::cmp::Reverse(n.total_ns), std::cmp::Reverse(n.gpu_total_ns), c)
+    });
+    c
+}
+
+/// Nodes left out at `min_pct` (each with its subtree).
+fn left_out(tree: &CallTree, min_pct: f64) -> usize {
+    let mut shown = vec![false; tree.nodes.len()];
+    shown[0] = true;
+    let mut out = 0;
+    for (i, n) in tree.nodes.iter().enumerate().skip(1) {
+        let visible = shown[n.parent as usize] && kept(tree, i as u32, min_pct);
+        shown[i] = visible;
+        out += usize::from(!visible);
+    }
+    out
+}
+
+/// `call_tree{}`: the threshold, how many nodes it left out, and the tree from the root
+/// (`name`, `kind`, `calls`, `total_us`, `self_us`, `gpu_total_us`, `gpu_self_us`, `slice`,
+/// `children[]`).
+pub fn json(trace: &Trace, tree: &CallTree, min_pct: f64) -> Value {
+    fn node(trace: &Trace, tree: &CallTree, i: u32, min_pct: f64, depth: usize) -> Value {
+        let n = &tree.nodes[i as usize];
+        let kids: Vec<Value> = if depth < MAX_DEPTH { children(tree, i, min_pct).into_iter().map(|c| node(trace, tree, c, min_pct, depth + 1)).collect() } else { Vec::new() };
+        json!({
+            "name": tree.label(trace, i),
+            "kind": n.kind.key(),
+            "calls": n.calls,
+            "total_us": us(n.total_ns),
+            "self_us": us(n.self_ns),
+            "gpu_total_us": us(n.gpu_total_ns),
+            "gpu_self_us": us(n.gpu_self_ns),
+            "slice": (n.first_slice != crate::model::NONE).then_some(n.first_slice),
+            "children": kids,
+        })
+    }
+    json!({
+        "min_pct": min_pct,
+        "nodes": tree.nodes.len(),
+        "left_out": left_out(tree, min_pct),
+        "root": node(trace, tree, 0, min_pct, 0),
+    })
+}
+
+/// The text section: one line per kept node, indented by depth.
+pub fn text(trace: &Trace, tree: &CallTree, min_pct: f64, width: usize) -> String {
+    let root = &tree.nodes[0];
+    let mut out = format!(
+        "\n==== Call tree ({} CPU, {} GPU over {} threads; nodes under {min_pct}% of both left out: {} of {})\n",
+        time(root.total_ns),
+        time(root.gpu_total_ns),
+        root.children.len(),
+        left_out(tree, min_pct),
+        tree.nodes.len()
+    );
+    let _ = writeln!(out, "{:>12} {:>12} {:>12} {:>9}  name", "CPU total", "CPU self", "GPU total", "calls");
+    let mut stack: Vec<(u32, usize)> = children(tree, 0, min_pct).into_iter().rev().map(|c| (c, 0)).collect();
+    while let Some((i, depth)) = stack.pop() {
+        let n = &tree.nodes[i as usize];
+        let mark = match n.kind {
+            NodeKind::Python => "py ",
+            NodeKind::Runtime => "rt ",
+            _ => "",
+        };
+        let indent = " ".repeat((2 * depth).min(width.saturating_sub(20)));
+        let name = cut(&format!("{mark}{}", tree.label(trace, i)), width.saturating_sub(indent.len()));
+        let _ = writeln!(out, "{:>12} {:>12} {:>12} {:>9}  {indent}{name}", time(n.total_ns), time(n.self_ns), time(n.gpu_total_ns), n.calls);
+        if depth < MAX_DEPTH {
+            stack.extend(children(tree, i, min_pct).into_iter().rev().map(|c| (c, depth + 1)));
+        }
+    }
+    out
+}
