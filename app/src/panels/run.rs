@@ -333,7 +333,11 @@ fn Stragglers(data: Arc<RunData>) -> impl IntoView {
     fn straggler(s: &RunStraggler) -> impl IntoView {
         // The delay first, then the names that ran longer (a few µs each, often).
         let delay = s.why.delay.as_ref().map(|d| d.text.clone());
-        let names = s.why.kernels.iter().chain(&s.why.ops).take(3).map(|x| format!("{} (+{})", x.name, format::span_us(x.extra_us)));
+        // Short kernel names: whole templated names made the cell dozens of lines tall at 800 px.
+        let named: Vec<_> = s.why.kernels.iter().chain(&s.why.ops).take(3).collect();
+        let short = crate::state::names::short_names(named.iter().map(|x| x.name.as_str()));
+        let names = named.iter().zip(short).map(|(x, n)| format!("{n} (+{})", format::span_us(x.extra_us)));
+        let full: Vec<String> = delay.iter().cloned().chain(named.iter().map(|x| format!("{} (+{})", x.name, format::span_us(x.extra_us)))).collect();
         let why: Vec<String> = delay.into_iter().chain(names).collect();
         view! {
             <tr data-testid="run-straggler" data-rank=s.rank.map(|r| r.to_string())>
@@ -341,7 +345,7 @@ fn Stragglers(data: Arc<RunData>) -> impl IntoView {
                 {num("last_arrivals", Some(s.last_arrivals as f64), s.last_arrivals.to_string())}
                 {us_cell("caused_wait_us", Some(s.caused_wait_us))}
                 {us_cell("waited_us", Some(s.waited_us))}
-                <td class="why" title=why.join("; ")>{why.join("; ")}</td>
+                <td class="why" title=full.join("; ")>{why.join("; ")}</td>
             </tr>
         }
     }
