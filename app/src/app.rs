@@ -19,7 +19,7 @@ use crate::control::Controller;
 use crate::deferred::Deferred;
 use crate::panels::{
     CompareButton, ComparePanel, DetailsPanel, DropZone, ErrorPanel, FindingsPanel, GalleryPanel,
-    HealthPanel, LoadNotices, OpenButton, OpenFolderButton, ProgressPanel, RunBack, RunPanel,
+    HealthPanel, LoadNotices, OpenButton, OpenFolderButton, ProgressPanel, RunBack, RunBadge, RunPanel,
     StepExplain, GlancePanel, SummaryPanel, BoundByPanel, WhatIfPanel, TablePanel, Tabs, TraceHeader,
 };
 use crate::state::format;
@@ -101,6 +101,7 @@ pub fn App() -> impl IntoView {
         <Deferred>
             <header class="top">
                 <h1>"Kinetoscope"</h1>
+                {move || run_open.get().then(|| view! { <RunBadge run=run /> })}
                 <OpenButton on_files=on_files />
                 <OpenFolderButton on_files=on_files />
                 <CompareButton on_file=on_compare />

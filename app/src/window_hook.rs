@@ -66,8 +66,10 @@
 //! run             null while no run is open (a single trace), else {ranks: rank numbers of
 //!                 the rank table, steps: step numbers of the heatmap's columns, worldSize,
 //!                 loaded / total: files in / files of the run, pending: the run query awaited,
-//!                 heatmap: [{rank, step, durUs, outlier, x, y, w, h}] cells as drawn (CSS px
-//!                 from the canvas' top-left), findings: run finding rules, diagnostics: their
+//!                 heatmap: [{rank, step, durUs, waitUs, valueUs (shown in heatmapMode),
+//!                 outlier, x, y, w, h}] cells as drawn (CSS px from the canvas' top-left),
+//!                 heatmapMode: `step` / `not-waiting`, straggler: the rank outlined or null,
+//!                 findings: run finding rules, diagnostics: their
 //!                 kinds, focus: {rank, step} opened from the heatmap or null,
 //!                 workerMemoryBytes: the load worker's wasm memory after the files, or null,
 //!                 stack: the ranks timeline, null before ranks are asked for, else {ranks:
@@ -400,7 +402,7 @@ fn run_js(r: &RunState, rank_state: &RanksState, rank_stack: &StackState) -> JsV
     let heatmap: Vec<serde_json::Value> = r
         .heatmap
         .iter()
-        .map(|c| json!({"rank": c.rank, "step": c.step, "durUs": c.dur_us, "outlier": c.outlier, "x": c.x, "y": c.y, "w": c.w, "h": c.h}))
+        .map(|c| json!({"rank": c.rank, "step": c.step, "durUs": c.dur_us, "waitUs": c.wait_us, "valueUs": c.value_us, "outlier": c.outlier, "x": c.x, "y": c.y, "w": c.w, "h": c.h}))
         .collect();
     to_js(&json!({
         "ranks": ranks,
@@ -410,6 +412,8 @@ fn run_js(r: &RunState, rank_state: &RanksState, rank_stack: &StackState) -> JsV
         "total": r.files.len(),
         "pending": r.busy(),
         "heatmap": heatmap,
+        "heatmapMode": r.heat_mode.key(),
+        "straggler": data.and_then(|d| d.straggler),
         "findings": data.map(|d| d.findings.iter().map(|f| f.rule.clone()).collect::<Vec<_>>()).unwrap_or_default(),
         "diagnostics": data.map(|d| d.diagnostics.iter().map(|x| x.kind.clone()).collect::<Vec<_>>()).unwrap_or_default(),
         "focus": r.focus.map(|(rank, step)| json!({"rank": rank, "step": step})),

@@ -1,7 +1,7 @@
 // Page object for the Run tab (a distributed run: several traces, a folder or `?run=`). Locators
 // by data-testid; state through `window.kinetoscope.run` ({ ranks, steps, worldSize, loaded,
-// total, pending, heatmap: [{rank, step, durUs, outlier, x, y, w, h}], findings, diagnostics,
-// focus }). Waits are on `loads`, `idle()` and the run's fields, never on sleeps.
+// total, pending, heatmap: [{rank, step, durUs, waitUs, valueUs, outlier, x, y, w, h}],
+// heatmapMode, straggler, findings, diagnostics, focus }). Waits are on `loads`, `idle()` and the run's fields, never on sleeps.
 const POLL = { polling: 50 };
 
 class RunPage {

@@ -6,7 +6,10 @@
 // The ranks timeline: one panel per rank, the clock switch moves each rank's origin by the
 // CLI's clock offsets, a clicked collective kernel is marked on every rank with the CLI's
 // arrival order. Also a folder, several files dropped with a broken one, and two ranks stacked
-// (Compare tab).
+// (Compare tab). At 1440 and 800 px (issue #45): findings and the straggler come first, the
+// CLI's straggler is outlined on the heatmap with its delay said first, the heatmap's "time not
+// waiting in collectives" equals the CLI's step time minus wait, no card overflows, and the
+// header says a run is open.
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
@@ -359,3 +362,84 @@ test('ranks timeline: one panel per rank, the clock switch moves origins by the 
   expect(s.windowNs[1] - s.windowNs[0]).toBeLessThan(before[1] - before[0]);
   for (const p of s.panels) expect(p.view[0] - p.originNs).toBeCloseTo(s.windowNs[0], 0);
 });
+
+/** Every card of the Run tab with its widths (CSS px): content wider than the box overflows. */
+function cardWidths(page) {
+  return page.evaluate(() => [...document.querySelectorAll('[data-testid="run"] .card')].map((c) => ({
+    card: c.dataset.testid || (c.querySelector('h2') || c).textContent.trim().slice(0, 40),
+    scrollWidth: c.scrollWidth,
+    clientWidth: c.clientWidth,
+  })));
+}
+
+/** Waits until the heatmap reports `mode` with every cell drawn in it; returns the run state. */
+async function heatmapIn(app, mode) {
+  await app.page.waitForFunction((m) => {
+    const r = window.kinetoscope.run;
+    return r && r.heatmapMode === m && r.heatmap.length > 0
+      && r.heatmap.every((c) => c.valueUs === (m === 'step' ? c.durUs : Math.max(0, c.durUs - c.waitUs)));
+  }, mode, { polling: 50 });
+  return new RunPage(app).state();
+}
+
+for (const width of [1440, 800]) {
+  test(`run tab at ${width} px: findings and the straggler first, the straggler outlined on the heatmap, step time or time not waiting, no card overflows, the header says a run is open`, async ({ app }) => {
+    const { page } = app;
+    await page.setViewportSize({ width, height: 900 });
+    const files = RANKS.map(realFixture);
+    const run = new RunPage(app);
+    await app.open();
+    await run.pick(files);
+    await expectDlrmRun(app, run);
+    const cli = cliRun(files);
+    await expect(page.getByTestId('run-badge')).toHaveText(`Run · 4 of ${cli.world_size} ranks`);
+
+    // The answer first: findings, then the straggler, before the heatmap and the tables.
+    const ids = ['run-findings', 'run-stragglers', 'run-overview', 'run-heatmap', 'run-rank-table', 'run-offsets'];
+    const order = await page.evaluate((list) => {
+      const all = [...document.querySelectorAll('[data-testid="run"] [data-testid]')].map((e) => e.dataset.testid);
+      return list.map((id) => all.indexOf(id));
+    }, ids);
+    expect(order.every((i) => i >= 0), `${ids} all shown: ${order}`).toBe(true);
+    expect([...order].sort((a, b) => a - b)).toEqual(order);
+    const rules = await run.findings.getByTestId('run-finding').evaluateAll((els) => els.map((e) => e.dataset.rule));
+    expect(rules[0]).toBe('straggler-rank');
+
+    // The straggler: the CLI's, outlined on the heatmap, its delay said first.
+    expect(cli.straggler).toBe(2);
+    const delay = cli.stragglers.find((s) => s.rank === cli.straggler).why.delay;
+    await expect(run.heatmap).toHaveAttribute('data-straggler', String(cli.straggler));
+    await expect(page.getByTestId('run-heatmap-straggler')).toHaveAttribute('data-rank', String(cli.straggler));
+    const said = page.getByTestId('run-straggler-delay');
+    await expect(said).toHaveAttribute('data-rank', String(cli.straggler));
+    await expect(said).toContainText(delay.text);
+    const why = await run.stragglers.locator(`[data-testid="run-straggler"][data-rank="${cli.straggler}"] td.why`).textContent();
+    expect(why.startsWith(delay.text), why).toBe(true);
+
+    // Step time, then time not waiting in collectives: the CLI's step and wait figures.
+    const step = await heatmapIn(app, 'step');
+    expect(step.straggler).toBe(cli.straggler);
+    const cliCell = (c) => cli.steps.find((s) => s.rank === c.rank && s.step === c.step);
+    for (const c of step.heatmap) expect([c.rank, c.valueUs, c.waitUs]).toEqual([c.rank, cliCell(c).dur_us, cliCell(c).wait_us]);
+    const lowest = (cells) => cells.reduce((a, b) => (b.valueUs < a.valueUs ? b : a)).rank;
+    const highest = (cells) => cells.reduce((a, b) => (b.valueUs > a.valueUs ? b : a)).rank;
+    expect(lowest(step.heatmap), 'by step time the straggler looks fastest').toBe(cli.straggler);
+    await app.screenshot(`run-${width}-step-time`);
+    await page.locator('[data-testid="run-heat-mode"][data-mode="not-waiting"]').click();
+    const busy = await heatmapIn(app, 'not-waiting');
+    await expect(run.heatmap).toHaveAttribute('data-mode', 'not-waiting');
+    for (const c of busy.heatmap) {
+      const waited = cli.collectives.per_rank.find((r) => r.rank === c.rank).wait_us;
+      // One step per rank in these traces: the step's wait is the rank's whole wait.
+      expect(c.valueUs, `rank ${c.rank}`).toBeCloseTo(cliCell(c).dur_us - waited, 6);
+    }
+    expect(highest(busy.heatmap), 'without the waits the straggler is the slowest').toBe(cli.straggler);
+    await app.screenshot(`run-${width}-not-waiting`);
+
+    // No card is wider than its box.
+    const cards = await cardWidths(page);
+    console.log(`run tab at ${width} px: ${JSON.stringify(cards)}`);
+    expect(cards.length).toBeGreaterThanOrEqual(ids.length);
+    for (const c of cards) expect(c.scrollWidth, `${c.card} at ${width} px`).toBeLessThanOrEqual(c.clientWidth);
+  });
+}

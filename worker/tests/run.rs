@@ -5,6 +5,7 @@
 
 mod common;
 
+use common::DLRM;
 use kinetoscope::analysis::{gpu, steps};
 use kinetoscope::run::collective::MatchMode;
 use kinetoscope::run::{self, ClockChoice, Format, RankSummary, RunAnalysis};
@@ -336,13 +337,6 @@ fn directories_expand_to_their_trace_files() {
         "{missing}"
     );
 }
-
-const DLRM: [&str; 4] = [
-    "param__dlrm_kineto__worker0_step_12.1694128201545.pt.trace.json",
-    "param__dlrm_kineto__worker1_step_12.1694128201556.pt.trace.json",
-    "param__dlrm_kineto__worker2_step_12.1694128201554.pt.trace.json",
-    "param__dlrm_kineto__worker3_step_12.1694128201557.pt.trace.json",
-];
 
 #[test]
 fn dlrm_ranks_open_as_one_run_with_their_own_numbers() {

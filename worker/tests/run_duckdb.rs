@@ -7,6 +7,7 @@
 
 mod common;
 
+use common::DLRM;
 use kinetoscope::export::parquet::{run as parquet_run, Sink};
 use kinetoscope::run::{self, ClockChoice, Diagnostic, Format};
 use kinetoscope::synth::run::{write_dir, Delay, RunSpec};
@@ -14,13 +15,6 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-
-const DLRM: [&str; 4] = [
-    "param__dlrm_kineto__worker0_step_12.1694128201545.pt.trace.json",
-    "param__dlrm_kineto__worker1_step_12.1694128201556.pt.trace.json",
-    "param__dlrm_kineto__worker2_step_12.1694128201554.pt.trace.json",
-    "param__dlrm_kineto__worker3_step_12.1694128201557.pt.trace.json",
-];
 
 /// Runs the docs' statements (split at `;` + newline, each led by a `-- name:` comment) with
 /// their `out/` folder replaced by argv[1]; prints `{name: {columns, rows}}` for those

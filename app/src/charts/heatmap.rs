@@ -1,12 +1,13 @@
 //! The Run tab's rank x step heatmap, drawn with plotters on a `<canvas>`: one row per rank,
-//! one column per step, each cell shaded by the step's duration (light: fastest of the run,
-//! dark: slowest), outliers outlined in red with a mark, the duration written when the cell
-//! has room. Cell geometry comes from [`layout_heatmap`], so the cells drawn, the cells clicked
+//! one column per step, each cell shaded by its value in the [`HeatMode`] (step time, or step
+//! time minus the rank's collective waits; light: lowest of the run, dark: highest), outliers
+//! outlined in red with a mark, the value written when the cell has room, the straggler's row
+//! outlined and its label starred. Cell geometry comes from [`layout_heatmap`], so the cells drawn, the cells clicked
 //! and the cells `window.kinetoscope.run.heatmap` reports are the same rects.
 
 use super::Palette;
 use crate::state::format;
-use crate::state::run::{heatmap_axes, heatmap_height, layout_heatmap, HeatCell, HEAT_LEFT, HEAT_TOP};
+use crate::state::run::{heatmap_axes, heatmap_height, layout_heatmap, HeatCell, HeatMode, HEAT_LEFT, HEAT_TOP};
 use crate::timeline::theme::Theme;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -18,11 +19,22 @@ use web_sys::HtmlCanvasElement;
 const FAST: (f64, f64, f64) = (219.0, 231.0, 251.0);
 const SLOW: (f64, f64, f64) = (29.0, 79.0, 168.0);
 const OUTLIER: RGBColor = RGBColor(0xd9, 0x3f, 0x3f);
+/// The straggler's row outline and label (orange: apart from the outliers' red).
+const STRAGGLER: RGBColor = RGBColor(0xe8, 0x8a, 0x00);
+
+/// What one draw shows: the value mode and the straggler's rank.
+#[derive(Clone, Copy, Debug)]
+pub struct Shown {
+    /// The cells' values.
+    pub mode: HeatMode,
+    /// The rank whose row is outlined.
+    pub straggler: Option<u32>,
+}
 
 /// Draws `data`'s heatmap on `canvas`, `width_css` CSS px wide (its height follows the rank
 /// count); returns the cells drawn.
-pub fn draw(canvas: HtmlCanvasElement, data: &RunData, width_css: f64, theme: Theme, scale: f64) -> Vec<HeatCell> {
-    let cells = layout_heatmap(data, width_css);
+pub fn draw(canvas: HtmlCanvasElement, data: &RunData, width_css: f64, shown: Shown, theme: Theme, scale: f64) -> Vec<HeatCell> {
+    let cells = layout_heatmap(data, width_css, shown.mode);
     let (ranks, steps) = heatmap_axes(data);
     let p = Palette::new(theme, scale);
     canvas.set_width(p.px(width_css).max(1));
@@ -31,7 +43,7 @@ pub fn draw(canvas: HtmlCanvasElement, data: &RunData, width_css: f64, theme: Th
         return cells;
     };
     let root = backend.into_drawing_area();
-    if let Err(e) = paint(&root, &cells, &ranks, &steps, &p) {
+    if let Err(e) = paint(&root, &cells, (&ranks, &steps), shown.straggler, &p) {
         web_sys::console::warn_1(&format!("heatmap not drawn: {e}").into());
     }
     cells
@@ -39,14 +51,14 @@ pub fn draw(canvas: HtmlCanvasElement, data: &RunData, width_css: f64, theme: Th
 
 type Area = DrawingArea<CanvasBackend, plotters::coord::Shift>;
 
-fn paint(root: &Area, cells: &[HeatCell], ranks: &[u32], steps: &[u64], p: &Palette) -> Result<(), Box<dyn std::error::Error>> {
+fn paint(root: &Area, cells: &[HeatCell], (ranks, steps): (&[u32], &[u64]), straggler: Option<u32>, p: &Palette) -> Result<(), Box<dyn std::error::Error>> {
     root.fill(&p.background)?;
     let px = |v: f64| (v * p.scale).round() as i32;
     if cells.is_empty() {
         root.draw(&Text::new("No steps to compare", (px(HEAT_LEFT), px(HEAT_TOP)), p.font(13.0, p.muted)))?;
         return root.present().map_err(Into::into);
     }
-    let (lo, hi) = cells.iter().fold((f64::MAX, f64::MIN), |(lo, hi), c| (lo.min(c.dur_us), hi.max(c.dur_us)));
+    let (lo, hi) = cells.iter().fold((f64::MAX, f64::MIN), |(lo, hi), c| (lo.min(c.dur_us), hi.max(c.value_us)));
     let shade = |dur: f64| {
         let t = if hi > lo { ((dur - lo) / (hi - lo)).clamp(0.0, 1.0) } else { 0.5 };
         let mix = |a: f64, b: f64| (a + (b - a) * t).round() as u8;
@@ -58,7 +70,11 @@ fn paint(root: &Area, cells: &[HeatCell], ranks: &[u32], steps: &[u64], p: &Pale
     let center = Pos::new(HPos::Center, VPos::Center);
     for (i, rank) in ranks.iter().enumerate() {
         let y = HEAT_TOP + (i as f64 + 0.5) * row_h;
-        root.draw(&Text::new(format!("rank {rank}"), (px(6.0), px(y)), p.font(12.0, p.ink).pos(left)))?;
+        if Some(*rank) == straggler {
+            root.draw(&Text::new(format!("rank {rank} ★"), (px(6.0), px(y)), p.font(12.0, STRAGGLER).pos(left)))?;
+        } else {
+            root.draw(&Text::new(format!("rank {rank}"), (px(6.0), px(y)), p.font(12.0, p.ink).pos(left)))?;
+        }
     }
     // Step labels: as many as fit (one per 44 px at least).
     let every = ((44.0 / col_w).ceil() as usize).max(1);
@@ -67,7 +83,7 @@ fn paint(root: &Area, cells: &[HeatCell], ranks: &[u32], steps: &[u64], p: &Pale
         root.draw(&Text::new(step.to_string(), (px(x), px(HEAT_TOP / 2.0)), p.font(11.0, p.muted).pos(center)))?;
     }
     for c in cells {
-        let (fill, dark) = shade(c.dur_us);
+        let (fill, dark) = shade(c.value_us);
         let (x0, y0, x1, y1) = (px(c.x + 1.0), px(c.y + 1.0), px(c.x + c.w - 1.0), px(c.y + c.h - 1.0));
         root.draw(&Rectangle::new([(x0, y0), (x1.max(x0 + 1), y1)], fill.filled()))?;
         if c.outlier {
@@ -76,11 +92,18 @@ fn paint(root: &Area, cells: &[HeatCell], ranks: &[u32], steps: &[u64], p: &Pale
         if c.w >= 56.0 {
             let ink = if dark { RGBColor(0xff, 0xff, 0xff) } else { p.ink };
             let mark = if c.outlier { "▲ " } else { "" };
-            let text = format!("{mark}{}", format::span_us(c.dur_us));
+            let text = format!("{mark}{}", format::span_us(c.value_us));
             root.draw(&Text::new(text, (px(c.x + c.w / 2.0), px(c.y + c.h / 2.0)), p.font(11.0, ink).pos(center)))?;
         } else if c.outlier {
             root.draw(&Text::new("▲", (px(c.x + c.w / 2.0), px(c.y + c.h / 2.0)), p.font(10.0, OUTLIER).pos(center)))?;
         }
+    }
+    // Over the cells, so no cell hides the outline.
+    if let Some(i) = ranks.iter().position(|&r| Some(r) == straggler) {
+        let (top, bottom) = (HEAT_TOP + i as f64 * row_h, HEAT_TOP + (i as f64 + 1.0) * row_h);
+        let right = cells.iter().map(|c| c.x + c.w).fold(HEAT_LEFT, f64::max);
+        let outline = [(px(2.0), px(top + 1.0)), (px(right), px(bottom - 1.0))];
+        root.draw(&Rectangle::new(outline, STRAGGLER.stroke_width(p.px(2.0))))?;
     }
     root.present()?;
     Ok(())

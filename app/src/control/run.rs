@@ -9,7 +9,7 @@
 
 use super::Controller;
 use crate::bridge::source;
-use crate::state::run::{HeatCell, RunState};
+use crate::state::run::{HeatCell, HeatMode, RunState};
 use crate::state::table::Tab;
 use leptos::prelude::*;
 use protocol::{Answer, FromWorker, Query};
@@ -193,6 +193,12 @@ impl Controller {
     /// Back to the Run tab.
     pub fn back_to_run(self) {
         self.select_tab(Tab::Run);
+    }
+
+    /// The heatmap shows `mode` (redrawn by the panel).
+    pub fn set_heat_mode(self, mode: HeatMode) {
+        self.run.update(|r| r.heat_mode = mode);
+        self.publish();
     }
 
     /// The heatmap was drawn with these cells (for `window.kinetoscope.run.heatmap`).

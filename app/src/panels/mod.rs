@@ -35,7 +35,7 @@ pub use gallery::GalleryPanel;
 pub use glance::GlancePanel;
 pub use health::HealthPanel;
 pub use loader::{DropZone, OpenButton, OpenFolderButton, ProgressPanel};
-pub use run::{RunBack, RunPanel};
+pub use run::{RunBack, RunBadge, RunPanel};
 pub use step_pick::StepPicker;
 pub use summary::{LoadNotices, SummaryPanel, TraceHeader};
 pub use tables::{TablePanel, Tabs};

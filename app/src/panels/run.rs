@@ -1,12 +1,17 @@
 //! The Run tab: the files of a distributed run as they arrive, then the run analysis the worker
 //! answered (`kinetoscope run --json`'s numbers): diagnostics, the rank x step heatmap (a
 //! click opens that rank's timeline at that step), the rank table, stragglers and collective
-//! waits, clock offsets and run findings; under the heatmap, the ranks timeline
-//! ([`RanksTimeline`]). [`RunBack`] is the way back from a rank's timeline.
+//! waits, clock offsets and run findings. The answer comes first: findings, then the
+//! straggler (its delay said before per-name differences); then the overview, the heatmap
+//! (step time or time not waiting in collectives, the straggler's row outlined), the ranks
+//! timeline ([`RanksTimeline`]), the rank table and the offsets. [`RunBack`] is the way back
+//! from a rank's timeline.
 //!
 //! Test ids: `run`, `run-progress` (rows `run-progress-row` with `data-index`, `data-rank`
 //! once known, `data-loaded`), `run-error`, `run-overview`, `run-diagnostics` (items
-//! `run-diagnostic` with `data-kind`), `run-heatmap` (canvas), `run-rank-table` (rows
+//! `run-diagnostic` with `data-kind`), `run-heatmap` (canvas; `data-mode`, `data-straggler`),
+//! `run-heat-mode` (buttons, `data-mode`), `run-heatmap-straggler` (`data-rank`),
+//! `run-straggler-delay` (`data-rank`), `run-rank-table` (rows
 //! `run-rank-row` with `data-rank`; cells `td[data-key]` with the raw number in `data-value`,
 //! µs / percent / bytes as the keys say), `run-stragglers` (rows `run-straggler`, and
 //! `run-wait-row` per rank with `data-rank`), `run-offsets` (rows `run-offset`, `data-rank`,
@@ -17,7 +22,8 @@
 use crate::control::Controller;
 use crate::deferred::Deferred;
 use crate::state::format;
-use crate::state::run::{cell_at, heatmap_axes, heatmap_height, RunState};
+use crate::charts::heatmap::Shown;
+use crate::state::run::{cell_at, heatmap_axes, heatmap_height, HeatMode, RunState};
 use crate::timeline::ranks::RanksTimeline;
 use crate::timeline::theme::Theme;
 use leptos::html::Canvas;
@@ -42,14 +48,15 @@ pub fn RunPanel(ctl: Controller, theme: ReadSignal<Theme>) -> impl IntoView {
             // One part per frame: built in one task, 64 ranks' tables and heatmap took 128 ms.
             {move || data.get().map(|d| {
                 let (d1, d2, d3, d4, d5, d6) = (d.clone(), d.clone(), d.clone(), d.clone(), d.clone(), d.clone());
+                // The answer first: who is slow and why, then where (heatmap, timelines).
                 view! {
+                    <Deferred><Findings ctl=ctl data=d5.clone() /></Deferred>
+                    <Deferred><Stragglers data=d3.clone() /></Deferred>
                     <Deferred><Overview data=d.clone() /></Deferred>
                     <Deferred><Heatmap ctl=ctl data=d1.clone() theme=theme /></Deferred>
                     <Deferred><RanksTimeline ctl=ctl data=d6.clone() theme=theme /></Deferred>
                     <Deferred><RankTable data=d2.clone() /></Deferred>
-                    <Deferred><Stragglers data=d3.clone() /></Deferred>
                     <Deferred><Offsets data=d4.clone() /></Deferred>
-                    <Deferred><Findings ctl=ctl data=d5.clone() /></Deferred>
                 }
             })}
         </section>
@@ -73,6 +80,23 @@ pub fn RunBack(ctl: Controller) -> impl IntoView {
             <span>{label}</span>
             <button data-testid="run-back" on:click=move |_| ctl.back_to_run()>"← Back to run"</button>
         </div>
+    }
+}
+
+/// "Run · 4 of 8 ranks" in the header bar while a run is open.
+#[component]
+pub fn RunBadge(run: ReadSignal<RunState>) -> impl IntoView {
+    let label = move || {
+        run.with(|r| {
+            let files = r.files.len() as u64;
+            match r.data.as_ref().and_then(|d| d.world_size) {
+                Some(w) if u64::from(w) != files => format!("Run · {files} of {w} ranks"),
+                _ => format!("Run · {}", format::plural(files, "rank", "ranks")),
+            }
+        })
+    };
+    view! {
+        <span class="run-badge" data-testid="run-badge" title="A distributed run is open: one trace per rank (Run tab)">{label}</span>
     }
 }
 
@@ -151,8 +175,11 @@ fn Heatmap(ctl: Controller, data: Arc<RunData>, theme: ReadSignal<Theme>) -> imp
     on_cleanup(move || listener.remove());
     let height = heatmap_height(heatmap_axes(&data).0.len());
     let drawn = data.clone();
+    let mode = Memo::new(move |_| ctl.run.with(|r| r.heat_mode));
+    let straggler = data.straggler;
     Effect::new(move |_| {
         let theme = theme.get();
+        let shown = Shown { mode: mode.get(), straggler };
         resized.track();
         let Some(canvas) = node.get() else { return };
         let drawn = drawn.clone();
@@ -160,9 +187,22 @@ fn Heatmap(ctl: Controller, data: Arc<RunData>, theme: ReadSignal<Theme>) -> imp
         // drawn in the task that built the part took it over 50 ms.
         crate::deferred::next_task(move || {
             let width = f64::from(canvas.client_width()).max(200.0);
-            let cells = crate::charts::heatmap::draw(canvas, &drawn, width, theme, window().device_pixel_ratio());
+            let cells = crate::charts::heatmap::draw(canvas, &drawn, width, shown, theme, window().device_pixel_ratio());
             ctl.heatmap_drawn(cells);
         });
+    });
+    let toggle = |m: HeatMode, label: &'static str| {
+        view! {
+            <button data-testid="run-heat-mode" data-mode=m.key() class:active=move || mode.get() == m
+                aria-pressed=move || (mode.get() == m).to_string() on:click=move |_| ctl.set_heat_mode(m)>{label}</button>
+        }
+    };
+    let title = move || match mode.get() {
+        HeatMode::Step => "Step time by rank",
+        HeatMode::NotWaiting => "Time not waiting in collectives by rank",
+    };
+    let legend = straggler.map(|r| {
+        view! { <span class="run-straggler-mark" data-testid="run-heatmap-straggler" data-rank=r>{format!("★ outlined: rank {r}, the straggler")}</span> }
     });
     let on_click = move |ev: leptos::ev::MouseEvent| {
         let hit = ctl.run.with_untracked(|r| cell_at(&r.heatmap, f64::from(ev.offset_x()), f64::from(ev.offset_y())).map(|c| (c.rank, c.step)));
@@ -186,8 +226,16 @@ fn Heatmap(ctl: Controller, data: Arc<RunData>, theme: ReadSignal<Theme>) -> imp
     };
     view! {
         <figure class="card">
-            <h2>"Step time by rank " <span class="muted">"darker is slower; ▲ outlier; click a cell to open that rank at that step"</span></h2>
-            <canvas data-testid="run-heatmap" class="run-heatmap" style=format!("height: {height}px") node_ref=node on:click=on_click></canvas>
+            <h2>{title}" " <span class="muted">"darker is longer; ▲ step-time outlier; click a cell to open that rank at that step"</span></h2>
+            <div class="run-heat-tools">
+                <span class="run-heat-modes">
+                    {toggle(HeatMode::Step, "step time")}
+                    {toggle(HeatMode::NotWaiting, "time not waiting in collectives")}
+                </span>
+                {legend}
+            </div>
+            <canvas data-testid="run-heatmap" class="run-heatmap" style=format!("height: {height}px") node_ref=node on:click=on_click
+                data-mode=move || mode.get().key() data-straggler=straggler.map(|r| r.to_string())></canvas>
             <div class="run-stack-tools">
                 "Stack "
                 <select data-testid="run-stack-a" on:change=pick(a)>{options(a)}</select>
@@ -283,14 +331,21 @@ fn RankTable(data: Arc<RunData>) -> impl IntoView {
 #[component]
 fn Stragglers(data: Arc<RunData>) -> impl IntoView {
     fn straggler(s: &RunStraggler) -> impl IntoView {
-        let why: Vec<String> = s.why.kernels.iter().chain(&s.why.ops).take(3).map(|x| format!("{} (+{})", x.name, format::span_us(x.extra_us))).collect();
+        // The delay first, then the names that ran longer (a few µs each, often).
+        let delay = s.why.delay.as_ref().map(|d| d.text.clone());
+        // Short kernel names: whole templated names made the cell dozens of lines tall at 800 px.
+        let named: Vec<_> = s.why.kernels.iter().chain(&s.why.ops).take(3).collect();
+        let short = crate::state::names::short_names(named.iter().map(|x| x.name.as_str()));
+        let names = named.iter().zip(short).map(|(x, n)| format!("{n} (+{})", format::span_us(x.extra_us)));
+        let full: Vec<String> = delay.iter().cloned().chain(named.iter().map(|x| format!("{} (+{})", x.name, format::span_us(x.extra_us)))).collect();
+        let why: Vec<String> = delay.into_iter().chain(names).collect();
         view! {
             <tr data-testid="run-straggler" data-rank=s.rank.map(|r| r.to_string())>
                 <td>{s.rank.map_or("?".into(), |r| r.to_string())}</td>
                 {num("last_arrivals", Some(s.last_arrivals as f64), s.last_arrivals.to_string())}
                 {us_cell("caused_wait_us", Some(s.caused_wait_us))}
                 {us_cell("waited_us", Some(s.waited_us))}
-                <td class="name" title=why.join("; ")>{why.join("; ")}</td>
+                <td class="why" title=full.join("; ")>{why.join("; ")}</td>
             </tr>
         }
     }
@@ -307,11 +362,22 @@ fn Stragglers(data: Arc<RunData>) -> impl IntoView {
     }
     let stragglers = by_parts(&data.stragglers, straggler);
     let waits = by_parts(&data.collectives.per_rank, wait);
+    let named = data.straggler.and_then(|r| data.stragglers.iter().find(|s| s.rank == Some(r)));
+    let summary = named.map(|s| {
+        let rank = s.rank.map_or("?".into(), |r| r.to_string());
+        let delay = s.why.delay.as_ref().map_or_else(String::new, |d| format!(": {}", d.text));
+        view! {
+            <p class="run-straggler-delay" data-testid="run-straggler-delay" data-rank=rank.clone()>
+                <b>{format!("Rank {rank} is the straggler")}</b>{format!(", making the others wait {}{delay}", format::span_us(s.caused_wait_us))}
+            </p>
+        }
+    });
     view! {
         <div class="card" data-testid="run-stragglers">
             <h2>"Stragglers " <span class="muted">"who arrived last at collectives, and the wait it caused"</span></h2>
+            {summary}
             <table class="run-table">
-                <thead><tr><th>"rank"</th><th>"last arrivals"</th><th>"wait caused"</th><th>"waited"</th><th>"ran longer before"</th></tr></thead>
+                <thead><tr><th>"rank"</th><th>"last arrivals"</th><th>"wait caused"</th><th>"waited"</th><th>"why"</th></tr></thead>
                 <tbody>{stragglers}</tbody>
             </table>
             <h3>"Collective waits per rank"</h3>

@@ -14,8 +14,9 @@
 use protocol::{Phase, RankInfo, RunData};
 use std::sync::Arc;
 
-/// Heatmap geometry, CSS px: rank label column, step label row, row height, right margin.
-pub const HEAT_LEFT: f64 = 72.0;
+/// Heatmap geometry, CSS px: rank label column (room for "rank 63 ★"), step label row, row
+/// height, right margin.
+pub const HEAT_LEFT: f64 = 84.0;
 /// Step label row height.
 pub const HEAT_TOP: f64 = 22.0;
 /// Height of one rank's row.
@@ -57,6 +58,10 @@ pub struct HeatCell {
     pub dur_us: f64,
     /// Marked as an outlier.
     pub outlier: bool,
+    /// Time waited in collectives during the step, µs.
+    pub wait_us: f64,
+    /// What the cell shows in the current [`HeatMode`], µs.
+    pub value_us: f64,
     /// Left, CSS px.
     pub x: f64,
     /// Top, CSS px.
@@ -65,6 +70,35 @@ pub struct HeatCell {
     pub w: f64,
     /// Height, CSS px.
     pub h: f64,
+}
+
+/// What the heatmap's cells show.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum HeatMode {
+    /// Step time.
+    #[default]
+    Step,
+    /// Step time minus the rank's waits in collectives: a rank that waited for the straggler
+    /// no longer looks slowest.
+    NotWaiting,
+}
+
+impl HeatMode {
+    /// `step` or `not-waiting` (test hook, `data-mode`).
+    pub fn key(self) -> &'static str {
+        match self {
+            Self::Step => "step",
+            Self::NotWaiting => "not-waiting",
+        }
+    }
+
+    /// The value a cell of `step` shows, µs.
+    pub fn value(self, dur_us: f64, wait_us: f64) -> f64 {
+        match self {
+            Self::Step => dur_us,
+            Self::NotWaiting => (dur_us - wait_us).max(0.0),
+        }
+    }
 }
 
 /// Everything the page knows about the open run.
@@ -86,6 +120,8 @@ pub struct RunState {
     pub zoom_pending: bool,
     /// Heatmap cells as last drawn.
     pub heatmap: Vec<HeatCell>,
+    /// What the heatmap shows.
+    pub heat_mode: HeatMode,
     /// Stacking two ranks: the rank to open once the first is loaded and kept as the baseline.
     pub stack_next: Option<u32>,
 }
@@ -188,8 +224,8 @@ pub fn heatmap_height(rows: usize) -> f64 {
 }
 
 /// The cells of `data`'s heatmap on a canvas `width` CSS px wide: one row per rank, one column
-/// per step, a cell per (rank, step) the analysis has.
-pub fn layout_heatmap(data: &RunData, width: f64) -> Vec<HeatCell> {
+/// per step, a cell per (rank, step) the analysis has, showing `mode`'s value.
+pub fn layout_heatmap(data: &RunData, width: f64, mode: HeatMode) -> Vec<HeatCell> {
     let (ranks, steps) = heatmap_axes(data);
     if ranks.is_empty() || steps.is_empty() {
         return Vec::new();
@@ -206,6 +242,8 @@ pub fn layout_heatmap(data: &RunData, width: f64) -> Vec<HeatCell> {
                 step: s.step,
                 dur_us: s.dur_us,
                 outlier: s.outlier,
+                wait_us: s.wait_us,
+                value_us: mode.value(s.dur_us, s.wait_us),
                 x: HEAT_LEFT + col as f64 * w,
                 y: HEAT_TOP + row as f64 * HEAT_ROW,
                 w,
@@ -227,7 +265,7 @@ mod tests {
 
     fn data() -> RunData {
         let rank = |r: u32| RunRank { rank: Some(r), file: format!("w{r}.json"), ..RunRank::default() };
-        let step = |r: u32, step: u64, dur_us: f64| RunStep { rank: Some(r), step, dur_us, outlier: dur_us > 100.0 };
+        let step = |r: u32, step: u64, dur_us: f64| RunStep { rank: Some(r), step, dur_us, outlier: dur_us > 100.0, wait_us: dur_us / 4.0 };
         RunData {
             ranks: vec![rank(0), rank(1), rank(3)],
             steps: vec![step(0, 12, 10.0), step(1, 12, 11.0), step(3, 12, 200.0), step(0, 13, 9.0), step(3, 13, 9.5)],
@@ -239,7 +277,7 @@ mod tests {
     fn cells_one_row_per_rank_one_column_per_step() {
         let d = data();
         assert_eq!(heatmap_axes(&d), (vec![0, 1, 3], vec![12, 13]));
-        let cells = layout_heatmap(&d, HEAT_LEFT + HEAT_MARGIN + 200.0);
+        let cells = layout_heatmap(&d, HEAT_LEFT + HEAT_MARGIN + 200.0, HeatMode::Step);
         assert_eq!(cells.len(), 5);
         let c = cells.iter().find(|c| c.rank == 3 && c.step == 13).unwrap_or_else(|| panic!("cell"));
         assert_eq!((c.x, c.y, c.w, c.h), (HEAT_LEFT + 100.0, HEAT_TOP + 2.0 * HEAT_ROW, 100.0, HEAT_ROW));
@@ -248,6 +286,17 @@ mod tests {
         assert_eq!(hit, Some((3, 13)));
         assert_eq!(cell_at(&cells, 1.0, 1.0), None);
         assert_eq!(heatmap_height(3), HEAT_TOP + 3.0 * HEAT_ROW + HEAT_MARGIN);
+    }
+
+    #[test]
+    fn not_waiting_mode_takes_the_waits_off() {
+        let d = data();
+        let step = layout_heatmap(&d, 400.0, HeatMode::Step);
+        let busy = layout_heatmap(&d, 400.0, HeatMode::NotWaiting);
+        let values = |cells: &[HeatCell]| cells.iter().map(|c| c.value_us).collect::<Vec<_>>();
+        assert_eq!(values(&step), [10.0, 11.0, 200.0, 9.0, 9.5]);
+        assert_eq!(values(&busy), [7.5, 8.25, 150.0, 6.75, 7.125]);
+        assert_eq!(HeatMode::NotWaiting.value(1.0, 3.0), 0.0, "a wait longer than its step reads 0");
     }
 
     #[test]

@@ -35,7 +35,7 @@ pub use timeline::*;
 use serde::{Deserialize, Serialize};
 
 /// Bumped on any incompatible change; the app refuses a worker that reports another version.
-pub const PROTOCOL_VERSION: u32 = 20;
+pub const PROTOCOL_VERSION: u32 = 21;
 
 /// A message from the app to the worker.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -325,13 +325,20 @@ mod tests {
         let cli = r#"{"world_size": 8, "backend": "nccl", "ranks": [{"rank": 0, "file": "w0.json",
             "steps": 2, "step_mean_us": 10.5, "breakdown_us": {"compute": 3.0, "idle": 1.0},
             "overlap_pct": 12.0, "gpu_utilization_pct": 50.0, "peak_memory_bytes": 1024,
-            "new_key": 1}], "steps": [{"rank": 0, "step": 12, "dur_us": 10.5, "outlier": true}],
+            "new_key": 1}], "steps": [{"rank": 0, "step": 12, "dur_us": 10.5, "outlier": true, "wait_us": 2.5}],
+            "straggler": 3, "stragglers": [{"rank": 3, "why": {"delay": {"text": "started step 12 late",
+            "step": 12, "start_offset_us": 4.5, "late_us": 5.0, "cause": {"kind": "data_loading",
+            "label": "data loading", "excess_us": 4.0}}}}],
             "diagnostics": [{"kind": "run_missing_ranks", "message": "ranks 4-7 missing"}]}"#;
         let run: RunData = serde_json::from_str(cli).unwrap();
         assert_eq!(run.world_size, Some(8));
         assert_eq!(run.ranks[0].breakdown_us.compute, 3.0);
         assert_eq!(run.ranks[0].peak_memory_bytes, Some(1024.0));
         assert!(run.steps[0].outlier);
+        assert_eq!((run.straggler, run.steps[0].wait_us), (Some(3), 2.5));
+        let delay = run.stragglers[0].why.delay.clone().unwrap_or_default();
+        assert_eq!((delay.text.as_str(), delay.start_offset_us), ("started step 12 late", Some(4.5)));
+        assert_eq!(delay.cause.map(|c| (c.kind, c.excess_us)), Some(("data_loading".into(), 4.0)));
         assert_eq!(run.diagnostics[0].kind, "run_missing_ranks");
     }
 

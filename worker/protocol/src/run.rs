@@ -14,6 +14,8 @@ pub struct RunData {
     pub world_size: Option<u32>,
     /// `distributedInfo.backend`.
     pub backend: Option<String>,
+    /// The rank the `straggler-rank` finding names (marked on the heatmap).
+    pub straggler: Option<u32>,
     /// The time axis the collective times use (`aligned`, `recorded`, ...).
     pub clock: Option<String>,
     /// One row per rank, ascending.
@@ -90,6 +92,8 @@ pub struct RunStep {
     pub dur_us: f64,
     /// Much slower than this step on the other ranks.
     pub outlier: bool,
+    /// Time it waited in collectives during the step, µs.
+    pub wait_us: f64,
 }
 
 /// Collective matching across ranks.
@@ -160,14 +164,44 @@ pub struct RunDelayed {
     pub spread_us: f64,
 }
 
-/// Kernels and ops that ran longer on a straggler.
+/// Kernels and ops that ran longer on a straggler, after its delay.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 #[serde(default)]
 pub struct RunWhy {
+    /// How late it was at the collective it delayed most (said first).
+    pub delay: Option<RunDelay>,
     /// Kernels.
     pub kernels: Vec<RunExtra>,
     /// Ops.
     pub ops: Vec<RunExtra>,
+}
+
+/// A straggler's delay at the collective it delayed most.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct RunDelay {
+    /// The sentence, as the CLI writes it.
+    pub text: String,
+    /// Step.
+    pub step: Option<u64>,
+    /// Its step start minus the other ranks' median, µs.
+    pub start_offset_us: Option<f64>,
+    /// Its arrival minus the other ranks' median, µs.
+    pub late_us: f64,
+    /// The largest gap before the collective.
+    pub cause: Option<RunCause>,
+}
+
+/// What took longest on a straggler before a collective, beyond the other ranks.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct RunCause {
+    /// `data_loading` or `op`.
+    pub kind: String,
+    /// `data loading` or `op "name"`.
+    pub label: String,
+    /// Own time minus the others' median, µs.
+    pub excess_us: f64,
 }
 
 /// A name and the extra time it took, µs.

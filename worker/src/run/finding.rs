@@ -74,10 +74,13 @@ pub struct StepCell {
     pub dur_ns: i64,
     /// Duration >= [`IMBALANCE_RATIO`] x the median of this step across ranks.
     pub outlier: bool,
+    /// Time it waited in matched collectives whose kernel starts in this step, ns: step time
+    /// minus this is the time not spent waiting for another rank.
+    pub wait_ns: i64,
 }
 
 /// The heatmap cells, by step then rank position.
-pub fn step_cells(ranks: &[RankSummary]) -> Vec<StepCell> {
+pub fn step_cells(ranks: &[RankSummary], m: &Matching, times: &[InstanceTimes]) -> Vec<StepCell> {
     let mut cells: Vec<StepCell> = ranks
         .iter()
         .enumerate()
@@ -87,10 +90,26 @@ pub fn step_cells(ranks: &[RankSummary]) -> Vec<StepCell> {
                 step: s.number,
                 dur_ns: s.dur_ns,
                 outlier: false,
+                wait_ns: 0,
             })
         })
         .collect();
     cells.sort_by_key(|c| (c.step, c.member));
+    for (inst, t) in m.instances.iter().zip(times) {
+        for a in &t.arrivals {
+            let step = inst
+                .members
+                .get(a.member)
+                .copied()
+                .flatten()
+                .and_then(|i| ranks.get(a.member)?.collectives.get(i as usize)?.step);
+            let Some(step) = step else { continue };
+            let at = cells.binary_search_by_key(&(step, a.member), |c| (c.step, c.member));
+            if let Some(c) = at.ok().and_then(|k| cells.get_mut(k)) {
+                c.wait_ns += a.wait_ns;
+            }
+        }
+    }
     for group in cells.chunk_by_mut(|a, b| a.step == b.step) {
         let durs: Vec<i64> = group.iter().map(|c| c.dur_ns).collect();
         let Some(med) = median(&durs) else { continue };
@@ -103,6 +122,14 @@ pub fn step_cells(ranks: &[RankSummary]) -> Vec<StepCell> {
 
 fn label(rank: Option<u32>) -> String {
     rank.map_or_else(|| "?".to_owned(), |r| r.to_string())
+}
+
+/// The rank the `straggler-rank` finding names, if any.
+pub fn straggler(findings: &[RunFinding]) -> Option<u32> {
+    findings
+        .iter()
+        .find(|f| f.rule == "straggler-rank")
+        .and_then(|f| f.evidence.first()?.rank)
 }
 
 /// Every rule over one run.
@@ -130,7 +157,15 @@ fn straggler_rank(ranks: &[RankSummary], stragglers: &[Straggler], out: &mut Vec
             continue;
         }
         let rank = rank_at(ranks, s.member);
-        let because = reason(s).map(|r| format!("; {r}")).unwrap_or_default();
+        // The delay first: a late step start is what made the others wait; per-name
+        // differences of a few µs come after it.
+        let because = s
+            .delay
+            .as_ref()
+            .map(super::delay::Delay::sentence)
+            .or_else(|| reason(s))
+            .map(|r| format!("; {r}"))
+            .unwrap_or_default();
         out.push(RunFinding {
             rule: "straggler-rank",
             title: format!(

@@ -73,6 +73,19 @@ fn on_path(rank: &super::summary::RankSummary, s: &super::straggler::Straggler) 
         .collect()
 }
 
+/// A straggler's delay at the collective it delayed most, with its sentence.
+fn delay_json(run: &RunAnalysis, d: &super::delay::Delay) -> Value {
+    json!({
+        "text": d.sentence(),
+        "collective": d.instance,
+        "key": run.matching.instances.get(d.instance).map(|i| i.key.as_str()),
+        "step": d.step,
+        "start_offset_us": d.start_offset_ns.map(us),
+        "late_us": us(d.late_ns),
+        "cause": d.cause.as_ref().map(|(c, ns)| json!({"kind": c.kind(), "label": c.label(), "excess_us": us(*ns)})),
+    })
+}
+
 /// The run as one JSON object (keys in docs/runs.md).
 pub fn run_json(run: &RunAnalysis) -> Value {
     let ranks: Vec<Value> = run
@@ -108,7 +121,7 @@ pub fn run_json(run: &RunAnalysis) -> Value {
     let steps: Vec<Value> = run
         .steps
         .iter()
-        .map(|c| json!({"rank": rank_at(&run.ranks, c.member), "step": c.step, "dur_us": us(c.dur_ns), "outlier": c.outlier}))
+        .map(|c| json!({"rank": rank_at(&run.ranks, c.member), "step": c.step, "dur_us": us(c.dur_ns), "outlier": c.outlier, "wait_us": us(c.wait_ns)}))
         .collect();
     let per_rank: Vec<Value> = (0..run.ranks.len())
         .map(|p| {
@@ -147,7 +160,7 @@ pub fn run_json(run: &RunAnalysis) -> Value {
                     "caused_wait_us": us(d.caused_wait_ns),
                     "spread_us": us(d.spread_ns),
                 })).collect::<Vec<_>>(),
-                "why": {"late_start_us": us(s.late_start_ns), "kernels": names(&s.kernels), "ops": names(&s.ops)},
+                "why": {"delay": s.delay.as_ref().map(|d| delay_json(run, d)), "late_start_us": us(s.late_start_ns), "kernels": names(&s.kernels), "ops": names(&s.ops)},
                 "why_on_path": run.ranks.get(s.member).map(|r| on_path(r, s)).unwrap_or_default(),
             })
         })
@@ -162,6 +175,7 @@ pub fn run_json(run: &RunAnalysis) -> Value {
     json!({
         "world_size": run.world_size,
         "backend": run.backend,
+        "straggler": super::finding::straggler(&run.findings),
         "clock": run.clock.label(),
         "ranks": ranks,
         "steps": steps,

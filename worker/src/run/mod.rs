@@ -17,6 +17,7 @@
 //! - [`collective`]: matching instances across ranks; arrivals and waits.
 //! - [`clock`]: offsets from collective ends; as recorded vs aligned.
 //! - [`straggler`], [`finding`]: who arrived last, the waiting it caused, why; run rules.
+//!   [`delay`]: how late the straggler started and reached its worst collective, and why.
 //! - [`joined`]: each rank's critical paths with its waits in collectives taken over by the
 //!   last arrivers' paths.
 //! - [`json`], [`text`], [`markdown`]: outputs. [`load`]: the native entry (files, directories, threads).
@@ -25,6 +26,7 @@
 
 pub mod clock;
 pub mod collective;
+pub mod delay;
 pub mod finding;
 pub mod grouping;
 pub mod joined;
@@ -118,7 +120,7 @@ fn analyze_group(g: grouping::RunGroup, choice: ClockChoice) -> RunAnalysis {
     RunAnalysis {
         world_size: g.world_size,
         backend: g.backend,
-        steps: finding::step_cells(&ranks),
+        steps: finding::step_cells(&ranks, &matching, &times),
         ranks,
         matching,
         clock,

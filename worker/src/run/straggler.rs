@@ -13,10 +13,12 @@
 //!   began than the median of the others' (on the chosen time axis), summed; for the first
 //!   collective of a step that is a late step start (data loading, the previous step's host
 //!   work), which no kernel in the window explains.
+//! - The **delay** at the instance it delayed most ([`super::delay`]): said before the names.
 //!
 //! Cost: O(i · r · k) for i instances, r ranks, k = `TOP_NAMES` names per window.
 
 use super::collective::{InstanceTimes, Matching};
+use super::delay::{delay, Delay};
 use super::summary::RankSummary;
 use super::window::Window;
 use crate::analysis::stats::median;
@@ -66,6 +68,19 @@ pub struct Straggler {
     pub ops: Vec<(String, i64)>,
     /// Σ over delayed instances of (own window start - median of the others'), ns (>= 0 counts).
     pub late_start_ns: i64,
+    /// How late it was at the instance it delayed most, and the largest gap before it.
+    pub delay: Option<Delay>,
+}
+
+impl Straggler {
+    /// The first words of its "why": its delay, else its summed late start.
+    pub fn lead(&self) -> Option<String> {
+        match &self.delay {
+            Some(d) => Some(d.sentence()),
+            None => (self.late_start_ns > 0)
+                .then(|| format!("started {} late", crate::text::pytorch_time(self.late_start_ns))),
+        }
+    }
 }
 
 /// One row per run rank position, most caused wait first (ties: rank order).
@@ -88,6 +103,7 @@ pub fn stragglers(
             kernels: Vec::new(),
             ops: Vec::new(),
             late_start_ns: 0,
+            delay: None,
         })
         .collect();
     let mut why: Vec<(BTreeMap<String, i64>, BTreeMap<String, i64>)> =
@@ -155,6 +171,10 @@ pub fn stragglers(
         row.delayed
             .sort_by_key(|d| (std::cmp::Reverse(d.caused_wait_ns), d.instance));
         row.delayed.truncate(DELAYED_KEPT);
+        row.delay = row
+            .delayed
+            .first()
+            .and_then(|worst| delay(ranks, m, times, offsets_ns, row.member, worst.instance));
         row.kernels = top_positive(kernels);
         row.ops = top_positive(ops);
     }

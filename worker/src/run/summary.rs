@@ -40,6 +40,9 @@ pub struct StepTime {
     pub number: u64,
     /// Step span start, absolute ns (rank clock).
     pub start_ns: i64,
+    /// When the host entered the step (the `ProfilerStep#N` annotation's start), absolute ns:
+    /// the step span starts later when the previous step's device work ran past it.
+    pub cpu_start_ns: i64,
     /// Step span duration, ns.
     pub dur_ns: i64,
     /// In the incomplete tail (not in the statistics), as in the single-trace report.
@@ -104,6 +107,8 @@ pub struct RankSummary {
     pub temporal: Temporal,
     /// Collectives ordered by stream, then start.
     pub collectives: Vec<Collective>,
+    /// Data-loading spans ([`super::window::data_loading`]), absolute ns (rank clock).
+    pub data_loading: Vec<(i64, i64)>,
     /// What bounds its complete steps: their critical paths summed.
     pub critical: RankPath,
 }
@@ -216,6 +221,7 @@ pub fn summarize(file: &str, session: &Session) -> RankSummary {
             .map(|s| StepTime {
                 number: s.number,
                 start_ns: origin + s.start_ns,
+                cpu_start_ns: origin + s.cpu_start_ns,
                 dur_ns: s.dur_ns(),
                 incomplete: s.incomplete,
             })
@@ -227,6 +233,10 @@ pub fn summarize(file: &str, session: &Session) -> RankSummary {
         temporal: temporal(trace, &steps),
         critical: rank_path(session, &steps, &collective_slices),
         collectives,
+        data_loading: super::window::data_loading(trace)
+            .into_iter()
+            .map(|(a, b)| (origin + a, origin + b))
+            .collect(),
     }
 }
 

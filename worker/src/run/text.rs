@@ -198,8 +198,7 @@ fn stragglers(run: &RunAnalysis, out: &mut String) {
         "rank", "last", "caused wait", "waited", "delayed"
     );
     for s in run.stragglers.iter().take(STRAGGLER_ROWS) {
-        let late = (s.late_start_ns > 0).then(|| format!("started {} late", time(s.late_start_ns)));
-        let why: Vec<String> = late
+        let why: Vec<String> = s.lead()
             .into_iter()
             .chain(s.kernels.iter().take(2).map(|(n, d)| {
                 format!(

@@ -10,6 +10,7 @@
 //! **Cost.** [`WindowIndex::new`]: O(n log n) over the trace's kernels and ops. [`WindowIndex::of`]:
 //! a binary search, then the items starting in `[start - longest item, end)`.
 
+use crate::analysis::breakdown::{is_dataloader, merge};
 use crate::analysis::kernel_context::KernelClasses;
 use crate::model::strings::FxHashMap;
 use crate::model::{CatClass, StrId, Trace, NONE};
@@ -121,6 +122,32 @@ impl<'t> WindowIndex<'t> {
         v.truncate(TOP_NAMES);
         v
     }
+}
+
+/// The trace's data-loading spans (`enumerate(DataLoader)`, [`is_dataloader`]), ns from the
+/// origin, merged where they overlap (an op inside its annotation) and in time order.
+pub fn data_loading(trace: &Trace) -> Vec<(i64, i64)> {
+    let s = &trace.slices;
+    let loads: Vec<bool> = (0..trace.strings.len())
+        .map(|id| is_dataloader(&trace.strings.get(StrId(id as u32))))
+        .collect();
+    merge(
+        (0..s.len())
+            .filter(|&i| loads.get(s.name[i].0 as usize).copied().unwrap_or(false))
+            .map(|i| (s.start_ns[i], s.end_ns(i)))
+            .collect(),
+    )
+}
+
+/// Time of the disjoint, ordered `spans` inside `[w0, w1)`, ns.
+pub fn time_in(spans: &[(i64, i64)], w0: i64, w1: i64) -> i64 {
+    let from = spans.partition_point(|x| x.1 <= w0);
+    spans
+        .iter()
+        .skip(from)
+        .take_while(|x| x.0 < w1)
+        .map(|x| (x.1.min(w1) - x.0.max(w0)).max(0))
+        .sum()
 }
 
 /// Whether slice `i` has a `cpu_op` among its ancestors.

@@ -46,6 +46,14 @@ pub fn for_each_real_fixture(check: impl Fn(&std::path::Path) + Sync) {
     });
 }
 
+/// The four dlrm ranks (of a world of 8) in `fixtures/real`, by rank.
+pub const DLRM: [&str; 4] = [
+    "param__dlrm_kineto__worker0_step_12.1694128201545.pt.trace.json",
+    "param__dlrm_kineto__worker1_step_12.1694128201556.pt.trace.json",
+    "param__dlrm_kineto__worker2_step_12.1694128201554.pt.trace.json",
+    "param__dlrm_kineto__worker3_step_12.1694128201557.pt.trace.json",
+];
+
 /// One real fixture by file name.
 pub fn real(name: &str) -> PathBuf {
     shared().join("fixtures/real").join(name)
