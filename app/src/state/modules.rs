@@ -5,7 +5,6 @@
 //! The sort, filter, scope and pending query are the table tabs' ([`super::table::TableState`]);
 //! this holds what only a tree has. A new answer (a new load or scope) expands every node again.
 
-use super::table::Sort;
 use protocol::ModulesData;
 use std::sync::Arc;
 
@@ -96,23 +95,23 @@ impl ModuleTree {
         }
     }
 
-    /// The rows shown, in order: depth first, siblings by `sort` (stable; call order without
-    /// one). With a `filter` (case-insensitive substring of the name) only the matches and
+    /// The rows shown, in order: depth first, siblings by `sort` (a column key and whether
+    /// descending; stable; call order without one). With a `filter` (case-insensitive substring of the name) only the matches and
     /// their ancestors show, whatever is collapsed; without one a collapsed row hides its
     /// descendants.
-    pub fn visible(&self, sort: Option<&Sort>, filter: &str) -> Vec<usize> {
+    pub fn visible(&self, sort: Option<(&str, bool)>, filter: &str) -> Vec<usize> {
         let needle = filter.trim().to_lowercase();
         let keep = (!needle.is_empty()).then(|| self.matches_or_holds(&needle));
         let order = |list: &[usize]| -> Vec<usize> {
             let mut list: Vec<usize> = list.iter().copied().filter(|&k| keep.as_ref().is_none_or(|m| m[k])).collect();
-            if let Some(s) = sort {
+            if let Some((key, desc)) = sort {
                 list.sort_by(|&a, &b| {
-                    let ord = if s.key == "name" {
+                    let ord = if key == "name" {
                         self.data.rows[a].name.cmp(&self.data.rows[b].name)
                     } else {
-                        self.value(a, &s.key).cmp(&self.value(b, &s.key))
+                        self.value(a, key).cmp(&self.value(b, key))
                     };
-                    if s.desc {
+                    if desc {
                         ord.reverse()
                     } else {
                         ord
@@ -176,12 +175,9 @@ mod tests {
     #[test]
     fn siblings_sort_both_ways_under_their_parent() {
         let t = tree();
-        let desc = Sort { key: "cpu_total".into(), desc: true };
-        assert_eq!(t.visible(Some(&desc), ""), vec![4, 0, 3, 1, 2]);
-        let asc = Sort { key: "cpu_total".into(), desc: false };
-        assert_eq!(t.visible(Some(&asc), ""), vec![0, 1, 2, 3, 4]);
-        let name = Sort { key: "name".into(), desc: true };
-        assert_eq!(t.visible(Some(&name), ""), vec![4, 0, 3, 1, 2]);
+        assert_eq!(t.visible(Some(("cpu_total", true)), ""), vec![4, 0, 3, 1, 2]);
+        assert_eq!(t.visible(Some(("cpu_total", false)), ""), vec![0, 1, 2, 3, 4]);
+        assert_eq!(t.visible(Some(("name", true)), ""), vec![4, 0, 3, 1, 2]);
     }
 
     #[test]

@@ -274,7 +274,8 @@ impl TableState {
 
     /// The module tree's rows to show, in order ([`ModuleTree::visible`] with this sort and filter).
     pub fn module_rows(&self) -> Vec<usize> {
-        self.modules.as_ref().map_or_else(Vec::new, |m| m.visible(self.sort.as_ref(), &self.filter))
+        let sort = self.sort.as_ref().map(|s| (s.key.as_str(), s.desc));
+        self.modules.as_ref().map_or_else(Vec::new, |m| m.visible(sort, &self.filter))
     }
 
     /// Indices of the rows to show: filtered by name, then sorted (stable).
