@@ -19,7 +19,7 @@ use crate::control::Controller;
 use crate::deferred::Deferred;
 use crate::panels::{
     CompareButton, ComparePanel, DetailsPanel, DropZone, ErrorPanel, FindingsPanel, GalleryPanel,
-    HealthPanel, LoadNotices, OpenButton, OpenFolderButton, ProgressPanel, RunBack, RunBadge, RunPanel,
+    HealthPanel, LoadNotices, ModuleActions, OpenButton, OpenFolderButton, ProgressPanel, RunBack, RunBadge, RunPanel,
     StepExplain, GlancePanel, SummaryPanel, BoundByPanel, WhatIfPanel, TablePanel, Tabs, TraceHeader,
 };
 use crate::state::format;
@@ -73,6 +73,11 @@ pub fn App() -> impl IntoView {
     let marking = Memo::new(move |_| ctl.state.with(|s| s.steps.clone()));
     let on_resize = Callback::new(move |(key, ch): (String, usize)| ctl.resize_column(key, ch));
     let explained = Memo::new(move |_| ctl.explain.with(|e| e.step()));
+    let modules = ModuleActions {
+        on_toggle: Callback::new(move |k: usize| ctl.toggle_module(k)),
+        on_all: Callback::new(move |collapsed: bool| ctl.collapse_modules(collapsed)),
+        on_pick: Callback::new(move |k: usize| ctl.pick_module(k)),
+    };
     let state = ctl.state.read_only();
     let tables = ctl.tables.read_only();
     let loaded = Memo::new(move |_| state.with(|s| s.summary.is_some()));
@@ -211,6 +216,7 @@ pub fn App() -> impl IntoView {
                         explained=explained
                         marking=marking
                         on_marker=on_marker
+                        modules=modules
                     />
                 </Deferred>
             </Show>

@@ -14,6 +14,11 @@
 //!                 | "range", rows: visible row count (after the filter), sort: {key, desc} or
 //!                 null, byShape, pending}, or null on the summary and findings tabs or before
 //!                 the first table arrived
+//! modules         on the Modules tab once its tree arrived: {scope, all: rows in the tree,
+//!                 backwardTied, sort: {key, desc} or null, filter, pending, rows: the rows
+//!                 shown in order, [{index (pre-order), name, moduleId, depth, collapsed,
+//!                 hasChildren, occurrences, hostNs, selfHostNs, deviceNs, selfDeviceNs,
+//!                 backwardDeviceNs, firstId}]}, else null
 //! timeline        null before the layout arrives, then {
 //!                   startNs, endNs, nsPerPx, width, height, scrollY, rulerH: the view;
 //!                   lanes: [{lane, name, group, y, height, rows}] (y: content px, screen y =
@@ -341,7 +346,8 @@ fn snapshot(hook: &mut Hook, s: &States, link: Option<&str>) -> JsValue {
         to_js(&serde_json::json!({ "rules": rules, "active": findings.active }))
     });
     let link = link.map_or(JsValue::NULL, JsValue::from_str);
-    let fields: [(&str, JsValue); 16] = [
+    let fields: [(&str, JsValue); 17] = [
+        ("modules", modules_js(tables)),
         ("critical", {
             let outlined = crate::timeline::draw_list::critical::outlined(timeline);
             to_js(&crate::state::critical::hook_json(s.critical, timeline.critical.as_deref(), &outlined))
@@ -562,6 +568,33 @@ fn table_js(t: &TableState) -> JsValue {
         let _ = Reflect::set(&obj, &key.into(), &value);
     }
     Object::freeze(&obj).into()
+}
+
+/// The module tree shown (see the contract above), or null.
+fn modules_js(t: &TableState) -> JsValue {
+    use serde_json::json;
+    let Some(tree) = t.modules.as_ref().filter(|_| t.tab == Tab::Modules) else {
+        return JsValue::NULL;
+    };
+    let rows: Vec<serde_json::Value> = t
+        .module_rows()
+        .into_iter()
+        .filter_map(|k| {
+            let r = tree.data.rows.get(k)?;
+            Some(json!({
+                "index": k, "name": r.name, "moduleId": r.module_id, "depth": r.depth,
+                "collapsed": tree.collapsed.get(k).copied().unwrap_or(false), "hasChildren": tree.has_children(k),
+                "occurrences": r.occurrences, "hostNs": r.host_ns, "selfHostNs": r.self_host_ns,
+                "deviceNs": r.device_ns, "selfDeviceNs": r.self_device_ns,
+                "backwardDeviceNs": r.backward_device_ns, "firstId": r.first.as_ref().map(|f| f.id),
+            }))
+        })
+        .collect();
+    to_js(&json!({
+        "scope": t.scope.kind(), "all": tree.data.rows.len(), "backwardTied": tree.data.backward_tied,
+        "sort": t.sort.as_ref().map(|s| json!({"key": s.key, "desc": s.desc})), "filter": t.filter,
+        "pending": t.pending.is_some(), "rows": rows,
+    }))
 }
 
 /// What the charts draw, counted; null off the charts tab.

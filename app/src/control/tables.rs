@@ -104,6 +104,36 @@ impl Controller {
         self.search(name);
     }
 
+    /// Collapses or expands row `k` of the module tree.
+    pub fn toggle_module(self, k: usize) {
+        self.commit_tables(|t| {
+            if let Some(tree) = &mut t.modules {
+                tree.toggle(k);
+            }
+        });
+    }
+
+    /// Collapses (`true`) or expands every row of the module tree.
+    pub fn collapse_modules(self, collapsed: bool) {
+        self.commit_tables(|t| {
+            if let Some(tree) = &mut t.modules {
+                tree.set_all(collapsed);
+            }
+        });
+    }
+
+    /// A module row was clicked: its earliest call in the scope is selected and brought into
+    /// view, and its frame name becomes the timeline search, highlighting every call.
+    pub fn pick_module(self, k: usize) {
+        let Some(row) = self.tables.with_untracked(|t| t.modules.as_ref().and_then(|m| m.data.rows.get(k).cloned())) else {
+            return;
+        };
+        self.search(format!("nn.Module: {}", row.name));
+        if let Some(first) = row.first {
+            self.select_ref(first);
+        }
+    }
+
     /// The selected range changed: a table scoped to the range follows it.
     pub(super) fn range_changed(self, range: Option<(i64, i64)>) {
         let scope = self.tables.with_untracked(|t| t.scope.clone());

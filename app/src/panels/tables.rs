@@ -1,4 +1,4 @@
-//! The tab bar (Summary | Ops | Kernels | Steps | Charts) and the analysis table panel: a name
+//! The tab bar (Summary | Ops | Kernels | Steps | Modules | Charts) and the analysis table panel: a name
 //! filter, the ops' group-by-input-shape toggle, and a sortable table (click a header:
 //! descending, click again: ascending). A thin view over [`TableState`]; changes go through the callbacks, which
 //! send queries and publish `window.kinetoscope`.
@@ -9,7 +9,9 @@
 //! step row explains that step ([`super::StepExplain`], below the table; its row gets
 //! `data-selected="true"`).
 //!
-//! Test ids: `tab-<summary|ops|kernels|steps|charts>`, `table-filter`, `by-shape-toggle`,
+//! The Modules tab's tree table is [`super::modules`]; it shares the filter, scope and sort.
+//!
+//! Test ids: `tab-<summary|ops|kernels|steps|modules|charts>`, `table-filter`, `by-shape-toggle`,
 //! `table-scope`, `table-step`, `op-table` / `kernel-table` / `step-table` with rows `op-row` / `kernel-row` / `step-row`,
 //! headers `col-<key>` (`data-sort` = `desc` / `asc` on the sorted one), `table-error`,
 //! `column-chooser` (op and kernel tables: a `column-toggle` checkbox per column, `data-key`;
@@ -20,6 +22,7 @@
 //! Only the rows in view are built ([`scroll_table`]). A C++ template name shows the part that
 //! tells it from its neighbours ([`short_names`]); its `title` holds the whole name.
 
+use super::modules::{module_view, ModuleActions};
 use super::scroll_table::{row_index, scroll_table, shown_text, width_ch};
 use super::step_marker::MarkerPicker;
 use super::step_pick::StepPicker;
@@ -72,6 +75,7 @@ pub fn TablePanel(
     explained: Memo<Option<u64>>,
     marking: Memo<StepMarking>,
     on_marker: Callback<Option<String>>,
+    modules: ModuleActions,
 ) -> impl IntoView {
     let tab = Memo::new(move |_| tables.with(|t| t.tab));
     let rows = RowActions { on_row, on_step, explained, on_resize };
@@ -121,8 +125,7 @@ pub fn TablePanel(
                             on:input=move |ev| on_filter.run(event_target_value(&ev))
                         />
             });
-            let scope = matches!(tab, Tab::Ops | Tab::Kernels)
-                .then(|| scope_select(tables, steps, range, on_scope));
+            let scope = tab.scoped().then(|| scope_select(tables, steps, range, on_scope));
             let chooser = move || choice.get().map(|columns| column_chooser(columns, chooser_open, on_column));
             let marker = (tab == Tab::Steps).then(|| view! { <MarkerPicker marking=marking on_marker=on_marker /> });
             view! {
@@ -137,7 +140,10 @@ pub fn TablePanel(
                     </div>
                     {error}
                     {move || (tab == Tab::Steps && steps.with(Vec::is_empty)).then(no_steps_note)}
-                    {move || table_view(tab, &tables.read(), on_sort, rows)}
+                    {move || match tab {
+                        Tab::Modules => module_view(&tables.read(), on_sort, modules),
+                        _ => table_view(tab, &tables.read(), on_sort, rows).map(IntoAny::into_any),
+                    }}
                 </section>
             }
         })
@@ -183,6 +189,10 @@ fn no_steps_note() -> impl IntoView {
 }
 
 fn count_text(t: &TableState) -> String {
+    if let Some(tree) = &t.modules {
+        let (shown, all) = (t.module_rows().len(), tree.data.rows.len());
+        return if shown == all { format!("{all} modules") } else { format!("{shown} of {all} modules") };
+    }
     match &t.data {
         Some(data) => {
             let shown = t.visible_rows().len();
@@ -273,7 +283,7 @@ fn table_view(tab: Tab, t: &TableState, on_sort: Callback<String>, actions: RowA
     let (table_id, row_id) = match tab {
         Tab::Ops => ("op-table", "op-row"),
         Tab::Kernels => ("kernel-table", "kernel-row"),
-        Tab::Steps | Tab::Summary | Tab::Findings | Tab::Charts | Tab::Compare | Tab::Run => {
+        Tab::Steps | Tab::Modules | Tab::Summary | Tab::Findings | Tab::Charts | Tab::Compare | Tab::Run => {
             ("step-table", "step-row")
         }
     };
@@ -309,6 +319,7 @@ fn table_view(tab: Tab, t: &TableState, on_sort: Callback<String>, actions: RowA
                     data-sort=sort.map(|s| if s.desc { "desc" } else { "asc" })
                     class:num=c.unit != "text"
                     class:sorted=sort.is_some()
+                    title=c.note.clone()
                     on:click=move |_| on_sort.run(key.clone())
                 >
                     {format!("{}{mark}", c.label)}
@@ -444,8 +455,10 @@ fn row_view(
             };
             view! { <td class="text" data-key=c.key.clone() title=text>{shown}</td> }.into_any()
         } else {
+            // An empty phase cell says why (the phase cannot be told apart in this trace).
+            let why = c.note.clone().filter(|_| matches!(cell, CellValue::Empty));
             view! {
-                <td class="num" data-key=c.key.clone() data-value=cell_value(cell)>{text}</td>
+                <td class="num" data-key=c.key.clone() data-value=cell_value(cell) title=why>{text}</td>
             }
             .into_any()
         }

@@ -369,6 +369,7 @@ mod tests {
             key: key.into(),
             label: label.into(),
             unit: "ns".into(),
+            note: None,
         }
     }
 

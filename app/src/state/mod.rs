@@ -23,6 +23,7 @@ pub mod glance;
 pub mod gallery;
 pub mod link;
 pub mod memory;
+pub mod modules;
 pub mod names;
 pub mod notice;
 pub mod ranks;

@@ -13,6 +13,7 @@
 
 use super::columns::ColumnChoice;
 use super::format;
+use super::modules::ModuleTree;
 use protocol::{Answer, CellValue, FromWorker, Query, TableData};
 use std::cmp::Ordering;
 use std::sync::Arc;
@@ -29,6 +30,8 @@ pub enum Tab {
     Kernels,
     /// The step table.
     Steps,
+    /// The `nn.Module` tree (its own answer, kept in [`TableState::modules`]).
+    Modules,
     /// The cheatsheet's findings (no table query).
     Findings,
     /// The charts (their own queries, see `state::charts`).
@@ -42,24 +45,26 @@ pub enum Tab {
 
 impl Tab {
     /// All tabs in display order.
-    pub const ALL: [Tab; 8] = [
+    pub const ALL: [Tab; 9] = [
         Tab::Run,
         Tab::Summary,
         Tab::Findings,
         Tab::Ops,
         Tab::Kernels,
         Tab::Steps,
+        Tab::Modules,
         Tab::Charts,
         Tab::Compare,
     ];
 
-    /// `summary`, `ops`, `kernels`, `steps`, `charts`.
+    /// `summary`, `ops`, `kernels`, `steps`, `modules`, `charts`, ….
     pub fn as_str(self) -> &'static str {
         match self {
             Tab::Summary => "summary",
             Tab::Ops => "ops",
             Tab::Kernels => "kernels",
             Tab::Steps => "steps",
+            Tab::Modules => "modules",
             Tab::Findings => "findings",
             Tab::Charts => "charts",
             Tab::Compare => "compare",
@@ -74,11 +79,19 @@ impl Tab {
             Tab::Ops => "Ops",
             Tab::Kernels => "Kernels",
             Tab::Steps => "Steps",
+            Tab::Modules => "Modules",
             Tab::Findings => "Findings",
             Tab::Charts => "Charts",
             Tab::Compare => "Compare",
             Tab::Run => "Run",
         }
+    }
+}
+
+impl Tab {
+    /// Whether the scope select (whole trace, a step, the range) applies to the tab.
+    pub fn scoped(self) -> bool {
+        matches!(self, Tab::Ops | Tab::Kernels | Tab::Modules)
     }
 }
 
@@ -91,7 +104,7 @@ pub struct Sort {
     pub desc: bool,
 }
 
-/// What the op and kernel tables cover.
+/// What the op and kernel tables and the module tree cover.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum Scope {
     /// The whole trace.
@@ -133,6 +146,8 @@ pub struct TableState {
     pub scope: Scope,
     /// The table for `tab` (possibly stale while `pending`).
     pub data: Option<Arc<TableData>>,
+    /// The module tree, on the Modules tab (possibly stale while `pending`).
+    pub modules: Option<ModuleTree>,
     /// Why the last query failed.
     pub error: Option<String>,
     /// Sort column; `None`: the worker's order.
@@ -158,6 +173,7 @@ impl TableState {
                 range_ns: self.scope.range_ns(),
             }),
             Tab::Steps => Some(Query::Steps),
+            Tab::Modules => Some(Query::Modules { range_ns: self.scope.range_ns() }),
         }
     }
 
@@ -167,6 +183,7 @@ impl TableState {
         if tab != self.tab {
             self.tab = tab;
             self.data = None;
+            self.modules = None;
             self.error = None;
             self.sort = None;
             self.filter.clear();
@@ -187,7 +204,7 @@ impl TableState {
             return None;
         }
         self.scope = scope;
-        self.query().filter(|_| matches!(self.tab, Tab::Ops | Tab::Kernels))
+        self.query().filter(|_| self.tab.scoped())
     }
 
     /// Records that query `id` was sent; its reply is the only one wanted.
@@ -198,6 +215,7 @@ impl TableState {
     /// A new load started: drops the table, any awaited reply and the scope (the tab stays).
     pub fn reset(&mut self) {
         self.data = None;
+        self.modules = None;
         self.error = None;
         self.pending = None;
         self.scope = Scope::Trace;
@@ -207,8 +225,15 @@ impl TableState {
     pub fn apply(&mut self, msg: FromWorker) {
         match msg {
             FromWorker::Answer { id, answer } if self.pending == Some(id) => {
-                let Answer::Table(table) = *answer else {
-                    return;
+                let table = match *answer {
+                    Answer::Table(table) => table,
+                    Answer::Modules(tree) => {
+                        self.pending = None;
+                        self.error = None;
+                        self.modules = Some(ModuleTree::new(*tree));
+                        return;
+                    }
+                    _ => return,
                 };
                 self.pending = None;
                 self.error = None;
@@ -234,17 +259,23 @@ impl TableState {
         match &mut self.sort {
             Some(s) if s.key == key => s.desc = !s.desc,
             _ => {
-                let text = self
-                    .data
-                    .as_ref()
-                    .and_then(|d| d.columns.iter().find(|c| c.key == key))
-                    .is_some_and(|c| c.unit == "text");
+                let text = match &self.data {
+                    Some(d) => d.columns.iter().find(|c| c.key == key).is_some_and(|c| c.unit == "text"),
+                    // The module tree's one text column.
+                    None => self.tab == Tab::Modules && key == "name",
+                };
                 self.sort = Some(Sort {
                     key: key.to_owned(),
                     desc: !text,
                 });
             }
         }
+    }
+
+    /// The module tree's rows to show, in order ([`ModuleTree::visible`] with this sort and filter).
+    pub fn module_rows(&self) -> Vec<usize> {
+        let sort = self.sort.as_ref().map(|s| (s.key.as_str(), s.desc));
+        self.modules.as_ref().map_or_else(Vec::new, |m| m.visible(sort, &self.filter))
     }
 
     /// Indices of the rows to show: filtered by name, then sorted (stable).
@@ -371,6 +402,7 @@ mod tests {
             key: k.into(),
             label: k.into(),
             unit: u.into(),
+            note: None,
         })
         .to_vec();
         let row = |name: &str, cpu: i64, calls: i64| {

@@ -13,6 +13,7 @@ mod critical;
 mod explain;
 mod glance;
 mod memory;
+mod modules;
 mod query;
 mod roofline;
 mod run;
@@ -26,6 +27,7 @@ pub use critical::*;
 pub use explain::*;
 pub use glance::*;
 pub use memory::*;
+pub use modules::*;
 pub use query::*;
 pub use roofline::*;
 pub use run::*;
@@ -35,7 +37,7 @@ pub use timeline::*;
 use serde::{Deserialize, Serialize};
 
 /// Bumped on any incompatible change; the app refuses a worker that reports another version.
-pub const PROTOCOL_VERSION: u32 = 21;
+pub const PROTOCOL_VERSION: u32 = 22;
 
 /// A message from the app to the worker.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -167,6 +169,8 @@ pub enum Answer {
     Memory(Box<MemoryData>),
     /// MemoryLive: the allocations live at one moment.
     MemoryLive(Box<LiveMemory>),
+    /// Modules: the module tree.
+    Modules(Box<ModulesData>),
     /// Report: the HTML file's text. A one-off document the user asked for (tens to hundreds
     /// of KB), so it travels in the JSON message rather than as a transferred buffer.
     Report(String),
@@ -270,7 +274,7 @@ mod tests {
         assert_eq!(serde_json::from_str::<ToWorker>(&json).unwrap(), q);
         let table = TableData {
             kind: "ops".into(),
-            columns: vec![Column { key: "name".into(), label: "Name".into(), unit: "text".into() }],
+            columns: vec![Column { key: "name".into(), label: "Name".into(), unit: "text".into(), note: None }],
             rows: vec![vec![
                 CellValue::Text("aten::mm".into()),
                 CellValue::Int(7),
@@ -411,6 +415,10 @@ mod tests {
                 rows: vec![LiveAllocation { bytes: 4, op: Some(SliceRef::default()), phase: Some("forward".into()), ..LiveAllocation::default() }],
                 ..LiveMemory::default()
             })),
+            Answer::Modules(Box::new(ModulesData {
+                rows: vec![ModuleNode { name: "Linear_3".into(), depth: 2, first: Some(SliceRef::default()), backward_device_ns: Some(4), ..ModuleNode::default() }],
+                backward_tied: true,
+            })),
         ];
         for answer in answers {
             let msg = FromWorker::Answer { id: 1, answer: Box::new(answer) };
@@ -460,6 +468,7 @@ mod tests {
             Query::Glance,
             Query::Memory { device: Some("cuda:0".into()), buckets: 300, top: 20 },
             Query::MemoryLive { device: "cpu".into(), at_ns: 7, top: 20 },
+            Query::Modules { range_ns: Some((0, 9)) },
         ];
         let mut seen = std::collections::BTreeSet::new();
         for query in queries {
@@ -490,13 +499,14 @@ mod tests {
                 Query::Glance => "glance",
                 Query::Memory { .. } => "memory",
                 Query::MemoryLive { .. } => "memory_live",
+                Query::Modules { .. } => "modules",
             };
             seen.insert(name);
             let msg = ToWorker::Query { id: 9, query };
             let json = serde_json::to_string(&msg).unwrap();
             assert_eq!(serde_json::from_str::<ToWorker>(&json).unwrap(), msg, "{json}");
         }
-        assert_eq!(seen.len(), 26, "every query variant is listed");
+        assert_eq!(seen.len(), 27, "every query variant is listed");
         // Queries written before `trace` existed still mean the loaded trace.
         let old: Query = serde_json::from_str(r#"{"kind":"hover","slice":4}"#).unwrap();
         assert_eq!(old, Query::Hover { trace: TraceRef::Current, slice: 4 });

@@ -114,6 +114,10 @@ pub enum Query {
     /// The `top` largest allocations of `device` live right after the events at `at_ns`;
     /// answered by [`crate::Answer::MemoryLive`].
     MemoryLive { device: String, at_ns: i64, top: u32 },
+    /// The `nn.Module` tree with the numbers of the calls starting in `range_ns` (`None`: the
+    /// whole trace; the tree's rows are the whole trace's either way); answered by
+    /// [`crate::Answer::Modules`].
+    Modules { range_ns: Option<(i64, i64)> },
 }
 
 /// Which of the engine's traces a query addresses: the loaded one, the comparison baseline
@@ -148,7 +152,7 @@ pub enum Align {
 /// Independent request streams; see [`Query`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Channel {
-    /// Op / kernel / step tables.
+    /// Op / kernel / step tables and the module tree (the table tabs).
     Table,
     /// Layouts of the stacked compare panels (the main timeline's comes with `Loaded`).
     Layout,
@@ -202,7 +206,7 @@ impl Query {
     /// The channel this query belongs to.
     pub fn channel(&self) -> Channel {
         match self {
-            Query::Ops { .. } | Query::Kernels { .. } | Query::Steps => Channel::Table,
+            Query::Ops { .. } | Query::Kernels { .. } | Query::Steps | Query::Modules { .. } => Channel::Table,
             Query::Layout { .. } => Channel::Layout,
             Query::Tiles { .. } => Channel::Tiles,
             Query::Details { .. } | Query::Resolve { .. } => Channel::Details,

@@ -26,6 +26,10 @@ pub struct Column {
     pub label: String,
     /// `ns`, `count`, `pct`, `text` or `bytes`.
     pub unit: String,
+    /// Why the column's empty cells are empty (the Steps table's phases the trace cannot
+    /// tell apart), shown as the header's and those cells' tooltip.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// One cell: an integer, a float, text, or nothing (JSON `null`).

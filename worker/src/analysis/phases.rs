@@ -56,6 +56,30 @@ impl Phase {
             Phase::Optimizer => "optimizer",
         }
     }
+
+    /// The header label.
+    pub fn label(self) -> &'static str {
+        match self {
+            Phase::DataLoading => "Data loading",
+            Phase::Forward => "Forward",
+            Phase::Backward => "Backward",
+            Phase::Optimizer => "Optimizer",
+        }
+    }
+
+    /// Why the phase cannot be told apart when it is in [`Phases::not_told_apart`].
+    pub fn why_not_told(self) -> &'static str {
+        match self {
+            Phase::DataLoading => "No DataLoader spans in the trace: data loading cannot be told apart (any is counted in forward).",
+            Phase::Forward => "",
+            Phase::Backward => {
+                "No autograd-engine ops and no fwdbwd flows in the trace: backward cannot be told from forward (counted in forward)."
+            }
+            Phase::Optimizer => {
+                "No Optimizer.step# / Optimizer.zero_grad# spans in the trace: the optimizer cannot be told from forward (counted in forward)."
+            }
+        }
+    }
 }
 
 /// The phases of one step.

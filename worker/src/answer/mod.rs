@@ -16,6 +16,7 @@
 //! critical paths + step graphs ─critical_path─▶ CriticalPathData, WhatIfData
 //! GpuIndex + Memory ─counters─▶ CounterSet (utilization, SM efficiency, memory per bucket)
 //! Memory + Held ─memory─▶ MemoryData (allocated, reserved, categories per bucket), LiveMemory
+//! module tree (nn.Module frames) ─modules─▶ ModulesData (the Modules tab)
 //! WorkIndex + kernel table ─roofline─▶ RooflineData (points, peaks); SliceWork (details)
 //! Comparison + both sides' findings ─comparison─▶ ComparisonData
 //! a rank's kernel + the run analysis ─collective─▶ CollectiveMatch (the instance on every rank)
@@ -35,6 +36,7 @@ pub mod findings;
 pub mod glance;
 pub mod layout;
 pub mod memory;
+pub mod modules;
 pub mod roofline;
 pub mod search;
 pub mod summary;

@@ -12,6 +12,7 @@
 use crate::analysis::breakdown::CATEGORIES;
 use crate::analysis::kernels::KernelTable;
 use crate::analysis::ops::OpTable;
+use crate::analysis::phases::{Phase, Phases};
 use crate::analysis::steps::Steps;
 use protocol::{CellValue, Column, TableData};
 use std::collections::BTreeMap;
@@ -21,6 +22,7 @@ fn col(key: &str, label: &str, unit: &str) -> Column {
         key: key.into(),
         label: label.into(),
         unit: unit.into(),
+        note: None,
     }
 }
 
@@ -200,9 +202,10 @@ pub fn kernels(table: &KernelTable) -> TableData {
     }
 }
 
-/// The step table, in step order, with the time breakdown of each step span and its MFU
-/// (`mfu`: one per step, in %, `None` when unknown).
-pub fn steps(steps: &Steps, mfu: &[Option<f64>]) -> TableData {
+/// The step table, in step order, with the time breakdown of each step span, its MFU (`mfu`:
+/// one per step, in %, `None` when unknown) and its phases' CPU and GPU time (`phases`, one
+/// per step; a phase the trace cannot tell apart is empty, its column's note says why).
+pub fn steps(steps: &Steps, mfu: &[Option<f64>], phases: &Phases) -> TableData {
     let mut columns = vec![
         col("step", "Step", "count"),
         col("cpu_dur", "CPU dur", "ns"),
@@ -221,6 +224,7 @@ pub fn steps(steps: &Steps, mfu: &[Option<f64>]) -> TableData {
     ];
     columns.extend(CATS.iter().map(|(k, l)| col(k, l, "ns")));
     columns.push(col("mfu_pct", "MFU %", "pct"));
+    columns.extend(phase_columns(phases));
     let rows = steps
         .steps
         .iter()
@@ -242,6 +246,7 @@ pub fn steps(steps: &Steps, mfu: &[Option<f64>]) -> TableData {
                     .map(|&c| CellValue::Int(s.breakdown.get(c))),
             );
             row.push(float(mfu.get(i).copied().flatten()));
+            row.extend(phase_cells(phases, i, s.number));
             row
         })
         .collect();
@@ -251,4 +256,35 @@ pub fn steps(steps: &Steps, mfu: &[Option<f64>]) -> TableData {
         rows,
         totals: BTreeMap::new(),
     }
+}
+
+/// Per phase a CPU and a GPU column (`phase_<key>_cpu` / `_gpu`), then `comm_exposed`.
+fn phase_columns(phases: &Phases) -> Vec<Column> {
+    let mut out = Vec::with_capacity(Phase::ALL.len() * 2 + 1);
+    for ph in Phase::ALL {
+        let note = phases.not_told_apart.contains(&ph).then(|| ph.why_not_told().to_owned());
+        for (side, what) in [("cpu", "CPU"), ("gpu", "GPU")] {
+            let key = format!("phase_{}_{side}", ph.key());
+            out.push(Column { note: note.clone(), ..col(&key, &format!("{} {what}", ph.label()), "ns") });
+        }
+    }
+    out.push(col("comm_exposed", "Exposed comm", "ns"));
+    out
+}
+
+/// The cells of [`phase_columns`] of step `number`, the `i`th (phases come one per step, in
+/// step order; empty if they do not).
+fn phase_cells(phases: &Phases, i: usize, number: u64) -> Vec<CellValue> {
+    let Some(p) = phases.steps.get(i).filter(|p| p.step == number) else {
+        return vec![CellValue::Empty; Phase::ALL.len() * 2 + 1];
+    };
+    let mut out = Vec::with_capacity(Phase::ALL.len() * 2 + 1);
+    for ph in Phase::ALL {
+        let told = !phases.not_told_apart.contains(&ph);
+        for ns in [p.cpu_ns[ph as usize], p.gpu_ns[ph as usize]] {
+            out.push(if told { CellValue::Int(ns) } else { CellValue::Empty });
+        }
+    }
+    out.push(CellValue::Int(p.comm_exposed_ns));
+    out
 }

@@ -306,7 +306,8 @@ impl Engine {
             Query::Kernels { range_ns } => Answer::Table(answer::tables::kernels(&session.kernels(*range_ns))),
             Query::Steps => {
                 let steps = session.steps(None);
-                Answer::Table(answer::tables::steps(&steps, &session.step_mfu(&steps)))
+                let phases = crate::analysis::phases::analyze(trace, &steps, session.kernel_classes());
+                Answer::Table(answer::tables::steps(&steps, &session.step_mfu(&steps), &phases))
             }
             Query::Resolve { key } => Answer::Details(
                 answer::details::resolve(trace, key).and_then(|id| with_work(&session, id)),
@@ -337,6 +338,7 @@ impl Engine {
             }
             Query::WhatIf { edits } => Answer::WhatIf(Box::new(answer::critical_path::what_if(&session, edits))),
             Query::Glance => Answer::Glance(Box::new(answer::glance::glance(&session))),
+            Query::Modules { range_ns } => Answer::Modules(Box::new(answer::modules::tree(trace, *range_ns))),
             Query::Memory { device, buckets, top } => Answer::Memory(Box::new(answer::memory::chart(
                 trace,
                 session.memory(),

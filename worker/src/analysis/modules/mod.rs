@@ -49,6 +49,8 @@ pub struct ModuleStats {
     pub self_device_ns: i64,
     /// Device time of the backward ops tied (`fwdbwd`) to forward ops under the calls.
     pub backward_device_ns: i64,
+    /// The earliest counted call's slice (what the page selects on the timeline).
+    pub first: Option<u32>,
 }
 
 /// One node of the tree, in pre-order.
@@ -86,6 +88,18 @@ pub struct Modules {
 
 /// The module tree of `trace` (see the module docs).
 pub fn analyze(trace: &Trace) -> Modules {
+    analyze_in(trace, None)
+}
+
+/// The module tree of `trace` with the numbers of the calls that start in `range` (ns,
+/// `[start, end)`; `None`: every call): the page's per-step scope. The tree's shape is the
+/// whole trace's, so a module not called in the range keeps its row with 0 occurrences.
+pub fn analyze_in(trace: &Trace, range: Option<(i64, i64)>) -> Modules {
+    let within = |slice: u32| match (range, trace.slices.start_ns.get(slice as usize)) {
+        (None, _) => true,
+        (Some((a, b)), Some(&t)) => a <= t && t < b,
+        (Some(_), None) => false,
+    };
     let (frames, candidates) = read(trace);
     if !candidates.iter().any(|c| c.kind == Kind::Module) {
         return Modules::default();
@@ -96,8 +110,8 @@ pub fn analyze(trace: &Trace) -> Modules {
     };
     let ends: Vec<u32> = flows.iter().flat_map(|&(a, b)| [a, b]).collect();
     let tree = HostTree::build(trace, &candidates, &ends);
-    let (keys, mut stats) = aggregate(trace, &tree);
-    add_backward(trace, &tree, &flows, &keys, &mut stats);
+    let (keys, mut stats) = aggregate(trace, &tree, &within);
+    add_backward(trace, &tree, &flows, &keys, &within, &mut stats);
     let shapes = hierarchy::build(&frames);
     let mut rows = Vec::new();
     for &root in &shapes.roots {
@@ -170,12 +184,12 @@ fn name_kind(name: &str, op: bool) -> Option<Kind> {
 /// Per (name, module id): its index in the returned statistics.
 type Keys = FxHashMap<(StrId, i64), usize>;
 
-/// The counted module calls' numbers, summed per (name, module id).
-fn aggregate(trace: &Trace, tree: &HostTree) -> (Keys, Vec<ModuleStats>) {
+/// The numbers of the counted module calls `within` keeps, summed per (name, module id).
+fn aggregate(trace: &Trace, tree: &HostTree, within: &dyn Fn(u32) -> bool) -> (Keys, Vec<ModuleStats>) {
     let s = &trace.slices;
     let (mut keys, mut stats): (Keys, Vec<ModuleStats>) = Default::default();
     for n in 0..tree.slice.len() {
-        if tree.kind[n] != Kind::Module || !tree.counted[n] || !tree.in_tree(n as u32) {
+        if tree.kind[n] != Kind::Module || !tree.counted[n] || !tree.in_tree(n as u32) || !within(tree.slice[n]) {
             continue;
         }
         let slice = tree.slice[n] as usize;
@@ -191,13 +205,18 @@ fn aggregate(trace: &Trace, tree: &HostTree) -> (Keys, Vec<ModuleStats>) {
         st.self_host_ns += tree.self_host_ns[n];
         st.device_ns += tree.device_ns[n];
         st.self_device_ns += tree.self_device_ns[n];
+        // Nodes come thread by thread: the earliest call is the one with the least start.
+        if st.first.is_none_or(|f| (s.start_ns[slice], slice) < (s.start_ns[f as usize], f as usize)) {
+            st.first = Some(slice as u32);
+        }
     }
     (keys, stats)
 }
 
-/// Adds each `fwdbwd` flow's backward op device time to the counted module calls enclosing its
-/// forward op (a backward op under another flow's backward op is in that one's time already).
-fn add_backward(trace: &Trace, tree: &HostTree, flows: &[(u32, u32)], keys: &Keys, stats: &mut [ModuleStats]) {
+/// Adds each `fwdbwd` flow's backward op device time to the counted module calls `within`
+/// keeps that enclose its forward op (a backward op under another flow's backward op is in
+/// that one's time already).
+fn add_backward(trace: &Trace, tree: &HostTree, flows: &[(u32, u32)], keys: &Keys, within: &dyn Fn(u32) -> bool, stats: &mut [ModuleStats]) {
     let targets: crate::model::strings::FxHashSet<u32> = flows.iter().filter_map(|&(_, b)| tree.node(b)).collect();
     let mut done = crate::model::strings::FxHashSet::default();
     for &(f, b) in flows {
@@ -208,7 +227,7 @@ fn add_backward(trace: &Trace, tree: &HostTree, flows: &[(u32, u32)], keys: &Key
         let ns = tree.device_ns[bwd as usize];
         for m in tree.ancestors(fwd) {
             let m = m as usize;
-            if tree.kind[m] != Kind::Module || !tree.counted[m] {
+            if tree.kind[m] != Kind::Module || !tree.counted[m] || !within(tree.slice[m]) {
                 continue;
             }
             if let Some(&k) = keys.get(&(trace.slices.name[tree.slice[m] as usize], tree.module_id[m])) {
