@@ -295,6 +295,13 @@ fn the_only_complete_step_is_not_compared_with_itself() {
     assert_eq!(doc["critical_path"]["steps"][0]["bound_by"], "cpu_op");
     assert!(sentences.iter().any(|s| s.ends_with("% CPU ops: that is what bounds the step.")), "{sentences:?}");
     assert!(sentences.iter().any(|s| s.starts_with("By category (step breakdown), the largest: ")), "{sentences:?}");
+    // Its own largest kernels and ops are listed, largest first (no median to differ from).
+    for kind in ["kernels", "ops"] {
+        let items = doc["explanation"][kind].as_array().unwrap();
+        assert!(!items.is_empty(), "{kind}");
+        let ns: Vec<f64> = items.iter().map(|i| i["step_us"].as_f64().unwrap()).collect();
+        assert!(ns.windows(2).all(|w| w[0] >= w[1]), "{kind}: {ns:?}");
+    }
     // The text's table has the step's own column and calls, no median or delta.
     let text = std::process::Command::new(env!("CARGO_BIN_EXE_kinetoscope"))
         .args(["report", path.to_str().unwrap(), "--explain-step", "slowest"])

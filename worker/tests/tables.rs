@@ -132,6 +132,6 @@ fn kernels_and_steps_on_a_gpu_trace() {
         .unwrap();
     assert_eq!((&gemm[class], &gemm[precision]), (&CellValue::Text("gemm".into()), &CellValue::Text("fp16".into())));
     let s = table(&mut e, &Query::Steps);
-    assert_eq!(s.columns.len(), 13, "12 + MFU %");
-    assert!(s.rows.iter().all(|r| r.len() == 13));
+    assert_eq!(s.columns.len(), 22, "12 + MFU % + the phases' CPU and GPU (4 x 2) and exposed communication");
+    assert!(s.rows.iter().all(|r| r.len() == 22));
 }

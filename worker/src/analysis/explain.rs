@@ -291,9 +291,14 @@ pub fn explain(trace: &Trace, steps: &Steps, which: Which) -> Result<Explanation
     let median_ns = median(&durs).unwrap_or(0.0);
     let delta = target.dur_ns() as f64 - median_ns;
     let (kernels, ops) = per_name(trace, &all);
-    let keep = |items: HashMap<StrId, Vec<Cell>>| items_of(trace, items, t, complete.len(), delta);
+    let alone = complete.len() == 1 && !target.incomplete;
+    let keep = |items: HashMap<StrId, Vec<Cell>>| items_of(trace, items, t, complete.len(), delta, alone);
     let mut categories = categories;
-    categories.sort_by(|a, b| b.delta_ns().abs().total_cmp(&a.delta_ns().abs()));
+    if alone {
+        categories.sort_by_key(|c| std::cmp::Reverse(c.step_ns));
+    } else {
+        categories.sort_by(|a, b| b.delta_ns().abs().total_cmp(&a.delta_ns().abs()));
+    }
     Ok(Explanation {
         step: target.number,
         name: step_name(trace, target.number),
@@ -301,7 +306,7 @@ pub fn explain(trace: &Trace, steps: &Steps, which: Which) -> Result<Explanation
         dur_ns: target.dur_ns(),
         median_ns,
         steps: complete.len(),
-        alone: complete.len() == 1 && !target.incomplete,
+        alone,
         categories,
         kernels: keep(kernels),
         ops: keep(ops),
@@ -367,8 +372,9 @@ fn per_name(trace: &Trace, spans: &[&StepSpan]) -> (HashMap<StrId, Vec<Cell>>, H
 }
 
 /// The items of one kind worth naming for step index `t` (the first `complete` indices are the
-/// complete steps), most different first.
-fn items_of(trace: &Trace, items: HashMap<StrId, Vec<Cell>>, t: usize, complete: usize, delta: f64) -> Vec<ItemDelta> {
+/// complete steps), most different first: those whose difference from the median is at least a
+/// share of the step's; for a trace's only step (`alone`), its largest by its own time.
+fn items_of(trace: &Trace, items: HashMap<StrId, Vec<Cell>>, t: usize, complete: usize, delta: f64, alone: bool) -> Vec<ItemDelta> {
     let floor = (delta.abs() * MIN_SHARE).max(MIN_ITEM_NS as f64);
     let mut out: Vec<ItemDelta> = items
         .into_iter()
@@ -385,10 +391,15 @@ fn items_of(trace: &Trace, items: HashMap<StrId, Vec<Cell>>, t: usize, complete:
                 median_calls: median(&calls).unwrap_or(0.0),
                 slice: here.longest.map(|(_, i)| i),
             };
-            (item.delta_ns().abs() >= floor).then_some(item)
+            let kept = if alone { item.step_ns > 0 } else { item.delta_ns().abs() >= floor };
+            kept.then_some(item)
         })
         .collect();
-    out.sort_by(|a, b| b.delta_ns().abs().total_cmp(&a.delta_ns().abs()).then_with(|| a.name.cmp(&b.name)));
+    if alone {
+        out.sort_by(|a, b| b.step_ns.cmp(&a.step_ns).then_with(|| a.name.cmp(&b.name)));
+    } else {
+        out.sort_by(|a, b| b.delta_ns().abs().total_cmp(&a.delta_ns().abs()).then_with(|| a.name.cmp(&b.name)));
+    }
     out.truncate(TOP);
     out
 }
