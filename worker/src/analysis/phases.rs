@@ -139,7 +139,7 @@ impl Names {
 /// Names only the autograd engine runs: its node wrapper (PyTorch >= 1.9), the backward nodes
 /// themselves (`MmBackward0`, `CompiledFunctionBackward`; traces before the wrapper), and the
 /// gradient accumulation.
-fn is_backward(name: &str) -> bool {
+pub(crate) fn is_backward(name: &str) -> bool {
     name.starts_with("autograd::engine::evaluate_function") || name.contains("Backward") || name.contains("AccumulateGrad")
 }
 

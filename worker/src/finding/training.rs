@@ -9,15 +9,11 @@
 
 use super::thresholds::*;
 use super::{finding, pct, Ctx, Finding, Severity};
+use crate::analysis::phases::is_backward;
 
 pub(super) fn rules(ctx: &Ctx, out: &mut Vec<Finding>) {
     no_backward(ctx, out);
     grad_scaler_skips(ctx, out);
-}
-
-/// An autograd-engine op's name.
-fn is_backward(name: &str) -> bool {
-    name.starts_with("autograd::engine::evaluate_function") || name.contains("Backward") || name.contains("AccumulateGrad")
 }
 
 /// `no-backward`: `Optimizer.step#` spans and not one autograd-engine op in the trace: the
