@@ -44,7 +44,8 @@
 //!                 series, gpuLegend: their legend entries ("label: what it measures"), memory:
 //!                 memory series, histogram: {name, total, minNs, maxNs, widthNs, counts,
 //!                 medianNs} of the kernel shown or null, stepBars: [{step, parts: {key: ns}}]
-//!                 (the steps table's breakdown keys) or null, counters: the whole-trace
+//!                 (the steps table's keys of the stack shown) or null, stepStack: what the
+//!                 step bars stack (`category`, `phase_cpu`, `phase_gpu`), counters: the whole-trace
 //!                 counter set (below) or null, roofline: the roofline chart's data, {device,
 //!                 known, model, source, peaks: {class: TFLOP/s, gbps} | null, roof: {class,
 //!                 tflops} | null, ridge, caption, message (said in the chart's place when
@@ -641,6 +642,7 @@ fn charts_js(tables: &TableState, c: &ChartState) -> JsValue {
         "memory": series(false),
         "histogram": histogram,
         "stepBars": step_bars,
+        "stepStack": c.step_stack.key(),
         "counters": c.counters.as_ref().map(counters_json),
         "roofline": c.roofline.as_ref().map(roofline_json),
         "memoryChart": memory_json(&c.memory),

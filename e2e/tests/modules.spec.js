@@ -5,7 +5,8 @@
 // filter keeps matches and their ancestors, and a row's click selects the module's first call
 // on the timeline. Then the Steps table's phase columns equal `report --phases --json` on a
 // trace without phase markers ("—" with the engine's reason) and on one with them (MI250 toy
-// training), which has no nn.Module frames and says so on the Modules tab.
+// training), which has no nn.Module frames and says so on the Modules tab; the Charts tab's
+// step bars stacked by phase (CPU and GPU time) equal the same JSON, part by part.
 const { test, expect } = require('../pages/app');
 const { realFixture, cliReport } = require('../support/fixtures');
 
@@ -172,4 +173,42 @@ test('steps table: phase columns equal report --phases --json, "—" where the t
   await app.openTab('modules');
   await expect(app.page.getByTestId('modules-unavailable')).toContainText('with_stack=True');
   expect((await modules(app)).all).toBe(0);
+});
+
+/** A digest of canvas `testId`'s pixels (changes when anything drawn changes). */
+const digest = (app, testId) =>
+  app.page.getByTestId(testId).evaluate((canvas) => {
+    const { data } = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height);
+    let h = 0;
+    for (let i = 0; i < data.length; i += 4) h = (h * 31 + data[i] + 7 * data[i + 1] + 13 * data[i + 2]) | 0;
+    return h;
+  });
+
+test('step chart: stacked by phase, CPU and GPU, each bar part equals report --phases --json', async ({ app }) => {
+  await app.open();
+  await app.upload(MI250);
+  await app.openTab('charts');
+  await app.idle();
+  const want = cliReport(MI250, '--phases').phases;
+  const byCategory = await digest(app, 'chart-steps');
+  for (const [mode, side] of [['phase_gpu', 'gpu'], ['phase_cpu', 'cpu']]) {
+    await app.page.getByTestId('chart-steps-stack').selectOption(mode);
+    await expect.poll(() => app.page.evaluate(() => window.kinetoscope.charts.stepStack)).toBe(mode);
+    const bars = await app.page.evaluate(() => window.kinetoscope.charts.stepBars);
+    expect(bars.length, mode).toBe(want.steps.length);
+    for (const [i, s] of want.steps.entries()) {
+      expect(bars[i].step, `${mode} bar ${i}`).toBe(s.step);
+      for (const ph of ['forward', 'backward', 'optimizer']) {
+        expectUs(bars[i].parts[`phase_${ph}_${side}`], s[`${side}_us`][ph], `${mode} step ${s.step} ${ph}`);
+      }
+      // Data loading has no DataLoader span here: its column is empty, drawn as nothing.
+      expect(bars[i].parts[`phase_data_loading_${side}`], `${mode} step ${s.step} data loading`).toBe(0);
+      if (side === 'gpu') expectUs(bars[i].parts.comm_exposed, s.communication_exposed_us, `step ${s.step} exposed comm`);
+    }
+    await expect(app.page.getByTestId('chart-steps-note')).toContainText('DataLoader');
+    expect(await digest(app, 'chart-steps'), `${mode} redraws the bars`).not.toBe(byCategory);
+  }
+  await app.screenshot('charts-steps-by-phase');
+  await app.page.getByTestId('chart-steps-stack').selectOption('category');
+  await expect(app.page.getByTestId('chart-steps-note')).toHaveCount(0);
 });

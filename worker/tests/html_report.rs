@@ -1,11 +1,13 @@
 //! `report --format html` (the page's Export report too): on every real fixture the file is
 //! self-contained (no script, no external `src` / `href` / `url(` except links to the viewer URL
 //! given), has its inline SVG charts, and its tables hold `report --json`'s numbers; names from
-//! the trace are escaped.
+//! the trace are escaped. The module table equals `report --modules --json`, and the flame
+//! graph's boxes hold the call tree's totals (`report --tree --json`).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
 mod common;
 
+use kinetoscope::report::html::flame;
 use kinetoscope::report::trace::{ReportOptions, TraceReport};
 use serde_json::Value;
 use std::process::Command;
@@ -53,6 +55,17 @@ fn assert_self_contained(html: &str, viewer: Option<&str>, what: &str) {
             assert!(target.starts_with(&base), "{what}: a link elsewhere: <{tag}>");
         }
     }
+}
+
+/// The flame graph's boxes in file order: (row, CPU total µs, width in user units).
+fn flame_boxes(html: &str) -> Vec<(usize, f64, f64)> {
+    html.match_indices("<g data-depth=\"")
+        .map(|(i, _)| {
+            // Titles are escaped, so every `"` is an attribute's: depth, µs, class, x, y, width.
+            let attrs: Vec<&str> = html[i..].splitn(13, '"').collect();
+            (attrs[1].parse().unwrap(), attrs[3].parse().unwrap(), attrs[11].parse().unwrap())
+        })
+        .collect()
 }
 
 /// The `data-us` values of the table `id`, as numbers.
@@ -127,6 +140,37 @@ fn every_real_fixture_gives_a_self_contained_report_with_the_json_numbers() {
         assert_eq!(chart("chart-steps"), !steps.is_empty(), "{name}: step chart");
         assert_eq!(chart("chart-gpu"), !json["gpus"].as_array().unwrap().is_empty(), "{name}: GPU chart");
         assert_eq!(chart("chart-memory"), !json["memory"].as_array().unwrap().is_empty(), "{name}: memory chart");
+
+        // Modules: one row per node of --json's tree (up to 200), its four times in order.
+        let nodes = json["modules"]["nodes"].as_array().unwrap();
+        let tied = json["modules"]["backward_tied"].as_bool().unwrap();
+        let per_row = 4 + usize::from(tied);
+        let cells = us_column(&html, "modules-table");
+        assert_eq!(cells.len(), nodes.len().min(200) * per_row, "{name}: module rows");
+        assert_eq!(html.contains("<section id=\"modules\">"), !nodes.is_empty(), "{name}");
+        for (i, n) in nodes.iter().take(200).enumerate() {
+            let want = ["host_us", "self_host_us", "device_us", "self_device_us"].map(|k| n[k].as_f64().unwrap());
+            assert_eq!(cells[i * per_row..i * per_row + 4], want, "{name}: module {}", n["path"]);
+        }
+
+        // Flame graph: the whole, then each thread as wide as its CPU total (narrow ones left out).
+        let tree = kinetoscope::analysis::call_tree::build(session.trace(), None);
+        let boxes = flame_boxes(&html);
+        assert_eq!(html.contains("<section id=\"flame\">"), tree.nodes[0].total_ns > 0, "{name}");
+        if tree.nodes[0].total_ns > 0 {
+            let root = &tree.nodes[0];
+            assert_eq!(boxes.first(), Some(&(0, root.total_ns as f64 / 1e3, flame::WIDTH)), "{name}: the whole first");
+            let width = |ns: i64| ns as f64 * flame::WIDTH / root.total_ns as f64;
+            let mut threads: Vec<i64> = root.children.iter().map(|&c| tree.nodes[c as usize].total_ns).filter(|&ns| width(ns) >= flame::MIN_WIDTH).collect();
+            threads.sort_unstable_by(|a, b| b.cmp(a));
+            let drawn: Vec<(f64, f64)> = boxes.iter().filter(|b| b.0 == 1).map(|b| (b.1, b.2)).collect();
+            assert_eq!(drawn.len(), threads.len(), "{name}: threads");
+            for (&(us, w), &ns) in drawn.iter().zip(&threads) {
+                assert_eq!(us, ns as f64 / 1e3, "{name}: thread total");
+                assert!((w - width(ns)).abs() < 0.01, "{name}: {w} wide for {ns} ns");
+            }
+            assert!(boxes.iter().all(|b| b.0 < flame::MAX_ROWS), "{name}: rows stop");
+        }
 
         // Findings: one article each, rule and evidence count as --json has them.
         let findings = json["findings"].as_array().unwrap();

@@ -11,7 +11,8 @@
 //! text nodes, and canvas text is drawn with `fillText`, so nothing from the trace is ever parsed
 //! as markup. Aggregation happens in the worker; a chart draws at most a few hundred shapes.
 //!
-//! Test ids: `charts`, `chart-steps`, `chart-gpu`, `chart-memory` (with `memory-device`,
+//! Test ids: `charts`, `chart-steps` (with `chart-steps-stack`, the stack select, and
+//! `chart-steps-note`, why a phase is empty), `chart-gpu`, `chart-memory` (with `memory-device`,
 //! `memory-live`, `memory-peak`, `memory-live-row`, `live-col-<key>`: see `live`), `chart-kernel-hist`,
 //! `chart-kernel-select`, `chart-error`, `chart-roofline` (hidden while the GPU's peaks are
 //! unknown or no kernel is plotted) with `roofline-caption`, `roofline-empty` (no kernel to
@@ -33,7 +34,7 @@ mod roofline;
 mod steps;
 
 use crate::control::Controller;
-use crate::state::charts::ChartState;
+use crate::state::charts::{ChartState, StepStack};
 use crate::state::format;
 use crate::state::roofline as rules;
 use crate::timeline::theme::Theme;
@@ -216,8 +217,13 @@ pub fn ChartsPanel(ctl: Controller, theme: ReadSignal<Theme>) -> impl IntoView {
         <section class="charts" data-testid="charts">
             {error}
             <figure class="card chart">
-                <h2>"Step time " <span class="muted">"by category"</span></h2>
+                <h2>"Step time " <span class="muted">{move || charts.with(|c| c.step_stack.label())}</span></h2>
+                {step_stack_select(ctl, charts)}
                 <canvas data-testid="chart-steps" node_ref=steps_ref></canvas>
+                {move || charts.with(|c| {
+                    let notes = c.steps.as_ref().map(|s| s.notes.join(" ")).filter(|n| !n.is_empty())?;
+                    Some(view! { <p class="muted" data-testid="chart-steps-note">{notes}</p> })
+                })}
             </figure>
             <figure class="card chart">
                 <h2>"GPU utilization " <span class="muted">"whole trace"</span></h2>
@@ -263,6 +269,24 @@ pub fn ChartsPanel(ctl: Controller, theme: ReadSignal<Theme>) -> impl IntoView {
                 {peaks_form(ctl, roof)}
             </figure>
         </section>
+    }
+}
+
+/// What the step bars stack: categories, or phases by CPU or GPU time.
+fn step_stack_select(ctl: Controller, charts: ReadSignal<ChartState>) -> impl IntoView {
+    let options = StepStack::ALL
+        .into_iter()
+        .map(|m| view! { <option value=m.key()>{m.label()}</option> })
+        .collect_view();
+    view! {
+        <select
+            data-testid="chart-steps-stack"
+            title="What the step bars stack"
+            prop:value=move || charts.with(|c| c.step_stack.key())
+            on:change=move |ev| ctl.stack_steps(event_target_value(&ev))
+        >
+            {options}
+        </select>
     }
 }
 

@@ -1,5 +1,6 @@
 //! Step time: one bar per profiler step, stacked by the steps table's breakdown (kernel,
-//! memcpy, …, other), in ms, with a legend of the parts that occur. With more steps than the
+//! memcpy, …, other) or by phase (CPU or GPU time, `StepStack`), in ms, with a legend of the
+//! parts that occur. With more steps than the
 //! chart has room for, a bar is the slowest of its neighbours.
 
 use super::{mesh, message, with_legend, Area, Drawn, Palette};

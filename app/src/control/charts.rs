@@ -5,6 +5,7 @@
 use super::Controller;
 use crate::state::table::Tab;
 use leptos::prelude::*;
+use crate::state::charts::StepStack;
 use crate::state::memory::LiveKey;
 use protocol::{Answer, Channel};
 
@@ -46,6 +47,14 @@ impl Controller {
         self.charts.update(|c| c.select_kernel(name));
         self.fetch_charts();
         self.publish();
+    }
+
+    /// Stacks the step bars by the mode whose key is `key` (the select's value).
+    pub fn stack_steps(self, key: String) {
+        if let Some(stack) = StepStack::from_key(&key) {
+            self.charts.update(|c| c.stack_steps(stack));
+            self.publish();
+        }
     }
 
     /// Shows the memory chart of device `label`.

@@ -38,7 +38,67 @@ pub const STEP_PARTS: [&str; 8] = [
     "other",
 ];
 
-/// The step chart: one bar per profiler step, stacked by breakdown part.
+/// What the step bars stack: the time breakdown, or the phases' CPU or GPU time.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum StepStack {
+    /// The steps table's breakdown ([`STEP_PARTS`]): the parts add up to the step's span.
+    #[default]
+    Category,
+    /// Data loading, forward, backward and optimizer CPU time (docs/definitions.md "Phases").
+    PhaseCpu,
+    /// The GPU time each phase launched, then the communication no other work hid.
+    PhaseGpu,
+}
+
+impl StepStack {
+    /// Every mode, in the select's order.
+    pub const ALL: [StepStack; 3] = [StepStack::Category, StepStack::PhaseCpu, StepStack::PhaseGpu];
+
+    /// The steps-table columns stacked, bottom first.
+    pub fn keys(self) -> &'static [&'static str] {
+        match self {
+            StepStack::Category => &STEP_PARTS,
+            StepStack::PhaseCpu => &[
+                "phase_data_loading_cpu",
+                "phase_forward_cpu",
+                "phase_backward_cpu",
+                "phase_optimizer_cpu",
+            ],
+            StepStack::PhaseGpu => &[
+                "phase_data_loading_gpu",
+                "phase_forward_gpu",
+                "phase_backward_gpu",
+                "phase_optimizer_gpu",
+                "comm_exposed",
+            ],
+        }
+    }
+
+    /// The select's value and the test hook's name.
+    pub fn key(self) -> &'static str {
+        match self {
+            StepStack::Category => "category",
+            StepStack::PhaseCpu => "phase_cpu",
+            StepStack::PhaseGpu => "phase_gpu",
+        }
+    }
+
+    /// The select's text.
+    pub fn label(self) -> &'static str {
+        match self {
+            StepStack::Category => "by category",
+            StepStack::PhaseCpu => "by phase, CPU time",
+            StepStack::PhaseGpu => "by phase, GPU time",
+        }
+    }
+
+    /// The mode whose [`StepStack::key`] is `key`.
+    pub fn from_key(key: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|m| m.key() == key)
+    }
+}
+
+/// The step chart: one bar per profiler step, stacked by breakdown part or phase.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct StepChart {
     /// Labels of the parts present in the table, in [`STEP_PARTS`] order.
@@ -47,6 +107,8 @@ pub struct StepChart {
     pub keys: Vec<String>,
     /// One bar per step, in step order.
     pub bars: Vec<StepBar>,
+    /// Why some stacked columns are empty (a phase the trace cannot tell apart), one per column.
+    pub notes: Vec<String>,
 }
 
 /// One step's bar.
@@ -59,10 +121,11 @@ pub struct StepBar {
 }
 
 impl StepChart {
-    /// Picks the step number and the breakdown columns of a `steps` table; missing cells are 0.
-    pub fn from_table(table: &TableData) -> Self {
+    /// Picks the step number and `stack`'s columns of a `steps` table; missing cells are 0.
+    pub fn from_table(table: &TableData, stack: StepStack) -> Self {
         let column = |key: &str| table.columns.iter().position(|c| c.key == key);
-        let present: Vec<(usize, &str, String)> = STEP_PARTS
+        let present: Vec<(usize, &str, String)> = stack
+            .keys()
             .iter()
             .filter_map(|&key| {
                 let i = column(key)?;
@@ -85,7 +148,13 @@ impl StepChart {
                     .collect(),
             })
             .collect();
+        let mut notes: Vec<String> = present
+            .iter()
+            .filter_map(|&(i, _, _)| table.columns[i].note.clone())
+            .collect();
+        notes.dedup();
         StepChart {
+            notes,
             keys: present.iter().map(|&(_, key, _)| key.to_owned()).collect(),
             parts: present.into_iter().map(|(_, _, label)| label).collect(),
             bars,
@@ -193,6 +262,10 @@ pub struct ChartState {
     pub span_ns: i64,
     /// Step bars, once the steps table arrived.
     pub steps: Option<StepChart>,
+    /// What the step bars stack.
+    pub step_stack: StepStack,
+    /// The steps table the bars come from, kept to restack them.
+    step_table: Option<TableData>,
     /// Kernels for the select, once the kernels table arrived.
     pub kernels: Option<Vec<KernelPick>>,
     /// GPU utilization, SM efficiency and memory over the whole trace.
@@ -215,6 +288,7 @@ impl ChartState {
     pub fn loaded(&mut self, span_ns: i64) {
         *self = ChartState {
             span_ns,
+            step_stack: self.step_stack,
             ..ChartState::default()
         };
     }
@@ -291,7 +365,10 @@ impl ChartState {
         };
         self.error = None;
         match (need, answer) {
-            (Need::Steps, Answer::Table(t)) => self.steps = Some(StepChart::from_table(&t)),
+            (Need::Steps, Answer::Table(t)) => {
+                self.steps = Some(StepChart::from_table(&t, self.step_stack));
+                self.step_table = Some(t);
+            }
             (Need::Kernels, Answer::Table(t)) => self.set_kernels(top_kernels(&t)),
             (Need::Counters, Answer::Counters(set)) => self.counters = Some(set),
             (Need::Memory, Answer::Memory(m)) => self.memory.chart(*m),
@@ -310,6 +387,14 @@ impl ChartState {
             self.give_up(need);
         }
         self.error = Some(message);
+    }
+
+    /// Stacks the step bars by `stack` (from the table already here; no query).
+    pub fn stack_steps(&mut self, stack: StepStack) {
+        self.step_stack = stack;
+        if let Some(t) = &self.step_table {
+            self.steps = Some(StepChart::from_table(t, stack));
+        }
     }
 
     /// Shows kernel `name`'s histogram (asked for by the next query).
@@ -400,6 +485,27 @@ mod tests {
         }
     }
 
+    /// A steps table with the phase columns; optimizer not told apart.
+    fn phases_table() -> TableData {
+        let note = "No Optimizer.step# spans".to_owned();
+        let mut t = steps_table();
+        for key in StepStack::PhaseCpu.keys().iter().chain(StepStack::PhaseGpu.keys()) {
+            let optimizer = key.starts_with("phase_optimizer");
+            t.columns.push(Column {
+                note: optimizer.then(|| note.clone()),
+                ..col(key, key)
+            });
+            for (r, row) in t.rows.iter_mut().enumerate() {
+                row.push(if optimizer {
+                    CellValue::Empty
+                } else {
+                    CellValue::Int(r as i64 + 1)
+                });
+            }
+        }
+        t
+    }
+
     fn kernels_table(rows: &[(&str, i64, i64)]) -> TableData {
         TableData {
             kind: "kernels".into(),
@@ -431,8 +537,32 @@ mod tests {
     }
 
     #[test]
+    fn phase_stacks_pick_phase_columns_and_restack_without_a_query() {
+        let cpu = StepChart::from_table(&phases_table(), StepStack::PhaseCpu);
+        assert_eq!(cpu.keys, StepStack::PhaseCpu.keys());
+        assert_eq!(cpu.bars[1].parts_ns, [2, 2, 2, 0]);
+        assert_eq!(cpu.notes, ["No Optimizer.step# spans"]);
+        let gpu = StepChart::from_table(&phases_table(), StepStack::PhaseGpu);
+        assert_eq!(gpu.keys.last().map(String::as_str), Some("comm_exposed"));
+        assert_eq!(gpu.bars[0].parts_ns, [1, 1, 1, 0, 1]);
+
+        let mut c = ChartState::default();
+        c.loaded(100);
+        let id = 1;
+        send(&mut c, id);
+        c.apply(id, Answer::Table(phases_table()));
+        assert_eq!(c.steps.as_ref().map(|s| s.keys.len()), Some(2));
+        c.stack_steps(StepStack::PhaseGpu);
+        assert_eq!(c.steps, Some(gpu));
+        assert_eq!(c.next_query(), Some(Query::Kernels { range_ns: None }));
+        c.loaded(100);
+        assert_eq!(c.step_stack, StepStack::PhaseGpu, "the mode outlives a new load");
+        assert_eq!(c.steps, None);
+    }
+
+    #[test]
     fn step_chart_picks_breakdown_columns_in_stack_order() {
-        let chart = StepChart::from_table(&steps_table());
+        let chart = StepChart::from_table(&steps_table(), StepStack::Category);
         assert_eq!(chart.parts, ["Kernel", "Other"]);
         assert_eq!(chart.keys, ["kernel", "other"]);
         assert_eq!(
@@ -582,6 +712,7 @@ mod tests {
                     parts_ns: vec![t],
                 })
                 .collect(),
+            notes: Vec::new(),
         }
     }
 

@@ -1,7 +1,7 @@
 //! `kinetoscope report --format html` and the page's **Export report**: one self-contained HTML
 //! file (inline stylesheet, inline SVG charts, no script, no fetch) with the summary, the
-//! explanation of a step, the findings with their evidence, charts, and the op, kernel and step
-//! tables of a [`TraceReport`].
+//! explanation of a step, the findings with their evidence, charts, the op, kernel, step and
+//! module tables of a [`TraceReport`], and a flame graph of the call tree.
 //!
 //! Output: a `String` of HTML5. Numbers are the ones `report --json` holds: every number cell
 //! carries its JSON value in `data-us` (µs) or `data-n` (counts), so tests and scripts compare
@@ -18,8 +18,9 @@
 //!
 //! Styling: CSS variables for a light palette, swapped under `prefers-color-scheme: dark` and
 //! forced back to black on white under `@media print` (tables keep their rows whole on a page).
-//! The charts are [`svg`]'s, styled by the same classes.
+//! The charts are [`svg`]'s and the flame graph [`flame`]'s, styled by the same classes.
 
+pub mod flame;
 pub mod svg;
 
 use super::trace::TraceReport;
@@ -37,6 +38,8 @@ use std::fmt::Write as _;
 const NAME_CHARS: usize = 120;
 /// Evidence slices listed per finding.
 const EVIDENCE_ROWS: usize = 5;
+/// Module rows listed (pre-order; the rest are counted).
+const MODULE_ROWS: usize = 200;
 /// Buckets of the GPU utilization and memory curves.
 const CURVE_BUCKETS: u32 = 240;
 
@@ -115,6 +118,7 @@ dl{display:grid;grid-template-columns:max-content 1fr;gap:2px 12px;margin:4px 0}
 figure{margin:12px 0}figcaption{font-weight:600}svg.chart{width:100%;height:auto;display:block}
 svg text{font-size:11px}.ink{fill:var(--muted)}.grid{stroke:var(--line);stroke-width:1}
 .line{fill:none;stroke-width:1.5}
+.flame rect{stroke:var(--bg);stroke-width:.5}.flame text{fill:#111;font-size:11px}
 .legend span{margin-right:12px;white-space:nowrap}.legend i{display:inline-block;width:10px;height:10px;margin-right:4px}
 ";
 
@@ -188,6 +192,8 @@ impl TraceReport<'_> {
         out.push_str(&self.ops_html());
         out.push_str(&self.kernels_html());
         out.push_str(&self.steps_html(&links));
+        out.push_str(&self.modules_html());
+        out.push_str(&self.flame_html());
         let _ = write!(
             out,
             "<footer class=\"muted\"><p>Written by kinetoscope {}; definitions: docs/definitions.md in the Kinetoscope repository.</p></footer>\n</body></html>\n",
@@ -386,6 +392,58 @@ impl TraceReport<'_> {
             out.push_str("</tr>");
         }
         out + "</table></section>\n"
+    }
+
+    /// The `nn.Module` tree (calls starting in the report's range), indented by depth, in call
+    /// order; nothing without `nn.Module` frames.
+    fn modules_html(&self) -> String {
+        let trace = self.session.trace();
+        let m = crate::analysis::modules::analyze_in(trace, self.options.range);
+        if m.rows.is_empty() {
+            return String::new();
+        }
+        let mut out = String::from("<section id=\"modules\"><h2>Modules</h2><table id=\"modules-table\">");
+        let mut cols = vec![("Module", false), ("Calls", true), ("Host total", true), ("Host self", true), ("Device total", true), ("Device self", true)];
+        if m.backward_tied {
+            cols.push(("Backward device", true));
+        }
+        out.push_str(&head(&cols));
+        for r in m.rows.iter().take(MODULE_ROWS) {
+            let s = &r.stats;
+            // Indented with no-break spaces: the cell's font is monospace, and the file has no
+            // style attribute (tests check that markup carries no styling or script).
+            let indent = "\u{a0}\u{a0}".repeat(usize::from(r.depth));
+            let name = escape(&cut(&r.label(trace), NAME_CHARS));
+            let _ = write!(
+                out,
+                "<tr data-depth=\"{}\"><td class=\"name\">{indent}{name}</td>{}{}{}{}{}",
+                r.depth,
+                n_cell(s.occurrences),
+                us_cell(s.host_ns),
+                us_cell(s.self_host_ns),
+                us_cell(s.device_ns),
+                us_cell(s.self_device_ns)
+            );
+            if m.backward_tied {
+                out.push_str(&us_cell(s.backward_device_ns));
+            }
+            out.push_str("</tr>");
+        }
+        out.push_str("</table>");
+        if m.rows.len() > MODULE_ROWS {
+            let _ = write!(out, "<p class=\"muted\">{} more rows: <code>kinetoscope report --modules</code> lists them all.</p>", m.rows.len() - MODULE_ROWS);
+        }
+        out + "</section>\n"
+    }
+
+    /// The call tree of the report's range as a flame graph (nothing without host work).
+    fn flame_html(&self) -> String {
+        let trace = self.session.trace();
+        let tree = crate::analysis::call_tree::build(trace, self.options.range);
+        match flame::icicle(trace, &tree) {
+            Some(svg) => format!("<section id=\"flame\"><h2>Flame graph</h2><figure id=\"flame-graph\">{svg}</figure></section>\n"),
+            None => String::new(),
+        }
     }
 }
 

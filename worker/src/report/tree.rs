@@ -24,7 +24,7 @@ fn kept(tree: &CallTree, i: u32, min_pct: f64) -> bool {
 }
 
 /// Node `i`'s kept children, largest CPU total first (then GPU total, then first seen).
-fn children(tree: &CallTree, i: u32, min_pct: f64) -> Vec<u32> {
+pub(crate) fn children(tree: &CallTree, i: u32, min_pct: f64) -> Vec<u32> {
     let mut c: Vec<u32> = tree.nodes[i as usize].children.iter().copied().filter(|&c| kept(tree, c, min_pct)).collect();
     c.sort_by_key(|&c| {
         let n = &tree.nodes[c as usize];
