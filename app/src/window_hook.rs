@@ -57,7 +57,7 @@
 //!                 live allocations (`memory_json`) or null, pending};
 //!                 null on the other tabs
 //! compare         null while no baseline is kept, else {base: baseline file name, cand:
-//!                 candidate file name or null before the comparison arrived, ops / kernels:
+//!                 candidate file name or null before the comparison arrived, ops / kernels / modules:
 //!                 diff rows shown, sort / kernelSort: {key, desc, abs} the order of the op /
 //!                 kernel diff (abs: by |Δ|, the default order; null before a comparison
 //!                 arrived), byShape, verdict: text or null, pending, stack}; stack is null before
@@ -485,7 +485,7 @@ fn ranks_json(r: &RanksState, s: &StackState) -> serde_json::Value {
     })
 }
 
-/// `{base, cand, ops, kernels, sort, kernelSort, byShape, verdict, pending, stack}`, or null.
+/// `{base, cand, ops, kernels, modules (row counts), sort, kernelSort, byShape, verdict, pending, stack}`, or null.
 fn compare_js(c: &CompareState, stack: &StackState) -> JsValue {
     let Some(base) = &c.base else {
         return JsValue::NULL;
@@ -499,6 +499,7 @@ fn compare_js(c: &CompareState, stack: &StackState) -> JsValue {
         "cand": c.data.as_ref().map(|d| d.cand.clone()),
         "ops": c.op_rows().len(),
         "kernels": c.kernel_rows().len(),
+        "modules": c.module_rows().len(),
         "sort": sort(DiffTable::Ops),
         "kernelSort": sort(DiffTable::Kernels),
         "byShape": c.by_shape,

@@ -5,6 +5,7 @@
 // The stacked timelines: both panels aligned at the chosen step's start (the starts `kinetoscope
 // report --json` gives), one scale; W, ctrl+wheel and drag move both; a step picked on the demo
 // pair. The share link carries the compare view (step, window, sorts, by shape) to a new page.
+// The module diff (BERT on two GPUs) lists every module by path as `diff --json` does.
 const { execFileSync } = require('node:child_process');
 const path = require('node:path');
 const { test, expect, AppPage } = require('../pages/app');
@@ -130,6 +131,36 @@ test('?url=&base= with the same trace on both sides: every row same, every delta
   await expect(app.page.getByTestId('compare-findings-new').getByTestId('compare-finding')).toHaveCount(0);
   await expect(app.page.getByTestId('compare-findings-gone').getByTestId('compare-finding')).toHaveCount(0);
   await app.screenshot('compare-same');
+});
+
+test('module diff: BERT on H100 against MI300, every module by path as diff --json, tree order, then sorted', async ({ app }) => {
+  const base = realFixture('tracelens__h100__gaunernst_bert-small-uncased__1016001.json.gz');
+  const cand = realFixture('tracelens__mi300__gaunernst_bert-small-uncased__1016001.json.gz');
+  const cli = cliDiff(base, cand);
+  await app.open();
+  await app.upload(base);
+  await app.compareWith(cand);
+  expect((await app.compare()).modules).toBe(84);
+  const rows = await app.rows('compare-module-row');
+  expect(rows.map((r) => r.name), 'tree order, by path').toEqual(cli.modules.map((m) => m.path));
+  for (const [i, m] of cli.modules.entries()) {
+    for (const [key, json] of [['calls', 'calls'], ['host', 'host_us'], ['device', 'device_us']]) {
+      const scale = key === 'calls' ? 1 : 1000;
+      expect(rows[i][`${key}_base`] / scale, `${m.path} ${key}`).toBeCloseTo(m[json].base, 6);
+      expect(rows[i][`${key}_cand`] / scale, `${m.path} ${key}`).toBeCloseTo(m[json].candidate, 6);
+      expect(rows[i][`${key}_delta`] / scale, `${m.path} ${key}`).toBeCloseTo(m[json].delta, 6);
+    }
+  }
+  // In tree order a child reads as its own name, indented under its parent.
+  const encoder = app.page.locator('[data-testid="compare-module-row"] td[data-key="name"][title$="/BertEncoder_0"]');
+  await expect(encoder).toHaveText(/^\u00a0{4}BertEncoder_0$/);
+  const header = app.page.getByTestId('compare-modules').getByTestId('col-host_delta');
+  await header.click();
+  await expect(header).toHaveAttribute('data-sort', 'desc');
+  await app.idle();
+  const desc = await app.column('compare-module-row', 'host_delta');
+  expect(desc).toEqual([...desc].sort((a, b) => b - a));
+  await app.screenshot('compare-modules');
 });
 
 /** `[{number, startNs, endNs}]` of the host steps `kinetoscope report --json` lists. */

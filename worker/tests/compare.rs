@@ -786,3 +786,45 @@ fn cli_diff_matches_the_two_reports() {
         r0["step_stats"]
     );
 }
+
+#[test]
+fn cli_module_diff_matches_the_two_reports_and_a_trace_against_itself_is_all_same() {
+    let (h100, mi300) = (
+        common::real("tracelens__h100__gaunernst_bert-small-uncased__1016001.json.gz"),
+        common::real("tracelens__mi300__gaunernst_bert-small-uncased__1016001.json.gz"),
+    );
+    let (a, b) = (h100.to_str().unwrap(), mi300.to_str().unwrap());
+    let json = |args: &[&str]| -> serde_json::Value {
+        let (code, out, err) = run(args);
+        assert_eq!(code, 0, "{err}");
+        serde_json::from_str(&out).unwrap()
+    };
+    let (ra, rb, d) = (json(&["report", a, "--json"]), json(&["report", b, "--json"]), json(&["diff", a, b, "--json"]));
+    let f = |v: &serde_json::Value| v.as_f64().unwrap();
+    let by_path = |r: &serde_json::Value| -> HashMap<String, serde_json::Value> {
+        r["modules"]["nodes"].as_array().unwrap().iter().map(|n| (n["path"].as_str().unwrap().to_owned(), n.clone())).collect()
+    };
+    let (ma, mb) = (by_path(&ra), by_path(&rb));
+    let rows = d["modules"].as_array().unwrap();
+    assert_eq!(rows.len(), 84, "BERT's 84 modules on both GPUs, matched by path");
+    let steps = |side: &str| if d["per_step"].as_bool().unwrap() { f(&d[side]["steps"]) } else { 1.0 };
+    for row in rows {
+        let path = row["path"].as_str().unwrap();
+        for (key, node_key) in [("calls", "occurrences"), ("host_us", "host_us"), ("device_us", "device_us")] {
+            let want_a = ma.get(path).map_or(0.0, |n| f(&n[node_key])) / steps("base");
+            let want_b = mb.get(path).map_or(0.0, |n| f(&n[node_key])) / steps("candidate");
+            assert!(close(f(&row[key]["base"]), want_a) && close(f(&row[key]["candidate"]), want_b), "{path} {key}");
+        }
+    }
+    let changed = rows.iter().filter(|r| r["status"] == "changed").count();
+    assert_eq!(changed, 84, "every module's host time differs between the two GPUs' runs");
+    let text = run(&["diff", a, b]).1;
+    assert!(text.contains("==== Module changes (per step; tree order, changed rows)"), "{text}");
+    assert!(text.contains("\n    BertEncoder_0 "), "indented by depth: {text}");
+
+    let same = json(&["diff", a, a, "--json"]);
+    let rows = same["modules"].as_array().unwrap();
+    assert_eq!(rows.len(), 84);
+    assert!(rows.iter().all(|r| r["status"] == "same"), "a trace against itself");
+    assert!(!run(&["diff", a, a]).1.contains("Module changes"), "nothing changed, no section");
+}

@@ -1,14 +1,14 @@
 //! The Compare tab (docs/viewer.md#compare-two-traces): the baseline kept in the worker against the
 //! loaded trace (the candidate, which the timeline shows). Verdict line, summary side by side with
-//! absolute and relative deltas, op and kernel diff tables (click a header to sort: descending,
+//! absolute and relative deltas, op, kernel and module diff tables (click a header to sort: descending,
 //! again: ascending), the ops' by-shape toggle, and the findings diff (new / gone / kept). A thin
 //! view over [`CompareState`]; changes go through the [`Controller`].
 //!
 //! Test ids: `compare-button` / `compare-input` (header: keep the loaded trace as baseline and
 //! pick the candidate), `compare` (panel), `compare-files`, `compare-clear`, `compare-error`,
 //! `compare-verdict`, `compare-summary` (rows `compare-summary-row` with `data-key`),
-//! `compare-by-shape`, `compare-ops` / `compare-kernels` (rows `compare-op-row` /
-//! `compare-kernel-row` with `data-status`; headers `col-<key>` with `data-sort`: `desc`, `asc`, or
+//! `compare-by-shape`, `compare-ops` / `compare-kernels` / `compare-modules` (rows
+//! `compare-op-row` / `compare-kernel-row` / `compare-module-row` with `data-status`; headers `col-<key>` with `data-sort`: `desc`, `asc`, or
 //! `abs` on the column of the default order, largest |Δ| first; keys in
 //! `state::compare`), `compare-findings` with lists `compare-findings-new|gone|kept` of
 //! `compare-finding` items (`data-rule`). Numeric cells carry the raw number in `data-value`.
@@ -17,7 +17,8 @@ use super::scroll_table::{row_index, scroll_table, shown_text, width_ch};
 use crate::control::Controller;
 use crate::deferred::Deferred;
 use crate::state::compare::{
-    kernel_pair, op_pair, rel_text, CompareState, DiffTable, KERNEL_COLUMNS, OP_COLUMNS,
+    kernel_pair, module_pair, op_pair, rel_text, CompareState, DiffTable, KERNEL_COLUMNS,
+    MODULE_COLUMNS, OP_COLUMNS,
 };
 use crate::state::format;
 use crate::state::names::short_names;
@@ -125,6 +126,10 @@ pub fn ComparePanel(ctl: Controller, theme: ReadSignal<Theme>) -> impl IntoView 
                 <Deferred>{diff_view(DiffTable::Ops)}</Deferred>
                 <h3>"Kernels"</h3>
                 <Deferred>{diff_view(DiffTable::Kernels)}</Deferred>
+                {(!d.modules.is_empty()).then(|| view! {
+                    <h3>"Modules " <span class="muted">"by path, in tree order until a header is clicked"</span></h3>
+                    <Deferred>{diff_view(DiffTable::Modules)}</Deferred>
+                })}
                 {findings_diff(&d)}
             }
         })
@@ -286,6 +291,7 @@ fn columns(table: DiffTable) -> &'static [(&'static str, &'static str, &'static 
     match table {
         DiffTable::Ops => &OP_COLUMNS,
         DiffTable::Kernels => &KERNEL_COLUMNS,
+        DiffTable::Modules => &MODULE_COLUMNS,
     }
 }
 
@@ -297,6 +303,7 @@ fn diff_widths(d: &ComparisonData, table: DiffTable) -> Vec<Option<usize>> {
     let rows = match table {
         DiffTable::Ops => d.ops.len(),
         DiffTable::Kernels => d.kernels.len(),
+        DiffTable::Modules => d.modules.len(),
     };
     let statuses = (0..rows).filter_map(|i| status(d, table, i));
     let mut widths = vec![None, Some(width_ch("Status", statuses.map(str::len)))];
@@ -325,10 +332,12 @@ fn diff_table(
     let (table_id, row_id) = match table {
         DiffTable::Ops => ("compare-ops", "compare-op-row"),
         DiffTable::Kernels => ("compare-kernels", "compare-kernel-row"),
+        DiffTable::Modules => ("compare-modules", "compare-module-row"),
     };
     let order = match table {
         DiffTable::Ops => c.op_rows(),
         DiffTable::Kernels => c.kernel_rows(),
+        DiffTable::Modules => c.module_rows(),
     };
     let mut heads = vec![
         header(ctl, table, c, "name".into(), "Name".into(), false).into_any(),
@@ -344,6 +353,20 @@ fn diff_table(
     let shorts = match table {
         DiffTable::Ops => short_names(d.ops.iter().map(|r| r.name.as_str())),
         DiffTable::Kernels => short_names(d.kernels.iter().map(|r| r.name.as_str())),
+        // In tree order a module reads as its own name, indented by depth; sorted, as the end
+        // of its path (the whole path is the cell's title).
+        DiffTable::Modules => d
+            .modules
+            .iter()
+            .map(|r| {
+                let parts: Vec<&str> = r.path.rsplit('/').take(3).collect();
+                match c.module_sort {
+                    None => format!("{}{}", "\u{a0}\u{a0}".repeat(usize::from(r.depth)), parts[0]),
+                    Some(_) if usize::from(r.depth) < parts.len() => r.path.clone(),
+                    Some(_) => format!("…/{}", parts.iter().rev().copied().collect::<Vec<_>>().join("/")),
+                }
+            })
+            .collect(),
     };
     Some(scroll_table(
         table_id,
@@ -380,6 +403,7 @@ fn diff_row(
             (with_shapes(&r.name, &r.input_shapes), with_shapes(short, &r.input_shapes))
         }),
         DiffTable::Kernels => d.kernels.get(i).map(|r| (r.name.clone(), short.to_owned())),
+        DiffTable::Modules => d.modules.get(i).map(|r| (r.path.clone(), short.to_owned())),
     };
     let (Some((name, short)), Some(status)) = (name, status(d, table, i)) else {
         return ().into_any();
@@ -406,6 +430,7 @@ fn status(d: &ComparisonData, table: DiffTable, i: usize) -> Option<&str> {
     match table {
         DiffTable::Ops => d.ops.get(i).map(|r| r.status.as_str()),
         DiffTable::Kernels => d.kernels.get(i).map(|r| r.status.as_str()),
+        DiffTable::Modules => d.modules.get(i).map(|r| r.status.as_str()),
     }
 }
 
@@ -414,6 +439,7 @@ fn pair(d: &ComparisonData, table: DiffTable, i: usize, key: &str) -> Option<Del
     match table {
         DiffTable::Ops => d.ops.get(i).and_then(|r| op_pair(r, key)),
         DiffTable::Kernels => d.kernels.get(i).and_then(|r| kernel_pair(r, key)),
+        DiffTable::Modules => d.modules.get(i).and_then(|r| module_pair(r, key)),
     }
 }
 

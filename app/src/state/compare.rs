@@ -1,5 +1,5 @@
 //! Compare tab state as a plain struct: the baseline kept in the worker, the comparison it sent,
-//! the ops' by-shape toggle and the sort of the op and kernel diff tables (the comparison view).
+//! the ops' by-shape toggle and the sort of the op, kernel and module diff tables (the comparison view).
 //!
 //! Inputs: [`CompareState::keep`] when the app keeps the loaded trace as the baseline, then
 //! [`CompareState::query`] after each candidate load, [`CompareState::sent`] with the bridge's
@@ -7,16 +7,17 @@
 //! ignored: latest wins). Output: the diff rows to show (indices, sorted) and cell values.
 //!
 //! Column keys (`col-<key>` test ids): `name`, `status`, then per compared column `<c>_base`,
-//! `<c>_cand`, `<c>_delta` with ops' `c` in [`OP_COLUMNS`] and kernels' in [`KERNEL_COLUMNS`].
+//! `<c>_cand`, `<c>_delta` with ops' `c` in [`OP_COLUMNS`], kernels' in [`KERNEL_COLUMNS`] and
+//! modules' in [`MODULE_COLUMNS`].
 //! Default order: the worker's, `kinetoscope diff`'s (largest |Δ| first, unchanged rows last):
 //! ops by |Δ Self CUDA| (Self CPU when neither trace has device time), kernels by |Δ Total|;
-//! [`CompareState::order`] names it.
+//! modules keep the tree's order (a parent before its children); [`CompareState::order`] names it.
 //!
 //! Invariants: `pending` is the id of the only reply wanted; the previous comparison stays shown
 //! while a new one is in flight; a comparison is only asked for while `base` is set.
 
 use super::table::Sort;
-use protocol::{Answer, ComparisonData, DeltaPair, KernelDelta, OpDelta, Query};
+use protocol::{Answer, ComparisonData, DeltaPair, KernelDelta, ModuleDelta, OpDelta, Query};
 use std::cmp::Ordering;
 use std::sync::Arc;
 
@@ -35,6 +36,14 @@ pub const KERNEL_COLUMNS: [(&str, &str, &str); 3] = [
     ("mean", "Mean", "ns"),
 ];
 
+/// Compared module columns: (key, header label, unit).
+pub const MODULE_COLUMNS: [(&str, &str, &str); 4] = [
+    ("calls", "Calls", "count"),
+    ("host", "Host", "ns"),
+    ("device", "Device", "ns"),
+    ("backward", "Backward device", "ns"),
+];
+
 /// Which diff table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DiffTable {
@@ -42,6 +51,8 @@ pub enum DiffTable {
     Ops,
     /// The kernel diff.
     Kernels,
+    /// The `nn.Module` diff.
+    Modules,
 }
 
 /// Everything the compare panel shows.
@@ -61,6 +72,8 @@ pub struct CompareState {
     pub op_sort: Option<Sort>,
     /// Sort of the kernel diff.
     pub kernel_sort: Option<Sort>,
+    /// Sort of the module diff; `None`: tree order.
+    pub module_sort: Option<Sort>,
     /// A candidate URL to load once the baseline URL has loaded (`?url=&base=`).
     pub next_url: Option<String>,
 }
@@ -132,11 +145,12 @@ impl CompareState {
         match table {
             DiffTable::Ops => self.op_sort.as_ref(),
             DiffTable::Kernels => self.kernel_sort.as_ref(),
+            DiffTable::Modules => self.module_sort.as_ref(),
         }
     }
 
     /// The order `table`'s rows are shown in: the sort clicked, or the worker's default (see the
-    /// module docs); `None` before a comparison arrived.
+    /// module docs); `None` before a comparison arrived, and for modules in tree order.
     pub fn order(&self, table: DiffTable) -> Option<Order> {
         if let Some(s) = self.sort(table) {
             return Some(Order {
@@ -158,6 +172,7 @@ impl CompareState {
                 }
             }
             DiffTable::Kernels => "total_delta",
+            DiffTable::Modules => return None,
         };
         Some(Order {
             sort: Sort {
@@ -173,6 +188,7 @@ impl CompareState {
         let sort = match table {
             DiffTable::Ops => &mut self.op_sort,
             DiffTable::Kernels => &mut self.kernel_sort,
+            DiffTable::Modules => &mut self.module_sort,
         };
         match sort {
             Some(s) if s.key == key => s.desc = !s.desc,
@@ -204,6 +220,17 @@ impl CompareState {
             self.kernel_sort.as_ref(),
             |r: &KernelDelta, key| kernel_value(r, key),
             |r| &r.name,
+        )
+    }
+
+    /// Indices of the module rows in display order (tree order until a header is clicked).
+    pub fn module_rows(&self) -> Vec<usize> {
+        let rows = self.data.as_ref().map_or(&[][..], |d| &d.modules[..]);
+        sorted(
+            rows,
+            self.module_sort.as_ref(),
+            |r: &ModuleDelta, key| module_value(r, key),
+            |r| &r.path,
         )
     }
 }
@@ -247,6 +274,17 @@ pub fn kernel_pair(r: &KernelDelta, c: &str) -> Option<DeltaPair> {
     })
 }
 
+/// Both sides of module column `c` (a key of [`MODULE_COLUMNS`]).
+pub fn module_pair(r: &ModuleDelta, c: &str) -> Option<DeltaPair> {
+    Some(match c {
+        "calls" => r.calls,
+        "host" => r.host_ns,
+        "device" => r.device_ns,
+        "backward" => r.backward_device_ns,
+        _ => return None,
+    })
+}
+
 /// The value of `<c>_base`, `<c>_cand` or `<c>_delta` of a pair column.
 fn pair_value(key: &str, pair: impl Fn(&str) -> Option<DeltaPair>) -> Option<f64> {
     let (c, side) = key.rsplit_once('_')?;
@@ -274,6 +312,15 @@ pub fn kernel_value<'a>(r: &'a KernelDelta, key: &str) -> Option<Value<'a>> {
         "name" => Some(Value::Text(&r.name)),
         "status" => Some(Value::Text(&r.status)),
         _ => pair_value(key, |c| kernel_pair(r, c)).map(Value::Num),
+    }
+}
+
+/// The value of module column `key` (`name` sorts by path).
+pub fn module_value<'a>(r: &'a ModuleDelta, key: &str) -> Option<Value<'a>> {
+    match key {
+        "name" => Some(Value::Text(&r.path)),
+        "status" => Some(Value::Text(&r.status)),
+        _ => pair_value(key, |c| module_pair(r, c)).map(Value::Num),
     }
 }
 
@@ -364,6 +411,28 @@ mod tests {
         );
         s.clear();
         assert_eq!(s, CompareState::default());
+    }
+
+    #[test]
+    fn modules_keep_tree_order_until_a_header_is_clicked() {
+        let module = |path: &str, host: (f64, f64)| ModuleDelta {
+            path: path.into(),
+            depth: path.matches('/').count() as u16,
+            status: "changed".into(),
+            host_ns: DeltaPair { base: host.0, cand: host.1 },
+            ..ModuleDelta::default()
+        };
+        let mut s = with_ops(Vec::new());
+        if let Some(d) = s.data.as_mut() {
+            Arc::make_mut(d).modules = vec![module("M", (10.0, 40.0)), module("M/A", (5.0, 4.0)), module("M/B", (5.0, 30.0))];
+        }
+        assert_eq!(s.module_rows(), [0, 1, 2], "tree order");
+        assert_eq!(s.order(DiffTable::Modules), None, "no |Δ| default: the tree's order");
+        s.toggle_sort(DiffTable::Modules, "host_delta");
+        assert_eq!(s.module_rows(), [0, 2, 1]);
+        s.toggle_sort(DiffTable::Modules, "host_delta");
+        assert_eq!(s.module_rows(), [1, 2, 0]);
+        assert_eq!((s.op_sort.clone(), s.kernel_sort.clone()), (None, None), "tables sort independently");
     }
 
     #[test]

@@ -27,6 +27,8 @@ pub struct ComparisonData {
     pub ops: Vec<OpDelta>,
     /// Kernel diff rows, same order rule.
     pub kernels: Vec<KernelDelta>,
+    /// `nn.Module` diff rows by path, in tree order (empty without `nn.Module` frames).
+    pub modules: Vec<ModuleDelta>,
     /// Cheatsheet findings by rule: gone, new, kept.
     pub findings: FindingsDiff,
 }
@@ -95,6 +97,25 @@ pub struct KernelDelta {
     pub total_ns: DeltaPair,
     /// Mean duration per call, ns.
     pub mean_ns: DeltaPair,
+}
+
+/// One module diff row: a module path on both sides.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct ModuleDelta {
+    /// Module names from the root, joined by `/`.
+    pub path: String,
+    /// 0 for a root.
+    pub depth: u16,
+    /// `appeared`, `disappeared`, `changed` or `same`.
+    pub status: String,
+    /// Calls.
+    pub calls: DeltaPair,
+    /// Host time, ns.
+    pub host_ns: DeltaPair,
+    /// Device time launched under the calls (forward), ns.
+    pub device_ns: DeltaPair,
+    /// Device time of the backward ops tied to the calls, ns.
+    pub backward_device_ns: DeltaPair,
 }
 
 /// Cheatsheet rules that fired on one side only or on both, each list in rule order.

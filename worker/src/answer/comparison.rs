@@ -1,7 +1,7 @@
 //! A [`Comparison`] and both sides' findings as the protocol's [`ComparisonData`], for the
 //! Compare tab.
 //!
-//! **What.** Copies the comparison's summary rows, verdict text, op and kernel diff rows into
+//! **What.** Copies the comparison's summary rows, verdict text, op, kernel and module diff rows into
 //! wire types (statuses as their `appeared` / `disappeared` / `changed` / `same` keys), and
 //! diffs the two sides' cheatsheet findings by rule id: `new` (candidate only), `gone`
 //! (baseline only), `kept` (both).
@@ -17,7 +17,7 @@
 use crate::compare::{Comparison, Pair, Unit};
 use crate::finding::{Finding, Severity};
 use protocol::{
-    ComparisonData, DeltaPair, FindingChange, FindingsDiff, KernelDelta, OpDelta, SummaryDelta,
+    ComparisonData, DeltaPair, FindingChange, FindingsDiff, KernelDelta, ModuleDelta, OpDelta, SummaryDelta,
 };
 use std::collections::BTreeMap;
 
@@ -82,6 +82,19 @@ pub fn comparison_data(
                 calls: pair(r.calls),
                 total_ns: pair(r.total_ns),
                 mean_ns: pair(r.mean_ns),
+            })
+            .collect(),
+        modules: c
+            .modules
+            .iter()
+            .map(|r| ModuleDelta {
+                path: r.path.clone(),
+                depth: r.depth,
+                status: r.status.key().to_owned(),
+                calls: pair(r.calls),
+                host_ns: pair(r.host_ns),
+                device_ns: pair(r.device_ns),
+                backward_device_ns: pair(r.backward_device_ns),
             })
             .collect(),
         findings: findings_diff(base_findings, cand_findings),

@@ -2,9 +2,10 @@
 //!
 //! **What.** Runs the per-trace analyses on both traces ([`TraceFigures`]) and diffs them into
 //! one plain-data [`Comparison`]: summary rows with deltas ([`summary`]), a one-line verdict
-//! ([`verdict`]), the op table diff ([`ops`]) and the kernel table diff ([`kernels`]). Nothing
-//! is re-implemented here: every number is one the per-trace analyses (and `kinetoscope
-//! report`) already give, so a diff can be checked against the two reports.
+//! ([`verdict`]), the op table diff ([`ops`]), the kernel table diff ([`kernels`]) and the
+//! module tree diff ([`modules`]). Nothing is re-implemented here: every number is one the
+//! per-trace analyses (and `kinetoscope report`) already give, so a diff can be checked
+//! against the two reports.
 //!
 //! **Inputs and outputs.** Two loaded [`Trace`]s and [`CompareOptions`]. Times are f64 ns
 //! (per-step values are not integers), rates are percent 0–100, memory is bytes. Every row
@@ -28,6 +29,7 @@
 //! `answer::comparison` turns it and both sides' findings into the Compare tab's wire form.
 
 pub mod kernels;
+pub mod modules;
 pub mod ops;
 pub mod same_run;
 pub mod sort;
@@ -35,6 +37,7 @@ pub mod summary;
 pub mod verdict;
 
 pub use kernels::{KernelColumn, KernelDiffRow};
+pub use modules::ModuleDiffRow;
 pub use ops::{OpColumn, OpDiffRow};
 pub use sort::{headline_column, order, parse_sort, sort_rows, DiffRow, SortKey, SortKeys};
 pub use summary::{Metric, SummaryRow, Unit};
@@ -79,6 +82,8 @@ pub struct TraceFigures {
     pub rank: Option<RankIdentity>,
     /// The host steps' numbers (`ProfilerStep#N`), in order.
     pub step_numbers: Vec<u64>,
+    /// The `nn.Module` tree by path (empty without `nn.Module` frames).
+    pub modules: Vec<modules::ModulePath>,
 }
 
 impl TraceFigures {
@@ -106,6 +111,7 @@ impl TraceFigures {
             gpus,
             peak_memory_bytes: peak_memory(session.memory()),
             breakdown: roles.breakdown(w0, w1),
+            modules: modules::paths(trace, &crate::analysis::modules::analyze(trace)),
         }
     }
 }
@@ -198,6 +204,8 @@ pub struct Comparison {
     pub ops: Vec<OpDiffRow>,
     /// Kernel table diff (see the module docs for the order).
     pub kernels: Vec<KernelDiffRow>,
+    /// Module tree diff, in tree order ([`modules`]).
+    pub modules: Vec<ModuleDiffRow>,
 }
 
 /// Compares `base` with `cand` (runs [`TraceFigures::of`] on both).
@@ -231,5 +239,6 @@ pub fn compare_figures(
         verdict,
         ops,
         kernels,
+        modules: modules::diff(&base.modules, &cand.modules, bd, cd),
     }
 }

@@ -1,8 +1,8 @@
 //! A [`Comparison`] as a short text report (`kinetoscope diff`) and as its `--json` form.
 //!
 //! Text, within [`WIDTH`] columns: the two files, the verdict (wrapped at its `; ` parts),
-//! the summary table with deltas, the top op changes, the top kernel changes, then the rows
-//! that appeared or disappeared. Tables show rows in the order given: the caller sorts them
+//! the summary table with deltas, the top op changes, the top kernel changes, the changed
+//! modules in tree order, then the rows that appeared or disappeared. Tables show rows in the order given: the caller sorts them
 //! ([`crate::compare::sort_rows`]). Times use `report`'s format; deltas carry a sign.
 //!
 //! JSON keys (stable API, README): `base` / `candidate` {`file`, `steps`}, `per_step`,
@@ -11,14 +11,15 @@
 //! `backend`}}, `summary[]` {`key`, `label`, `unit`, `base`, `candidate`, `delta`,
 //! `rel_delta`}, `ops[]` {`name`, `input_shapes`, `is_annotation`, `status`, `calls`,
 //! `self_cpu_us`, `self_device_us`, `device_total_us`}, `kernels[]` {`name`, `status`,
-//! `tensor_cores`, `calls`, `total_us`, `mean_us`}; every column is {`base`, `candidate`,
-//! `delta`, `ratio`}. Times are µs, rates percent, memory bytes.
+//! `tensor_cores`, `calls`, `total_us`, `mean_us`}, `modules[]` {`path`, `depth`, `status`,
+//! `calls`, `host_us`, `device_us`, `backward_device_us`} in tree order; every column is
+//! {`base`, `candidate`, `delta`, `ratio`}. Times are µs, rates percent, memory bytes.
 
 use super::memory::bytes;
 use super::{cut, printable, time, WIDTH};
 use crate::compare::verdict::signed_time;
 use crate::compare::{
-    Comparison, DiffRow, KernelDiffRow, OpColumn, OpDiffRow, Pair, Status, SummaryRow, Unit,
+    Comparison, DiffRow, KernelDiffRow, ModuleDiffRow, OpColumn, OpDiffRow, Pair, Status, SummaryRow, Unit,
 };
 use serde_json::{json, Value};
 use std::fmt::Write as _;
@@ -377,9 +378,57 @@ pub fn comparison_text(c: &Comparison, files: Files<'_>, o: &TextOptions) -> Str
     if !kernels.is_empty() {
         kernels_text(&mut out, &kernels, unit, &o.kernel_order);
     }
+    let changed: Vec<&ModuleDiffRow> = c.modules.iter().filter(|r| r.status != Status::Same).take(o.top).collect();
+    if !changed.is_empty() {
+        modules_text(&mut out, &changed, unit);
+    }
     let suffix = if c.per_step { "/step" } else { "" };
     appeared_text(&mut out, c, suffix, o.top);
     out
+}
+
+/// The changed `nn.Module` rows in tree order, indented by depth: calls, host and device time.
+fn modules_text(out: &mut String, rows: &[&ModuleDiffRow], unit: &str) {
+    const HEADS: [(&str, usize); 8] = [
+        ("Status", 11),
+        ("Calls B", 7),
+        ("Calls C", 7),
+        ("Host B", 9),
+        ("Host C", 9),
+        ("Δ Host", 10),
+        ("Device B", 9),
+        ("Δ Device", 10),
+    ];
+    let fixed: usize = HEADS.iter().map(|(_, w)| w + 1).sum();
+    let name_w = WIDTH.saturating_sub(fixed).max(8);
+    title(out, &format!("Module changes ({unit}; tree order, changed rows)"));
+    let rule = "-".repeat(WIDTH);
+    let mut header = format!("{:<name_w$}", "Module");
+    for (t, w) in HEADS {
+        let _ = write!(header, " {t:>w$}");
+    }
+    let _ = writeln!(out, "{rule}\n{header}\n{rule}");
+    for r in rows {
+        let (b, c) = sides(r.status);
+        let t = |v: f64| time(v.round() as i64);
+        let cells = [
+            r.status.key().to_owned(),
+            b.cell(count(r.calls.base)),
+            c.cell(count(r.calls.cand)),
+            b.cell(t(r.host_ns.base)),
+            c.cell(t(r.host_ns.cand)),
+            signed_time(r.host_ns.delta()),
+            b.cell(t(r.device_ns.base)),
+            signed_time(r.device_ns.delta()),
+        ];
+        let name = format!("{}{}", "  ".repeat(usize::from(r.depth)), r.name());
+        let _ = write!(out, "{:<name_w$}", cut(&printable(&name), name_w));
+        for (v, (_, w)) in cells.iter().zip(HEADS) {
+            let _ = write!(out, " {v:>w$}");
+        }
+        out.push('\n');
+    }
+    let _ = writeln!(out, "{rule}\n");
 }
 
 fn pair_json(p: Pair, scale: f64) -> Value {
@@ -460,6 +509,15 @@ pub fn comparison_json(c: &Comparison, files: Files<'_>) -> Value {
             "calls": pair_json(r.calls, 1.0),
             "total_us": pair_json(r.total_ns, 1000.0),
             "mean_us": pair_json(r.mean_ns, 1000.0),
+        })).collect::<Vec<_>>(),
+        "modules": c.modules.iter().map(|r| json!({
+            "path": r.path,
+            "depth": r.depth,
+            "status": r.status.key(),
+            "calls": pair_json(r.calls, 1.0),
+            "host_us": pair_json(r.host_ns, 1000.0),
+            "device_us": pair_json(r.device_ns, 1000.0),
+            "backward_device_us": pair_json(r.backward_device_ns, 1000.0),
         })).collect::<Vec<_>>(),
     })
 }

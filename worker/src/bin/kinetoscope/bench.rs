@@ -98,6 +98,7 @@ pub fn run(path: &Path, raw: &[u8], runs: usize, threads: usize) -> Result<(), S
             first_view(&file, &json);
             op_ranges(&file, &trace);
             critical_path(&file, &trace);
+            trees(&file, &trace);
         }
     }
     Ok(())
@@ -188,6 +189,27 @@ fn critical_path(file: &str, trace: &Trace) {
         "graphs_build_ms": build_ms, "what_if_ms": what_if_ms, "what_if_paths": answered.len(),
         "largest_graph_bytes": graphs.largest_graph_bytes(), "all_graphs_bytes": graphs.heap_bytes(),
         "path_segment_bytes": segments * std::mem::size_of::<kinetoscope::analysis::critical_path::PathSegment>(),
+    });
+    println!("{line}");
+}
+
+/// Times the two trees the user's terms are built from: the call tree (`report --tree`, the
+/// flame graph) and the `nn.Module` tree (`report --modules`, the Modules tab), with the size
+/// each keeps (nodes and their child lists; modules: rows).
+fn trees(file: &str, trace: &Trace) {
+    let started = Instant::now();
+    let tree = kinetoscope::analysis::call_tree::build(trace, None);
+    let call_tree_ms = ms(started);
+    let node = std::mem::size_of::<kinetoscope::analysis::call_tree::CallNode>();
+    let call_tree_bytes: usize = tree.nodes.iter().map(|n| node + n.children.capacity() * 4).sum();
+    let started = Instant::now();
+    let modules = kinetoscope::analysis::modules::analyze(trace);
+    let module_tree_ms = ms(started);
+    let line = serde_json::json!({
+        "bench": "trees", "target": "native", "file": file, "slices": trace.slices.len(),
+        "call_tree_ms": call_tree_ms, "call_tree_nodes": tree.nodes.len(), "call_tree_bytes": call_tree_bytes,
+        "module_tree_ms": module_tree_ms, "module_rows": modules.rows.len(),
+        "module_rows_bytes": modules.rows.capacity() * std::mem::size_of::<kinetoscope::analysis::modules::ModuleRow>(),
     });
     println!("{line}");
 }
