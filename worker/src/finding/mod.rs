@@ -161,6 +161,7 @@ pub const RULES: &[(&str, &str)] = &[
     ("dataloader-bound", "DataLoader takes more than 5% of step time"),
     ("device-query-loop", "thousands of device property / attribute queries (a query in a loop)"),
     ("dtod-before-gemm", "addmm/baddbmm bias copy (DtoD) right before its GEMM"),
+    ("exposed-comm-tail", "communication running alone after the backward pass, before the optimizer (the exposed tail per step)"),
     ("fp32-gemm", "GEMM kernels whose name says FP32, without tensor cores (SIMT)"),
     ("gemm-alignment", "bf16/fp16 (fp8/int8) GEMMs whose M, N or K is not a multiple of 8 (16)"),
     ("gpu-idle", "GPU utilization below 50% or gaps of 500 ms and more"),

@@ -19,7 +19,9 @@
 //! - `launch-overhead`: the kernels' launch delays gone, as in a CUDA graph ([launch delay] →
 //!   0; the launch calls' own CPU time is not in the evidence, so not modelled);
 //! - `small-allreduces`: the latency-bound all-reduces fused into the larger buckets
-//!   ([GPU communication] → 0: their bytes add little to a bucket's time).
+//!   ([GPU communication] → 0: their bytes add little to a bucket's time);
+//! - `exposed-comm-tail`: the tail's communication overlapped with the backward pass
+//!   ([GPU communication] → 0: hidden behind compute, as DDP's earlier buckets are).
 //!
 //! Other rules have no model that holds without knowing the code (overlap, fusion, shapes).
 
@@ -59,6 +61,7 @@ pub fn model(trace: &Trace, f: &Finding) -> Option<(&'static str, Vec<Edit>)> {
         "dtod-before-gemm" => ("the bias copies gone", &[(&[B::MemcpyMemset], 0.0)]),
         "launch-overhead" => ("the launch delays gone (a CUDA graph)", &[(&[B::LaunchDelay], 0.0)]),
         "small-allreduces" => ("the small all-reduces fused into buckets", &[(&[B::GpuCommunication], 0.0)]),
+        "exposed-comm-tail" => ("the tail's communication overlapped with backward", &[(&[B::GpuCommunication], 0.0)]),
         _ => return None,
     };
     if f.evidence.all.is_empty() {

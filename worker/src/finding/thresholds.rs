@@ -198,3 +198,9 @@ pub const LOW_SM_FILL: f64 = 0.5;
 /// `low-sm-efficiency`: only when kernels reporting blocks per SM run at least this long, ns
 /// (100 µs, as `low-occupancy`).
 pub const LOW_SM_FILL_MIN_KERNEL_NS: i64 = 100_000;
+/// `exposed-comm-tail`: the median complete step's communication after the backward pass with
+/// no compute beside it holds at least this share of the step span (ours: the impact's
+/// negligible mark, `impact::NEGLIGIBLE_PCT`; below it the finding would be told as info).
+pub const EXPOSED_TAIL_MIN_SHARE: f64 = 0.02;
+/// `exposed-comm-tail`: and at least this long, ns (100 µs, as `low-occupancy`'s minimum).
+pub const EXPOSED_TAIL_MIN_NS: i64 = 100_000;
