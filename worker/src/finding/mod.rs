@@ -166,6 +166,7 @@ pub const RULES: &[(&str, &str)] = &[
     ("gemm-alignment", "bf16/fp16 (fp8/int8) GEMMs whose M, N or K is not a multiple of 8 (16)"),
     ("gpu-idle", "GPU utilization below 50% or gaps of 500 ms and more"),
     ("grad-scaler-skips", "GradScaler skipped the optimizer (inf/NaN gradients) in a quarter of the steps or more"),
+    ("h2d-not-overlapped", "host-to-device copies serialized with compute (on its stream or with the GPU idle), or many small ones per step"),
     ("health-clock-skew", "device activities start before their launch call (CPU/GPU clock offset)"),
     ("health-data-loss", "truncated file, or events the parse skipped or could not represent"),
     ("health-outside-window", "device activities outside the host's capture window"),

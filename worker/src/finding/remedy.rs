@@ -20,6 +20,9 @@
 //!   0; the launch calls' own CPU time is not in the evidence, so not modelled);
 //! - `small-allreduces`: the latency-bound all-reduces fused into the larger buckets
 //!   ([GPU communication] → 0: their bytes add little to a bucket's time);
+//! - `h2d-not-overlapped`: the copies moved to a side stream ([memcpy] → 0: the closest edit the
+//!   critical-path model has, since it cannot move an edge to another stream; the copy engine
+//!   runs them beside compute, so off the path unless the next kernel waits for them);
 //! - `exposed-comm-tail`: the tail's communication overlapped with the backward pass
 //!   ([GPU communication] → 0: hidden behind compute, as DDP's earlier buckets are).
 //!
@@ -61,6 +64,7 @@ pub fn model(trace: &Trace, f: &Finding) -> Option<(&'static str, Vec<Edit>)> {
         "dtod-before-gemm" => ("the bias copies gone", &[(&[B::MemcpyMemset], 0.0)]),
         "launch-overhead" => ("the launch delays gone (a CUDA graph)", &[(&[B::LaunchDelay], 0.0)]),
         "small-allreduces" => ("the small all-reduces fused into buckets", &[(&[B::GpuCommunication], 0.0)]),
+        "h2d-not-overlapped" => ("the copies on a side stream, beside compute", &[(&[B::MemcpyMemset], 0.0)]),
         "exposed-comm-tail" => ("the tail's communication overlapped with backward", &[(&[B::GpuCommunication], 0.0)]),
         _ => return None,
     };
