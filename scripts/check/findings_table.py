@@ -409,6 +409,47 @@ def c_small_allreduces(t, q):
             (q[2], len(small) // n), (q[4], ms(sum(small) / n))]
 
 
+def c_comm_tail(t, q):
+    """exposed-comm-tail: per step, NCCL kernel time after the last backward compute kernel (launched
+    under an autograd-engine op) and before the first optimizer kernel (under `Optimizer.step#`),
+    with no compute kernel running; the lower median step's, in µs."""
+    by = collections.defaultdict(list)
+    for e in t.x:
+        if e["cat"] in ("cpu_op", "user_annotation", "python_function"):
+            by[(e["pid"], e["tid"])].append(e)
+
+    def under(call, pred):
+        return any(pred(o["name"]) for o in by[(call["pid"], call["tid"])] if o["s"] <= call["s"] and call["e"] <= o["e"])
+
+    def backward(n):
+        return n.startswith("autograd::engine::evaluate_function") or "Backward" in n or "AccumulateGrad" in n
+
+    tails = []
+    for st in t.steps:
+        last, first, comm, comp = None, None, [], []
+        for k in t.kernels:
+            c = t.launch_of(k)
+            if c is None or not st["s"] <= c["s"] < st["e"]:
+                continue
+            if is_nccl(k["name"]):
+                comm.append(k)
+                continue
+            comp.append((k["s"], k["e"]))
+            if under(c, lambda n: n.startswith("Optimizer.step#")):
+                first = k["s"] if first is None else min(first, k["s"])
+            elif under(c, backward):
+                last = k["e"] if last is None else max(last, k["e"])
+        if last is None:
+            tails.append(0)
+            continue
+        end = first if first is not None else max(k["e"] for k in t.kernels)
+        window = [(max(k["s"], last), min(k["e"], end)) for k in comm if max(k["s"], last) < min(k["e"], end)]
+        # exposed = |window ∪| - |window ∩ compute| = |(window ∪ compute) in the tail| - |compute in the tail|
+        tails.append(union(window + comp, last, end) - union(comp, last, end))
+    tails.sort()
+    return [(q[0], us(tails[(len(tails) - 1) // 2]))]
+
+
 def c_overhead_gaps(t, q):
     host, tot = stream_gaps(t)
     scale = ms if "ms" in q.text else (lambda v: v / 1e9)
@@ -575,6 +616,8 @@ def row_checks():
     for fx in ["sampled_rank-0", "sampled_rank-1", "dlrm_kineto__worker0", "dlrm_kineto__worker2", "qatut", "tracelens__mi300", "sglang"]:
         C[(fx, "overhead-bound")] = c_overhead_gaps
     C[("hta__df_index", "small-allreduces")] = c_small_allreduces
+    for fx in ["dlrm_kineto__worker0", "dlrm_kineto__worker1", "dlrm_kineto__worker2", "dlrm_kineto__worker3"]:
+        C[(fx, "exposed-comm-tail")] = c_comm_tail
     C[("hta__mi250", "overhead-bound")] = c_overhead_all
     C[("tracelens__h100", "overhead-bound")] = c_overhead_all
     C[("partx", "overhead-bound")] = lambda t, q: [(q[-1], stream_gaps(t)[1] / 1e9), (q[-1], stream_gaps(t)[0] / 1e9)]

@@ -799,6 +799,74 @@ fn comm_not_overlapped() {
     assert!(f.title.contains("100.0% of communication kernel time"), "{}", f.title);
 }
 
+/// `exposed-comm-tail` (no real fixture warns: on the dlrm ranks the tail is real but the path runs
+/// on the host): an all-reduce after the last backward kernel runs alone until the optimizer's
+/// kernel; the near misses run it under the backward kernel, or beside another compute kernel.
+#[test]
+fn exposed_comm_tail() {
+    let mk = |comm_start: f64, beside: bool| {
+        let mut t = T::new();
+        for i in 0..2 {
+            let ts = i as f64 * 2000.0;
+            t.step(i + 1, ts, 2000.0)
+                .op("aten::mm", ts + 10.0, 50.0)
+                .kernel("fwd", ts + 20.0, ts + 100.0, 200.0)
+                .op("autograd::engine::evaluate_function: MmBackward0", ts + 100.0, 100.0)
+                .kernel("bwd", ts + 110.0, ts + 300.0, 500.0)
+                .launch(("cudaLaunchKernel", ts + 250.0, 5.0), "kernel", "ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)", 20, ts + comm_start, 500.0, "")
+                .ann("Optimizer.step#SGD.step", ts + 1500.0, 200.0)
+                .kernel("opt", ts + 1510.0, ts + 1600.0, 50.0);
+            if beside {
+                t.launch(("cudaLaunchKernel", ts + 260.0, 5.0), "kernel", "side", 8, ts + 800.0, 600.0, "");
+            }
+        }
+        t
+    };
+    assert!(!mk(810.0, true).fires("exposed-comm-tail"), "a compute kernel runs beside the all-reduce");
+    let f = check("exposed-comm-tail", &mk(810.0, false), &mk(300.0, false));
+    assert!(f.title.starts_with("500.0 µs per step") && f.title.contains("(25.0% of the step)"), "{}", f.title);
+    assert_eq!(f.evidence.total, 2, "the two tail all-reduces");
+}
+
+/// `h2d-not-overlapped` (synthetic only: on the real fixtures the copies left after
+/// `pageable-memcpy`'s are 12-13 per step and under 0.7% of it): a pinned copy after the step's
+/// kernel with the GPU idle; near misses: the copy beside the kernel on another stream, and a
+/// pageable one (`pageable-memcpy`'s, not reported twice). Many small copies fire on their count.
+#[test]
+fn h2d_not_overlapped() {
+    let mk = |name: &str, stream: u32, kts: f64, copies: usize, bytes: u32| {
+        let mut t = T::new();
+        for i in 0..2 {
+            let ts = i as f64 * 2000.0;
+            t.step(i + 1, ts, 2000.0).kernel("k", ts + 10.0, ts + 100.0, 800.0);
+            for c in 0..copies {
+                let at = ts + kts + c as f64;
+                t.launch(("cudaMemcpyAsync", ts + 20.0, 5.0), "gpu_memcpy", name, stream, at, 300.0 / copies as f64, &format!(r#""bytes":{bytes}"#));
+            }
+        }
+        t
+    };
+    let pinned = "Memcpy HtoD (Pinned -> Device)";
+    let f = check("h2d-not-overlapped", &mk(pinned, 8, 950.0, 1, 1 << 20), &mk(pinned, 8, 200.0, 1, 1 << 20));
+    assert!(f.title.starts_with("300.0 µs per step") && f.title.contains("(15.0% of the step)"), "{}", f.title);
+    let pageable = mk("Memcpy HtoD (Pageable -> Device)", 7, 950.0, 1, 1 << 20);
+    assert!(pageable.fires("pageable-memcpy") && !pageable.fires("h2d-not-overlapped"), "one report per copy");
+    let many = mk(pinned, 8, 200.0, 120, 512);
+    let f = many.findings().into_iter().find(|f| f.rule == "h2d-not-overlapped").expect("many small copies");
+    assert!(f.title.contains("120 copies per step, a median 512 B"), "{}", f.title);
+    assert!(!mk(pinned, 8, 200.0, 120, 1 << 20).fires("h2d-not-overlapped"), "120 large copies beside compute");
+    // On the compute stream a copy serializes even while another stream computes beside it.
+    let mut same = mk(pinned, 7, 950.0, 1, 1 << 20);
+    let mut beside = mk(pinned, 8, 950.0, 1, 1 << 20);
+    for t in [&mut same, &mut beside] {
+        for i in 0..2 {
+            let ts = i as f64 * 2000.0;
+            t.launch(("cudaLaunchKernel", ts + 30.0, 5.0), "kernel", "side", 9, ts + 900.0, 400.0, "");
+        }
+    }
+    assert!(same.fires("h2d-not-overlapped") && !beside.fires("h2d-not-overlapped"), "the compute stream's copy counts whole");
+}
+
 #[test]
 fn memory_near_limit() {
     let mk = |reserved: u64| {
@@ -941,7 +1009,7 @@ fn rules_list_is_sorted_unique_and_complete() {
     sorted.sort_unstable();
     sorted.dedup();
     assert_eq!(ids, sorted);
-    assert_eq!(ids.len(), 53);
+    assert_eq!(ids.len(), 55);
     assert!(RULES.iter().all(|r| !r.1.is_empty()));
     assert_eq!(
         [Severity::Info, Severity::Warn, Severity::Alert].map(Severity::as_str),
@@ -1131,6 +1199,7 @@ const FIXTURE_RULES: &[(&str, Firings)] = &[
             ("comm-heavy", "warn", Some(26.0), "communication 40.5% of the step (5.86 of 14.46 ms)", "26.0% <= python union of NCCL kernels and nccl:* ops with what they launch, 41.5% of the step"),
             ("comm-not-overlapped", "warn", Some(22.0), "`nccl:all_to_all` kernels 5.54 of 5.80 ms alone on the GPU", "22.0% <= NCCL kernels' union 40.1% of the step (python)"),
             ("dataloader-bound", "warn", Some(7.6), "DataLoader 7.5% of the step (tb_plugin recommends the same)", "7.6% = python union of the enumerate(DataLoader) slices, 7.6% of the step"),
+            ("exposed-comm-tail", "info", Some(0.0), "one `ncclKernel_AllReduce_RING_LL` after the last backward kernel runs 952.0 µs alone before the optimizer's first kernel (6.6% of the 14.46 ms step span)", "warn told as info: 0.0% on the path, which runs on the host while the all-reduce waits (tail recounted in python; the step span is the engine's)"),
             ("gpu-idle", "warn", Some(69.3), "utilization 45.5% (tb_plugin flags this rank)", "69.3% >= the GPU's idle share 54.5% (python kernel union 45.5%): the path is also on the host under kernels"),
             ("hidden-memcpy", "info", Some(0.2), "`aten::index` x2 and IndexBackward's `_index_put_impl_` x2 upload a CPU index", "warn told as info: 0.1% of step time on the path, under 2% (not recounted)"),
             ("launch-overhead", "info", Some(0.1), "164 of 245 kernels shorter than their launch", "warn told as info: 0.1% of step time on the path, under 2% (not recounted)"),
@@ -1148,6 +1217,7 @@ const FIXTURE_RULES: &[(&str, Firings)] = &[
             ("amp-opportunity", "info", Some(4.3), "cc 7.0, no tensor-core kernel, 23 outermost matmul/linear ops", "info rule; impact is the engine's path time of its evidence (2.1%), not recounted"),
             ("comm-heavy", "warn", Some(49.8), "61.2% of the step (11.38 of 18.58 ms)", "49.8% <= NCCL kernels and nccl:* ops with what they launch, 58.0% (python)"),
             ("comm-not-overlapped", "warn", Some(46.6), "11.06 of 11.34 ms of NCCL kernels exposed", "46.6% <= NCCL kernels' union 57.0% (python)"),
+            ("exposed-comm-tail", "info", Some(0.0), "one `ncclKernel_AllReduce_RING_LL` after the last backward kernel runs 922.0 µs alone before the optimizer's first kernel (5.0% of the 18.58 ms step span)", "warn told as info: 0.0% on the path, which runs on the host while the all-reduce waits (tail recounted in python; the step span is the engine's)"),
             ("health-unlinked", "info", Some(0.0), "64 of 326 activities (19.6%) without a launch call, elementwise kernels in the first 0.3 ms with correlation ids below the first runtime call (41615): queued before the capture", "info rule; impact is the engine's path time of its evidence (0.0%), not recounted"),
             ("hidden-memcpy", "info", Some(0.2), "`aten::index` x2, `_index_put_impl_` x2 (CPU index upload)", "warn told as info: 0.1% of step time on the path, under 2% (not recounted)"),
             ("launch-overhead", "info", Some(0.1), "167 of 246 kernels shorter than their launch", "warn told as info: 0.1% of step time on the path, under 2% (not recounted)"),
@@ -1166,6 +1236,7 @@ const FIXTURE_RULES: &[(&str, Firings)] = &[
             ("comm-heavy", "warn", Some(8.7), "27.4% of the step (3.57 of 13.02 ms)", "8.7% <= NCCL kernels and nccl:* ops with what they launch, 28.5% (python)"),
             ("comm-not-overlapped", "warn", Some(4.0), "3.22 of 3.49 ms of NCCL kernels exposed", "4.0% <= NCCL kernels' union 26.8% (python)"),
             ("dataloader-bound", "warn", Some(9.9), "DataLoader 9.8% of the step", "9.9% = python union of the DataLoader slices, 9.9% of the step"),
+            ("exposed-comm-tail", "info", Some(0.0), "one `ncclKernel_AllReduce_RING_LL` after the last backward kernel runs 915.0 µs alone before the optimizer's first kernel (7.0% of the 13.02 ms step span)", "warn told as info: 0.0% on the path, which runs on the host while the all-reduce waits (tail recounted in python; the step span is the engine's)"),
             ("gpu-idle", "warn", Some(85.3), "utilization 32.9% (tb_plugin flags this rank)", "85.3% >= the GPU's idle share 67.1% (python kernel union 32.9%)"),
             ("hidden-memcpy", "info", Some(0.3), "`aten::index` x2, `_index_put_impl_` x2 (CPU index upload)", "warn told as info: 0.2% of step time on the path, under 2% (not recounted)"),
             ("launch-overhead", "info", Some(0.0), "166 of 246 kernels shorter than their launch", "warn told as info: 0.0% of step time on the path, under 2% (not recounted)"),
@@ -1185,6 +1256,7 @@ const FIXTURE_RULES: &[(&str, Firings)] = &[
             ("comm-heavy", "warn", Some(41.5), "52.2% of the step (9.78 of 18.71 ms)", "41.5% <= NCCL kernels and nccl:* ops with what they launch, 51.7% (python)"),
             ("comm-not-overlapped", "warn", Some(38.2), "9.45 of 9.77 ms of NCCL kernels exposed", "38.2% <= NCCL kernels' union 50.6% (python)"),
             ("dataloader-bound", "warn", Some(5.4), "DataLoader 5.3% of the step", "5.4% <= the DataLoader slices' union 7.3% of ProfilerStep#10 (python; the breakdown keeps only loader time with nothing else running)"),
+            ("exposed-comm-tail", "info", Some(0.0), "one `ncclKernel_AllReduce_RING_LL` after the last backward kernel runs 879.0 µs alone before the optimizer's first kernel (4.7% of the 18.71 ms step span)", "warn told as info: 0.0% on the path, which runs on the host while the all-reduce waits (tail recounted in python; the step span is the engine's)"),
             ("health-unlinked", "info", Some(0.0), "64 of 337 activities (19.0%) without a launch call, correlation ids below every runtime call: queued before the capture", "info rule; impact is the engine's path time of its evidence (0.0%), not recounted"),
             ("hidden-memcpy", "info", Some(0.2), "`aten::index` x2, `_index_put_impl_` x2 (CPU index upload)", "warn told as info: 0.1% of step time on the path, under 2% (not recounted)"),
             ("launch-overhead", "info", Some(0.1), "194 of 251 kernels shorter than their launch", "warn told as info: 0.1% of step time on the path, under 2% (not recounted)"),

@@ -233,10 +233,10 @@ pub fn analyze(trace: &Trace, steps: &Steps, classes: &KernelClasses) -> Phases 
 }
 
 /// `[start, end)` intervals, ns.
-type Intervals = Vec<(i64, i64)>;
+pub(crate) type Intervals = Vec<(i64, i64)>;
 
 /// Sorted, disjoint intervals covering `v`.
-fn union(mut v: Intervals) -> Intervals {
+pub(crate) fn union(mut v: Intervals) -> Intervals {
     v.sort_unstable();
     let mut out: Intervals = Vec::with_capacity(v.len());
     for (a, b) in v {
@@ -248,12 +248,13 @@ fn union(mut v: Intervals) -> Intervals {
     out
 }
 
-fn length(v: &[(i64, i64)]) -> i64 {
+/// Total length of sorted, disjoint intervals, ns.
+pub(crate) fn length(v: &[(i64, i64)]) -> i64 {
     v.iter().map(|(a, b)| b - a).sum()
 }
 
 /// Time covered by both sorted, disjoint interval lists.
-fn overlap(x: &[(i64, i64)], y: &[(i64, i64)]) -> i64 {
+pub(crate) fn overlap(x: &[(i64, i64)], y: &[(i64, i64)]) -> i64 {
     let (mut i, mut j, mut ns) = (0, 0, 0);
     while let (Some(&(a0, a1)), Some(&(b0, b1))) = (x.get(i), y.get(j)) {
         ns += (a1.min(b1) - a0.max(b0)).max(0);

@@ -1,4 +1,5 @@
-//! Data and device rules: input pipeline (`dataloader-bound`, `pageable-memcpy`), distributed
+//! Data and device rules: input pipeline (`dataloader-bound`, `pageable-memcpy`, host-to-device
+//! copies serialized with compute: `h2d-not-overlapped`), distributed
 //! communication (`comm-heavy`, `comm-not-overlapped`), memory (`memory-near-limit`) and
 //! mixed precision (`amp-opportunity`). Shares of step time come from the step breakdown
 //! (tb_plugin's priority rule), so they equal the steps table.
@@ -14,12 +15,15 @@ use crate::analysis::breakdown::{is_dataloader, Breakdown, Category, Roles};
 use crate::analysis::kernel_context::communicates;
 use crate::analysis::gpu::metrics_window_of;
 use crate::analysis::memory::Memory;
+use crate::analysis::phases::{overlap, union};
+use crate::model::strings::FxHashMap;
 use crate::model::{CatClass, ProcessKind};
 
 /// `memory`: the trace's series, built once for these rules and the memory ones.
 pub(super) fn rules(ctx: &Ctx, memory: &Memory, out: &mut Vec<Finding>) {
     dataloader_bound(ctx, out);
     pageable_memcpy(ctx, out);
+    h2d_not_overlapped(ctx, out);
     comm_heavy(ctx, out);
     comm_not_overlapped(ctx, out);
     memory_near_limit(ctx, memory, out);
@@ -118,6 +122,126 @@ fn pageable_memcpy(ctx: &Ctx, out: &mut Vec<Finding>) {
         "Pin host memory (DataLoader(pin_memory=True), tensor.pin_memory()) and copy with \
          .to(device, non_blocking=True).",
         ctx.evidence(ids.into_iter().chain(calls)),
+    ));
+}
+
+/// A host-to-device copy's name: CUDA's `Memcpy HtoD (...)`, HIP's `CopyHostToDevice`.
+fn is_h2d(name: &str) -> bool {
+    name.contains("HtoD") || name.contains("HostToDevice")
+}
+
+/// One complete step's device work, for `h2d-not-overlapped`.
+#[derive(Default)]
+struct StepCopies {
+    /// Compute kernels (not communication): (device process, start, end), ns.
+    compute: Vec<(u32, i64, i64)>,
+    /// Compute kernel time per lane (stream), ns.
+    per_lane: FxHashMap<u32, i64>,
+    /// Host-to-device copies not already `pageable-memcpy`'s evidence: (slice, bytes).
+    copies: Vec<(u32, Option<i64>)>,
+}
+
+/// `h2d-not-overlapped`: per complete step, host-to-device copies that serialize with compute,
+/// leaving out the pageable ones of >= [`PAGEABLE_MIN_BYTES`] (`pageable-memcpy`'s evidence):
+/// a copy on the stream holding the step's most compute-kernel time counts whole, one elsewhere
+/// counts its time with no compute kernel of its device running. Fires when the median step's
+/// serialized time is >= [`H2D_SERIAL_MIN_SHARE`] of its span and >= [`H2D_SERIAL_MIN_NS`], or
+/// when the median step makes >= [`H2D_MANY_PER_STEP`] such copies of a median under
+/// [`H2D_SMALL_BYTES`]. Evidence: the serialized copies, longest first, then the others.
+fn h2d_not_overlapped(ctx: &Ctx, out: &mut Vec<Finding>) {
+    let (trace, s) = (ctx.trace, &ctx.trace.slices);
+    let steps = ctx.complete_steps();
+    if steps.is_empty() {
+        return;
+    }
+    let (h2d, pageable, comm) = (ctx.mask(is_h2d), ctx.mask(|n| n.contains("Pageable")), ctx.classes.communication_mask(trace));
+    let bytes_key = crate::analysis::args::ArgKey::new("bytes");
+    let mut reader = trace.args.reader();
+    let mut per: Vec<StepCopies> = steps.iter().map(|_| StepCopies::default()).collect();
+    for &a in &ctx.activities {
+        let Some(i) = ctx.launch_step(&steps, a) else { continue };
+        let (lane, start, end) = (s.lane[a as usize].0, s.start_ns[a as usize], s.end_ns(a as usize));
+        match trace.class(s.cat[a as usize]) {
+            CatClass::Kernel if !ctx.is(&comm, a) => {
+                let process = trace.lanes.get(lane as usize).map_or(u32::MAX, |l| l.process);
+                per[i].compute.push((process, start, end));
+                *per[i].per_lane.entry(lane).or_insert(0) += end - start;
+            }
+            CatClass::Memcpy if ctx.is(&h2d, a) => {
+                let bytes = bytes_key.i64(reader.bytes(s.args[a as usize]));
+                if !(ctx.is(&pageable, a) && bytes.is_none_or(|b| b >= PAGEABLE_MIN_BYTES)) {
+                    per[i].copies.push((a, bytes));
+                }
+            }
+            _ => {}
+        }
+    }
+    // Per step: (serialized ns, span ns, copies); the serialized copies and the others.
+    let (mut rows, mut serial, mut rest, mut sizes) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for (st, k) in steps.iter().zip(per) {
+        let main = k.per_lane.iter().max_by_key(|(l, ns)| (**ns, std::cmp::Reverse(**l))).map(|(l, _)| *l);
+        let mut ns = 0;
+        for &(c, bytes) in &k.copies {
+            let (lane, start, end) = (s.lane[c as usize].0, s.start_ns[c as usize], s.end_ns(c as usize));
+            let process = trace.lanes.get(lane as usize).map_or(u32::MAX, |l| l.process);
+            let compute = union(k.compute.iter().filter(|x| x.0 == process).map(|x| (x.1, x.2)).collect());
+            let alone = if Some(lane) == main { end - start } else { end - start - overlap(&[(start, end)], &compute) };
+            ns += alone;
+            if alone > 0 {
+                serial.push(c);
+            } else {
+                rest.push(c);
+            }
+            sizes.extend(bytes);
+        }
+        rows.push((ns, st.dur_ns(), k.copies.len() as i64));
+    }
+    let median = |mut v: Vec<i64>| -> i64 {
+        v.sort_unstable();
+        v.get(v.len().saturating_sub(1) / 2).copied().unwrap_or(0)
+    };
+    rows.sort_by(|a, b| (a.0 as f64 / a.1.max(1) as f64).total_cmp(&(b.0 as f64 / b.1.max(1) as f64)));
+    let Some(&(ns, span, _)) = rows.get(rows.len().saturating_sub(1) / 2) else { return };
+    let share = ns as f64 / span.max(1) as f64;
+    let count = median(rows.iter().map(|r| r.2).collect());
+    let bytes = median(sizes.clone());
+    let serialized = share >= H2D_SERIAL_MIN_SHARE && ns >= H2D_SERIAL_MIN_NS;
+    let many = count >= H2D_MANY_PER_STEP && !sizes.is_empty() && bytes < H2D_SMALL_BYTES;
+    if !serialized && !many {
+        return;
+    }
+    out.push(finding(
+        "h2d-not-overlapped",
+        Severity::Warn,
+        format!(
+            "{} per step of host-to-device copies serialized with compute ({} of the step); {count} copies per step, a median {} B each",
+            dur(ns),
+            pct(share),
+            bytes
+        ),
+        format!(
+            "median complete step: host-to-device copies on the compute stream, or with no compute kernel running, {} of a {} \
+             step = {} (>= {} and >= {}: {}); {count} copies per step of a median {bytes} B (>= {H2D_MANY_PER_STEP} under {} B: \
+             {}); pageable copies of >= {} KiB left to pageable-memcpy",
+            dur(ns),
+            dur(span),
+            pct(share),
+            pct(H2D_SERIAL_MIN_SHARE),
+            dur(H2D_SERIAL_MIN_NS),
+            if serialized { "yes" } else { "no" },
+            H2D_SMALL_BYTES,
+            if many { "yes" } else { "no" },
+            PAGEABLE_MIN_BYTES / 1024
+        ),
+        "Host-to-device copies that run on the same stream as the model's kernels, or while the \
+         GPU computes nothing, add their whole time to the step: the copy engine could move the \
+         next batch while the current one computes. Many small copies per step (scalars, masks, \
+         per-sample tensors built on the CPU) each pay a launch and a DMA setup.",
+        "Prefetch the next batch on a side stream (torch.cuda.Stream with record_stream / \
+         wait_stream, or a prefetcher in the data pipeline) with pinned memory and \
+         non_blocking=True; build small tensors on the device, or stack them into one buffer and \
+         copy once.",
+        ctx.evidence(ctx.longest_first(serial).into_iter().chain(rest)),
     ));
 }
 

@@ -19,9 +19,27 @@
 //! - `launch-overhead`: the kernels' launch delays gone, as in a CUDA graph ([launch delay] →
 //!   0; the launch calls' own CPU time is not in the evidence, so not modelled);
 //! - `small-allreduces`: the latency-bound all-reduces fused into the larger buckets
-//!   ([GPU communication] → 0: their bytes add little to a bucket's time).
+//!   ([GPU communication] → 0: their bytes add little to a bucket's time);
+//! - `h2d-not-overlapped`: the copies moved to a side stream ([memcpy] → 0: the closest edit the
+//!   critical-path model has, since it cannot move an edge to another stream; the copy engine
+//!   runs them beside compute, so off the path unless the next kernel waits for them);
+//! - `exposed-comm-tail`: the tail's communication overlapped with the backward pass
+//!   ([GPU communication] → 0: hidden behind compute, as DDP's earlier buckets are).
 //!
-//! Other rules have no model that holds without knowing the code (overlap, fusion, shapes).
+//! - `unfused-attention`: one fused attention kernel for each chain ([GPU compute] and [memcpy] ×
+//!   0.5: FlashAttention's paper, Dao et al. 2022, measures its kernel 2-4x faster than PyTorch's
+//!   op-by-op attention and 7.6x on GPT-2's; half the time is the low end).
+//!
+//! No model, on purpose:
+//! - `gemm-alignment`: what padding buys depends on the library, not the trace (NVIDIA's
+//!   "Matrix Multiplication Background" guide shows cuBLAS 10.1 leaving tensor cores for
+//!   misaligned shapes while 11.0 keeps them with narrower loads): no factor holds for both;
+//! - `copy-overhead`: which copies are avoidable depends on the code (autocast's weight casts
+//!   run every forward unless the weights are kept in bf16; a `contiguous` may feed a kernel that
+//!   needs it), so removing them all would overstate and any share would be a guess;
+//! - `low-sm-efficiency`: the fix (a larger batch, split-K, fusion) changes the kernels' work,
+//!   not only their time; time × fill would be the ideal, not a model;
+//! - the rest: no model holds without knowing the code (overlap, fusion, shapes).
 
 use super::Finding;
 use crate::analysis::critical_path::edit::Selector;
@@ -59,6 +77,9 @@ pub fn model(trace: &Trace, f: &Finding) -> Option<(&'static str, Vec<Edit>)> {
         "dtod-before-gemm" => ("the bias copies gone", &[(&[B::MemcpyMemset], 0.0)]),
         "launch-overhead" => ("the launch delays gone (a CUDA graph)", &[(&[B::LaunchDelay], 0.0)]),
         "small-allreduces" => ("the small all-reduces fused into buckets", &[(&[B::GpuCommunication], 0.0)]),
+        "h2d-not-overlapped" => ("the copies on a side stream, beside compute", &[(&[B::MemcpyMemset], 0.0)]),
+        "unfused-attention" => ("one fused attention kernel per chain", &[(&[B::GpuCompute, B::MemcpyMemset], super::thresholds::FUSED_ATTENTION_TIME)]),
+        "exposed-comm-tail" => ("the tail's communication overlapped with backward", &[(&[B::GpuCommunication], 0.0)]),
         _ => return None,
     };
     if f.evidence.all.is_empty() {

@@ -198,3 +198,26 @@ pub const LOW_SM_FILL: f64 = 0.5;
 /// `low-sm-efficiency`: only when kernels reporting blocks per SM run at least this long, ns
 /// (100 µs, as `low-occupancy`).
 pub const LOW_SM_FILL_MIN_KERNEL_NS: i64 = 100_000;
+/// `exposed-comm-tail`: the median complete step's communication after the backward pass with
+/// no compute beside it holds at least this share of the step span (ours: the impact's
+/// negligible mark, `impact::NEGLIGIBLE_PCT`; below it the finding would be told as info).
+pub const EXPOSED_TAIL_MIN_SHARE: f64 = 0.02;
+/// `exposed-comm-tail`: and at least this long, ns (100 µs, as `low-occupancy`'s minimum).
+pub const EXPOSED_TAIL_MIN_NS: i64 = 100_000;
+/// `h2d-not-overlapped`: the median complete step's host-to-device copies serialized with compute
+/// (on the compute stream, or with no compute kernel running) hold at least this share of its
+/// span (ours, as `exposed-comm-tail`: the impact's negligible mark).
+pub const H2D_SERIAL_MIN_SHARE: f64 = 0.02;
+/// `h2d-not-overlapped`: and at least this long, ns (100 µs, as `low-occupancy`'s minimum).
+pub const H2D_SERIAL_MIN_NS: i64 = 100_000;
+/// `h2d-not-overlapped`: or at least this many host-to-device copies per median step (ours: a
+/// copy's call and DMA setup take ~5-10 µs, so 100 copies cost about a millisecond a step; the
+/// real fixtures make 12-13)...
+pub const H2D_MANY_PER_STEP: i64 = 100;
+/// ... of a median size under this, bytes (64 KiB, `pageable-memcpy`'s floor: smaller copies
+/// are latency-bound).
+pub const H2D_SMALL_BYTES: i64 = PAGEABLE_MIN_BYTES;
+/// `unfused-attention`'s remedy: a chain's device time with one fused kernel, as a share (Dao et
+/// al. 2022, "FlashAttention": 2-4x faster than PyTorch's op-by-op attention, 7.6x on GPT-2's;
+/// the low end, 2x).
+pub const FUSED_ATTENTION_TIME: f64 = 0.5;
