@@ -37,6 +37,52 @@ impl Throttle {
     }
 }
 
+/// Says when a report of a phase is due: a new phase at once, then at most once per
+/// [`PROGRESS_EVERY_MS`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PhaseThrottle {
+    last: Option<(protocol::Phase, Throttle)>,
+}
+
+impl PhaseThrottle {
+    /// Whether a report of `phase` is due at `now_ms`.
+    pub fn due(&mut self, phase: protocol::Phase, now_ms: f64) -> bool {
+        if self.last.as_ref().is_none_or(|(p, _)| *p != phase) {
+            self.last = Some((phase, Throttle::default()));
+        }
+        self.last.as_mut().is_some_and(|(_, t)| t.due(now_ms))
+    }
+}
+
+/// When a streamed load started, and how long it waited for bytes: the bench tells a parse
+/// slower than the download from a download slower than the parse by it.
+#[derive(Clone, Copy, Debug)]
+pub struct LoadClock {
+    /// When the load started, ms.
+    pub started_ms: f64,
+    /// When the worker last finished with a piece and began waiting for the next.
+    idle_since_ms: f64,
+    /// Ms spent waiting for bytes.
+    pub waited_ms: f64,
+}
+
+impl LoadClock {
+    /// A load starting at `now_ms`.
+    pub fn start(now_ms: f64) -> Self {
+        Self { started_ms: now_ms, idle_since_ms: now_ms, waited_ms: 0.0 }
+    }
+
+    /// A piece arrived at `now_ms`: the wait since the last one ends.
+    pub fn busy(&mut self, now_ms: f64) {
+        self.waited_ms += (now_ms - self.idle_since_ms).max(0.0);
+    }
+
+    /// The piece is parsed at `now_ms`: waiting for the next begins.
+    pub fn idle(&mut self, now_ms: f64) {
+        self.idle_since_ms = now_ms;
+    }
+}
+
 /// A file's bytes parsed as they arrive: each piece is copied into one reused buffer and
 /// handed to the engine's streamed load, so the file is never held whole.
 pub struct Streaming {

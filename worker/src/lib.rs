@@ -48,6 +48,7 @@ pub mod input;
 pub mod intake;
 pub mod json;
 pub mod load;
+pub mod loader;
 pub mod model;
 pub mod ranks;
 pub mod report;

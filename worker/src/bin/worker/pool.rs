@@ -43,6 +43,7 @@
 use crate::post::now_ms;
 use crate::source::{js_error, read_slices};
 use kinetoscope::load::{parse_piece, Piece, Stream, StreamedPart};
+use kinetoscope::loader::ParserEvent;
 use kinetoscope::json::Form;
 use serde::{Deserialize, Serialize};
 use std::cell::{Cell, RefCell};
@@ -109,21 +110,8 @@ enum FromParser {
     Spent { job: u32, index: u32 },
 }
 
-/// What a sub-worker reported, as the load worker sees it.
-pub enum Event {
-    /// Booted; messages can be posted to it.
-    Ready,
-    /// `done` bytes of part `index` of load `job` parsed.
-    Progress { job: u32, index: usize, done: u64 },
-    /// Part `index` of load `job`, encoded, after `waited_ms` waiting for its file's bytes.
-    Parsed { job: u32, index: usize, bytes: Vec<u8>, waited_ms: f64 },
-    /// The sub-worker could not parse or answer (`message` says why).
-    Failed { job: u32, index: usize, message: String },
-    /// A piece of load `job`'s posted bytes, parsed, given back to refill ([`Pool::refill`]).
-    Spent { job: u32, buffer: js_sys::ArrayBuffer },
-    /// The sub-worker died (a trap, or its script could not load).
-    Crashed(String),
-}
+/// What a sub-worker reported.
+pub type Event = ParserEvent<js_sys::ArrayBuffer>;
 
 /// Receives a sub-worker's slot and event.
 pub type Sink = Rc<dyn Fn(usize, Event)>;
@@ -154,8 +142,6 @@ pub struct Pool {
     subs: Vec<Sub>,
     /// Set by [`Pool::terminate`]: the sub-workers' handlers stop reporting (shared with them).
     ended: Rc<Cell<bool>>,
-    /// A part was sent: the pool is a load's, and goes with it.
-    used: bool,
 }
 
 impl Drop for Pool {
@@ -193,18 +179,17 @@ impl Pool {
         Ok(())
     }
 
-    /// Sends part `index` of load `job` (`bytes`, where `piece` says) to sub-worker `index`.
+    /// Sends part `index` of load `job` (`bytes`, where `piece` says) to sub-worker `slot`.
     ///
     /// # Errors
     /// The browser's message when the copy or the post fails.
-    pub fn parse(&mut self, job: u32, index: usize, piece: Piece, bytes: &[u8]) -> Result<(), String> {
-        let Some(sub) = self.subs.get_mut(index) else { return Err(format!("no sub-worker {index}")) };
+    pub fn parse(&mut self, slot: usize, job: u32, index: usize, piece: Piece, bytes: &[u8]) -> Result<(), String> {
+        let Some(sub) = self.subs.get_mut(slot) else { return Err(format!("no sub-worker {slot}")) };
         let msg = ToParser::Parse { job, index: index as u32, start: piece.start, object: piece.form == Form::Object, first: piece.first };
         let json = serde_json::to_string(&msg).map_err(|e| e.to_string())?;
         let len = u32::try_from(bytes.len()).map_err(|_| format!("part {index} is larger than 4 GiB"))?;
         let array = js_sys::Uint8Array::new_with_length(len);
         array.copy_from(bytes);
-        self.used = true;
         sub.send(json, Attached::Bytes(array.buffer()))
     }
 
@@ -218,7 +203,6 @@ impl Pool {
     /// The browser's message when a post fails.
     pub fn read_part(&mut self, slot: usize, job: u32, index: usize, piece: Piece, end: u64, from: PartFrom) -> Result<(), String> {
         let Some(sub) = self.subs.get_mut(slot) else { return Err(format!("no sub-worker {slot}")) };
-        self.used = true;
         let (start, object, first, index) = (piece.start, piece.form == Form::Object, piece.first, index as u32);
         let read = serde_json::to_string(&ToParser::ReadPart { job, index, start, end, object, first }).map_err(|e| e.to_string())?;
         match from {
@@ -279,27 +263,6 @@ impl Pool {
             sub.worker.set_onmessageerror(None);
             sub.worker.terminate();
         }
-    }
-
-    /// True once every sub-worker has booted and been posted what waited for it.
-    pub fn all_ready(&self) -> bool {
-        self.subs.iter().all(|sub| sub.ready)
-    }
-
-    /// True once [`Pool::terminate`] ran: the pool cannot parse any more.
-    pub fn is_terminated(&self) -> bool {
-        self.ended.get()
-    }
-
-    /// True when it has no sub-worker.
-    pub fn is_empty(&self) -> bool {
-        self.subs.is_empty()
-    }
-
-    /// True while no part was sent and the sub-workers (if any) are up or booting: a load may
-    /// take the pool as it is.
-    pub fn is_idle(&self) -> bool {
-        !self.used && !self.ended.get()
     }
 }
 
