@@ -1,0 +1,314 @@
+//! The load worker's decisions (`kinetoscope::loader`) driven natively through a recording
+//! [`Host`], as the wasm binary drives them with the browser's: the latest load wins and a
+//! dropped load's bytes are refused, `Progress` is throttled, a large file's parts come back in
+//! any order and are joined in order, a failed, crashed or silent parse worker ends the load with
+//! a message naming it, and a part that did not end at its cut sends the file back to be read
+//! as one stream.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
+
+use kinetoscope::budget::Budget;
+use kinetoscope::intake::SILENT_MS;
+use kinetoscope::load::{cut_by, Piece, Stream};
+use kinetoscope::loader::{Attached, Host, Loader, ParserEvent, Whole};
+use protocol::{FromWorker, Phase, ToWorker};
+use std::cell::{Cell, RefCell};
+use std::ops::Range;
+use std::rc::Rc;
+
+/// A picked file: its name and bytes.
+type File = Rc<(String, Vec<u8>)>;
+
+/// What the loader asked the transport to do.
+#[derive(Debug, Clone, PartialEq)]
+enum Cmd {
+    Fetch(u32),
+    Read(u32),
+    Spawn(usize),
+    Terminate,
+    Retire(usize),
+    /// Parse worker `slot` sent part `index` of load `job`: its piece and end.
+    Range { slot: usize, job: u32, index: usize, piece: Piece, end: u64 },
+}
+
+/// The recording transport: a settable clock, two cores, every post and command kept.
+#[derive(Default)]
+struct Rec {
+    now: Cell<f64>,
+    posted: RefCell<Vec<FromWorker>>,
+    cmds: Vec<Cmd>,
+    /// The first part this worker was asked to parse: load id, stream, range.
+    here: Option<(u32, Stream, Range<u64>)>,
+}
+
+impl Host for Rec {
+    type File = File;
+    type Buffer = Rc<Vec<u8>>;
+
+    fn now_ms(&self) -> f64 {
+        self.now.get()
+    }
+    fn cores(&self) -> usize {
+        2
+    }
+    fn memory_bytes(&self) -> Option<u64> {
+        None
+    }
+    fn post(&self, msg: &FromWorker, _words: Option<&[u32]>) {
+        self.posted.borrow_mut().push(msg.clone());
+    }
+    fn console_error(&self, msg: &str) {
+        panic!("console error: {msg}");
+    }
+    fn file_name(file: &File) -> String {
+        file.0.clone()
+    }
+    fn file_size(file: &File) -> u64 {
+        file.1.len() as u64
+    }
+    fn buffer_size(buffer: &Rc<Vec<u8>>) -> u64 {
+        buffer.len() as u64
+    }
+    fn fetch(&mut self, id: u32, _url: String, _name: String) {
+        self.cmds.push(Cmd::Fetch(id));
+    }
+    fn fetch_manifest(&mut self, _id: u32, _workers: Option<u32>, _url: String) {}
+    fn read(&mut self, id: u32, _file: File) {
+        self.cmds.push(Cmd::Read(id));
+    }
+    fn take(&mut self, _id: u32, _name: String, _buffer: Rc<Vec<u8>>) {}
+    fn start_pump(&mut self, _id: u32, _url: &str) -> Result<(), String> {
+        Err("no pump here".into())
+    }
+    fn cut(&self, whole: &Whole<File, Rc<Vec<u8>>>, shares: &[u32]) -> Result<Vec<(Piece, Range<u64>)>, String> {
+        let Whole::File(file) = whole else { return Err("files only".into()) };
+        cut_by(file.1.len() as u64, shares, &mut |at, into| read_at(&file.1, at, into)).map_err(|e| e.to_string())
+    }
+    fn parse_here(&mut self, id: u32, _whole: &Whole<File, Rc<Vec<u8>>>, stream: Stream, range: Range<u64>) {
+        self.here = Some((id, stream, range));
+    }
+    fn spawn_parser(&mut self, slot: usize) -> Result<(), String> {
+        self.cmds.push(Cmd::Spawn(slot));
+        Ok(())
+    }
+    fn new_pool(&mut self) {}
+    fn terminate_parsers(&mut self) {
+        self.cmds.push(Cmd::Terminate);
+    }
+    fn retire_parser(&mut self, slot: usize) {
+        self.cmds.push(Cmd::Retire(slot));
+    }
+    fn parser_ready(&mut self, _slot: usize) -> Result<(), String> {
+        Ok(())
+    }
+    fn send_part(&mut self, _slot: usize, _job: u32, _index: usize, _piece: Piece, _bytes: &[u8]) -> Result<(), String> {
+        Err("held-whole parts are not driven here".into())
+    }
+    fn send_range(&mut self, slot: usize, job: u32, index: usize, piece: Piece, end: u64, _whole: &Whole<File, Rc<Vec<u8>>>) -> Result<(), String> {
+        self.cmds.push(Cmd::Range { slot, job, index, piece, end });
+        Ok(())
+    }
+    fn refill(&mut self, _slot: usize, _job: u32, _buffer: Rc<Vec<u8>>) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+fn read_at(bytes: &[u8], at: u64, into: &mut [u8]) -> std::io::Result<usize> {
+    let at = (at as usize).min(bytes.len());
+    let n = into.len().min(bytes.len() - at);
+    into[..n].copy_from_slice(&bytes[at..at + n]);
+    Ok(n)
+}
+
+fn loader() -> Loader<Rec> {
+    Loader::new(Rec::default(), Budget::TAB)
+}
+
+/// A trace of `n` complete events on one thread.
+fn trace(n: usize) -> Vec<u8> {
+    let mut json = String::from("{\"traceEvents\":[");
+    for i in 0..n {
+        let sep = if i == 0 { "" } else { "," };
+        json.push_str(&format!("{sep}{{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k{}\",\"pid\":1,\"tid\":1,\"ts\":{},\"dur\":1}}", i % 97, i * 2));
+    }
+    json.push_str("]}");
+    json.into_bytes()
+}
+
+/// A trace large enough (over 2 x `load::MIN_SPLIT_BYTES`) to be read in two parts.
+fn large_trace() -> Vec<u8> {
+    trace(500_000)
+}
+
+/// The ids and kinds of what was posted, `Progress` and `Ready` left out.
+fn replies(l: &Loader<Rec>) -> Vec<(u32, &'static str, String)> {
+    l.host
+        .posted
+        .borrow()
+        .iter()
+        .filter_map(|m| match m {
+            FromWorker::Loaded { id, summary, .. } => Some((*id, "loaded", summary.file_name.clone())),
+            FromWorker::Failed { id, error } => Some((*id, "failed", error.message.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The `(done, total)` of every reading `Progress` of load `id`.
+fn reading_progress(l: &Loader<Rec>, of: u32) -> Vec<u64> {
+    let posted = l.host.posted.borrow();
+    posted.iter().filter_map(|m| match m {
+        FromWorker::Progress { id, phase: Phase::Reading, done_bytes, .. } if *id == of => Some(*done_bytes),
+        _ => None,
+    }).collect()
+}
+
+/// Picks `json` as file `id`: it is cut into two parts, part 1 sent to parse worker 0.
+fn pick(l: &mut Loader<Rec>, id: u32, json: &[u8]) -> (Piece, u64) {
+    let file: File = Rc::new(("big.json".into(), json.to_vec()));
+    l.message(ToWorker::Read { id, workers: None }, Attached::File(file));
+    let sent = l.host.cmds.iter().find_map(|c| match c {
+        Cmd::Range { slot: 0, job, index: 1, piece, end } if *job == id => Some((*piece, *end)),
+        _ => None,
+    });
+    sent.expect("part 1 went to parse worker 0")
+}
+
+/// Part 1 (`piece..end` of `json`) parsed as its parse worker would, encoded.
+fn parsed_part(json: &[u8], piece: Piece, end: u64) -> Vec<u8> {
+    let mut stream = Stream::part(piece).expecting(end - piece.start);
+    stream.push(&json[piece.start as usize..end as usize]);
+    stream.finish_part().encode()
+}
+
+/// The first part, which the loader asked to parse here once parse worker 0 booted.
+fn parse_here(l: &mut Loader<Rec>, json: &[u8]) {
+    l.parser(0, ParserEvent::Ready);
+    let (id, mut stream, range) = l.host.here.take().expect("part 0 is parsed here once the parse worker is up");
+    stream.push(&json[range.start as usize..range.end as usize]);
+    l.part_here(id, Ok(Some((stream.finish_part(), 0.0))));
+}
+
+#[test]
+fn the_latest_load_wins_and_bytes_of_a_dropped_load_are_refused() {
+    let json = trace(10);
+    let mut l = loader();
+    l.message(ToWorker::Fetch { id: 1, url: "u1".into(), name: "one.json".into(), workers: None }, Attached::None);
+    assert!(l.open(1, "one.json", None), "the current load opens");
+    assert!(l.arrived(1, 5, |b| b.copy_from_slice(&json[..5])));
+    l.message(ToWorker::Fetch { id: 2, url: "u2".into(), name: "two.json".into(), workers: None }, Attached::None);
+    assert_eq!(l.host.cmds, [Cmd::Fetch(1), Cmd::Fetch(2)]);
+    assert!(!l.arrived(1, 5, |b| b.copy_from_slice(&json[5..10])), "load 1 was dropped: its source must stop");
+    assert!(!l.open(1, "one.json", None), "a dropped load does not open again");
+    assert!(l.open(2, "two.json", Some(json.len() as u64)));
+    assert!(l.arrived(2, json.len(), |b| b.copy_from_slice(&json)));
+    l.finish(1);
+    l.failed(1, "network gone".into());
+    l.finish(2);
+    assert_eq!(replies(&l), [(2, "loaded", "two.json".to_owned())], "only the latest load answers");
+    assert!(!l.arrived(2, 1, |b| b[0] = b' '), "a finished load takes no more bytes");
+}
+
+#[test]
+fn reading_progress_is_posted_at_most_every_50_ms() {
+    let json = trace(200);
+    let mut l = loader();
+    l.message(ToWorker::Fetch { id: 7, url: "u".into(), name: "t.json".into(), workers: None }, Attached::None);
+    assert!(l.open(7, "t.json", Some(json.len() as u64)));
+    let pieces: Vec<&[u8]> = json.chunks(json.len() / 6 + 1).collect();
+    for (piece, at_ms) in pieces.iter().zip([0.0, 10.0, 49.0, 50.0, 99.0, 101.0]) {
+        l.host.now.set(at_ms);
+        assert!(l.arrived(7, piece.len(), |b| b.copy_from_slice(piece)));
+    }
+    let sizes: Vec<u64> = pieces.iter().scan(0, |done, p| {
+        *done += p.len() as u64;
+        Some(*done)
+    }).collect();
+    // The open's 0, then the pieces at 0, 50 and 101 ms.
+    assert_eq!(reading_progress(&l, 7), [0, sizes[0], sizes[3], sizes[5]]);
+}
+
+#[test]
+fn a_large_file_is_read_in_parts_and_joined_in_order_whatever_order_they_come_back() {
+    let json = large_trace();
+    let mut streamed = loader();
+    streamed.message(ToWorker::Fetch { id: 1, url: "u".into(), name: "big.json".into(), workers: Some(1) }, Attached::None);
+    assert!(streamed.open(1, "big.json", Some(json.len() as u64)));
+    assert!(streamed.arrived(1, json.len(), |b| b.copy_from_slice(&json)));
+    streamed.finish(1);
+    let posted = streamed.host.posted.borrow();
+    let Some(FromWorker::Loaded { summary: whole, .. }) = posted.last() else { panic!("the streamed load loaded") };
+
+    let mut l = loader();
+    let (piece, end) = pick(&mut l, 3, &json);
+    assert_eq!(l.host.cmds[0], Cmd::Spawn(0), "one parse worker for the second part");
+    assert!(l.host.here.is_none(), "part 0 waits for the parse worker to be up");
+    // Part 1 comes back first, then part 0 parsed here.
+    l.parser(0, ParserEvent::Parsed { job: 3, index: 1, bytes: parsed_part(&json, piece, end), waited_ms: 2.0 });
+    assert!(l.host.cmds.contains(&Cmd::Retire(0)), "a parse worker goes once its part is back");
+    assert!(replies(&l).is_empty(), "not complete with one part of two");
+    parse_here(&mut l, &json);
+    let posted = l.host.posted.borrow();
+    let Some(FromWorker::Loaded { id: 3, summary, .. }) = posted.last() else { panic!("loaded: {:?}", replies(&l)) };
+    assert_eq!(summary.parse_workers, 2);
+    assert_eq!((summary.events, summary.lanes, summary.span_us), (whole.events, whole.lanes, whole.span_us));
+    assert_eq!(summary.phases, whole.phases);
+    assert_eq!(summary.read_wait_ms, 2.0, "the longest wait of any part");
+}
+
+#[test]
+fn a_failed_part_ends_the_load_with_a_message_naming_its_worker() {
+    let json = large_trace();
+    let mut l = loader();
+    pick(&mut l, 4, &json);
+    l.parser(0, ParserEvent::Failed { job: 3, index: 1, message: "of an older load".into() });
+    assert!(replies(&l).is_empty(), "an event of another load is ignored");
+    l.parser(0, ParserEvent::Failed { job: 4, index: 1, message: "out of memory".into() });
+    assert_eq!(replies(&l), [(4, "failed", "parse worker 1 failed: out of memory".to_owned())]);
+    assert!(l.host.cmds.contains(&Cmd::Terminate), "its parse workers are terminated");
+
+    let mut l = loader();
+    pick(&mut l, 5, &json);
+    l.parser(0, ParserEvent::Crashed("RuntimeError: unreachable".into()));
+    assert_eq!(replies(&l), [(5, "failed", "parse worker 0 stopped: RuntimeError: unreachable".to_owned())]);
+}
+
+#[test]
+fn a_silent_parse_worker_ends_the_load_after_silent_ms() {
+    let json = large_trace();
+    let mut l = loader();
+    pick(&mut l, 6, &json);
+    parse_here(&mut l, &json);
+    l.host.now.set(SILENT_MS);
+    l.tick();
+    assert!(replies(&l).is_empty(), "silent for SILENT_MS is not yet too long");
+    l.host.now.set(SILENT_MS - 10.0);
+    l.parser(0, ParserEvent::Progress { job: 6, index: 1, done: 1 << 20 });
+    l.host.now.set(2.0 * SILENT_MS - 10.0);
+    l.tick();
+    assert!(replies(&l).is_empty(), "progress counts as being heard from");
+    l.host.now.set(2.0 * SILENT_MS);
+    l.tick();
+    let secs = SILENT_MS / 1000.0;
+    assert_eq!(replies(&l), [(6, "failed", format!("parse worker 1 stopped answering: nothing from it for {secs} s"))]);
+}
+
+#[test]
+fn a_part_that_did_not_end_at_its_cut_sends_the_file_back_to_one_stream() {
+    let mut json = large_trace();
+    // A syntax error in the first part: it does not end where the second begins.
+    let at = json.len() / 5;
+    let colon = at + json[at..].iter().position(|&b| b == b':').unwrap();
+    json[colon] = b'!';
+    let mut l = loader();
+    let (piece, end) = pick(&mut l, 8, &json);
+    l.parser(0, ParserEvent::Parsed { job: 8, index: 1, bytes: parsed_part(&json, piece, end), waited_ms: 0.0 });
+    parse_here(&mut l, &json);
+    assert!(replies(&l).is_empty(), "no answer yet: the file is read again");
+    assert_eq!(l.host.cmds.last(), Some(&Cmd::Read(8)), "read again as one stream");
+    assert!(l.open(8, "big.json", Some(json.len() as u64)), "the same load, now streamed");
+    assert!(l.arrived(8, json.len(), |b| b.copy_from_slice(&json)));
+    l.finish(8);
+    let kinds: Vec<_> = replies(&l).into_iter().map(|(id, kind, _)| (id, kind)).collect();
+    assert_eq!(kinds.len(), 1);
+    assert_eq!(kinds[0].0, 8, "the load answers once, from the stream");
+}
