@@ -1,7 +1,7 @@
 //! The load worker's bookkeeping, free of the web so it is tested natively: a file's bytes
 //! parsed as they arrive ([`Streaming`], the default), or held whole ([`Incoming`]) for a load
-//! whose parts are parsed elsewhere and come back in any order ([`PartsJob`]). The wasm worker (`src/bin/worker.rs`) owns the transports and
-//! the clock; it passes the time in, and these decide when progress is due and when a load is
+//! whose parts are parsed elsewhere and come back in any order ([`PartsJob`]). The load worker (`crate::loader`, over the wasm binary's transports)
+//! owns the clock; it passes the time in, and these decide when progress is due and when a load is
 //! complete, and which parse worker stopped answering. A file's size is checked against the
 //! load's [`Budget`] before its bytes are held (`crate::budget`).
 

@@ -1,7 +1,7 @@
 //! The order of the loads a run makes in the page's worker: its files one after another, a
 //! dropped rank reloaded for `OpenRank`, the ranks a `HoldRanks` needs. One load runs at a time
 //! (the worker's load path has one slot); this state machine says which file loads next, for
-//! what, and what a finished load means. The worker (`bin/worker.rs`) only starts the sources
+//! what, and what a finished load means. The load worker (`crate::loader`) only starts the sources
 //! and posts the replies; this file is natively tested.
 //!
 //! ```text

@@ -1,5 +1,6 @@
 //! Parse sub-workers (wasm only): the load worker's pool of nested dedicated workers, and the
-//! loop a sub-worker runs. Together with `worker.rs` the only code that touches web-sys.
+//! loop a sub-worker runs. What the load worker decides about them (which part goes where, when a
+//! pool is spawned, kept or terminated) is `kinetoscope::loader`; this is the transport.
 //!
 //! Roles: one wasm binary, two roles chosen by the worker's name. The load worker (spawned by
 //! the app) spawns up to `load::MAX_PARTS` sub-workers from the same `worker_loader.js` with the
@@ -20,7 +21,7 @@
 //! bytes ([`Pool::refill`]), looking at its messages between steps of its own part.
 //!
 //! A trap or a panic in a sub-worker reaches the load worker as an `error` event
-//! ([`Event::Crashed`], cancelled there so it does not go on to the page as the load worker's),
+//! (`ParserEvent::Crashed`, cancelled there so it does not go on to the page as the load worker's),
 //! and a part lost on the way as a `messageerror`, so no failure is silent.
 //!
 //! Why nested workers owned by the load worker, not workers owned by the app's bridge: the
@@ -30,8 +31,8 @@
 //!
 //! Lifetime: a pool serves one load and is terminated when that load ends: a wasm instance's
 //! memory never shrinks, so a parser kept after its part would keep that part's memory. The next
-//! pool is booted right after (`Worker::warm` in `worker.rs`), idle until a large load takes it
-//! as it is ([`Pool::is_idle`]); if none is idle, one is spawned for the load (when `Open`
+//! pool is booted right after (`Loader::warm`), idle until a large load takes it
+//! as it is; if none is idle, one is spawned for the load (when `Open`
 //! announces a big file, so the sub-workers boot while the bytes arrive).
 //!
 //! Cost per part: one copy out of the load worker's memory (or of a posted buffer, into pieces
