@@ -3,7 +3,7 @@
 //! dropped load's bytes are refused, `Progress` is throttled, a large file's parts come back in
 //! any order and are joined in order, a failed, crashed or silent parse worker ends the load with
 //! a message naming it, and a part that did not end at its cut sends the file back to be read
-//! as one stream.
+//! as one stream; a URL held whole for `?workers=2` loads once both its parts are back.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
 use kinetoscope::budget::Budget;
@@ -30,6 +30,9 @@ enum Cmd {
     Range { slot: usize, job: u32, index: usize, piece: Piece, end: u64 },
 }
 
+/// A part of a JSON held whole, sent to a parse worker: its slot, load, index, piece, bytes.
+type Sent = (usize, u32, usize, Piece, Vec<u8>);
+
 /// The recording transport: a settable clock, two cores, every post and command kept.
 #[derive(Default)]
 struct Rec {
@@ -38,6 +41,8 @@ struct Rec {
     cmds: Vec<Cmd>,
     /// The first part this worker was asked to parse: load id, stream, range.
     here: Option<(u32, Stream, Range<u64>)>,
+    /// Parts of a JSON held whole sent to parse workers.
+    parts: Vec<Sent>,
 }
 
 impl Host for Rec {
@@ -100,8 +105,9 @@ impl Host for Rec {
     fn parser_ready(&mut self, _slot: usize) -> Result<(), String> {
         Ok(())
     }
-    fn send_part(&mut self, _slot: usize, _job: u32, _index: usize, _piece: Piece, _bytes: &[u8]) -> Result<(), String> {
-        Err("held-whole parts are not driven here".into())
+    fn send_part(&mut self, slot: usize, job: u32, index: usize, piece: Piece, bytes: &[u8]) -> Result<(), String> {
+        self.parts.push((slot, job, index, piece, bytes.to_vec()));
+        Ok(())
     }
     fn send_range(&mut self, slot: usize, job: u32, index: usize, piece: Piece, end: u64, _whole: &Whole<File, Rc<Vec<u8>>>) -> Result<(), String> {
         self.cmds.push(Cmd::Range { slot, job, index, piece, end });
@@ -311,4 +317,25 @@ fn a_part_that_did_not_end_at_its_cut_sends_the_file_back_to_one_stream() {
     let kinds: Vec<_> = replies(&l).into_iter().map(|(id, kind, _)| (id, kind)).collect();
     assert_eq!(kinds.len(), 1);
     assert_eq!(kinds[0].0, 8, "the load answers once, from the stream");
+}
+
+#[test]
+fn a_url_held_whole_for_two_parse_workers_loads_once_both_parts_are_back_in_any_order() {
+    let json = large_trace();
+    let mut l = loader();
+    l.message(ToWorker::Fetch { id: 9, url: "u".into(), name: "big.json".into(), workers: Some(2) }, Attached::None);
+    assert!(l.open(9, "big.json", Some(json.len() as u64)));
+    assert_eq!(l.host.cmds, [Cmd::Fetch(9), Cmd::Spawn(0), Cmd::Spawn(1)], "the parse workers boot while the bytes arrive");
+    assert!(l.arrived(9, json.len(), |b| b.copy_from_slice(&json)));
+    l.finish(9);
+    let parts = std::mem::take(&mut l.host.parts);
+    assert_eq!(parts.iter().map(|p| (p.0, p.1, p.2)).collect::<Vec<_>>(), [(0, 9, 0), (1, 9, 1)]);
+    for (slot, job, index, piece, bytes) in parts.into_iter().rev() {
+        let part = kinetoscope::load::parse_piece(&bytes, piece, &mut |_| {});
+        l.parser(slot, ParserEvent::Parsed { job, index, bytes: part.encode(), waited_ms: 0.0 });
+    }
+    let posted = l.host.posted.borrow();
+    let Some(FromWorker::Loaded { id: 9, summary, .. }) = posted.last() else { panic!("loaded: {:?}", replies(&l)) };
+    assert_eq!(summary.events, 500_000);
+    assert_eq!(summary.parse_workers, 2);
 }
