@@ -98,6 +98,25 @@ impl CallTree {
             None => Cow::Borrowed(""),
         }
     }
+
+    /// Whether node `i` holds at least `min_pct`% of the root's CPU total or of its GPU total.
+    pub fn kept(&self, i: u32, min_pct: f64) -> bool {
+        let (Some(root), Some(n)) = (self.nodes.first(), self.nodes.get(i as usize)) else { return false };
+        let share = |part: i64, whole: i64| whole > 0 && 100.0 * part as f64 / whole as f64 >= min_pct;
+        share(n.total_ns, root.total_ns) || share(n.gpu_total_ns, root.gpu_total_ns)
+    }
+
+    /// Node `i`'s children [`Self::kept`] at `min_pct`, largest CPU total first (then GPU
+    /// total, then first seen).
+    pub fn kept_children(&self, i: u32, min_pct: f64) -> Vec<u32> {
+        let Some(node) = self.nodes.get(i as usize) else { return Vec::new() };
+        let mut c: Vec<u32> = node.children.iter().copied().filter(|&c| self.kept(c, min_pct)).collect();
+        c.sort_by_key(|&c| {
+            let n = &self.nodes[c as usize];
+            (std::cmp::Reverse(n.total_ns), std::cmp::Reverse(n.gpu_total_ns), c)
+        });
+        c
+    }
 }
 
 /// An instance open on the walk's stack.

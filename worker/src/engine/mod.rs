@@ -339,6 +339,7 @@ impl Engine {
             Query::WhatIf { edits } => Answer::WhatIf(Box::new(answer::critical_path::what_if(&session, edits))),
             Query::Glance => Answer::Glance(Box::new(answer::glance::glance(&session))),
             Query::Modules { range_ns } => Answer::Modules(Box::new(answer::modules::tree(trace, *range_ns))),
+            Query::CallTree { range_ns } => Answer::CallTree(Box::new(answer::call_tree::flame(trace, *range_ns))),
             Query::Memory { device, buckets, top } => Answer::Memory(Box::new(answer::memory::chart(
                 trace,
                 session.memory(),

@@ -14,24 +14,7 @@ use std::fmt::Write as _;
 pub const DEFAULT_MIN_PCT: f64 = 1.0;
 
 /// Deepest level printed or written (Python stacks of 100+ frames exist).
-const MAX_DEPTH: usize = 64;
-
-/// Whether node `i` is kept at `min_pct`.
-fn kept(tree: &CallTree, i: u32, min_pct: f64) -> bool {
-    let (root, n) = (&tree.nodes[0], &tree.nodes[i as usize]);
-    let share = |part: i64, whole: i64| whole > 0 && 100.0 * part as f64 / whole as f64 >= min_pct;
-    share(n.total_ns, root.total_ns) || share(n.gpu_total_ns, root.gpu_total_ns)
-}
-
-/// Node `i`'s kept children, largest CPU total first (then GPU total, then first seen).
-fn children(tree: &CallTree, i: u32, min_pct: f64) -> Vec<u32> {
-    let mut c: Vec<u32> = tree.nodes[i as usize].children.iter().copied().filter(|&c| kept(tree, c, min_pct)).collect();
-    c.sort_by_key(|&c| {
-        let n = &tree.nodes[c as usize];
-        (std::cmp::Reverse(n.total_ns), std::cmp::Reverse(n.gpu_total_ns), c)
-    });
-    c
-}
+pub const MAX_DEPTH: usize = 64;
 
 /// Nodes left out at `min_pct` (each with its subtree).
 fn left_out(tree: &CallTree, min_pct: f64) -> usize {
@@ -39,7 +22,7 @@ fn left_out(tree: &CallTree, min_pct: f64) -> usize {
     shown[0] = true;
     let mut out = 0;
     for (i, n) in tree.nodes.iter().enumerate().skip(1) {
-        let visible = shown[n.parent as usize] && kept(tree, i as u32, min_pct);
+        let visible = shown[n.parent as usize] && tree.kept(i as u32, min_pct);
         shown[i] = visible;
         out += usize::from(!visible);
     }
@@ -52,7 +35,7 @@ fn left_out(tree: &CallTree, min_pct: f64) -> usize {
 pub fn json(trace: &Trace, tree: &CallTree, min_pct: f64) -> Value {
     fn node(trace: &Trace, tree: &CallTree, i: u32, min_pct: f64, depth: usize) -> Value {
         let n = &tree.nodes[i as usize];
-        let kids: Vec<Value> = if depth < MAX_DEPTH { children(tree, i, min_pct).into_iter().map(|c| node(trace, tree, c, min_pct, depth + 1)).collect() } else { Vec::new() };
+        let kids: Vec<Value> = if depth < MAX_DEPTH { tree.kept_children(i, min_pct).into_iter().map(|c| node(trace, tree, c, min_pct, depth + 1)).collect() } else { Vec::new() };
         json!({
             "name": tree.label(trace, i),
             "kind": n.kind.key(),
@@ -85,7 +68,7 @@ pub fn text(trace: &Trace, tree: &CallTree, min_pct: f64, width: usize) -> Strin
         tree.nodes.len()
     );
     let _ = writeln!(out, "{:>12} {:>12} {:>12} {:>9}  name", "CPU total", "CPU self", "GPU total", "calls");
-    let mut stack: Vec<(u32, usize)> = children(tree, 0, min_pct).into_iter().rev().map(|c| (c, 0)).collect();
+    let mut stack: Vec<(u32, usize)> = tree.kept_children(0, min_pct).into_iter().rev().map(|c| (c, 0)).collect();
     while let Some((i, depth)) = stack.pop() {
         let n = &tree.nodes[i as usize];
         let mark = match n.kind {
@@ -97,7 +80,7 @@ pub fn text(trace: &Trace, tree: &CallTree, min_pct: f64, width: usize) -> Strin
         let name = cut(&format!("{mark}{}", tree.label(trace, i)), width.saturating_sub(indent.len()));
         let _ = writeln!(out, "{:>12} {:>12} {:>12} {:>9}  {indent}{name}", time(n.total_ns), time(n.self_ns), time(n.gpu_total_ns), n.calls);
         if depth < MAX_DEPTH {
-            stack.extend(children(tree, i, min_pct).into_iter().rev().map(|c| (c, depth + 1)));
+            stack.extend(tree.kept_children(i, min_pct).into_iter().rev().map(|c| (c, depth + 1)));
         }
     }
     out
