@@ -16,7 +16,7 @@ const H100: &str = "tracelens__h100__gaunernst_bert-small-uncased__1016001.json.
 const MI250: &str = "hta__mi250_minitoy_train_ROCm6_2_kineto.json.gz";
 
 fn call_tree(engine: &mut Engine, range_ns: Option<(i64, i64)>) -> CallTreeData {
-    match engine.query(&Query::CallTree { range_ns }).unwrap().0 {
+    match engine.query(&Query::CallTree { range_ns, baseline: false }).unwrap().0 {
         Answer::CallTree(t) => *t,
         other => panic!("{other:?}"),
     }

@@ -18,6 +18,9 @@ pub struct CallTreeData {
     pub left_out: u32,
     /// The share under which a node is left out, percent of the root's totals.
     pub min_pct: f64,
+    /// Whether the rows carry the baseline's totals and their growth (asked for, a baseline
+    /// kept, the whole trace in scope).
+    pub against_baseline: bool,
 }
 
 /// One node of the call tree; times in ns, summed over its calls in the scope asked for.
@@ -41,4 +44,10 @@ pub struct CallTreeRow {
     pub gpu_total_ns: i64,
     /// Its first instance, to select on the timeline (`None` for the root and threads).
     pub first: Option<SliceRef>,
+    /// The same call path's CPU and GPU totals in the baseline (0 when absent there); `None`
+    /// unless [`CallTreeData::against_baseline`].
+    pub base_ns: Option<(i64, i64)>,
+    /// `grew`, `shrank` or `same` (within 2% of the baseline) for CPU and GPU time
+    /// (docs/definitions.md "Call tree", diff); `None` with [`Self::base_ns`].
+    pub growth: Option<(String, String)>,
 }

@@ -424,10 +424,20 @@ mod tests {
                 backward_tied: true,
             })),
             Answer::CallTree(Box::new(CallTreeData {
-                rows: vec![CallTreeRow { name: "aten::mm".into(), kind: "op".into(), depth: 2, parent: Some(1), first: Some(SliceRef::default()), ..CallTreeRow::default() }],
+                rows: vec![CallTreeRow {
+                    name: "aten::mm".into(),
+                    kind: "op".into(),
+                    depth: 2,
+                    parent: Some(1),
+                    first: Some(SliceRef::default()),
+                    base_ns: Some((4, 0)),
+                    growth: Some(("grew".into(), "same".into())),
+                    ..CallTreeRow::default()
+                }],
                 nodes: 9,
                 left_out: 3,
                 min_pct: 0.1,
+                against_baseline: true,
             })),
         ];
         for answer in answers {
@@ -479,7 +489,7 @@ mod tests {
             Query::Memory { device: Some("cuda:0".into()), buckets: 300, top: 20 },
             Query::MemoryLive { device: "cpu".into(), at_ns: 7, top: 20 },
             Query::Modules { range_ns: Some((0, 9)) },
-            Query::CallTree { range_ns: None },
+            Query::CallTree { range_ns: None, baseline: true },
         ];
         let mut seen = std::collections::BTreeSet::new();
         for query in queries {

@@ -119,9 +119,14 @@ pub enum Query {
     /// [`crate::Answer::Modules`].
     Modules { range_ns: Option<(i64, i64)> },
     /// The call tree of the host work starting in `range_ns` (`None`: the whole trace), nodes
-    /// under 0.1% of the root's CPU and GPU totals left out; answered by
-    /// [`crate::Answer::CallTree`].
-    CallTree { range_ns: Option<(i64, i64)> },
+    /// under 0.1% of the root's CPU and GPU totals left out; with `baseline`, a baseline kept
+    /// and the whole trace in scope, each row also carries the same call path's totals in the
+    /// baseline and its growth. Answered by [`crate::Answer::CallTree`].
+    CallTree {
+        range_ns: Option<(i64, i64)>,
+        #[serde(default)]
+        baseline: bool,
+    },
 }
 
 /// Which of the engine's traces a query addresses: the loaded one, the comparison baseline
