@@ -18,7 +18,7 @@ use crate::charts::ChartsPanel;
 use crate::control::Controller;
 use crate::deferred::Deferred;
 use crate::panels::{
-    CompareButton, ComparePanel, DetailsPanel, DropZone, ErrorPanel, FindingsPanel, GalleryPanel,
+    CompareButton, ComparePanel, DetailsPanel, DropZone, ErrorPanel, FindingsPanel, FlamePanel, GalleryPanel,
     HealthPanel, LoadNotices, ModuleActions, OpenButton, OpenFolderButton, ProgressPanel, RunBack, RunBadge, RunPanel,
     StepExplain, GlancePanel, SummaryPanel, BoundByPanel, WhatIfPanel, TablePanel, Tabs, TraceHeader,
 };
@@ -85,6 +85,7 @@ pub fn App() -> impl IntoView {
     let on_summary = Memo::new(move |_| settled.get() && tables.with(|t| t.tab == Tab::Summary));
     let on_findings = Memo::new(move |_| tables.with(|t| t.tab == Tab::Findings));
     let on_steps = Memo::new(move |_| tables.with(|t| t.tab == Tab::Steps));
+    let on_flame = Memo::new(move |_| tables.with(|t| t.tab == Tab::Flame));
     let on_charts = Memo::new(move |_| settled.get() && tables.with(|t| t.tab == Tab::Charts));
     let on_compare_tab = Memo::new(move |_| tables.with(|t| t.tab == Tab::Compare));
     let run = ctl.run.read_only();
@@ -218,6 +219,11 @@ pub fn App() -> impl IntoView {
                         on_marker=on_marker
                         modules=modules
                     />
+                </Deferred>
+            </Show>
+            <Show when=move || settled.get() && on_flame.get()>
+                <Deferred>
+                    <FlamePanel ctl=ctl theme=theme.read_only() />
                 </Deferred>
             </Show>
             <Show when=move || settled.get() && on_steps.get()>

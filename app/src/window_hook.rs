@@ -19,6 +19,9 @@
 //!                 shown in order, [{index (pre-order), name, moduleId, depth, collapsed,
 //!                 hasChildren, occurrences, hostNs, selfHostNs, deviceNs, selfDeviceNs,
 //!                 backwardDeviceNs, firstId}]}, else null
+//! flame           on the Flame tab once its tree arrived: `state::flame::FlameTree::hook_json`
+//!                 plus {scope, pending} (the boxes as last drawn, CSS px from the canvas'
+//!                 top-left), else null
 //! timeline        null before the layout arrives, then {
 //!                   startNs, endNs, nsPerPx, width, height, scrollY, rulerH: the view;
 //!                   lanes: [{lane, name, group, y, height, rows}] (y: content px, screen y =
@@ -347,8 +350,9 @@ fn snapshot(hook: &mut Hook, s: &States, link: Option<&str>) -> JsValue {
         to_js(&serde_json::json!({ "rules": rules, "active": findings.active }))
     });
     let link = link.map_or(JsValue::NULL, JsValue::from_str);
-    let fields: [(&str, JsValue); 17] = [
+    let fields: [(&str, JsValue); 18] = [
         ("modules", modules_js(tables)),
+        ("flame", flame_js(tables)),
         ("critical", {
             let outlined = crate::timeline::draw_list::critical::outlined(timeline);
             to_js(&crate::state::critical::hook_json(s.critical, timeline.critical.as_deref(), &outlined))
@@ -570,6 +574,17 @@ fn table_js(t: &TableState) -> JsValue {
         let _ = Reflect::set(&obj, &key.into(), &value);
     }
     Object::freeze(&obj).into()
+}
+
+/// The Flame tab's chart (see the contract above), or null.
+fn flame_js(t: &TableState) -> JsValue {
+    let Some(f) = t.flame.as_ref().filter(|_| t.tab == Tab::Flame) else {
+        return JsValue::NULL;
+    };
+    let mut json = f.hook_json();
+    json["scope"] = t.scope.kind().into();
+    json["pending"] = t.pending.is_some().into();
+    to_js(&json)
 }
 
 /// The module tree shown (see the contract above), or null.

@@ -70,6 +70,8 @@ fn the_cli_prints_the_stamped_documents() {
     assert!(doc["explanation"].is_object(), "--explain-step adds the explanation");
     let q = common::real(DLRM1);
     check(&validator("diff.schema.json"), Schema::Diff, "diff", &cli(&["diff", p, q.to_str().unwrap(), "--json"]));
+    let doc = check(&validator("diff.schema.json"), Schema::Diff, "diff --tree", &cli(&["diff", p, q.to_str().unwrap(), "--json", "--tree"]));
+    assert!(doc["call_tree_diff"]["root"]["children"].as_array().is_some_and(|c| !c.is_empty()), "--tree adds the merged tree");
 }
 
 #[test]

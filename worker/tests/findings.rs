@@ -828,6 +828,41 @@ fn exposed_comm_tail() {
     assert_eq!(f.evidence.total, 2, "the two tail all-reduces");
 }
 
+/// `allreduce-every-microstep` (synthetic only: no real fixture accumulates gradients): two
+/// steps of two micro-steps, each a forward `aten::mm` and an autograd-engine backward; with
+/// `every`, each backward is followed by its all-reduce, else only the last one (`no_sync()`).
+/// A second near miss: one backward per step with two all-reduce buckets.
+#[test]
+fn allreduce_every_microstep() {
+    let ar = "ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)";
+    let mk = |micro: u32, every: bool| {
+        let mut t = T::new();
+        for i in 0..2u32 {
+            let ts = f64::from(i) * 2000.0;
+            t.step(i + 1, ts, 2000.0);
+            for m in 0..micro {
+                let at = ts + f64::from(m) * 800.0;
+                t.op("aten::mm", at + 10.0, 50.0)
+                    .kernel("fwd", at + 20.0, at + 20.0, 80.0)
+                    .op("autograd::engine::evaluate_function: MmBackward0", at + 100.0, 100.0)
+                    .kernel("bwd", at + 110.0, at + 110.0, 150.0);
+                if every || m + 1 == micro {
+                    t.launch(("cudaLaunchKernel", at + 250.0, 5.0), "kernel", ar, 20, at + 300.0, 200.0, "")
+                        .launch(("cudaLaunchKernel", at + 260.0, 5.0), "kernel", ar, 20, at + 500.0, 100.0, "");
+                }
+            }
+            t.ann("Optimizer.step#SGD.step", ts + 1700.0, 100.0).op("aten::_foreach_add_", ts + 1710.0, 80.0);
+        }
+        t
+    };
+    assert!(!mk(1, true).fires("allreduce-every-microstep"), "one backward per step, two buckets");
+    let f = check("allreduce-every-microstep", &mk(2, true), &mk(2, false));
+    assert!(f.title.starts_with("All-reduce after every micro-step: 2 of 2 steps run up to 2 backward passes"), "{}", f.title);
+    assert!(f.title.ends_with("the extra ones take 300.0 µs per step"), "{}", f.title);
+    assert_eq!(f.evidence.total, 4, "the first micro-step's two all-reduces in each step");
+    assert!(f.remedy.is_some(), "no_sync() modelled");
+}
+
 /// `h2d-not-overlapped` (synthetic only: on the real fixtures the copies left after
 /// `pageable-memcpy`'s are 12-13 per step and under 0.7% of it): a pinned copy after the step's
 /// kernel with the GPU idle; near misses: the copy beside the kernel on another stream, and a
@@ -1009,7 +1044,7 @@ fn rules_list_is_sorted_unique_and_complete() {
     sorted.sort_unstable();
     sorted.dedup();
     assert_eq!(ids, sorted);
-    assert_eq!(ids.len(), 55);
+    assert_eq!(ids.len(), 56);
     assert!(RULES.iter().all(|r| !r.1.is_empty()));
     assert_eq!(
         [Severity::Info, Severity::Warn, Severity::Alert].map(Severity::as_str),

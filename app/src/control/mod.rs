@@ -9,7 +9,7 @@
 //! traces other pages post; [`tables`] drives the
 //! table tabs; [`timeline`] drives the timeline (view changes, tiles, selection, search);
 //! [`findings`] drives the cheatsheet; [`link`] keeps the URL fragment in step with the view and
-//! restores shared links; [`charts`] feeds the charts tab; [`compare`] keeps a baseline and
+//! restores shared links; [`flame`] the Flame tab's zoom, toggle and clicks; [`charts`] feeds the charts tab; [`compare`] keeps a baseline and
 //! drives the Compare tab; [`stack`] drives the stacked timelines (the Compare tab's and the Run
 //! tab's); [`run`] drives the Run tab and [`ranks`] its ranks timeline; [`explain`] explains a
 //! step on the Steps tab; [`critical`] the critical path (Steps tab bars, the timeline's
@@ -22,6 +22,7 @@ mod critical;
 mod explain;
 mod export;
 mod findings;
+mod flame;
 pub mod gallery;
 mod link;
 mod load;

@@ -1,4 +1,4 @@
-//! The tab bar (Summary | Ops | Kernels | Steps | Modules | Charts) and the analysis table panel: a name
+//! The tab bar (Summary | Ops | Kernels | Steps | Modules | Flame | Charts) and the analysis table panel: a name
 //! filter, the ops' group-by-input-shape toggle, and a sortable table (click a header:
 //! descending, click again: ascending). A thin view over [`TableState`]; changes go through the callbacks, which
 //! send queries and publish `window.kinetoscope`.
@@ -9,9 +9,10 @@
 //! step row explains that step ([`super::StepExplain`], below the table; its row gets
 //! `data-selected="true"`).
 //!
-//! The Modules tab's tree table is [`super::modules`]; it shares the filter, scope and sort.
+//! The Modules tab's tree table is [`super::modules`]; it shares the filter, scope and sort. The
+//! Flame tab shows the scope and a count here, its chart is [`super::FlamePanel`].
 //!
-//! Test ids: `tab-<summary|ops|kernels|steps|modules|charts>`, `table-filter`, `by-shape-toggle`,
+//! Test ids: `tab-<summary|ops|kernels|steps|modules|flame|charts>`, `table-filter`, `by-shape-toggle`,
 //! `table-scope`, `table-step`, `op-table` / `kernel-table` / `step-table` with rows `op-row` / `kernel-row` / `step-row`,
 //! headers `col-<key>` (`data-sort` = `desc` / `asc` on the sorted one), `table-error`,
 //! `column-chooser` (op and kernel tables: a `column-toggle` checkbox per column, `data-key`;
@@ -116,7 +117,7 @@ pub fn TablePanel(
                 })
             };
             // Steps have no name to filter on.
-            let filter = (tab != Tab::Steps).then(|| view! {
+            let filter = (!matches!(tab, Tab::Steps | Tab::Flame)).then(|| view! {
                         <input
                             type="search"
                             placeholder="Filter by name"
@@ -142,6 +143,8 @@ pub fn TablePanel(
                     {move || (tab == Tab::Steps && steps.with(Vec::is_empty)).then(no_steps_note)}
                     {move || match tab {
                         Tab::Modules => module_view(&tables.read(), on_sort, modules),
+                        // Drawn by `super::FlamePanel` below the tools.
+                        Tab::Flame => None,
                         _ => table_view(tab, &tables.read(), on_sort, rows).map(IntoAny::into_any),
                     }}
                 </section>
@@ -189,6 +192,10 @@ fn no_steps_note() -> impl IntoView {
 }
 
 fn count_text(t: &TableState) -> String {
+    if let Some(f) = &t.flame {
+        let d = &f.data;
+        return format!("{} of {} call paths ({} under {}% of the total left out)", d.rows.len(), d.nodes, d.left_out, d.min_pct);
+    }
     if let Some(tree) = &t.modules {
         let (shown, all) = (t.module_rows().len(), tree.data.rows.len());
         return if shown == all { format!("{all} modules") } else { format!("{shown} of {all} modules") };
@@ -283,7 +290,7 @@ fn table_view(tab: Tab, t: &TableState, on_sort: Callback<String>, actions: RowA
     let (table_id, row_id) = match tab {
         Tab::Ops => ("op-table", "op-row"),
         Tab::Kernels => ("kernel-table", "kernel-row"),
-        Tab::Steps | Tab::Modules | Tab::Summary | Tab::Findings | Tab::Charts | Tab::Compare | Tab::Run => {
+        Tab::Steps | Tab::Modules | Tab::Flame | Tab::Summary | Tab::Findings | Tab::Charts | Tab::Compare | Tab::Run => {
             ("step-table", "step-row")
         }
     };

@@ -18,6 +18,7 @@ pub mod critical;
 pub mod explain;
 pub mod export;
 pub mod findings;
+pub mod flame;
 pub mod format;
 pub mod glance;
 pub mod gallery;

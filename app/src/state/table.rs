@@ -13,6 +13,7 @@
 
 use super::columns::ColumnChoice;
 use super::format;
+use super::flame::FlameTree;
 use super::modules::ModuleTree;
 use protocol::{Answer, CellValue, FromWorker, Query, TableData};
 use std::cmp::Ordering;
@@ -32,6 +33,8 @@ pub enum Tab {
     Steps,
     /// The `nn.Module` tree (its own answer, kept in [`TableState::modules`]).
     Modules,
+    /// The call tree's icicle chart (its own answer, kept in [`TableState::flame`]).
+    Flame,
     /// The cheatsheet's findings (no table query).
     Findings,
     /// The charts (their own queries, see `state::charts`).
@@ -45,7 +48,7 @@ pub enum Tab {
 
 impl Tab {
     /// All tabs in display order.
-    pub const ALL: [Tab; 9] = [
+    pub const ALL: [Tab; 10] = [
         Tab::Run,
         Tab::Summary,
         Tab::Findings,
@@ -53,6 +56,7 @@ impl Tab {
         Tab::Kernels,
         Tab::Steps,
         Tab::Modules,
+        Tab::Flame,
         Tab::Charts,
         Tab::Compare,
     ];
@@ -65,6 +69,7 @@ impl Tab {
             Tab::Kernels => "kernels",
             Tab::Steps => "steps",
             Tab::Modules => "modules",
+            Tab::Flame => "flame",
             Tab::Findings => "findings",
             Tab::Charts => "charts",
             Tab::Compare => "compare",
@@ -80,6 +85,7 @@ impl Tab {
             Tab::Kernels => "Kernels",
             Tab::Steps => "Steps",
             Tab::Modules => "Modules",
+            Tab::Flame => "Flame",
             Tab::Findings => "Findings",
             Tab::Charts => "Charts",
             Tab::Compare => "Compare",
@@ -91,7 +97,7 @@ impl Tab {
 impl Tab {
     /// Whether the scope select (whole trace, a step, the range) applies to the tab.
     pub fn scoped(self) -> bool {
-        matches!(self, Tab::Ops | Tab::Kernels | Tab::Modules)
+        matches!(self, Tab::Ops | Tab::Kernels | Tab::Modules | Tab::Flame)
     }
 }
 
@@ -148,6 +154,10 @@ pub struct TableState {
     pub data: Option<Arc<TableData>>,
     /// The module tree, on the Modules tab (possibly stale while `pending`).
     pub modules: Option<ModuleTree>,
+    /// The call tree, on the Flame tab (possibly stale while `pending`).
+    pub flame: Option<FlameTree>,
+    /// The Flame tab colors boxes by their change against the kept baseline, not by kind.
+    pub flame_growth: bool,
     /// Why the last query failed.
     pub error: Option<String>,
     /// Sort column; `None`: the worker's order.
@@ -174,6 +184,7 @@ impl TableState {
             }),
             Tab::Steps => Some(Query::Steps),
             Tab::Modules => Some(Query::Modules { range_ns: self.scope.range_ns() }),
+            Tab::Flame => Some(Query::CallTree { range_ns: self.scope.range_ns(), baseline: self.flame_growth }),
         }
     }
 
@@ -184,6 +195,7 @@ impl TableState {
             self.tab = tab;
             self.data = None;
             self.modules = None;
+            self.flame = None;
             self.error = None;
             self.sort = None;
             self.filter.clear();
@@ -216,6 +228,7 @@ impl TableState {
     pub fn reset(&mut self) {
         self.data = None;
         self.modules = None;
+        self.flame = None;
         self.error = None;
         self.pending = None;
         self.scope = Scope::Trace;
@@ -231,6 +244,14 @@ impl TableState {
                         self.pending = None;
                         self.error = None;
                         self.modules = Some(ModuleTree::new(*tree));
+                        return;
+                    }
+                    Answer::CallTree(tree) => {
+                        self.pending = None;
+                        self.error = None;
+                        // A new scope keeps the time the boxes are sized by, and zooms out.
+                        let metric = self.flame.as_ref().map(|f| f.metric).unwrap_or_default();
+                        self.flame = Some(FlameTree::new(*tree, metric));
                         return;
                     }
                     _ => return,

@@ -43,7 +43,7 @@ pub const LABEL_MIN_PX: f64 = 48.0;
 /// The font of slice labels and the ruler.
 pub const LABEL_FONT: &str = "11px system-ui, sans-serif";
 /// Approximate width of a label character at the label font, CSS px.
-const CHAR_PX: f64 = 6.4;
+pub const CHAR_PX: f64 = 6.4;
 /// Minimum distance between ruler ticks, CSS px.
 const TICK_MIN_PX: f64 = 90.0;
 

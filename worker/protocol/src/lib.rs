@@ -11,6 +11,7 @@
 mod compare;
 mod critical;
 mod explain;
+mod flame;
 mod glance;
 mod memory;
 mod modules;
@@ -25,6 +26,7 @@ pub mod units;
 pub use compare::*;
 pub use critical::*;
 pub use explain::*;
+pub use flame::*;
 pub use glance::*;
 pub use memory::*;
 pub use modules::*;
@@ -37,7 +39,7 @@ pub use timeline::*;
 use serde::{Deserialize, Serialize};
 
 /// Bumped on any incompatible change; the app refuses a worker that reports another version.
-pub const PROTOCOL_VERSION: u32 = 23;
+pub const PROTOCOL_VERSION: u32 = 24;
 
 /// A message from the app to the worker.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -171,6 +173,8 @@ pub enum Answer {
     MemoryLive(Box<LiveMemory>),
     /// Modules: the module tree.
     Modules(Box<ModulesData>),
+    /// CallTree: the call tree (the Flame tab).
+    CallTree(Box<CallTreeData>),
     /// Report: the HTML file's text. A one-off document the user asked for (tens to hundreds
     /// of KB), so it travels in the JSON message rather than as a transferred buffer.
     Report(String),
@@ -419,6 +423,22 @@ mod tests {
                 rows: vec![ModuleNode { name: "Linear_3".into(), depth: 2, first: Some(SliceRef::default()), backward_device_ns: Some(4), ..ModuleNode::default() }],
                 backward_tied: true,
             })),
+            Answer::CallTree(Box::new(CallTreeData {
+                rows: vec![CallTreeRow {
+                    name: "aten::mm".into(),
+                    kind: "op".into(),
+                    depth: 2,
+                    parent: Some(1),
+                    first: Some(SliceRef::default()),
+                    base_ns: Some((4, 0)),
+                    growth: Some(("grew".into(), "same".into())),
+                    ..CallTreeRow::default()
+                }],
+                nodes: 9,
+                left_out: 3,
+                min_pct: 0.1,
+                against_baseline: true,
+            })),
         ];
         for answer in answers {
             let msg = FromWorker::Answer { id: 1, answer: Box::new(answer) };
@@ -469,6 +489,7 @@ mod tests {
             Query::Memory { device: Some("cuda:0".into()), buckets: 300, top: 20 },
             Query::MemoryLive { device: "cpu".into(), at_ns: 7, top: 20 },
             Query::Modules { range_ns: Some((0, 9)) },
+            Query::CallTree { range_ns: None, baseline: true },
         ];
         let mut seen = std::collections::BTreeSet::new();
         for query in queries {
@@ -500,13 +521,14 @@ mod tests {
                 Query::Memory { .. } => "memory",
                 Query::MemoryLive { .. } => "memory_live",
                 Query::Modules { .. } => "modules",
+                Query::CallTree { .. } => "call_tree",
             };
             seen.insert(name);
             let msg = ToWorker::Query { id: 9, query };
             let json = serde_json::to_string(&msg).unwrap();
             assert_eq!(serde_json::from_str::<ToWorker>(&json).unwrap(), msg, "{json}");
         }
-        assert_eq!(seen.len(), 27, "every query variant is listed");
+        assert_eq!(seen.len(), 28, "every query variant is listed");
         // Queries written before `trace` existed still mean the loaded trace.
         let old: Query = serde_json::from_str(r#"{"kind":"hover","slice":4}"#).unwrap();
         assert_eq!(old, Query::Hover { trace: TraceRef::Current, slice: 4 });

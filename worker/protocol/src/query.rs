@@ -118,6 +118,15 @@ pub enum Query {
     /// whole trace; the tree's rows are the whole trace's either way); answered by
     /// [`crate::Answer::Modules`].
     Modules { range_ns: Option<(i64, i64)> },
+    /// The call tree of the host work starting in `range_ns` (`None`: the whole trace), nodes
+    /// under 0.1% of the root's CPU and GPU totals left out; with `baseline`, a baseline kept
+    /// and the whole trace in scope, each row also carries the same call path's totals in the
+    /// baseline and its growth. Answered by [`crate::Answer::CallTree`].
+    CallTree {
+        range_ns: Option<(i64, i64)>,
+        #[serde(default)]
+        baseline: bool,
+    },
 }
 
 /// Which of the engine's traces a query addresses: the loaded one, the comparison baseline
@@ -152,7 +161,7 @@ pub enum Align {
 /// Independent request streams; see [`Query`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Channel {
-    /// Op / kernel / step tables and the module tree (the table tabs).
+    /// Op / kernel / step tables, the module tree and the call tree (the table tabs).
     Table,
     /// Layouts of the stacked compare panels (the main timeline's comes with `Loaded`).
     Layout,
@@ -206,7 +215,7 @@ impl Query {
     /// The channel this query belongs to.
     pub fn channel(&self) -> Channel {
         match self {
-            Query::Ops { .. } | Query::Kernels { .. } | Query::Steps | Query::Modules { .. } => Channel::Table,
+            Query::Ops { .. } | Query::Kernels { .. } | Query::Steps | Query::Modules { .. } | Query::CallTree { .. } => Channel::Table,
             Query::Layout { .. } => Channel::Layout,
             Query::Tiles { .. } => Channel::Tiles,
             Query::Details { .. } | Query::Resolve { .. } => Channel::Details,

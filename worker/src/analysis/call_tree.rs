@@ -21,6 +21,10 @@
 //!
 //! Cost: one pass over each thread's slices (already sorted by start, then longest first), a
 //! hash map from (parent node, name) to node; O(nodes) memory, no per-slice allocation.
+//!
+//! **Diff.** [`diff`] merges two traces' trees by call path (the names from the root down), each
+//! merged node holding its totals on both sides; [`Growth::of`] says grew / shrank / same within
+//! [`SAME_WITHIN`] of the baseline (`diff --tree`, the Flame tab against a baseline).
 
 use crate::model::strings::FxHashMap;
 use crate::model::{CatClass, ProcessKind, StrId, Trace, NONE};
@@ -97,6 +101,25 @@ impl CallTree {
             Some(n) => trace.strings.get(n.name),
             None => Cow::Borrowed(""),
         }
+    }
+
+    /// Whether node `i` holds at least `min_pct`% of the root's CPU total or of its GPU total.
+    pub fn kept(&self, i: u32, min_pct: f64) -> bool {
+        let (Some(root), Some(n)) = (self.nodes.first(), self.nodes.get(i as usize)) else { return false };
+        let share = |part: i64, whole: i64| whole > 0 && 100.0 * part as f64 / whole as f64 >= min_pct;
+        share(n.total_ns, root.total_ns) || share(n.gpu_total_ns, root.gpu_total_ns)
+    }
+
+    /// Node `i`'s children [`Self::kept`] at `min_pct`, largest CPU total first (then GPU
+    /// total, then first seen).
+    pub fn kept_children(&self, i: u32, min_pct: f64) -> Vec<u32> {
+        let Some(node) = self.nodes.get(i as usize) else { return Vec::new() };
+        let mut c: Vec<u32> = node.children.iter().copied().filter(|&c| self.kept(c, min_pct)).collect();
+        c.sort_by_key(|&c| {
+            let n = &self.nodes[c as usize];
+            (std::cmp::Reverse(n.total_ns), std::cmp::Reverse(n.gpu_total_ns), c)
+        });
+        c
     }
 }
 
@@ -199,4 +222,121 @@ fn close(nodes: &mut [CallNode], stack: &mut Vec<Open>) {
         p.children += (o.end - from).max(0);
         p.covered_until = p.covered_until.max(o.end);
     }
+}
+
+/// Within this share of the baseline a node is neither grown nor shrunk (timing noise).
+pub const SAME_WITHIN: f64 = 0.02;
+
+/// A node's change between two traces' call trees.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Growth {
+    /// More time in the current trace (or only there).
+    Grew,
+    /// Less time (or only in the baseline).
+    Shrank,
+    /// Within [`SAME_WITHIN`] of the baseline.
+    Same,
+}
+
+impl Growth {
+    /// How `current_ns` compares with `base_ns`.
+    pub fn of(base_ns: i64, current_ns: i64) -> Growth {
+        let delta = (current_ns - base_ns) as f64;
+        if delta.abs() <= SAME_WITHIN * base_ns.abs() as f64 {
+            Growth::Same
+        } else if delta > 0.0 {
+            Growth::Grew
+        } else {
+            Growth::Shrank
+        }
+    }
+
+    /// The `--json` key.
+    pub fn key(self) -> &'static str {
+        match self {
+            Growth::Grew => "grew",
+            Growth::Shrank => "shrank",
+            Growth::Same => "same",
+        }
+    }
+}
+
+/// One node of two merged call trees: the same path of names in both.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DiffNode {
+    /// The last name of the path (`all threads` for the root).
+    pub name: String,
+    /// What it is (the current trace's kind when both have the path).
+    pub kind: NodeKind,
+    /// Parent node (`NONE` for the root).
+    pub parent: u32,
+    /// Child nodes: the baseline's first, then those only in the current trace.
+    pub children: Vec<u32>,
+    /// CPU total in the baseline and in the current trace, ns (0 where the path is absent).
+    pub total_ns: [i64; 2],
+    /// GPU total in the baseline and in the current trace, ns.
+    pub gpu_total_ns: [i64; 2],
+}
+
+/// Two call trees merged by path; node 0 is the root.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CallTreeDiff {
+    /// Nodes, a parent before its children.
+    pub nodes: Vec<DiffNode>,
+    /// Per node of the current tree, its merged node.
+    pub current: Vec<u32>,
+}
+
+/// A thread's name without its thread id (`thread 59812 (python3)` -> `(python3)`; `thread
+/// 7` -> `thread`): two traces' threads differ by id, not by role.
+fn thread_key(name: &str) -> &str {
+    let Some(rest) = name.strip_prefix("thread ") else { return name };
+    let rest = rest.trim_start_matches(|c: char| c.is_ascii_digit()).trim();
+    if rest.is_empty() {
+        "thread"
+    } else {
+        rest
+    }
+}
+
+/// `base` and `current` (each a trace with its call tree) merged by path: a node of either tree
+/// is the node of the merged tree whose names from the root are its own (a thread's without its
+/// thread id), with its totals on its side (docs/definitions.md "Call tree", diff). O(nodes of
+/// both) with a hash map.
+pub fn diff(base: (&Trace, &CallTree), current: (&Trace, &CallTree)) -> CallTreeDiff {
+    let root = DiffNode { name: "all threads".into(), kind: NodeKind::Root, parent: NONE, children: Vec::new(), total_ns: [0; 2], gpu_total_ns: [0; 2] };
+    let mut out = CallTreeDiff { nodes: vec![root], current: Vec::new() };
+    let mut index: FxHashMap<(u32, String), u32> = FxHashMap::default();
+    for (side, (trace, tree)) in [base, current].into_iter().enumerate() {
+        // Per node of this tree: its merged node (nodes come parent first).
+        let mut merged = vec![0u32; tree.nodes.len()];
+        for (i, n) in tree.nodes.iter().enumerate() {
+            let at = if n.kind == NodeKind::Root {
+                0
+            } else {
+                let parent = merged.get(n.parent as usize).copied().unwrap_or(0);
+                let name = tree.label(trace, i as u32).into_owned();
+                let key = if n.kind == NodeKind::Thread { thread_key(&name).to_owned() } else { name.clone() };
+                let nodes = &mut out.nodes;
+                *index.entry((parent, key)).or_insert_with(|| {
+                    let id = nodes.len() as u32;
+                    nodes.push(DiffNode { name, kind: n.kind, parent, children: Vec::new(), total_ns: [0; 2], gpu_total_ns: [0; 2] });
+                    if let Some(p) = nodes.get_mut(parent as usize) {
+                        p.children.push(id);
+                    }
+                    id
+                })
+            };
+            merged[i] = at;
+            if let Some(d) = out.nodes.get_mut(at as usize) {
+                d.total_ns[side] += n.total_ns;
+                d.gpu_total_ns[side] += n.gpu_total_ns;
+                if side == 1 {
+                    d.kind = n.kind;
+                }
+            }
+        }
+        out.current = merged;
+    }
+    out
 }

@@ -17,6 +17,7 @@
 //! GpuIndex + Memory ─counters─▶ CounterSet (utilization, SM efficiency, memory per bucket)
 //! Memory + Held ─memory─▶ MemoryData (allocated, reserved, categories per bucket), LiveMemory
 //! module tree (nn.Module frames) ─modules─▶ ModulesData (the Modules tab)
+//! call tree (host slices by call path) ─call_tree─▶ CallTreeData (the Flame tab)
 //! WorkIndex + kernel table ─roofline─▶ RooflineData (points, peaks); SliceWork (details)
 //! Comparison + both sides' findings ─comparison─▶ ComparisonData
 //! a rank's kernel + the run analysis ─collective─▶ CollectiveMatch (the instance on every rank)
@@ -26,6 +27,7 @@
 //! one transferred buffer rather than a JSON array the main thread would have to parse.
 
 pub mod about;
+pub mod call_tree;
 pub mod collective;
 pub mod comparison;
 pub mod counters;

@@ -68,9 +68,9 @@ fn main() -> ExitCode {
             let explain = Explain { step: explain_step, marker: step_marker, viewer_url, gpu_peak, workload: Workload { batch_size, tokens_per_step }, tree: tree.then_some(min_pct), critical_path, phases, modules: modules.then_some(depth), what_if, memory, roofline };
             report(&trace, step, range, options, explain, Format::of(json, format.as_deref()))
         }
-        Command::Diff { base, cand, by_shape, sort, top, json, format, fail_if } => {
+        Command::Diff { base, cand, by_shape, sort, top, json, format, fail_if, tree, min_pct } => {
             let (op_sort, kernel_sort) = sort.unwrap_or((None, None));
-            let options = DiffOptions { by_shape, op_sort, kernel_sort, top };
+            let options = DiffOptions { by_shape, op_sort, kernel_sort, top, tree: tree.then_some(min_pct) };
             return diff(&base, &cand, options, Format::of(json, format.as_deref()), &fail_if);
         }
         Command::Run { paths, json, format, threads } => run(&paths, json, format.as_deref(), threads),

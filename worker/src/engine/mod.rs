@@ -339,6 +339,11 @@ impl Engine {
             Query::WhatIf { edits } => Answer::WhatIf(Box::new(answer::critical_path::what_if(&session, edits))),
             Query::Glance => Answer::Glance(Box::new(answer::glance::glance(&session))),
             Query::Modules { range_ns } => Answer::Modules(Box::new(answer::modules::tree(trace, *range_ns))),
+            Query::CallTree { range_ns, baseline } => {
+                // A range is in the current trace's time: the baseline has no such range.
+                let base = self.baseline.as_deref().filter(|_| *baseline && range_ns.is_none()).map(Session::trace);
+                Answer::CallTree(Box::new(answer::call_tree::flame(trace, *range_ns, base)))
+            }
             Query::Memory { device, buckets, top } => Answer::Memory(Box::new(answer::memory::chart(
                 trace,
                 session.memory(),

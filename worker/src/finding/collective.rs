@@ -22,7 +22,7 @@ pub(super) fn rules(ctx: &Ctx, out: &mut Vec<Finding>) {
 }
 
 /// True for an all-reduce kernel's name (NCCL and RCCL spell it `AllReduce`).
-fn is_allreduce(name: &str) -> bool {
+pub(super) fn is_allreduce(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
     lower.contains("allreduce") || lower.contains("all_reduce")
 }

@@ -41,6 +41,7 @@
 //! References: docs/findings.md (the rule table); docs/definitions.md §3–5 (tb_plugin
 //! recommendations, HTA, Nsight rules).
 
+mod accumulation;
 mod attention;
 mod collective;
 mod compile;
@@ -147,6 +148,7 @@ pub const RULES: &[(&str, &str)] = &[
     ("activation-peak", "activations hold at least half of the highest step's memory peak"),
     ("activity-buffer-request", "profiler overhead (Activity Buffer Request) on a GPU lane"),
     ("addmm-fusion", "linear layers run as aten::addmm (bias folded into the GEMM)"),
+    ("allreduce-every-microstep", "gradient accumulation all-reducing after every micro-step's backward (DDP without no_sync)"),
     ("amp-opportunity", "tensor-core GPU, no tensor-core or reduced-precision kernels, matmul/conv ops present"),
     ("annotation-dispatch-gap", "record_function to its first op is slow in the first step only"),
     ("bmm-dispatch", "aten::matmul dispatched to aten::bmm (batched inputs)"),
@@ -424,6 +426,7 @@ pub fn detect(inputs: Inputs<'_>) -> Vec<Finding> {
     dispatch::rules(&ctx, &mut out);
     compile::rules(&ctx, &mut out);
     collective::rules(&ctx, &mut out);
+    accumulation::rules(&ctx, &mut out);
     training::rules(&ctx, &mut out);
     // The memory series, for the data and memory rules, dropped after them: a session copy
     // would hold every `[memory]` event past the load.

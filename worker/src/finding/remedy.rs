@@ -23,6 +23,8 @@
 //! - `h2d-not-overlapped`: the copies moved to a side stream ([memcpy] → 0: the closest edit the
 //!   critical-path model has, since it cannot move an edge to another stream; the copy engine
 //!   runs them beside compute, so off the path unless the next kernel waits for them);
+//! - `allreduce-every-microstep`: the all-reduces before each step's last backward pass gone
+//!   (`no_sync()`: [GPU communication] → 0);
 //! - `exposed-comm-tail`: the tail's communication overlapped with the backward pass
 //!   ([GPU communication] → 0: hidden behind compute, as DDP's earlier buckets are).
 //!
@@ -79,6 +81,7 @@ pub fn model(trace: &Trace, f: &Finding) -> Option<(&'static str, Vec<Edit>)> {
         "small-allreduces" => ("the small all-reduces fused into buckets", &[(&[B::GpuCommunication], 0.0)]),
         "h2d-not-overlapped" => ("the copies on a side stream, beside compute", &[(&[B::MemcpyMemset], 0.0)]),
         "unfused-attention" => ("one fused attention kernel per chain", &[(&[B::GpuCompute, B::MemcpyMemset], super::thresholds::FUSED_ATTENTION_TIME)]),
+        "allreduce-every-microstep" => ("no_sync() on every micro-step but the last", &[(&[B::GpuCommunication], 0.0)]),
         "exposed-comm-tail" => ("the tail's communication overlapped with backward", &[(&[B::GpuCommunication], 0.0)]),
         _ => return None,
     };

@@ -221,3 +221,8 @@ pub const H2D_SMALL_BYTES: i64 = PAGEABLE_MIN_BYTES;
 /// al. 2022, "FlashAttention": 2-4x faster than PyTorch's op-by-op attention, 7.6x on GPT-2's;
 /// the low end, 2x).
 pub const FUSED_ATTENTION_TIME: f64 = 0.5;
+
+/// `allreduce-every-microstep`: at least this share of the complete steps all-reduce after two
+/// or more of their backward passes (ours: most steps, so one step that accumulates by
+/// accident, or a validation pass, does not speak for the loop).
+pub const MICROSTEP_ALLREDUCE_MIN_SHARE: f64 = 0.5;

@@ -6,6 +6,7 @@ use super::compare::{comparison_json, comparison_text, count, delta, ratio, valu
 use super::gate::{self, Gate, GateError};
 use super::markdown::{text as md, Align, Table, NAME_CHARS};
 use super::cut;
+use crate::analysis::call_tree::{self, CallTreeDiff};
 use crate::answer::comparison::findings_diff;
 use crate::compare::{
     compare, headline_column, order, CompareOptions, Comparison, DiffRow, KernelColumn, OpColumn, SortKey, Status, Unit,
@@ -13,6 +14,9 @@ use crate::compare::{
 use crate::session::Session;
 use protocol::{FindingChange, FindingsDiff};
 use std::fmt::Write as _;
+
+/// Name column of the `--tree` section, characters (`report --tree`'s).
+const TREE_WIDTH: usize = 67;
 
 /// How a diff is computed and ordered.
 #[derive(Clone, Copy, Debug, Default)]
@@ -25,6 +29,8 @@ pub struct DiffOptions {
     pub kernel_sort: Option<SortKey<KernelColumn>>,
     /// Rows per text table.
     pub top: usize,
+    /// `--tree [--min-pct P]`: the call trees merged by path, nodes under P% left out.
+    pub tree: Option<f64>,
 }
 
 /// A computed, ordered comparison with the names of its two traces.
@@ -36,6 +42,8 @@ pub struct DiffReport<'s> {
     kernel_sort: SortKey<KernelColumn>,
     default_column: OpColumn,
     top: usize,
+    /// The merged call trees and the share under which a node is left out.
+    tree: Option<(CallTreeDiff, f64)>,
 }
 
 impl<'s> DiffReport<'s> {
@@ -52,12 +60,20 @@ impl<'s> DiffReport<'s> {
             kernel_sort,
             default_column,
             top: options.top,
+            tree: options.tree.map(|min_pct| {
+                let (b, c) = (base.trace(), cand.trace());
+                (call_tree::diff((b, &call_tree::build(b, None)), (c, &call_tree::build(c, None))), min_pct)
+            }),
         }
     }
 
     /// The stable `--json` form.
     pub fn json(&self) -> serde_json::Value {
-        comparison_json(&self.comparison, self.files())
+        let mut json = comparison_json(&self.comparison, self.files());
+        if let Some((d, min_pct)) = &self.tree {
+            json["call_tree_diff"] = super::tree::diff_json(d, *min_pct);
+        }
+        json
     }
 
     /// The reasons of the `gates` that fail on this diff (`EXPR: reason`), empty when all pass.
@@ -93,7 +109,11 @@ impl<'s> DiffReport<'s> {
             kernel_order: order_title(self.kernel_sort, KernelColumn::label),
             top: self.top,
         };
-        comparison_text(&self.comparison, self.files(), &options)
+        let mut text = comparison_text(&self.comparison, self.files(), &options);
+        if let Some((d, min_pct)) = &self.tree {
+            text.push_str(&super::tree::diff_text(d, *min_pct, TREE_WIDTH));
+        }
+        text
     }
 
     /// The report as GitHub Markdown for a PR comment: verdict, summary deltas, the changed

@@ -146,6 +146,13 @@ pub enum Command {
         /// (repeatable; grammar in docs/ci.md): exit 1 with the reason when one holds.
         #[arg(long = "fail-if", value_name = "EXPR", value_parser = parse_gate)]
         fail_if: Vec<(String, Gate)>,
+        /// The two call trees merged by call path: each node's CPU and GPU total in both, grown,
+        /// shrunk or the same within 2% (`call_tree_diff` of `--json`).
+        #[arg(long)]
+        tree: bool,
+        /// With `--tree`: leave out nodes under this % of both sides' CPU and GPU totals.
+        #[arg(long, value_name = "P", default_value_t = kinetoscope::report::tree::DEFAULT_MIN_PCT, requires = "tree")]
+        min_pct: f64,
     },
     /// The ranks of a distributed run: rank table, step heatmap data, collectives matched across
     /// ranks, stragglers and why, clock offsets, run findings (docs/runs.md).

@@ -16,7 +16,6 @@ use super::escape;
 use crate::analysis::call_tree::{CallTree, NodeKind};
 use crate::analysis::ops::us;
 use crate::model::Trace;
-use crate::report::tree::children;
 use crate::text::{cut, span};
 use std::fmt::Write as _;
 
@@ -86,7 +85,7 @@ pub fn icicle(trace: &Trace, tree: &CallTree) -> Option<String> {
             continue;
         }
         let mut cx = x;
-        let starts: Vec<(u32, f64)> = children(tree, i, 0.0)
+        let starts: Vec<(u32, f64)> = tree.kept_children(i, 0.0)
             .into_iter()
             .map(|c| {
                 let at = cx;
