@@ -179,24 +179,11 @@ fn ops_text(out: &mut String, c: &Comparison, rows: &[&OpDiffRow], o: &TextOptio
         ("Calls C".into(), 7),
     ];
     heads.extend(others.iter().map(|k| (format!("Δ {}", k.label()), 12)));
-    let fixed: usize = heads.iter().map(|(_, w)| w + 1).sum();
-    let name_w = WIDTH.saturating_sub(fixed).max(8);
     let shapes = if c.by_shape { ", by input shape" } else { "" };
     let unit = if c.per_step { "per step" } else { "totals" };
     let h = headline.label();
-    title(
-        out,
-        &format!(
-            "Top op changes ({unit}{shapes}; Base/Cand/Delta/Ratio: {h}; order: {})",
-            o.op_order
-        ),
-    );
-    let rule = "-".repeat(WIDTH);
-    let mut header = format!("{:<name_w$}", "Name");
-    for (t, w) in &heads {
-        let _ = write!(header, " {t:>w$}");
-    }
-    let _ = writeln!(out, "{rule}\n{header}\n{rule}");
+    let caption = format!("Top op changes ({unit}{shapes}; Base/Cand/Delta/Ratio: {h}; order: {})", o.op_order);
+    let name_w = table_head(out, &caption, "Name", &heads);
     let cell = |k: OpColumn, v: f64| match k {
         OpColumn::Calls => count(v),
         _ => time(v.round() as i64),
@@ -224,12 +211,9 @@ fn ops_text(out: &mut String, c: &Comparison, rows: &[&OpDiffRow], o: &TextOptio
             r.name.clone()
         };
         name_cell(out, &label, name_w);
-        for (v, (_, w)) in cells.iter().zip(&heads) {
-            let _ = write!(out, " {v:>w$}");
-        }
-        out.push('\n');
+        table_cells(out, &cells, &heads);
     }
-    let _ = writeln!(out, "{rule}\n");
+    table_end(out);
 }
 
 fn kernels_text(out: &mut String, rows: &[&KernelDiffRow], unit: &str, order: &str) {
@@ -245,15 +229,7 @@ fn kernels_text(out: &mut String, rows: &[&KernelDiffRow], unit: &str, order: &s
         ("Mean C", 9),
         ("TC", 3),
     ];
-    let fixed: usize = HEADS.iter().map(|(_, w)| w + 1).sum();
-    let name_w = WIDTH.saturating_sub(fixed).max(8);
-    title(out, &format!("Top kernel changes ({unit}; order: {order})"));
-    let rule = "-".repeat(WIDTH);
-    let mut header = format!("{:<name_w$}", "Name");
-    for (t, w) in HEADS {
-        let _ = write!(header, " {t:>w$}");
-    }
-    let _ = writeln!(out, "{rule}\n{header}\n{rule}");
+    let name_w = table_head(out, &format!("Top kernel changes ({unit}; order: {order})"), "Name", &HEADS);
     for r in rows {
         let (b, c) = sides(r.status);
         let t = |v: f64| time(v.round() as i64);
@@ -270,12 +246,37 @@ fn kernels_text(out: &mut String, rows: &[&KernelDiffRow], unit: &str, order: &s
             if r.tensor_cores { "yes" } else { "no" }.to_owned(),
         ];
         name_cell(out, &r.name, name_w);
-        for (v, (_, w)) in cells.iter().zip(HEADS) {
-            let _ = write!(out, " {v:>w$}");
-        }
-        out.push('\n');
+        table_cells(out, &cells, &HEADS);
     }
-    let _ = writeln!(out, "{rule}\n");
+    table_end(out);
+}
+
+/// A fixed-width table's title, rule, header (`name` left, `heads` right-aligned in their widths)
+/// and rule; returns the name column's width (what [`WIDTH`] leaves).
+fn table_head<T: AsRef<str>>(out: &mut String, caption: &str, name: &str, heads: &[(T, usize)]) -> usize {
+    let fixed: usize = heads.iter().map(|(_, w)| w + 1).sum();
+    let name_w = WIDTH.saturating_sub(fixed).max(8);
+    title(out, caption);
+    let rule = "-".repeat(WIDTH);
+    let mut header = format!("{name:<name_w$}");
+    for (t, w) in heads {
+        let _ = write!(header, " {:>w$}", t.as_ref());
+    }
+    let _ = writeln!(out, "{rule}\n{header}\n{rule}");
+    name_w
+}
+
+/// One row's cells after its name, right-aligned in `heads`' widths, and the line's end.
+fn table_cells<T>(out: &mut String, cells: &[String], heads: &[(T, usize)]) {
+    for (v, (_, w)) in cells.iter().zip(heads) {
+        let _ = write!(out, " {v:>w$}");
+    }
+    out.push('\n');
+}
+
+/// The closing rule of a [`table_head`] table.
+fn table_end(out: &mut String) {
+    let _ = writeln!(out, "{}\n", "-".repeat(WIDTH));
 }
 
 /// The value of a row's present side: the candidate's when it appeared, else the base's.
@@ -399,15 +400,7 @@ fn modules_text(out: &mut String, rows: &[&ModuleDiffRow], unit: &str) {
         ("Device B", 9),
         ("Δ Device", 10),
     ];
-    let fixed: usize = HEADS.iter().map(|(_, w)| w + 1).sum();
-    let name_w = WIDTH.saturating_sub(fixed).max(8);
-    title(out, &format!("Module changes ({unit}; tree order, changed rows)"));
-    let rule = "-".repeat(WIDTH);
-    let mut header = format!("{:<name_w$}", "Module");
-    for (t, w) in HEADS {
-        let _ = write!(header, " {t:>w$}");
-    }
-    let _ = writeln!(out, "{rule}\n{header}\n{rule}");
+    let name_w = table_head(out, &format!("Module changes ({unit}; tree order, changed rows)"), "Module", &HEADS);
     for r in rows {
         let (b, c) = sides(r.status);
         let t = |v: f64| time(v.round() as i64);
@@ -423,12 +416,9 @@ fn modules_text(out: &mut String, rows: &[&ModuleDiffRow], unit: &str) {
         ];
         let name = format!("{}{}", "  ".repeat(usize::from(r.depth)), r.name());
         let _ = write!(out, "{:<name_w$}", cut(&printable(&name), name_w));
-        for (v, (_, w)) in cells.iter().zip(HEADS) {
-            let _ = write!(out, " {v:>w$}");
-        }
-        out.push('\n');
+        table_cells(out, &cells, &HEADS);
     }
-    let _ = writeln!(out, "{rule}\n");
+    table_end(out);
 }
 
 fn pair_json(p: Pair, scale: f64) -> Value {
