@@ -64,6 +64,7 @@ pub fn App() -> impl IntoView {
     let on_select = Callback::new(move |tab: Tab| ctl.select_tab(tab));
     let on_filter = Callback::new(move |text: String| ctl.set_filter(text));
     let on_by_shape = Callback::new(move |on: bool| ctl.set_by_shape(on));
+    let on_workload = Callback::new(move |w: protocol::Workload| ctl.set_workload(w));
     let on_sort = Callback::new(move |key: String| ctl.sort_by(key));
     let on_scope = Callback::new(move |scope: Scope| ctl.set_scope(scope));
     let on_row = Callback::new(move |name: String| ctl.highlight_name(name));
@@ -217,6 +218,7 @@ pub fn App() -> impl IntoView {
                         explained=explained
                         marking=marking
                         on_marker=on_marker
+                        on_workload=on_workload
                         modules=modules
                     />
                 </Deferred>

@@ -246,7 +246,7 @@ fn marking_the_loaded_trace_equals_loading_it_with_the_marker() {
     let first = marking.candidates.first().expect("vLLM's graph capture has a candidate").clone();
     assert_eq!(first.count, 23);
     // Asked before the marker changes, so the session's kept steps and kernel table exist.
-    for q in [Query::Steps, Query::Findings, Query::Kernels { range_ns: None }] {
+    for q in [Query::Steps { workload: Default::default() }, Query::Findings, Query::Kernels { range_ns: None }] {
         e.query(&q).unwrap();
     }
     e.query(&Query::KeepAsBaseline).unwrap();
@@ -260,7 +260,7 @@ fn marking_the_loaded_trace_equals_loading_it_with_the_marker() {
     let mut want = Engine::new();
     want.set_step_marker(Some(first.name.clone()));
     want.load(name, common::json_bytes(&common::real(name)), &mut |_, _, _| {}).unwrap();
-    for q in [Query::Steps, Query::Findings, Query::ExplainStep { step: None }] {
+    for q in [Query::Steps { workload: Default::default() }, Query::Findings, Query::ExplainStep { step: None }] {
         assert_eq!(e.query(&q).unwrap().0, want.query(&q).unwrap().0, "{q:?}");
     }
     assert_eq!(layout.steps.len(), 23);

@@ -104,7 +104,7 @@ fn step_scope_splits_the_calls() {
 }
 
 fn steps_table(engine: &mut Engine) -> TableData {
-    match engine.query(&Query::Steps).unwrap().0 {
+    match engine.query(&Query::Steps { workload: Default::default() }).unwrap().0 {
         Answer::Table(t) => t,
         other => panic!("{other:?}"),
     }

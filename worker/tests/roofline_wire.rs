@@ -90,7 +90,7 @@ fn h100_kernel_columns_and_roofline_points() {
 #[test]
 fn h100_step_mfu_and_op_work() {
     let mut engine = common::load_real(H100);
-    let steps = table(&mut engine, Query::Steps);
+    let steps = table(&mut engine, Query::Steps { workload: Default::default() });
     let session = engine.session().unwrap().clone();
     let mfu = session.step_mfu(&session.steps(None));
     assert_eq!(mfu.len(), steps.rows.len());

@@ -5,7 +5,7 @@
 mod common;
 
 use kinetoscope::engine::Engine;
-use protocol::{Answer, CellValue, Query, TableData};
+use protocol::{Answer, CellValue, Query, TableData, Workload};
 
 fn engine(path: &std::path::Path) -> Engine {
     let bytes = common::json_bytes(path);
@@ -36,7 +36,7 @@ fn num(c: &CellValue) -> f64 {
 
 #[test]
 fn no_trace_is_an_error() {
-    assert!(Engine::new().query(&Query::Steps).is_err());
+    assert!(Engine::new().query(&Query::Steps { workload: Workload::default() }).is_err());
 }
 
 #[test]
@@ -131,7 +131,45 @@ fn kernels_and_steps_on_a_gpu_trace() {
         .find(|r| r[name] == CellValue::Text("ampere_fp16_s16816gemm_fp16_128x64_ldg8_relu_f2f_stages_32x6_tn".into()))
         .unwrap();
     assert_eq!((&gemm[class], &gemm[precision]), (&CellValue::Text("gemm".into()), &CellValue::Text("fp16".into())));
-    let s = table(&mut e, &Query::Steps);
+    let s = table(&mut e, &Query::Steps { workload: Workload::default() });
     assert_eq!(s.columns.len(), 22, "12 + MFU % + the phases' CPU and GPU (4 x 2) and exposed communication");
     assert!(s.rows.iter().all(|r| r.len() == 22));
+}
+
+/// The Steps table with a workload (the page's batch size and tokens per step): Samples/s and
+/// Tokens/s after MFU %, each step's equal to `report --batch-size --tokens-per-step --json`'s
+/// `throughput.steps[]`, the run's rates in the totals.
+#[test]
+fn steps_throughput_equals_the_report() {
+    let path = common::shared().join("fixtures/real/kineto__resnet50_num_workers_4__worker0.pt.trace.json.gz");
+    let mut e = engine(&path);
+    let w = Workload { batch_size: Some(32), tokens_per_step: Some(8192) };
+    let s = table(&mut e, &Query::Steps { workload: w });
+    let (samples, tokens) = (column(&s, "samples_per_s"), column(&s, "tokens_per_s"));
+    assert_eq!((samples, tokens), (column(&s, "mfu_pct") + 1, column(&s, "mfu_pct") + 2));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kinetoscope"))
+        .args(["report", path.to_str().unwrap(), "--json", "--batch-size", "32", "--tokens-per-step", "8192"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc = serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()["throughput"].clone();
+    let want = doc["steps"].as_array().unwrap();
+    assert_eq!(s.rows.len(), want.len());
+    assert_eq!(doc["complete_steps"], 6);
+    let cell = |c: &CellValue| match c {
+        CellValue::Float(x) => Some(*x),
+        CellValue::Empty => None,
+        other => panic!("not a rate: {other:?}"),
+    };
+    for (row, w) in s.rows.iter().zip(want) {
+        assert_eq!(cell(&row[samples]), w["samples_per_s"].as_f64(), "{w}");
+        assert_eq!(cell(&row[tokens]), w["tokens_per_s"].as_f64(), "{w}");
+    }
+    assert_eq!(s.totals["samples_per_s"], doc["samples_per_s"].as_f64().unwrap());
+    assert_eq!(s.totals["tokens_per_s"], doc["tokens_per_s"].as_f64().unwrap());
+    assert_eq!(s.totals["complete_steps"], 6.0);
+    let only_batch = table(&mut e, &Query::Steps { workload: Workload { batch_size: Some(32), tokens_per_step: None } });
+    assert!(only_batch.columns.iter().all(|c| c.key != "tokens_per_s") && !only_batch.totals.contains_key("tokens_per_s"));
+    let none = table(&mut e, &Query::Steps { workload: Workload::default() });
+    assert!(none.columns.iter().all(|c| c.key != "samples_per_s"), "no columns unless a figure is given");
 }

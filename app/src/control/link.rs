@@ -52,6 +52,7 @@ impl Controller {
             };
             link.sort = t.sort.as_ref().map(|s| (s.key.clone(), s.desc));
             link.by_shape = t.by_shape;
+            link.workload = t.workload;
             link.filter = Some(t.filter.trim().to_owned()).filter(|f| !f.is_empty());
         });
         link.finding = self.findings.with_untracked(|f| f.active.clone());
@@ -164,6 +165,7 @@ impl Controller {
         };
         self.tables.update(|t| {
             t.by_shape = link.by_shape;
+            t.workload = link.workload;
             t.scope = scope.unwrap_or_default();
         });
         if let Some(tab) = link.tab.as_deref().and_then(|n| Tab::ALL.into_iter().find(|t| t.as_str() == n)) {

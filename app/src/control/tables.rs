@@ -39,6 +39,15 @@ impl Controller {
         }
     }
 
+    /// Sets the work per step (batch size, tokens) and asks for the Steps table with its rates.
+    pub fn set_workload(self, workload: protocol::Workload) {
+        let mut query = None;
+        self.commit_tables(|t| query = t.set_workload(workload));
+        if let Some(query) = query {
+            self.send(query);
+        }
+    }
+
     /// Rescopes the op and kernel tables and asks for the current tab's table again.
     pub fn set_scope(self, scope: Scope) {
         let mut query = None;

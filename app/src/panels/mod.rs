@@ -19,6 +19,7 @@ mod step_marker;
 mod step_pick;
 mod summary;
 mod tables;
+mod throughput;
 mod what_if;
 
 /// Why step analyses are empty on a trace without steps (the CLI's `unavailable.steps`).

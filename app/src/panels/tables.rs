@@ -18,7 +18,8 @@
 //! `column-chooser` (op and kernel tables: a `column-toggle` checkbox per column, `data-key`;
 //! which columns show: `state::columns`), `col-resize` (the drag handle in each header but
 //! Name's), `steps-unavailable` (the Steps tab of a trace without steps: why it is empty), `step-marker`
-//! (the Steps tab's step marker picker, [`MarkerPicker`]).
+//! (the Steps tab's step marker picker, [`MarkerPicker`]), `batch-size` / `tokens-per-step` /
+//! `throughput-summary` (the Steps tab's throughput setting, [`ThroughputInputs`]).
 //! Cells carry the raw number in `data-value`; text is always rendered as text nodes.
 //! Only the rows in view are built ([`scroll_table`]). A C++ template name shows the part that
 //! tells it from its neighbours ([`short_names`]); its `title` holds the whole name.
@@ -26,6 +27,7 @@
 use super::modules::{module_view, ModuleActions};
 use super::scroll_table::{row_index, scroll_table, shown_text, width_ch};
 use super::step_marker::MarkerPicker;
+use super::throughput::ThroughputInputs;
 use super::step_pick::StepPicker;
 use crate::state::columns::MIN_WIDTH_CH;
 use crate::state::names::short_names;
@@ -76,6 +78,7 @@ pub fn TablePanel(
     explained: Memo<Option<u64>>,
     marking: Memo<StepMarking>,
     on_marker: Callback<Option<String>>,
+    on_workload: Callback<protocol::Workload>,
     modules: ModuleActions,
 ) -> impl IntoView {
     let tab = Memo::new(move |_| tables.with(|t| t.tab));
@@ -129,11 +132,13 @@ pub fn TablePanel(
             let scope = tab.scoped().then(|| scope_select(tables, steps, range, on_scope));
             let chooser = move || choice.get().map(|columns| column_chooser(columns, chooser_open, on_column));
             let marker = (tab == Tab::Steps).then(|| view! { <MarkerPicker marking=marking on_marker=on_marker /> });
+            let workload = (tab == Tab::Steps).then(|| view! { <ThroughputInputs tables=tables on_workload=on_workload /> });
             view! {
                 <section class="card">
                     <div class="table-tools">
                         {filter}
                         {marker}
+                        {workload}
                         {scope}
                         {toggle}
                         {chooser}

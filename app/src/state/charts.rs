@@ -18,7 +18,7 @@
 //! are tested natively (docs/contributing.md). The charts: docs/viewer.md#charts.
 
 use super::memory::{MemoryView, LIVE_ROWS};
-use protocol::{Answer, CellValue, CounterSeries, CounterSet, Histogram, MemoryData, Query, RooflineData, TableData};
+use protocol::{Answer, CellValue, CounterSeries, CounterSet, Histogram, MemoryData, Query, RooflineData, TableData, Workload};
 
 /// Buckets of the whole-trace GPU and memory curves (about one per 3 px of a wide chart).
 pub const COUNTER_BUCKETS: u32 = 300;
@@ -309,7 +309,7 @@ impl ChartState {
             return None;
         }
         Some(match self.need()? {
-            Need::Steps => Query::Steps,
+            Need::Steps => Query::Steps { workload: Workload::default() },
             Need::Kernels => Query::Kernels { range_ns: None },
             Need::Counters => Query::Counters {
                 start_ns: 0,
@@ -595,7 +595,7 @@ mod tests {
         let mut c = ChartState::default();
         assert!(c.next_query().is_none(), "nothing loaded");
         c.loaded(1_000);
-        assert_eq!(send(&mut c, 1), Query::Steps);
+        assert_eq!(send(&mut c, 1), Query::Steps { workload: Workload::default() });
         c.apply(1, Answer::Table(steps_table()));
         assert_eq!(send(&mut c, 2), Query::Kernels { range_ns: None });
         c.apply(

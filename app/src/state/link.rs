@@ -16,6 +16,7 @@
 //! finding=RULE       active cheatsheet finding
 //! cp=all | N         the timeline's critical path overlay, of every step or of step N
 //! marker=NAME        the annotation marking steps in a trace without ProfilerStep#N
+//! bs=N, tps=N        the Steps tab's batch size and tokens per step (samples/s, tokens/s)
 //! pin=GROUP          a lane group pinned to the top of the timeline, one pair per group, in
 //!                    the order shown (group names as the timeline labels them)
 //! file=NAME,SIZE     a locally opened file (the link carries its name and size, never its bytes)
@@ -28,7 +29,7 @@
 //! Unknown keys are ignored and malformed values dropped, so an old or hand-edited link still
 //! opens what it can. The trace itself comes from `?url=` (query string), not the fragment.
 
-use protocol::SliceKey;
+use protocol::{SliceKey, Workload};
 
 /// Everything a share link restores.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -57,6 +58,8 @@ pub struct ViewLink {
     pub critical: Option<Option<u64>>,
     /// The step marker (`None`: `ProfilerStep#N`).
     pub marker: Option<String>,
+    /// The work per step the Steps tab's throughput columns divide.
+    pub workload: Workload,
     /// A locally opened file's name and size.
     pub file: Option<(String, u64)>,
     /// Lane groups pinned to the top of the timeline, by name, top first.
@@ -123,6 +126,12 @@ impl ViewLink {
         if let Some(m) = &self.marker {
             put("marker", m.clone());
         }
+        if let Some(n) = self.workload.batch_size {
+            put("bs", n.to_string());
+        }
+        if let Some(n) = self.workload.tokens_per_step {
+            put("tps", n.to_string());
+        }
         for group in &self.pinned {
             put("pin", group.clone());
         }
@@ -172,6 +181,8 @@ impl ViewLink {
                 "finding" => link.finding = Some(value).filter(|v| !v.is_empty()),
                 "marker" => link.marker = Some(value).filter(|v| !v.is_empty()),
                 "pin" if !value.is_empty() => link.pinned.push(value),
+                "bs" => link.workload.batch_size = value.parse().ok().filter(|&n| n > 0),
+                "tps" => link.workload.tokens_per_step = value.parse().ok().filter(|&n| n > 0),
                 "cp" if value == "all" => link.critical = Some(None),
                 "cp" => link.critical = value.parse().ok().map(Some),
                 "file" => {
@@ -268,6 +279,7 @@ mod tests {
             finding: Some("dtod-before-gemm".into()),
             critical: Some(Some(7)),
             marker: Some("## Call CompiledFxGraph fx_0 ##".into()),
+            workload: Workload { batch_size: Some(32), tokens_per_step: Some(65_536) },
             file: Some(("my trace,v2.json.gz".into(), 123_456_789)),
             pinned: vec!["GPU 0 & NCCL, stream 7".into(), "python3 (1234)".into()],
             compare: CompareLink {

@@ -15,7 +15,7 @@ use super::columns::ColumnChoice;
 use super::format;
 use super::flame::FlameTree;
 use super::modules::ModuleTree;
-use protocol::{Answer, CellValue, FromWorker, Query, TableData};
+use protocol::{Answer, CellValue, FromWorker, Query, TableData, Workload};
 use std::cmp::Ordering;
 use std::sync::Arc;
 
@@ -168,6 +168,9 @@ pub struct TableState {
     pub pending: Option<u32>,
     /// The columns shown per table kind.
     pub columns: ColumnChoice,
+    /// The work one step does (the Steps tab's batch size and tokens per step): adds samples/s
+    /// and tokens/s to the Steps table.
+    pub workload: Workload,
 }
 
 impl TableState {
@@ -182,7 +185,7 @@ impl TableState {
             Tab::Kernels => Some(Query::Kernels {
                 range_ns: self.scope.range_ns(),
             }),
-            Tab::Steps => Some(Query::Steps),
+            Tab::Steps => Some(Query::Steps { workload: self.workload }),
             Tab::Modules => Some(Query::Modules { range_ns: self.scope.range_ns() }),
             Tab::Flame => Some(Query::CallTree { range_ns: self.scope.range_ns(), baseline: self.flame_growth }),
         }
@@ -208,6 +211,15 @@ impl TableState {
     pub fn set_by_shape(&mut self, on: bool) -> Option<Query> {
         self.by_shape = on;
         self.query().filter(|_| self.tab == Tab::Ops)
+    }
+
+    /// Sets the work per step; returns the query to send when on the Steps tab.
+    pub fn set_workload(&mut self, workload: Workload) -> Option<Query> {
+        if workload == self.workload {
+            return None;
+        }
+        self.workload = workload;
+        self.query().filter(|_| self.tab == Tab::Steps)
     }
 
     /// Sets the scope; returns the query to send when the tab shown depends on it.

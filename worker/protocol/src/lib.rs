@@ -39,7 +39,7 @@ pub use timeline::*;
 use serde::{Deserialize, Serialize};
 
 /// Bumped on any incompatible change; the app refuses a worker that reports another version.
-pub const PROTOCOL_VERSION: u32 = 24;
+pub const PROTOCOL_VERSION: u32 = 25;
 
 /// A message from the app to the worker.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -454,7 +454,8 @@ mod tests {
         let queries = [
             Query::Ops { by_shape: false, range_ns: None },
             Query::Kernels { range_ns: Some((0, 9)) },
-            Query::Steps,
+            Query::Steps { workload: Workload::default() },
+            Query::Steps { workload: Workload { batch_size: Some(32), tokens_per_step: None } },
             Query::Layout { trace: TraceRef::Baseline, align: Align::First },
             Query::Layout { trace: TraceRef::Current, align: Align::Step(5) },
             Query::Tiles {
@@ -496,7 +497,7 @@ mod tests {
             let name = match &query {
                 Query::Ops { .. } => "ops",
                 Query::Kernels { .. } => "kernels",
-                Query::Steps => "steps",
+                Query::Steps { .. } => "steps",
                 Query::Layout { .. } => "layout",
                 Query::Tiles { .. } => "tiles",
                 Query::Details { .. } => "details",

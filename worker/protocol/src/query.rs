@@ -3,6 +3,24 @@
 use crate::SliceKey;
 use serde::{Deserialize, Serialize};
 
+/// The work one step does, which a trace does not record, as the user states it.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Workload {
+    /// Samples per step (the global batch the step trains or serves).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch_size: Option<u64>,
+    /// Tokens per step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens_per_step: Option<u64>,
+}
+
+impl Workload {
+    /// True when neither figure was given.
+    pub fn is_empty(&self) -> bool {
+        self.batch_size.is_none() && self.tokens_per_step.is_none()
+    }
+}
+
 /// A request over the loaded trace. Times are ns from the trace origin. Each query belongs to
 /// a [`Channel`]: a newer query on a channel supersedes the pending one (latest wins), queries
 /// on different channels run independently.
@@ -13,8 +31,12 @@ pub enum Query {
     Ops { by_shape: bool, range_ns: Option<(i64, i64)> },
     /// Kernels grouped by name.
     Kernels { range_ns: Option<(i64, i64)> },
-    /// Profiler steps with their time breakdown.
-    Steps,
+    /// Profiler steps with their time breakdown; with the work a step does (`workload`), its
+    /// samples/s and tokens/s too.
+    Steps {
+        #[serde(default, skip_serializing_if = "Workload::is_empty")]
+        workload: Workload,
+    },
     /// A stacked compare panel's layout of `trace` (the main timeline's comes with
     /// [`FromWorker::Loaded`]): [`Layout::focus`] is the step picked by `align` and only lanes
     /// with slices during that step are listed (all lanes with slices when the trace has no
@@ -215,7 +237,7 @@ impl Query {
     /// The channel this query belongs to.
     pub fn channel(&self) -> Channel {
         match self {
-            Query::Ops { .. } | Query::Kernels { .. } | Query::Steps | Query::Modules { .. } | Query::CallTree { .. } => Channel::Table,
+            Query::Ops { .. } | Query::Kernels { .. } | Query::Steps { .. } | Query::Modules { .. } | Query::CallTree { .. } => Channel::Table,
             Query::Layout { .. } => Channel::Layout,
             Query::Tiles { .. } => Channel::Tiles,
             Query::Details { .. } | Query::Resolve { .. } => Channel::Details,

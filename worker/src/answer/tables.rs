@@ -14,7 +14,8 @@ use crate::analysis::kernels::KernelTable;
 use crate::analysis::ops::OpTable;
 use crate::analysis::phases::{Phase, Phases};
 use crate::analysis::steps::Steps;
-use protocol::{CellValue, Column, TableData};
+use crate::report::throughput;
+use protocol::{CellValue, Column, TableData, Workload};
 use std::collections::BTreeMap;
 
 fn col(key: &str, label: &str, unit: &str) -> Column {
@@ -205,7 +206,7 @@ pub fn kernels(table: &KernelTable) -> TableData {
 /// The step table, in step order, with the time breakdown of each step span, its MFU (`mfu`:
 /// one per step, in %, `None` when unknown) and its phases' CPU and GPU time (`phases`, one
 /// per step; a phase the trace cannot tell apart is empty, its column's note says why).
-pub fn steps(steps: &Steps, mfu: &[Option<f64>], phases: &Phases) -> TableData {
+pub fn steps(steps: &Steps, mfu: &[Option<f64>], phases: &Phases, w: Workload) -> TableData {
     let mut columns = vec![
         col("step", "Step", "count"),
         col("cpu_dur", "CPU dur", "ns"),
@@ -224,7 +225,14 @@ pub fn steps(steps: &Steps, mfu: &[Option<f64>], phases: &Phases) -> TableData {
     ];
     columns.extend(CATS.iter().map(|(k, l)| col(k, l, "ns")));
     columns.push(col("mfu_pct", "MFU %", "pct"));
+    if w.batch_size.is_some() {
+        columns.push(col("samples_per_s", "Samples/s", "rate"));
+    }
+    if w.tokens_per_step.is_some() {
+        columns.push(col("tokens_per_s", "Tokens/s", "rate"));
+    }
     columns.extend(phase_columns(phases));
+    let rates = throughput::per_step(steps, w);
     let rows = steps
         .steps
         .iter()
@@ -246,15 +254,29 @@ pub fn steps(steps: &Steps, mfu: &[Option<f64>], phases: &Phases) -> TableData {
                     .map(|&c| CellValue::Int(s.breakdown.get(c))),
             );
             row.push(float(mfu.get(i).copied().flatten()));
+            let (samples, tokens) = rates.get(i).copied().unwrap_or_default();
+            if w.batch_size.is_some() {
+                row.push(float(samples));
+            }
+            if w.tokens_per_step.is_some() {
+                row.push(float(tokens));
+            }
             row.extend(phase_cells(phases, i, s.number));
             row
         })
+        .collect();
+    // The run's rates: the work of the complete steps over their summed spans.
+    let (samples, tokens) = throughput::overall(steps, w);
+    let totals = [("samples_per_s", samples), ("tokens_per_s", tokens)]
+        .into_iter()
+        .filter_map(|(k, v)| Some((k.to_owned(), v?)))
+        .chain(std::iter::once(("complete_steps".to_owned(), steps.steps.iter().filter(|s| !s.incomplete).count() as f64)))
         .collect();
     TableData {
         kind: "steps".into(),
         columns,
         rows,
-        totals: BTreeMap::new(),
+        totals,
     }
 }
 

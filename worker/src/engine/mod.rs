@@ -304,10 +304,10 @@ impl Engine {
                 Answer::Table(answer::tables::ops(&session.op_table(&opts), *by_shape))
             }
             Query::Kernels { range_ns } => Answer::Table(answer::tables::kernels(&session.kernels(*range_ns))),
-            Query::Steps => {
+            Query::Steps { workload } => {
                 let steps = session.steps(None);
                 let phases = crate::analysis::phases::analyze(trace, &steps, session.kernel_classes());
-                Answer::Table(answer::tables::steps(&steps, &session.step_mfu(&steps), &phases))
+                Answer::Table(answer::tables::steps(&steps, &session.step_mfu(&steps), &phases, *workload))
             }
             Query::Resolve { key } => Answer::Details(
                 answer::details::resolve(trace, key).and_then(|id| with_work(&session, id)),

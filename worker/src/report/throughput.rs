@@ -12,21 +12,7 @@ use crate::model::Trace;
 use serde_json::{json, Value};
 use std::fmt::Write as _;
 
-/// The work one step does, as the user states it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Workload {
-    /// Samples per step (the global batch the step trains or serves).
-    pub batch_size: Option<u64>,
-    /// Tokens per step.
-    pub tokens_per_step: Option<u64>,
-}
-
-impl Workload {
-    /// True when neither figure was given.
-    pub fn is_empty(&self) -> bool {
-        self.batch_size.is_none() && self.tokens_per_step.is_none()
-    }
-}
+pub use protocol::Workload;
 
 /// `work` units over `ns`, per second (`None` over no time).
 fn rate(work: Option<u64>, ns: i64) -> Option<f64> {
@@ -35,10 +21,23 @@ fn rate(work: Option<u64>, ns: i64) -> Option<f64> {
 }
 
 /// (samples/s, tokens/s) over the complete steps of `steps`.
-fn overall(steps: &Steps, w: Workload) -> (Option<f64>, Option<f64>) {
+pub fn overall(steps: &Steps, w: Workload) -> (Option<f64>, Option<f64>) {
     let complete: Vec<i64> = steps.steps.iter().filter(|s| !s.incomplete).map(|s| s.dur_ns()).collect();
     let (n, ns) = (complete.len() as u64, complete.iter().sum::<i64>());
     (rate(w.batch_size.map(|b| b * n), ns), rate(w.tokens_per_step.map(|t| t * n), ns))
+}
+
+/// (samples/s, tokens/s) of each step of `steps`, in order; `None` for an incomplete step or a
+/// figure not given.
+pub fn per_step(steps: &Steps, w: Workload) -> Vec<(Option<f64>, Option<f64>)> {
+    steps
+        .steps
+        .iter()
+        .map(|s| {
+            let ns = if s.incomplete { 0 } else { s.dur_ns() };
+            (rate(w.batch_size, ns), rate(w.tokens_per_step, ns))
+        })
+        .collect()
 }
 
 /// `throughput` of `report --json`: the figures given, the rates over the complete steps and
@@ -46,16 +45,16 @@ fn overall(steps: &Steps, w: Workload) -> (Option<f64>, Option<f64>) {
 /// incomplete step or a figure not given).
 pub fn json(trace: &Trace, steps: &Steps, w: Workload) -> Value {
     let (samples, tokens) = overall(steps, w);
-    let per_step: Vec<Value> = steps
+    let rows: Vec<Value> = steps
         .steps
         .iter()
-        .map(|s| {
-            let ns = if s.incomplete { 0 } else { s.dur_ns() };
+        .zip(per_step(steps, w))
+        .map(|(s, (samples, tokens))| {
             json!({
                 "name": step_name(trace, s.number),
                 "dur_us": s.dur_ns() as f64 / 1e3,
-                "samples_per_s": rate(w.batch_size, ns),
-                "tokens_per_s": rate(w.tokens_per_step, ns),
+                "samples_per_s": samples,
+                "tokens_per_s": tokens,
             })
         })
         .collect();
@@ -65,7 +64,7 @@ pub fn json(trace: &Trace, steps: &Steps, w: Workload) -> Value {
         "complete_steps": steps.steps.iter().filter(|s| !s.incomplete).count(),
         "samples_per_s": samples,
         "tokens_per_s": tokens,
-        "steps": per_step,
+        "steps": rows,
     })
 }
 
