@@ -290,6 +290,23 @@ class AppPage {
   }
 }
 
+/**
+ * Opens `link` in a fresh browser context (a teammate's browser: no storage, no cache), waits for
+ * its first load and idle, runs `check` on its AppPage, and closes the context.
+ */
+async function inFreshContext(browser, link, check) {
+  const context = await browser.newContext();
+  try {
+    const other = new AppPage(await context.newPage());
+    await other.page.goto(link);
+    await other.waitForLoads(1);
+    await other.idle();
+    await check(other);
+  } finally {
+    await context.close();
+  }
+}
+
 /** `test` with an `app` fixture: an AppPage whose page must end the test with no uncaught exception. */
 const test = base.extend({
   app: async ({ page }, use) => {
@@ -299,4 +316,4 @@ const test = base.extend({
   },
 });
 
-module.exports = { AppPage, test, expect };
+module.exports = { AppPage, test, expect, inFreshContext };

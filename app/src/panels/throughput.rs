@@ -36,28 +36,37 @@ fn summary(t: &TableState) -> Option<(String, Option<f64>, Option<f64>)> {
     Some((format!("over {n} complete steps: {}", parts.join(", ")), samples, tokens))
 }
 
+/// One figure's input: `get` reads it from the workload shown, `set` writes the typed value.
+fn count_input(
+    tables: ReadSignal<TableState>,
+    on_workload: Callback<Workload>,
+    (label, title, testid): (&'static str, &'static str, &'static str),
+    get: fn(&Workload) -> Option<u64>,
+    set: fn(&mut Workload, Option<u64>),
+) -> impl IntoView {
+    let on_change = move |ev: leptos::ev::Event| {
+        let mut w = tables.with_untracked(|t| t.workload);
+        set(&mut w, parse_count(&event_target_value(&ev)));
+        on_workload.run(w);
+    };
+    view! {
+        <label title=title>
+            {label}
+            <input type="number" min="1" step="1" class="count-input" data-testid=testid
+                prop:value=move || tables.with(|t| get(&t.workload).map(|n| n.to_string()).unwrap_or_default())
+                on:change=on_change />
+        </label>
+    }
+}
+
 /// The two inputs and the run's rates; changes go through `on_workload`.
 #[component]
 pub fn ThroughputInputs(tables: ReadSignal<TableState>, on_workload: Callback<Workload>) -> impl IntoView {
-    let set = move |edit: fn(&mut Workload, Option<u64>), ev: leptos::ev::Event| {
-        let mut w = tables.with_untracked(|t| t.workload);
-        edit(&mut w, parse_count(&event_target_value(&ev)));
-        on_workload.run(w);
-    };
-    let shown = |n: Option<u64>| n.map(|n| n.to_string()).unwrap_or_default();
+    let batch = ("Batch size ", "Samples per step (the global batch): adds Samples/s (kinetoscope report --batch-size N)", "batch-size");
+    let tokens = ("Tokens / step ", "Tokens per step: adds Tokens/s (kinetoscope report --tokens-per-step N)", "tokens-per-step");
     view! {
-        <label title="Samples per step (the global batch): adds Samples/s (kinetoscope report --batch-size N)">
-            "Batch size "
-            <input type="number" min="1" step="1" class="count-input" data-testid="batch-size"
-                prop:value=move || tables.with(|t| shown(t.workload.batch_size))
-                on:change=move |ev| set(|w, n| w.batch_size = n, ev) />
-        </label>
-        <label title="Tokens per step: adds Tokens/s (kinetoscope report --tokens-per-step N)">
-            "Tokens / step "
-            <input type="number" min="1" step="1" class="count-input" data-testid="tokens-per-step"
-                prop:value=move || tables.with(|t| shown(t.workload.tokens_per_step))
-                on:change=move |ev| set(|w, n| w.tokens_per_step = n, ev) />
-        </label>
+        {count_input(tables, on_workload, batch, |w| w.batch_size, |w, n| w.batch_size = n)}
+        {count_input(tables, on_workload, tokens, |w| w.tokens_per_step, |w, n| w.tokens_per_step = n)}
         {move || tables.with(summary).map(|(text, samples, tokens)| {
             let raw = |v: Option<f64>| v.map(|v| v.to_string()).unwrap_or_default();
             view! {
