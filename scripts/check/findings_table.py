@@ -587,6 +587,87 @@ def c_gemm_shape(m_at, intensity_at, ridge_at, tflops, gbps):
                 (q[ridge_at], tflops * 1e12 / (gbps * 1e9))]
     return check
 
+# ---- rows once recounted by hand (issue #49): precision, fill, shapes, chains -------------------
+
+def precision(name):
+    """The kernel-class precision a name spells (docs/definitions.md §3 rows 29-34, first match);
+    None for fp32 / fp64 / unknown (no rule here needs those apart)."""
+    n = name.lower()
+    tok = lambda *ws: any(re.search(r"(?<![a-z0-9])%s(?![a-z0-9])" % w, n) for w in ws)
+    if "e2m1" in n or tok("fp4", "nvfp4", "mxfp4"):
+        return "fp4"
+    if "e4m3" in n or "e5m2" in n or tok("fp8"):
+        return "fp8"
+    if "int8" in n or "i8816" in n or "imma" in n:
+        return "int8"
+    if "bf16" in n or "bfloat16" in n:
+        return "bf16"
+    if any(w in n for w in ("f16f16", "h884", "h1688", "h16816", "hgemm")) or tok("fp16", "f16", "half"):
+        return "fp16"
+    if any(w in n for w in ("tf32", "tfloat32", "s1688gemm")):
+        return "tf32"
+    return None
+
+
+def typed_op(t, k):
+    """The innermost op enclosing the kernel's launch call that records an `Input type`."""
+    c = t.launch_of(k)
+    o = t.owner(c) if c else None
+    while o is not None and not o["args"].get("Input type"):
+        o = t.parent(o)
+    return o
+
+
+def c_sm_fill(t, q):
+    """low-sm-efficiency: over non-NCCL kernels with `blocks per SM`, the time-weighted mean of
+    min(blocks per SM, 1) (%), their time (µs), the GPU's SM count, and whether most of them
+    launch fewer blocks than SMs (blocks per SM < 1)."""
+    ks = [k for k in t.kernels if "blocks per SM" in k["args"] and not is_nccl(k["name"])]
+    den = sum(k["e"] - k["s"] for k in ks)
+    num = sum(min(k["args"]["blocks per SM"], 1) * (k["e"] - k["s"]) for k in ks)
+    sms = {p["numSms"] for p in t.doc.get("deviceProperties", [])}
+    few = sum(1 for k in ks if k["args"]["blocks per SM"] < 1)
+    return [(q[0], pct(num, den)), (q[2], us(den)), (q[3], sms.pop() if len(sms) == 1 else -1),
+            ("most launch fewer blocks than SMs", few > len(ks) / 2)]
+
+
+def tf32_on_fp32(t):
+    """tf32-fp32: (TF32 GEMM kernels whose typed op's first Input type is float, all GEMM kernels)."""
+    gemms = [k for k in t.kernels if is_gemm(k["name"])]
+    tf = [k for k in gemms if precision(k["name"]) == "tf32"
+          and (typed_op(t, k) or {}).get("args", {}).get("Input type", [None])[0] == "float"]
+    return tf, gemms
+
+
+def dur(ks):
+    return sum(k["e"] - k["s"] for k in ks)
+
+
+def c_tf32_sampled(t, q):
+    """Sampled HTA ranks: calls, [names], TF32 ms, GEMM ms, share; the ops they run under."""
+    tf, gemms = tf32_on_fp32(t)
+    ops = sorted({typed_op(t, k)["name"] for k in tf})
+    every = sum(1 for k in gemms if precision(k["name"]) == "tf32")
+    out = [(q[0], len(tf)), ("every TF32 GEMM on float", every == len(tf))]
+    if len(q) == 5:  # rank 0 names the kernels
+        out += [(q[1], len({k["name"] for k in tf})), ("all s1688gemm without f16", all("s1688gemm" in k["name"] for k in tf))]
+    return out + [(q[-3], ms(dur(tf))), (q[-2], ms(dur(gemms))), (q[-1], pct(dur(tf), dur(gemms))),
+                  ("under aten::mm / bmm / addmm", ops == ["aten::addmm", "aten::bmm", "aten::mm"])]
+
+
+def c_tf32_qatut(t, q):
+    """qatut: TF32 calls on fp32 data: cutlass s1688gemm under bmm (its shape), sm90 xmma tf32f32
+    under mm / addmm; their µs, and all GEMM time."""
+    tf, gemms = tf32_on_fp32(t)
+    op = lambda k: typed_op(t, k)["name"]
+    cut = [k for k in tf if "cutlass_80_tensorop_s1688gemm_" in k["name"] and op(k) == "aten::bmm"]
+    xmma = [k for k in tf if k["name"].startswith("sm90_xmma_gemm_") and "_tf32f32_" in k["name"] and op(k) in ("aten::mm", "aten::addmm")]
+    shapes = {tuple(op_work(typed_op(t, k))[2]) for k in cut}  # [b, m, n, k]: QK^T 128x128 by 64, then PV
+    b, m, n, kk = min(shapes, key=lambda s: s[3])
+    return [(q[0], len(tf)), (q[1], len(cut)), (q[2], m), (q[3], n), (q[4], kk), (q[5], len(xmma)),
+            ("bmm batch", b), (q[6], us(dur(tf))), ("all GEMM time", dur(tf) == dur(gemms))]
+
+
 def row_checks():
     """(fixture prefix, rule) -> check. Rows with no entry are SKIPPED (reason in SKIP)."""
     C = {}
@@ -767,6 +848,11 @@ def row_checks():
     C[("tracelens__mi300", "memory-bound-gemm")] = c_gemm_shape(2, 5, 8, 1307.4, 5300)
     C[("hta__benchmark", "lazy-init")] = c_lazy_setup
     C[("sglang", "partial-trace")] = c_blind_wait
+    for fx in ["dlrm_kineto__worker0", "dlrm_kineto__worker1", "dlrm_kineto__worker2", "dlrm_kineto__worker3"]:
+        C[(fx, "low-sm-efficiency")] = c_sm_fill
+    C[("sampled_rank-0", "tf32-fp32")] = c_tf32_sampled
+    C[("sampled_rank-1", "tf32-fp32")] = c_tf32_sampled
+    C[("qatut", "tf32-fp32")] = c_tf32_qatut
     return C
 
 

@@ -1327,7 +1327,7 @@ const FIXTURE_RULES: &[(&str, Firings)] = &[
             ("memory-bound-gemm", "info", Some(0.0), "2 GEMM kernel names, 39.0 of 233.0 µs GEMM time (16.7%); bmm 128 x 128·128·64 fp32: 2·128·128·128·64 / (4·128·(128·64+64·128+128·128)) = 16 FLOP/B, below the fp32 ridge 20 (and tf32's 148)", "info rule; impact is the engine's path time of its evidence (0.0%), not recounted"),
             ("occupancy-query", "info", Some(0.1), "6 queries before cutlass launches", "info rule; impact is the engine's path time of its evidence (0.1%), not recounted"),
             ("overhead-bound", "warn", Some(100.0), "3 of 3 steps idle > 50%; host wait 2.10 of 2.11 ms of stream gaps", "as gpu-idle: 100.0% >= 86.0%"),
-            ("tf32-fp32", "info", Some(0.0), "H100: 18 cutlass_80_tensorop_s1688gemm_* calls under fp32 aten::bmm (128 x 128 x 64 attention) and addmm: 233.0 µs, all GEMM time (python recount)", "warn told as info: 0 ns of the 934 µs step on the path (host-bound), under 2% (not recounted)"),
+            ("tf32-fp32", "info", Some(0.0), "H100: 18 TF32 GEMM calls on fp32 data, 6 cutlass_80_tensorop_s1688gemm_* under aten::bmm (128 x 128 x 64 attention) and 12 sm90_xmma_gemm_*_tf32f32_* under aten::mm / addmm: 233.0 µs, all GEMM time (python recount)", "warn told as info: 0 ns of the 934 µs step on the path (host-bound), under 2% (not recounted)"),
             ("unfused-attention", "info", Some(0.0), "3 bmm -> _softmax -> bmm chains inside aten::_native_multi_head_attention, scores 16x8x128x128: 54.0 of 391.0 µs device time (13.8%; python recount)", "warn told as info: 0 ns of the 934 µs step on the path, under 2% (not recounted)"),
         ],
     ),
