@@ -668,6 +668,53 @@ def c_tf32_qatut(t, q):
             ("bmm batch", b), (q[6], us(dur(tf))), ("all GEMM time", dur(tf) == dur(gemms))]
 
 
+def gemm_shapes(t):
+    """GEMM kernels (kernel class) with their work op's (name, Input type of the first matrix, m, n, k)
+    from Input Dims (the roofline's shape); None where the op has no GEMM shape."""
+    out = []
+    for k in t.kernels:
+        if not is_gemm(k["name"]):
+            continue
+        o = work_op(t, k)
+        if o is None or o["name"] not in GEMM_OPS:
+            out.append((k, None))
+            continue
+        _, m, n, kk = op_work(o)[2]
+        out.append((k, (o["name"], o["args"]["Input type"][GEMM_OPS[o["name"]][0]], m, n, kk)))
+    return out
+
+
+def misaligned(t):
+    """gemm-alignment: GEMM kernels on 16-bit data with M, N or K not a multiple of 8 (8-bit: 16)."""
+    mult = {"c10::Half": 8, "c10::BFloat16": 8, "c10::Float8_e4m3fn": 16, "c10::Float8_e5m2": 16, "signed char": 16}
+    return [(k, sh) for k, sh in gemm_shapes(t) if sh and sh[1] in mult and any(d % mult[sh[1]] for d in sh[2:])]
+
+
+def c_align_partx(t, q):
+    """partx (fp16 GPT-2): misaligned calls, µs, GEMM ms, share; per shape M x N x K its time."""
+    bad = misaligned(t)
+    gemm = dur(k for k, _ in gemm_shapes(t))
+    by = collections.defaultdict(int)
+    for k, sh in bad:
+        by[sh[2:]] += k["e"] - k["s"]
+    shapes = [tuple(int(v) for v in q[i:i + 3]) for i in (4, 8, 12, 15)]
+    return [("all fp16", {sh[1] for _, sh in bad} == {"c10::Half"}), (q[0], len(bad)), (q[1], us(dur(k for k, _ in bad))),
+            (q[2], ms(gemm)), (q[3], pct(dur(k for k, _ in bad), gemm)), ("the four shapes, no other", sorted(by) == sorted(shapes)),
+            (q[7], us(by.get(shapes[0], 0))), (q[11], us(by.get(shapes[1], 0))),
+            ("baddbmm / bmm", sorted({sh[0] for k, sh in bad if sh[2:] in shapes[:2]}) == ["aten::baddbmm", "aten::bmm"])]
+
+
+def c_align_bert(t, q):
+    """BERT (bf16): M = tokens in every GEMM call (all misaligned, all GEMM time), N = vocabulary in
+    the decoder GEMM (its µs where quoted)."""
+    bad, all_ = misaligned(t), gemm_shapes(t)
+    dec = [k for k, sh in bad if sh[3] % 8]
+    out = [(q[0], {sh[2] for _, sh in bad}.pop()), ("one M", len({sh[2] for _, sh in bad}) == 1), (q[1], len(bad)),
+           (q[2], us(dur(k for k, _ in bad))), ("all GEMM time", len(bad) == len(all_)),
+           (q[3], {sh[3] for k, sh in bad if sh[3] % 8}.pop()), ("one decoder call", len(dec) == 1)]
+    return out + ([(q[4], us(dur(dec)))] if len(q) > 4 else [])
+
+
 def row_checks():
     """(fixture prefix, rule) -> check. Rows with no entry are SKIPPED (reason in SKIP)."""
     C = {}
@@ -853,6 +900,9 @@ def row_checks():
     C[("sampled_rank-0", "tf32-fp32")] = c_tf32_sampled
     C[("sampled_rank-1", "tf32-fp32")] = c_tf32_sampled
     C[("qatut", "tf32-fp32")] = c_tf32_qatut
+    C[("partx", "gemm-alignment")] = c_align_partx
+    C[("tracelens__h100", "gemm-alignment")] = c_align_bert
+    C[("tracelens__mi300", "gemm-alignment")] = c_align_bert
     return C
 
 
