@@ -715,6 +715,31 @@ def c_align_bert(t, q):
     return out + ([(q[4], us(dur(dec)))] if len(q) > 4 else [])
 
 
+COPY_OPS = {"aten::" + n for n in ("copy_", "_copy_from", "contiguous", "clone", "repeat", "repeat_interleave", "to",
+                                    "_to_copy", "permute", "expand_as")}
+
+
+def c_copy_overhead(t, q):
+    """copy-overhead: kernels and DtoD copies whose launch call has a copy / layout op among its
+    enclosing ops: count (kernels, copies), µs of all device time, share; the outermost `ns::op`
+    holding most of it and its ms."""
+    hits = []
+    for a in t.dev:
+        c = t.launch_of(a)
+        if c is None or not (a["cat"] == "kernel" or (a["cat"] in ("gpu_memcpy", "memcpy") and "DtoD" in a["name"])):
+            continue
+        ops = chain(t, c)
+        if any(n in COPY_OPS for n in ops):
+            hits.append((a, [n for n in ops if "::" in n][-1]))
+    by = collections.Counter()
+    for a, user in hits:
+        by[user] += a["e"] - a["s"]
+    top, top_ns = by.most_common(1)[0]
+    k = sum(1 for a, _ in hits if a["cat"] == "kernel")
+    return [(q[0], len(hits)), (q[1], k), (q[2], len(hits) - k), (q[3], us(dur(a for a, _ in hits))), (q[4], us(dur(t.dev))),
+            (q[5], pct(dur(a for a, _ in hits), dur(t.dev))), ("most under aten::linear", top == "aten::linear"), (q[-1], ms(top_ns))]
+
+
 def row_checks():
     """(fixture prefix, rule) -> check. Rows with no entry are SKIPPED (reason in SKIP)."""
     C = {}
@@ -903,6 +928,7 @@ def row_checks():
     C[("partx", "gemm-alignment")] = c_align_partx
     C[("tracelens__h100", "gemm-alignment")] = c_align_bert
     C[("tracelens__mi300", "gemm-alignment")] = c_align_bert
+    C[("partx", "copy-overhead")] = c_copy_overhead
     return C
 
 

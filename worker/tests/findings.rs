@@ -1306,7 +1306,7 @@ const FIXTURE_RULES: &[(&str, Firings)] = &[
         "partx__profiler_trace_single_sample.json",
         &[
             ("addmm-fusion", "info", Some(0.5), "46 `aten::addmm`", "info rule; impact is the engine's path time of its evidence (0.5%), not recounted"),
-            ("copy-overhead", "info", Some(0.0), "262 kernels under copy_ / to / contiguous, 2687.964 of 7800.53 µs device time (34.5%; python recount); most under aten::linear (autocast casting fp32 weights per call, 1.27 ms)", "warn told as info: 7.6 µs per step on the path, under 2% (not recounted)"),
+            ("copy-overhead", "info", Some(0.0), "262 device activities (245 kernels, 17 DtoD copies) under copy_ / to / contiguous, 2687.964 of 7800.53 µs device time (34.5%; python recount); most under aten::linear (autocast casting fp32 weights per call, 1.27 ms)", "warn told as info: 7.6 µs per step on the path, under 2% (not recounted)"),
             ("dtod-before-gemm", "info", Some(0.0), "8 `Memcpy DtoD` (1.9 MB) each from `aten::baddbmm` -> `aten::copy_`, then its GEMM on stream 7", "warn told as info: 0.0% of step time on the path, under 2% (not recounted)"),
             ("gemm-alignment", "info", Some(0.0), "A100, fp16: 18 GEMM calls, 369.985 µs of 1.16 ms GEMM time (31.9%): baddbmm / bmm 61 x 61 x 16 (180.7 µs) and 61 x 16 x 61 (163.4 µs), 1952 x 128 x 17, 32 x 10 x 128 (python recount of M, N, K from Input Dims)", "warn told as info: 0 ns on the path (host-bound), under 2% (not recounted)"),
             ("gpu-idle", "warn", Some(100.0), "0.7% utilization over 1.04 s; one 681 ms gap", "100.0% >= the GPU's idle share 99.3% (python kernel union 0.7%)"),
