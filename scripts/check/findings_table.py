@@ -740,6 +740,57 @@ def c_copy_overhead(t, q):
             (q[5], pct(dur(a for a, _ in hits), dur(t.dev))), ("most under aten::linear", top == "aten::linear"), (q[-1], ms(top_ns))]
 
 
+def attention_chains(t):
+    """unfused-attention: per host thread, the ops named bmm / baddbmm / matmul or softmax that no
+    op of those names encloses, in start order; each softmax over >= 3-D scores with a matmul
+    right before and after it spans a chain, the first op's start to the last one's end. Returns
+    [(device activities launched (call on that thread) inside the span, (matmul, softmax, matmul))] and whether
+    any attention-class kernel exists."""
+    mm = {"aten::bmm", "aten::baddbmm", "aten::matmul"}
+    sm = {"aten::softmax", "aten::_softmax", "aten::_safe_softmax", "aten::_softmax_backward_data"}
+    by = collections.defaultdict(list)
+    for o in t.ops:
+        if o["name"] in mm | sm:
+            p, outer = t.parent(o), True
+            while p is not None:
+                outer &= p["name"] not in mm | sm
+                p = t.parent(p)
+            if outer:
+                by[(o["pid"], o["tid"])].append(o)
+    calls = collections.defaultdict(list)
+    for a in t.dev:
+        c = t.launch_of(a)
+        if c is not None:
+            calls[(c["pid"], c["tid"])].append((c, a))
+    out = []
+    for lane, seq in by.items():
+        seq.sort(key=lambda o: o["s"])
+        for a, m, b in zip(seq, seq[1:], seq[2:]):
+            dims = (m["args"].get("Input Dims") or [[]])[0]
+            if m["name"] in sm and a["name"] in mm and b["name"] in mm and len(dims) >= 3:
+                out.append(([d for c, d in calls[lane] if a["s"] <= c["s"] and c["e"] <= b["e"]], (a, m, b)))
+    fused = any(re.search(r"flash_fwd|flash_bwd|flash::|flash_attn|flashattn|fmha|attn_fwd|attn_bwd|attention|_sdpa_", k["name"], re.I)
+                for k in t.kernels)
+    return out, fused
+
+
+def c_unfused_attention(t, q):
+    """The chains' count, the first (longest) chain's score shape, their device µs of all device
+    time and its share; no attention-class kernel; the chains' op names (and their enclosing op)
+    as the note spells them. partx's note starts with GPT-2's 2."""
+    chains, fused = attention_chains(t)
+    text, q = q.text, (q[1:] if "GPT-2" in q.text else q)
+    n = dur(a for acts, _ in chains for a in acts)
+    longest = max(chains, key=lambda c: dur(c[0]))
+    dims = longest[1][1]["args"]["Input Dims"][0]
+    kinds = {" -> ".join(o["name"][6:] for o in ops) for _, ops in chains}
+    outer = {(t.parent(ops[0]) or {}).get("name") for _, ops in chains}
+    return [("no attention kernel", not fused), (q[0], len(chains)), ("chains " + "; ".join(sorted(kinds)), len(kinds) == 1 and kinds.pop() in text),
+            ("scores " + "x".join(map(str, dims)), "x".join(map(str, dims)) in text), (q[1], dims[0]),
+            (q[2], us(n)), (q[3], us(dur(t.dev))), (q[4], pct(n, dur(t.dev)))] + \
+        ([("inside " + ", ".join(map(str, outer)), len(outer) == 1 and str(outer.pop()) in text)] if "chains inside" in text else [])
+
+
 def row_checks():
     """(fixture prefix, rule) -> check. Rows with no entry are SKIPPED (reason in SKIP)."""
     C = {}
@@ -929,6 +980,8 @@ def row_checks():
     C[("tracelens__h100", "gemm-alignment")] = c_align_bert
     C[("tracelens__mi300", "gemm-alignment")] = c_align_bert
     C[("partx", "copy-overhead")] = c_copy_overhead
+    C[("partx", "unfused-attention")] = c_unfused_attention
+    C[("qatut", "unfused-attention")] = c_unfused_attention
     return C
 
 
