@@ -534,12 +534,36 @@ def op_work(o):
         tensors = [x, w] + ([dims[add]] if add is not None else [])
         byts = (sum(prod(d) for d in tensors) + b * m * n) * size(i)
         return 2 * b * m * k * n, byts, [b, m, n, k]
+    if o["name"] in CONV_ARGS:
+        return conv_work(o, dims, types)
     if o["name"] == "aten::_flash_attention_forward":
         (bq, sq, h, d), sk, dv = dims[0], dims[1][1], dims[2][3]
         return 2 * bq * h * sq * sk * (d + dv), None, None
     if o["name"] in COUNTED:
         return prod(dims[0]), None, None
     return None
+
+
+# Convolutions (not transposed): positions of stride, padding, dilation, groups in Concrete Inputs.
+CONV_ARGS = {"aten::cudnn_convolution": (3, 2, 4, 5), "aten::conv1d": (3, 4, 5, 6), "aten::conv2d": (3, 4, 5, 6),
+             "aten::conv3d": (3, 4, 5, 6), "aten::convolution": (3, 4, 5, 8), "aten::_convolution": (3, 4, 5, 8)}
+
+
+def conv_work(o, dims, types):
+    """2·N·Cout·(Cin/groups)·prod(kernel)·prod(output spatial) FLOPs; input, weight, bias (when
+    recorded) and output bytes at the input's dtype."""
+    import json
+    conc = o["args"].get("Concrete Inputs", [])
+    st, pd, dl, gr = (json.loads(conc[i]) if i < len(conc) and conc[i] else None for i in CONV_ARGS[o["name"]])
+    x, w = dims[0], dims[1]
+    sp, ks = x[2:], w[2:]
+    st, pd, dl = ([v] * len(sp) if isinstance(v, int) else v for v in (st, pd, dl))
+    out_sp = [(sp[i] + 2 * pd[i] - dl[i] * (ks[i] - 1) - 1) // st[i] + 1 for i in range(len(sp))]
+    out = [x[0], w[0]] + out_sp
+    flops = 2 * x[0] * w[0] * w[1] * prod(ks) * prod(out_sp)
+    bias = dims[2] if o["name"] != "aten::cudnn_convolution" and len(dims) > 2 and dims[2] else []
+    byts = (prod(x) + prod(w) + (prod(bias) if bias else 0) + prod(out)) * SIZE[types[0]]
+    return flops, byts, None
 
 
 def work_op(t, kernel):
@@ -791,6 +815,81 @@ def c_unfused_attention(t, q):
         ([("inside " + ", ".join(map(str, outer)), len(outer) == 1 and str(outer.pop()) in text)] if "chains inside" in text else [])
 
 
+def kernel_work(t):
+    """Per kernel (by id): (FLOPs, bytes) of its work op split over the op's kernels by duration."""
+    by_op = collections.defaultdict(list)
+    for k in t.kernels:
+        o = work_op(t, k)
+        if o is not None:
+            by_op[id(o)].append((k, o))
+    out = {}
+    for pairs in by_op.values():
+        total = sum(k["e"] - k["s"] for k, _ in pairs)
+        for k, o in pairs:
+            f, b, _ = op_work(o)
+            share = (k["e"] - k["s"]) / total if total else 0
+            out[id(k)] = (f * share, b * share if b is not None else None)
+    return out
+
+
+DTYPE_PRECISION = {"float": "fp32", "c10::Half": "fp16", "c10::BFloat16": "bf16"}
+
+
+def memory_bound_names(t, peaks):
+    """memory-bound-gemm: GEMM kernel names whose summed FLOPs / summed bytes are below the ridge
+    (peaks[precision] TFLOP/s / peaks["gbps"]; the precision the name spells, else its op's
+    dtype; bf16 = fp16). Returns ({name: (intensity, ridge, ns)} of those below, GEMM ns)."""
+    work = kernel_work(t)
+    rows = collections.defaultdict(lambda: [0.0, 0.0, 0, None])
+    for k in t.kernels:
+        if not is_gemm(k["name"]):
+            continue
+        r = rows[k["name"]]
+        r[2] += k["e"] - k["s"]
+        f, b = work.get(id(k), (None, None))
+        if f is not None and b is not None:
+            r[0], r[1] = r[0] + f, r[1] + b
+            r[3] = precision(k["name"]) or DTYPE_PRECISION.get(work_op(t, k)["args"]["Input type"][0])
+    gemm = sum(r[2] for r in rows.values())
+    bound = {}
+    for name, (f, b, d, prec) in rows.items():
+        if b:
+            ridge = peaks["bf16" if prec == "fp16" else prec] * 1e12 / (peaks["gbps"] * 1e9)
+            if f / b < ridge:
+                bound[name] = (f / b, ridge, d)
+    return bound, gemm
+
+
+def c_memory_bound_partx(t, q):
+    """partx (A100 PCIe, fp16): 12 names, all GEMM time; the longest kernel (a 1x1 conv1d on cuDNN)
+    at 3.8 FLOP/B; the fp16 and fp32 ridges."""
+    peaks = {"bf16": 312, "fp32": 19.5, "tf32": 156, "gbps": 1555}
+    bound, gemm = memory_bound_names(t, peaks)
+    longest = max((k for k in t.kernels if is_gemm(k["name"])), key=lambda k: k["e"] - k["s"])
+    f, b = kernel_work(t)[id(longest)]
+    return [(q[0], len(bound)), ("all GEMM time", sum(v[2] for v in bound.values()) == gemm),
+            ("all fp16 names", all(precision(n) == "fp16" for n in bound)),
+            ("cuBLAS ampere_fp16_*, CUTLASS, cuDNN sm80_xmma_fprop_*",
+             all(n.startswith(("ampere_fp16_", "void cutlass::Kernel<cutlass_", "sm80_xmma_fprop_")) for n in bound)),
+            ("longest " + longest["name"] + " under " + chain(t, t.launch_of(longest))[-1],
+             longest["name"] in q.text and chain(t, t.launch_of(longest))[-1] == "aten::conv1d"),
+            (q[1], f / b), (q[2], peaks["bf16"]), (q[3], peaks["gbps"]), (q[4], 312e12 / 1555e9), (q[5], 19.5e12 / 1555e9)]
+
+
+def c_memory_bound_qatut(t, q):
+    """qatut (H100 SXM, TF32 kernels on fp32 data): 2 names (the bmm ones), their µs of GEMM µs;
+    the bmm's shape and intensity; the fp32 and tf32 ridges."""
+    peaks = {"bf16": 989.4, "fp32": 67, "tf32": 494.7, "gbps": 3350}
+    bound, gemm = memory_bound_names(t, peaks)
+    ns = sum(v[2] for v in bound.values())
+    bmm = [k for k in t.kernels if k["name"] in bound]
+    ops = {work_op(t, k)["name"] for k in bmm}
+    b, m, n, kk = op_work(work_op(t, max(bmm, key=lambda k: k["e"] - k["s"])))[2]
+    return [(q[0], len(bound)), (q[1], us(ns)), (q[2], us(gemm)), (q[3], pct(ns, gemm)), ("ops", ops == {"aten::bmm"}),
+            (q[4], b), (q[5], m), (q[6], n), (q[7], kk), (q[-3], min(v[0] for v in bound.values())),
+            (q[-2], 67e12 / 3350e9), (q[-1], 494.7e12 / 3350e9)]
+
+
 def row_checks():
     """(fixture prefix, rule) -> check. Rows with no entry are SKIPPED (reason in SKIP)."""
     C = {}
@@ -982,6 +1081,8 @@ def row_checks():
     C[("partx", "copy-overhead")] = c_copy_overhead
     C[("partx", "unfused-attention")] = c_unfused_attention
     C[("qatut", "unfused-attention")] = c_unfused_attention
+    C[("partx", "memory-bound-gemm")] = c_memory_bound_partx
+    C[("qatut", "memory-bound-gemm")] = c_memory_bound_qatut
     return C
 
 
