@@ -890,6 +890,28 @@ def c_memory_bound_qatut(t, q):
             (q[-2], 67e12 / 3350e9), (q[-1], 494.7e12 / 3350e9)]
 
 
+def c_mfu_qatut(t, q):
+    """low-mfu on qatut (H100 SXM): per step, Σ over kernels starting in it of FLOPs / peak of the
+    kernel's precision (its name's, else its op's dtype: the TF32 GEMMs at 494.7, fp32 add / div
+    at 67) over the step time; the median of the steps, the GPU busy share of the median step,
+    and the GEMM kernels' FLOPs / tf32 peak over their time in the whole trace."""
+    peaks = {"bf16": 989.4, "fp16": 989.4, "fp32": 67, "tf32": 494.7}
+    work = kernel_work(t)
+    def at_peak(k):  # seconds the kernel's FLOPs take at its precision's peak
+        if id(k) not in work:
+            return 0.0
+        prec = precision(k["name"]) or DTYPE_PRECISION.get(work_op(t, k)["args"]["Input type"][0])
+        return work[id(k)][0] / (peaks[prec] * 1e12)
+    mfu = sorted((100 * sum(at_peak(k) for k in t.kernels if st["s"] <= k["s"] < st["e"]) / ((st["e"] - st["s"]) / 1e9), st)
+                 for st in t.steps)
+    mid, step = mfu[len(mfu) // 2]
+    gemms = [k for k in t.kernels if is_gemm(k["name"])]
+    return [(q[0], len(t.steps)), (q[1], mid), ("median step " + step["name"], step["name"] == "ProfilerStep#2"),
+            (q[2], peaks["tf32"]), (q[3], peaks["fp32"]),
+            (q[4], pct(union([(k["s"], k["e"]) for k in t.kernels], step["s"], step["e"]), step["e"] - step["s"])),
+            (q[5], 100 * sum(at_peak(k) for k in gemms) / (dur(gemms) / 1e9))]
+
+
 def row_checks():
     """(fixture prefix, rule) -> check. Rows with no entry are SKIPPED (reason in SKIP)."""
     C = {}
@@ -1083,6 +1105,7 @@ def row_checks():
     C[("qatut", "unfused-attention")] = c_unfused_attention
     C[("partx", "memory-bound-gemm")] = c_memory_bound_partx
     C[("qatut", "memory-bound-gemm")] = c_memory_bound_qatut
+    C[("qatut", "low-mfu")] = c_mfu_qatut
     return C
 
 
