@@ -614,22 +614,48 @@ def c_gemm_shape(m_at, intensity_at, ridge_at, tflops, gbps):
 # ---- rows once recounted by hand (issue #49): precision, fill, shapes, chains -------------------
 
 def precision(name):
-    """The kernel-class precision a name spells (docs/definitions.md §3 rows 29-34, first match);
-    None for fp32 / fp64 / unknown (no rule here needs those apart)."""
+    """The kernel-class precision a name spells (docs/definitions.md §3 rows 29-36, first match,
+    Tensile's type field included); None when it spells none."""
     n = name.lower()
+    tensile = name.split("_")[3] if name.startswith("Cijk_") and name.count("_") >= 3 else ""  # Cijk_Ailk_Bljk_SB_...
     tok = lambda *ws: any(re.search(r"(?<![a-z0-9])%s(?![a-z0-9])" % w, n) for w in ws)
     if "e2m1" in n or tok("fp4", "nvfp4", "mxfp4"):
         return "fp4"
-    if "e4m3" in n or "e5m2" in n or tok("fp8"):
+    if "e4m3" in n or "e5m2" in n or tok("fp8") or tensile[:2] in ("F8", "B8"):
         return "fp8"
-    if "int8" in n or "i8816" in n or "imma" in n:
+    if "int8" in n or "i8816" in n or "imma" in n or tensile[:2] == "I8" or tensile[:4] == "4xi8":
         return "int8"
-    if "bf16" in n or "bfloat16" in n:
+    if "bf16" in n or "bfloat16" in n or tensile[:1] == "B":
         return "bf16"
-    if any(w in n for w in ("f16f16", "h884", "h1688", "h16816", "hgemm")) or tok("fp16", "f16", "half"):
+    if any(w in n for w in ("f16f16", "h884", "h1688", "h16816", "hgemm")) or tok("fp16", "f16", "half") or tensile[:1] == "H":
         return "fp16"
     if any(w in n for w in ("tf32", "tfloat32", "s1688gemm")):
         return "tf32"
+    if any(w in n for w in ("dgemm", "zgemm")) or tok("f64", "fp64") or tensile[:1] in ("D", "Z"):
+        return "fp64"
+    if any(w in n for w in ("sgemm", "cgemm", "f32f32_f32f32")) or tok("f32", "fp32") or tensile[:1] in ("S", "C"):
+        return "fp32"
+    return None
+
+
+def tensor_cores(name):
+    """The kernel-class tensor-core verdict where a name row says it (§3 rows 1, 13, 20-28): True,
+    False, or None (unknown)."""
+    n, low = name, name.lower()
+    if "simt" in n or "ffma" in n or any(w in n for w in ("flash_bwd_dot_do_o", "flash_bwd_convert_d", "flash_bwd_clear_dkvaccum",
+                                                          "flash_fwd_splitkv_combine")):
+        return False
+    if n.startswith("nvjet") or any(w in n for w in ("GmmaWarpSpecialized", "UmmaWarpSpecialized", "TmaWarpSpecialized", "FlashAttnFwdSm",
+                                                     "FlashAttnBwdSm", "_sdpa_", "OpClassTensorOp", "tfloat32", "_gtcx")):
+        return True
+    if any(w in n for w in ("h884", "s884", "h1688", "s1688", "c1688", "i8816", "16816", "161616", "hmma", "imma", "wmma", "gmma", "xmma",
+                            "tensorop", "flash_fwd", "flash_bwd", "gemm_xdl", "dgrad_1x1_stride_2x2", "first_layer_wgrad_kernel",
+                            "conv1x1", "conv2d_c1_k1", "direct_group")) or "mfma" in low or n.startswith("triton_tem_"):
+        return True
+    if n.startswith("Cijk_"):
+        return bool(re.search(r"_MI\d", n))
+    if any(w in low for w in ("sgemm", "hgemm", "dgemm", "cgemm", "zgemm")):
+        return False
     return None
 
 
