@@ -25,6 +25,7 @@ Usage: scripts/check/findings_table.py [FIXTURE_SUBSTRING]
 Backs the notes of worker/tests/findings.rs (`FIXTURE_RULES`, `real_fixtures_fire_exactly_these_rules`).
 """
 import argparse
+import bisect
 import collections
 import os
 import re
@@ -938,6 +939,87 @@ def c_mfu_qatut(t, q):
             (q[5], 100 * sum(at_peak(k) for k in gemms) / (dur(gemms) / 1e9))]
 
 
+AMP_OPS = {"aten::" + n for n in ("mm", "addmm", "bmm", "baddbmm", "addbmm", "matmul", "linear", "conv1d", "conv2d", "conv3d",
+                                   "convolution", "_convolution", "cudnn_convolution", "conv_transpose2d", "einsum",
+                                   "scaled_dot_product_attention")}
+
+
+def outermost_with_device(t, names):
+    """Ops named in `names` that no op named in `names` encloses (one per dispatch chain: linear ->
+    addmm counts linear), and of those the ones with a device activity launched from inside them
+    (launch call within the op on its thread). One stack pass per thread."""
+    by = collections.defaultdict(list)
+    for o in t.ops:
+        by[(o["pid"], o["tid"])].append(o)
+    calls = collections.defaultdict(list)
+    for a in t.dev:
+        c = t.launch_of(a)
+        if c is not None:
+            calls[(c["pid"], c["tid"])].append(c["s"])
+    outer, busy = [], []
+    for lane, ops in by.items():
+        ops.sort(key=lambda o: (o["s"], -o["e"]))
+        stack = []  # (end, named)
+        starts = sorted(calls[lane])
+        for o in ops:
+            while stack and stack[-1][0] < o["e"]:  # the top does not enclose o
+                stack.pop()
+            named = o["name"] in names
+            if named and not any(n for _, n in stack):
+                outer.append(o)
+                i = bisect.bisect_left(starts, o["s"])
+                if i < len(starts) and starts[i] <= o["e"]:
+                    busy.append(o)
+            stack.append((o["e"], named))
+    return outer, busy
+
+
+def amp_gate(t):
+    """amp-opportunity's conditions: (highest compute capability, no tensor-core kernel name other
+    than TF32 / fp32, no GEMM / attention name spelling bf16 / fp16 / fp8 / fp4 / int8)."""
+    props = t.doc.get("deviceProperties", [])
+    cc = max(p.get("computeMajor", 0) + p.get("computeMinor", 0) / 10 for p in props)
+    names = {k["name"] for k in t.kernels}
+    attention = lambda n: re.search(r"flash|fmha|attn_fwd|attn_bwd|attention|_sdpa_", n, re.I)
+    no_tc = not any(tensor_cores(n) and precision(n) not in ("tf32", "fp32") for n in names)
+    no_reduced = not any((is_gemm(n) or attention(n)) and precision(n) in ("bf16", "fp16", "fp8", "fp4", "int8") for n in names)
+    return cc, no_tc, no_reduced
+
+
+def c_amp(t, q):
+    """amp-opportunity: compute capability (quoted first), no reduced tensor-core or reduced-precision
+    kernel, and the count (quoted last) of outermost matmul / conv ops, all with device time."""
+    cc, no_tc, no_reduced = amp_gate(t)
+    outer, busy = outermost_with_device(t, AMP_OPS)
+    out = [(q[0], cc), ("no reduced tensor-core kernel", no_tc), ("no reduced-precision GEMM", no_reduced), (q[-1], len(busy)),
+           ("every outermost one has device time", len(busy) == len(outer))]
+    if "mm / addmm / bmm / baddbmm" in q.text:
+        out.append(("ops mm / addmm / bmm / baddbmm", {o["name"] for o in busy} == {"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm"}))
+    if "no tensor-core kernel" in q.text:
+        out.append(("no tensor-core kernel at all", not any(tensor_cores(k["name"]) for k in t.kernels)))
+    return out
+
+
+def c_amp_benchmark(t, q):
+    """hta benchmark (A100): the TF32 tensor-core GEMM ms, the SIMT fp32 GEMM ms, no Input type."""
+    tf = [k for k in t.kernels if is_gemm(k["name"]) and tensor_cores(k["name"]) and precision(k["name"]) == "tf32"]
+    simt = [k for k in t.kernels if is_gemm(k["name"]) and tensor_cores(k["name"]) is False and precision(k["name"]) == "fp32"]
+    ops = collections.Counter(o["name"] for o in outermost_with_device(t, AMP_OPS)[1])
+    return c_amp(t, q) + [(q[1], ms(dur(tf))), ("TF32 name sm80_xmma_fprop_implicit_gemm_indexed_tf32f32", {k["name"][:55] for k in tf}),
+                          (q[2], ms(dur(simt))), ("SIMT names ampere_sgemm / gcgemm", all(re.match(r"ampere_(sgemm|gcgemm)_", k["name"]) for k in simt)),
+                          ("every GEMM TF32 or SIMT fp32", len(tf) + len(simt) == sum(1 for k in t.kernels if is_gemm(k["name"]))),
+                          ("conv2d / linear", set(ops) == {"aten::conv2d", "aten::linear"}),
+                          ("no Input type", not any(o["args"].get("Input type") for o in t.ops))]
+
+
+def c_amp_mi250(t, q):
+    """MI250: its 2 GEMMs fp32 MFMA Tensile (SB, _MI16x16x1), their µs."""
+    g = sorted((k for k in t.kernels if is_gemm(k["name"])), key=lambda k: -(k["e"] - k["s"]))
+    return c_amp(t, q) + [(q[1], len(g)), ("fp32 MFMA Tensile", all(k["name"].startswith("Cijk_") and "_SB_" in k["name"] and "_MI16x16x1" in k["name"]
+                                                                    and tensor_cores(k["name"]) and precision(k["name"]) == "fp32" for k in g)),
+                          (q[2], us(g[0]["e"] - g[0]["s"])), (q[3], us(g[1]["e"] - g[1]["s"]))]
+
+
 def row_checks():
     """(fixture prefix, rule) -> check. Rows with no entry are SKIPPED (reason in SKIP)."""
     C = {}
@@ -1132,6 +1214,10 @@ def row_checks():
     C[("partx", "memory-bound-gemm")] = c_memory_bound_partx
     C[("qatut", "memory-bound-gemm")] = c_memory_bound_qatut
     C[("qatut", "low-mfu")] = c_mfu_qatut
+    for fx in ["hta__df_index", "dlrm_kineto__worker0", "dlrm_kineto__worker1", "dlrm_kineto__worker2", "dlrm_kineto__worker3"]:
+        C[(fx, "amp-opportunity")] = c_amp
+    C[("hta__benchmark", "amp-opportunity")] = c_amp_benchmark
+    C[("hta__mi250", "amp-opportunity")] = c_amp_mi250
     return C
 
 

@@ -1164,7 +1164,7 @@ const FIXTURE_RULES: &[(&str, Firings)] = &[
         "hta__df_index_resolver.json.gz",
         &[
             ("addmm-fusion", "info", Some(4.2), "755 `aten::addmm`", "info rule; impact is the engine's path time of its evidence (4.2%), not recounted"),
-            ("amp-opportunity", "info", Some(16.1), "cc 7.0 (V100), no tensor-core kernel, 2665 outermost mm/addmm/conv ops", "info rule; impact is the engine's path time of its evidence (16.1%), not recounted"),
+            ("amp-opportunity", "info", Some(16.1), "cc 7.0 (V100), no tensor-core kernel, 2665 outermost mm / addmm / bmm / baddbmm ops (no conv)", "info rule; impact is the engine's path time of its evidence (16.1%), not recounted"),
             ("comm-heavy", "warn", Some(18.7), "`nccl:all_reduce` + `ncclKernel_AllReduce` 24.9% of step time in the breakdown", "18.7% <= python union of NCCL kernels and nccl:* ops with what they launch, 23.2% of the 5 steps"),
             ("comm-not-overlapped", "warn", Some(11.1), "GPU 1: the NCCL kernels (stream 20, 357 ms) never overlap a compute kernel", "11.1% <= NCCL kernels' union 20.6% of the steps (python)"),
             ("compiled-region", "info", Some(84.3), "5 `CompiledFunction` + 5 `CompiledFunctionBackward` (AOTAutograd)", "info rule; impact is the engine's path time of its evidence (84.3%), not recounted"),
