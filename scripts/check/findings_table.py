@@ -1020,6 +1020,68 @@ def c_amp_mi250(t, q):
                           (q[2], us(g[0]["e"] - g[0]["s"])), (q[3], us(g[1]["e"] - g[1]["s"]))]
 
 
+COPY_USER_OPS = {"aten::" + n for n in ("copy_", "_copy_from", "_copy_from_and_resize", "to", "_to_copy", "clone", "contiguous",
+                                         "_local_scalar_dense", "item", "cpu", "cuda", "pin_memory", "_pin_memory", "tolist")}
+
+
+def copies_by_nature(n):
+    """DDP bucket copies, collectives (by op namespace or a collective word), repeat / cat / clone /
+    slice_scatter / slice_backward."""
+    low = n.lower()
+    return ("ddp.reducer::" in n or n in {"aten::repeat", "aten::repeat_interleave", "aten::clone", "aten::cat", "aten::slice_scatter",
+                                           "aten::slice_backward"}
+            or n.startswith(("nccl:", "gloo:", "mpi:", "ucc:", "c10d::", "_c10d_functional::", "record_param_comms", "ProcessGroup"))
+            or any(w in low for w in ("all2all", "alltoall", "all_to_all", "allgather", "all_gather", "reducescatter", "reduce_scatter",
+                                      "allreduce", "all_reduce")))
+
+
+def hidden_memcpys(t):
+    """hidden-memcpy: cudaMemcpy* / hipMemcpy* calls whose user op (the outermost enclosing op with
+    `::` in its name, autograd's evaluate_function wrapper skipped; else the innermost) is not a
+    copy op, with no enclosing slice of any category that copies by nature. [(call, user op)]."""
+    lanes = collections.defaultdict(list)
+    for e in t.x:
+        if e["cat"] not in DEVICE:
+            lanes[(e["pid"], e["tid"])].append(e)
+    out = []
+    for c in t.runtime:
+        if not c["name"].startswith(("cudaMemcpy", "hipMemcpy")):
+            continue
+        ops = []
+        o = t.owner(c)
+        while o is not None:
+            ops.append(o)
+            o = t.parent(o)
+        if not ops:
+            continue
+        named = [o for o in ops if "::" in o["name"] and not o["name"].startswith("autograd::engine::evaluate_function")]
+        user = named[-1] if named else ops[0]
+        around = [e for e in lanes[(c["pid"], c["tid"])] if e is not c and e["s"] <= c["s"] and c["e"] <= e["e"]]
+        if user["name"] in COPY_USER_OPS or any(copies_by_nature(e["name"]) for e in around):
+            continue
+        out.append((c, user))
+    return out
+
+
+def c_hidden_partx(t, q):
+    """partx: baddbmm x10, quantile + argsort x5, is_nonzero x2, nothing else (the note's `xN`
+    counts, which Q skips as part of a word)."""
+    n = collections.Counter(u["name"] for _, u in hidden_memcpys(t))
+    q = [float(v) for v in re.findall(r"\bx(\d+)", q.text)]
+    return [(q[0], n["aten::baddbmm"]), (q[1], n["aten::quantile"] + n["aten::argsort"]), (q[2], n["aten::is_nonzero"]),
+            ("no other op", sum(n.values()) == q[0] + q[1] + q[2])]
+
+
+def c_hidden_pow(t, q):
+    """sampled rank 1: one DtoD cudaMemcpyAsync under aten::pow of a [2048, 17902] tensor by a 0-dim one."""
+    hits = hidden_memcpys(t)
+    c, user = hits[0]
+    acts = [a for a in t.dev if a["args"].get("correlation") == c["args"].get("correlation")]
+    dims = user["args"].get("Input Dims", [])
+    return [(q[0], len(hits)), ("cudaMemcpyAsync under aten::pow", (c["name"], user["name"]) == ("cudaMemcpyAsync", "aten::pow")),
+            ("its copy DtoD", len(acts) == 1 and "DtoD" in acts[0]["name"]), (q[1], dims[0][0]), (q[2], dims[0][1]), (q[3], len(dims[1]))]
+
+
 def row_checks():
     """(fixture prefix, rule) -> check. Rows with no entry are SKIPPED (reason in SKIP)."""
     C = {}
@@ -1218,6 +1280,8 @@ def row_checks():
         C[(fx, "amp-opportunity")] = c_amp
     C[("hta__benchmark", "amp-opportunity")] = c_amp_benchmark
     C[("hta__mi250", "amp-opportunity")] = c_amp_mi250
+    C[("partx", "hidden-memcpy")] = c_hidden_partx
+    C[("sampled_rank-1", "hidden-memcpy")] = c_hidden_pow
     return C
 
 
