@@ -1082,6 +1082,103 @@ def c_hidden_pow(t, q):
             ("its copy DtoD", len(acts) == 1 and "DtoD" in acts[0]["name"]), (q[1], dims[0][0]), (q[2], dims[0][1]), (q[3], len(dims[1]))]
 
 
+def communicates(n):
+    """A host op / annotation that communicates: nccl: / gloo: / c10d:: / record_param_comms /
+    ProcessGroup* and bare collective names, or a namespaced op (not aten) naming a collective."""
+    if n.startswith(("nccl:", "gloo:", "mpi:", "ucc:", "c10d::", "c10d_functional::", "_c10d_functional::", "record_param_comms",
+                     "ProcessGroup")) or n in {"all_reduce", "allreduce", "all_gather", "allgather", "all_gather_into_tensor",
+                                               "reduce_scatter", "reduce_scatter_tensor", "broadcast", "all_to_all",
+                                               "all_to_all_single", "alltoall", "barrier", "send", "recv"}:
+        return True
+    ns_, _, op = n.rpartition("::")
+    return bool(ns_) and ns_ != "aten" and re.fullmatch(r"\w+", op) is not None and any(
+        c in op.lower() for c in ("all_reduce", "allreduce", "all_gather", "allgather", "reduce_scatter", "all_to_all", "alltoall", "all2all"))
+
+
+def step_spans(t):
+    """tb_plugin's step spans (docs/definitions.md §1): per ProfilerStep#N, the device activities
+    whose launch call lies wholly in its CPU span; span = [max(CPU start, previous span's end),
+    max(CPU end, last such activity's end)), the first step's "previous end" pushed past device
+    work launched by no step that ended before its first activity. The incomplete tail (steps
+    launching nothing at the end, a last step launching < 80% of the one before) is dropped.
+    [(start, end, step)] of the complete steps."""
+    owner, starts = {}, [st["s"] for st in t.steps]
+    for a in t.dev:
+        c = t.launch_of(a)
+        i = bisect.bisect_right(starts, c["s"]) - 1 if c is not None else -1  # CPU spans are disjoint
+        if i >= 0 and c["e"] <= t.steps[i]["e"]:
+            owner[id(a)] = i
+    acts = [[a for a in t.dev if owner.get(id(a)) == i] for i in range(len(t.steps))]
+    if not any(acts):
+        return [(st["s"], st["e"], st) for st in t.steps]
+    prev = t.steps[0]["s"]
+    if acts[0]:
+        first = min(a["s"] for a in acts[0])
+        prev = max([prev] + [a["e"] for a in t.dev if id(a) not in owner and a["e"] < first])
+    spans = []
+    for st, mine in zip(t.steps, acts):
+        start, end = max(prev, st["s"]), max([st["e"]] + [a["e"] for a in mine])
+        spans.append((start, end, st))
+        prev = end
+    counts = [len(a) for a in acts]
+    last = max(i for i, c in enumerate(counts) if c)
+    keep = last if last > 0 and counts[last - 1] * 0.8 > counts[last] else last + 1
+    return spans[:keep] if len(spans) >= 2 else spans
+
+
+def breakdown(t):
+    """Step breakdown over the complete steps (tb_plugin's priority rule, our roles): Kernel (non-
+    NCCL kernels) > Memcpy > Memset > Communication (NCCL kernels, host ops that communicate) >
+    Runtime (runtime and driver calls) > DataLoader (`enumerate(DataLoader)#*.__next__`,
+    `enumerate(DataPipe)#*`) > CPU Exec (other cpu_op / user_annotation but ProfilerStep#N); each
+    takes the time no earlier one took. {category: ns}, and "total"."""
+    roles = collections.defaultdict(list)
+    for e in t.x:
+        if e["e"] <= e["s"]:
+            continue
+        n, c = e.get("name", ""), e["cat"]
+        if c == "kernel":
+            role = "Communication" if is_nccl(n) else "Kernel"
+        elif c in ("gpu_memcpy", "memcpy"):
+            role = "Memcpy"
+        elif c in ("gpu_memset", "memset"):
+            role = "Memset"
+        elif c in RUNTIME:
+            role = "Runtime"
+        elif c in ("cpu_op", "operator", "user_annotation"):
+            if n.startswith("ProfilerStep#"):
+                continue
+            dl = (n.startswith("enumerate(DataLoader)#") and n.endswith(".__next__")) or n.startswith("enumerate(DataPipe)#")
+            role = "DataLoader" if dl else "Communication" if communicates(n) else "CPU Exec"
+        else:
+            continue
+        roles[role].append((e["s"], e["e"]))
+    out = collections.Counter()
+    for lo, hi, _ in step_spans(t):
+        acc, taken = [], 0
+        for role in ("Kernel", "Memcpy", "Memset", "Communication", "Runtime", "DataLoader", "CPU Exec"):
+            acc += roles[role]
+            u = union(acc, lo, hi)
+            out[role] += u - taken
+            taken = u
+        out["total"] += hi - lo
+    return out
+
+
+def c_comm_heavy(t, q):
+    """comm-heavy: Communication's share of the complete steps' breakdown (quoted first), then its
+    ms and the steps' ms where quoted."""
+    b = breakdown(t)
+    out = [(q[0], pct(b["Communication"], b["total"]))]
+    return out + ([(q[1], ms(b["Communication"])), (q[2], ms(b["total"]))] if len(q) >= 3 else [])
+
+
+def c_dataloader(t, q):
+    """dataloader-bound: DataLoader's share of the complete steps' breakdown."""
+    b = breakdown(t)
+    return [(q[0], pct(b["DataLoader"], b["total"]))]
+
+
 def row_checks():
     """(fixture prefix, rule) -> check. Rows with no entry are SKIPPED (reason in SKIP)."""
     C = {}
@@ -1231,9 +1328,11 @@ def row_checks():
         C[(fx, "hidden-memcpy")] = lambda t, q: [
             ("aten::index x2", sum(1 for c in memcpy_chains(t) if c and c[-1] == "aten::index") == 2),
             ("_index_put_impl_ x2", sum(1 for c in memcpy_chains(t) if "aten::_index_put_impl_" in c) == 2)]
-    # comm-heavy and worker3's dataloader-bound are not checked: see SKIP.
-    for fx in ["dlrm_kineto__worker0", "dlrm_kineto__worker2"]:
-        C[(fx, "dataloader-bound")] = lambda t, q: [(q[0], pct(step_breakdown(t)[1], step_breakdown(t)[2]))]
+    for fx in ["dlrm_kineto__worker0", "dlrm_kineto__worker2", "dlrm_kineto__worker3"]:
+        C[(fx, "dataloader-bound")] = c_dataloader
+    for fx in ["hta__df_index", "sampled_rank-0", "sampled_rank-1", "dlrm_kineto__worker0", "dlrm_kineto__worker1",
+               "dlrm_kineto__worker2", "dlrm_kineto__worker3"]:
+        C[(fx, "comm-heavy")] = c_comm_heavy
     for fx in ["tracelens__h100", "tracelens__mi300"]:
         C[(fx, "hidden-memcpy")] = lambda t, q: [
             ("memcpy calls in aten::is_nonzero -> aten::_local_scalar_dense",
@@ -1366,20 +1465,6 @@ def chain(t, ev):
 
 def memcpy_chains(t):
     return [chain(t, c) for c in t.runtime if re.match(r"^(cuda|hip)Memcpy", c["name"])]
-
-
-def step_breakdown(t):
-    """tb_plugin step breakdown over the steps: (communication, dataloader, step time) ns."""
-    lo, hi = t.window()
-    comp = [(a["s"], a["e"]) for a in t.dev if not (a["cat"] == "kernel" and is_nccl(a["name"]))]
-    comm = [(a["s"], a["e"]) for a in t.kernels if is_nccl(a["name"])]
-    rt = [(e["s"], e["e"]) for e in t.runtime]
-    dl = [(e["s"], e["e"]) for e in t.x if e["name"].startswith("enumerate(DataLoader)")]
-    u_comp = union(comp, lo, hi)
-    comm_only = union(comp + comm, lo, hi) - u_comp
-    before_dl = union(comp + comm + rt, lo, hi)
-    dl_only = union(comp + comm + rt + dl, lo, hi) - before_dl
-    return comm_only, dl_only, hi - lo
 
 
 def c_graph(t, q):

@@ -1199,7 +1199,7 @@ const FIXTURE_RULES: &[(&str, Firings)] = &[
         &[
             ("addmm-fusion", "info", Some(0.9), "109 `aten::addmm`", "info rule; impact is the engine's path time of its evidence (0.9%), not recounted"),
             ("bmm-dispatch", "info", Some(0.3), "13 `aten::bmm` under `aten::matmul`", "info rule; impact is the engine's path time of its evidence (0.3%), not recounted"),
-            ("comm-heavy", "info", Some(0.2), "24.2% of step time (300 of 1240 ms)", "warn told as info: 0.2% of step time on the path, under 2% (not recounted)"),
+            ("comm-heavy", "info", Some(0.2), "24.2% of step time (300.1 of 1238.5 ms; the engine prints 1.24 s)", "warn told as info: 0.2% of step time on the path, under 2% (not recounted)"),
             ("comm-not-overlapped", "info", Some(0.0), "GPU 1: 303.5 of 379 ms of NCCL kernels exposed", "warn told as info: 0.0% of step time on the path, under 2% (not recounted)"),
             ("fp32-gemm", "info", Some(0.0), "`ampere_sgemm_*` 12.5 of 68.7 ms GEMM time (18.2%); TF32 on (`cutlass_80_tensorop_s1688gemm_*`): padding advice", "warn told as info: 0.0% of step time on the path, under 2% (not recounted)"),
             ("hidden-memcpy", "info", Some(0.0), "1 DtoD cudaMemcpyAsync inside `aten::pow` of a [2048, 17902] tensor by a 0-dim tensor", "warn told as info: 0.0% of step time on the path, under 2% (not recounted)"),
