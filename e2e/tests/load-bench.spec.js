@@ -24,7 +24,8 @@ test('load benchmark: ?url=, posted and picked against V8 JSON.parse', async ({ 
   const runs = Number(process.env.KINETOSCOPE_BENCH_RUNS || 2);
   const sources = (process.env.KINETOSCOPE_BENCH_SOURCES || 'url,posted,picked').split(',');
   const json = fs.statSync(file).size;
-  const server = await serveFile(file, { ranges: true });
+  // KINETOSCOPE_BENCH_RANGES=0: a server without `Range`, so `?url=` takes the streamed path.
+  const server = await serveFile(file, { ranges: process.env.KINETOSCOPE_BENCH_RANGES !== '0' });
   const best = {};
   try {
     for (const source of sources) {
@@ -57,7 +58,7 @@ test('load benchmark: ?url=, posted and picked against V8 JSON.parse', async ({ 
         const s = state.summary;
         best[source] = Math.min(best[source] ?? Infinity, s.parse_ms);
         console.log(JSON.stringify({
-          bench: 'load', source, run, json_bytes: s.json_bytes, events: s.events, parse_ms: s.parse_ms,
+          bench: 'load', source, ranges: process.env.KINETOSCOPE_BENCH_RANGES !== '0', run, json_bytes: s.json_bytes, events: s.events, parse_ms: s.parse_ms,
           workers: s.parse_workers, read_wait_ms: s.read_wait_ms, mb_per_s: s.json_bytes / 1e3 / s.parse_ms,
           tab_rss_above_idle_bytes: peak - idle, tab_rss_ratio: (peak - idle) / json,
           longest_main_task_ms: await longestTaskSince(page, since),

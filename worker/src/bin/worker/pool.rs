@@ -43,7 +43,7 @@
 //! part is back ([`Pool::retire`]), so its memory goes while the others still parse.
 
 use crate::post::now_ms;
-use crate::source::{js_error, read_slices, Slices};
+use crate::source::{js_error, let_messages_run, read_slices, Slices};
 use kinetoscope::load::{parse_piece, Piece, Stream, StreamedPart};
 use kinetoscope::loader::ParserEvent;
 use kinetoscope::json::Form;
@@ -588,17 +588,6 @@ pub async fn stream_part(
     })
     .await?;
     Ok(waited_ms.map(|ms| (stream.finish_part(), ms)))
-}
-
-/// Lets the messages queued for this worker run: resumes in a task of its own (a message
-/// posted to itself), not a microtask, which would run before them.
-async fn let_messages_run() {
-    let Ok(channel) = web_sys::MessageChannel::new() else { return };
-    let promise = js_sys::Promise::new(&mut |resolve, _| channel.port1().set_onmessage(Some(&resolve)));
-    if channel.port2().post_message(&JsValue::NULL).is_ok() {
-        // The channel is held until the message arrives.
-        let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
-    }
 }
 
 /// Parses all of `bytes` into `stream`, `done` bytes of the part having come before them;

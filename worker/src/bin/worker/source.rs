@@ -190,11 +190,12 @@ impl Slices<'_> {
         }
     }
 
-    /// The slice length and how many are read at once.
-    fn shape(&self) -> (u64, usize) {
+    /// The slice length, how many are read at once, and the bytes handed on between two
+    /// yields to the worker's event loop.
+    fn shape(&self) -> (u64, usize, u32) {
         match self {
-            Slices::File(_) => (SLICE_BYTES, SLICES_AHEAD),
-            Slices::Url(_) => (ranges::SLICE_BYTES, ranges::SLICES_AHEAD),
+            Slices::File(_) => (SLICE_BYTES, SLICES_AHEAD, u32::MAX),
+            Slices::Url(_) => (ranges::SLICE_BYTES, ranges::SLICES_AHEAD, ranges::STEP_BYTES),
         }
     }
 
@@ -241,13 +242,14 @@ async fn fetch_range(url: &str, range: std::ops::Range<u64>) -> Result<ArrayBuff
 ///
 /// Slices are read ahead while one is parsed: the browser reads a file for a worker through its
 /// own process, so a single slice ahead kept the parse waiting for bytes (1.8-2.1 s of a 1 GB
-/// load); a URL's slices download meanwhile.
+/// load). A fetch body is read only when this thread is free, so a URL's slice is handed on in
+/// `ranges::STEP_BYTES` steps with a yield between them, in which the slices ahead download.
 ///
 /// # Errors
 /// The browser's message when a slice cannot be read.
 pub async fn read_slices(from: &Slices<'_>, range: std::ops::Range<u64>, mut each: impl FnMut(&Uint8Array) -> bool) -> Result<Option<f64>, String> {
     let failed = |e: JsValue| format!("reading {:?} failed: {}", from.name(), js_error(&e));
-    let (slice, in_flight) = from.shape();
+    let (slice, in_flight, step) = from.shape();
     let read = |at: u64| from.start(at..(at + slice).min(range.end)).map_err(failed);
     let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
     let (mut ahead, mut next, mut waited_ms) = (std::collections::VecDeque::new(), range.start, 0.0);
@@ -263,11 +265,31 @@ pub async fn read_slices(from: &Slices<'_>, range: std::ops::Range<u64>, mut eac
             ahead.push_back(read(next)?);
             next += slice;
         }
-        if !each(&Uint8Array::new(&buffer)) {
-            return Ok(None);
+        let (view, mut at) = (Uint8Array::new(&buffer), 0);
+        while at < view.length() {
+            let to = at.saturating_add(step).min(view.length());
+            if !each(&view.subarray(at, to)) {
+                return Ok(None);
+            }
+            at = to;
+            // The slices ahead download only while this thread is free to read their bodies.
+            if at < view.length() {
+                let_messages_run().await;
+            }
         }
     }
     Ok(Some(waited_ms))
+}
+
+/// Lets the tasks queued for this worker run (messages, fetch bodies read): resumes in a task
+/// of its own (a message posted to itself), not a microtask, which would run before them.
+pub async fn let_messages_run() {
+    let Ok(channel) = web_sys::MessageChannel::new() else { return };
+    let promise = js_sys::Promise::new(&mut |resolve, _| channel.port1().set_onmessage(Some(&resolve)));
+    if channel.port2().post_message(&JsValue::NULL).is_ok() {
+        // The channel is held until the message arrives.
+        let _ = JsFuture::from(promise).await;
+    }
 }
 
 /// Fills `into` from byte `at` of `url` (of `size` bytes; fewer only at its end) with a
