@@ -11,7 +11,7 @@ use kinetoscope::budget::Budget;
 use kinetoscope::intake::SILENT_MS;
 use kinetoscope::load::{cut_by, Piece, Stream};
 use kinetoscope::loader::ranges::{self, check_reply, range_header, ranged_size, Reply, Unranged, SLICE_BYTES};
-use kinetoscope::loader::{Attached, Host, Loader, ParserEvent, Whole};
+use kinetoscope::loader::{Attached, Host, Loader, ParserEvent, Source, Whole};
 use protocol::{FromWorker, Phase, ToWorker};
 use std::cell::{Cell, RefCell};
 use std::ops::Range;
@@ -503,4 +503,34 @@ fn a_ranged_part_that_did_not_end_at_its_cut_fetches_the_url_again_as_one_stream
     assert_eq!(l.host.cmds.last(), Some(&Cmd::Fetch(8)), "fetched again");
     assert!(!l.ranged(8, "big.json", "http://h/big.json", &rangeable(json.len())), "and streamed on one core, not cut again");
     assert_eq!(stream_in(&mut l, 8, &json).parse_workers, 1);
+}
+
+#[test]
+fn each_rank_of_a_run_manifest_on_a_server_answering_range_is_read_in_ranged_parts() {
+    let json = large_trace();
+    let mut l = loader();
+    let urls = ["http://h/r0.json", "http://h/r1.json"];
+    for url in urls {
+        l.host.urls.insert(url.into(), json.clone());
+    }
+    l.message(ToWorker::FetchRun { id: 20, url: "http://h/run.json".into(), workers: None }, Attached::None);
+    let sources = urls.iter().enumerate().map(|(k, url)| Source::Url { url: (*url).into(), name: format!("r{k}.json") }).collect();
+    l.manifest_in(20, None, Ok(sources));
+    for (k, url) in urls.iter().enumerate() {
+        let job = l.host.cmds.iter().rev().find_map(|c| match c {
+            Cmd::Fetch(job) => Some(*job),
+            _ => None,
+        }).expect("the rank is fetched");
+        assert!(l.ranged(job, &format!("r{k}.json"), url, &rangeable(json.len())), "rank {k} read in ranged parts");
+        let (piece, end) = l.host.cmds.iter().rev().find_map(|c| match c {
+            Cmd::Range { job: j, piece, end, .. } if *j == job => Some((*piece, *end)),
+            _ => None,
+        }).expect("its second part went to a parse worker");
+        l.parser(0, ParserEvent::Parsed { job, index: 1, bytes: parsed_part(&json, piece, end), waited_ms: 0.0 });
+        parse_here(&mut l, &json);
+    }
+    let posted = l.host.posted.borrow();
+    let ranks = posted.iter().filter(|m| matches!(m, FromWorker::RankLoaded { id: 20, .. })).count();
+    assert_eq!(ranks, 2, "both ranks kept");
+    assert!(matches!(posted.last(), Some(FromWorker::Loaded { id: 20, .. })), "the run loaded: {:?}", replies(&l));
 }
