@@ -395,13 +395,14 @@ fn a_response_is_read_in_ranges_only_with_a_length_byte_ranges_and_no_wire_encod
 #[test]
 fn a_part_is_fetched_in_slices_covering_its_range_with_inclusive_range_headers() {
     let range = 5..(3 * SLICE_BYTES + 7);
-    let slices: Vec<_> = ranges::slices(range.clone()).collect();
+    let slices: Vec<_> = ranges::slices(range.clone(), SLICE_BYTES).collect();
     assert_eq!(slices.len(), 4);
     assert_eq!(slices.first().map(|s| s.start), Some(range.start));
     assert_eq!(slices.last().map(|s| s.end), Some(range.end));
     assert!(slices.windows(2).all(|w| w[0].end == w[1].start), "no gap nor overlap: {slices:?}");
     assert!(slices.iter().all(|s| s.end - s.start <= SLICE_BYTES && s.end > s.start));
-    assert_eq!(ranges::slices(9..9).count(), 0);
+    assert_eq!(ranges::slices(9..9, SLICE_BYTES).count(), 0);
+    assert_eq!(ranges::slices(0..3, 0).collect::<Vec<_>>(), [0..1, 1..2, 2..3], "a zero slice is one byte, not a panic");
     assert_eq!(range_header(&(0..10)).as_deref(), Some("bytes=0-9"));
     assert_eq!(range_header(&(16..17)).as_deref(), Some("bytes=16-16"));
     assert_eq!(range_header(&(4..4)), None);

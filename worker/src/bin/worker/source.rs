@@ -250,20 +250,18 @@ async fn fetch_range(url: &str, range: std::ops::Range<u64>) -> Result<ArrayBuff
 pub async fn read_slices(from: &Slices<'_>, range: std::ops::Range<u64>, mut each: impl FnMut(&Uint8Array) -> bool) -> Result<Option<f64>, String> {
     let failed = |e: JsValue| format!("reading {:?} failed: {}", from.name(), js_error(&e));
     let (slice, in_flight, step) = from.shape();
-    let read = |at: u64| from.start(at..(at + slice).min(range.end)).map_err(failed);
+    let mut slices = ranges::slices(range, slice);
     let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
-    let (mut ahead, mut next, mut waited_ms) = (std::collections::VecDeque::new(), range.start, 0.0);
-    while next < range.end && ahead.len() < in_flight {
-        ahead.push_back(read(next)?);
-        next += slice;
+    let (mut ahead, mut waited_ms) = (std::collections::VecDeque::new(), 0.0);
+    for first in slices.by_ref().take(in_flight) {
+        ahead.push_back(from.start(first).map_err(failed)?);
     }
     while let Some(reading) = ahead.pop_front() {
         let asked = now_ms(&scope);
         let buffer = JsFuture::from(reading).await.map_err(failed)?;
         waited_ms += now_ms(&scope) - asked;
-        if next < range.end {
-            ahead.push_back(read(next)?);
-            next += slice;
+        if let Some(next) = slices.next() {
+            ahead.push_back(from.start(next).map_err(failed)?);
         }
         let (view, mut at) = (Uint8Array::new(&buffer), 0);
         while at < view.length() {
