@@ -62,4 +62,47 @@ function startServe(dir) {
   });
 }
 
-module.exports = { serve, startServe };
+/**
+ * Serves the one file `file` at `/NAME` on 127.0.0.1 (CORS `*`, so the site's page on its own
+ * port may read it). With `ranges`, as static hosts and `kinetoscope serve` do: `Accept-Ranges:
+ * bytes`, a `Range: bytes=A-B` request answered 206 with those bytes (the only form the worker
+ * sends); without, a plain 200 of the whole file to every request, `Range` ignored. Counts the
+ * requests answered 206 (`ranged()`). Resolves to { url, ranged, close }.
+ */
+function serveFile(file, { ranges }) {
+  const size = fs.statSync(file).size;
+  let ranged = 0;
+  const server = http.createServer((req, res) => {
+    const cors = { 'access-control-allow-origin': '*', 'access-control-allow-headers': 'range', 'access-control-expose-headers': 'accept-ranges, content-range' };
+    if (req.method === 'OPTIONS') {
+      res.writeHead(204, cors);
+      res.end();
+      return;
+    }
+    const head = { ...cors, 'content-type': 'application/json', ...(ranges ? { 'accept-ranges': 'bytes' } : {}) };
+    const m = ranges && /^bytes=(\d+)-(\d+)$/.exec(req.headers.range || '');
+    if (m) {
+      const [start, end] = [Number(m[1]), Math.min(Number(m[2]), size - 1)];
+      if (start > end) {
+        res.writeHead(416, { ...head, 'content-range': `bytes */${size}` });
+        res.end();
+        return;
+      }
+      ranged += 1;
+      res.writeHead(206, { ...head, 'content-length': String(end - start + 1), 'content-range': `bytes ${start}-${end}/${size}` });
+      fs.createReadStream(file, { start, end }).pipe(res);
+      return;
+    }
+    res.writeHead(200, { ...head, 'content-length': String(size) });
+    fs.createReadStream(file).pipe(res);
+  });
+  return new Promise((resolve) => {
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      const close = () => new Promise((r) => { server.close(r); server.closeAllConnections(); });
+      resolve({ url: `http://127.0.0.1:${port}/${path.basename(file)}`, ranged: () => ranged, close });
+    });
+  });
+}
+
+module.exports = { serve, serveFile, startServe };

@@ -3,13 +3,15 @@
 //! dropped load's bytes are refused, `Progress` is throttled, a large file's parts come back in
 //! any order and are joined in order, a failed, crashed or silent parse worker ends the load with
 //! a message naming it, and a part that did not end at its cut sends the file back to be read
-//! as one stream; a URL held whole for `?workers=2` loads once both its parts are back.
+//! as one stream; a URL held whole for `?workers=2` loads once both its parts are back; a large
+//! URL on a server answering `Range` is read in ranged parts (streamed as today otherwise).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
 use kinetoscope::budget::Budget;
 use kinetoscope::intake::SILENT_MS;
 use kinetoscope::load::{cut_by, Piece, Stream};
-use kinetoscope::loader::{Attached, Host, Loader, ParserEvent, Whole};
+use kinetoscope::loader::ranges::{self, check_reply, range_header, ranged_size, Reply, Unranged, SLICE_BYTES};
+use kinetoscope::loader::{Attached, Host, Loader, ParserEvent, Source, Whole};
 use protocol::{FromWorker, Phase, ToWorker};
 use std::cell::{Cell, RefCell};
 use std::ops::Range;
@@ -43,6 +45,10 @@ struct Rec {
     here: Option<(u32, Stream, Range<u64>)>,
     /// Parts of a JSON held whole sent to parse workers.
     parts: Vec<Sent>,
+    /// What the URLs of ranged loads hold (their servers answer `Range`), by URL.
+    urls: std::collections::HashMap<String, Vec<u8>>,
+    /// Console errors, when a test expects them (else one fails the test).
+    errors: Option<RefCell<Vec<String>>>,
 }
 
 impl Host for Rec {
@@ -62,7 +68,10 @@ impl Host for Rec {
         self.posted.borrow_mut().push(msg.clone());
     }
     fn console_error(&self, msg: &str) {
-        panic!("console error: {msg}");
+        match &self.errors {
+            Some(errors) => errors.borrow_mut().push(msg.to_owned()),
+            None => panic!("console error: {msg}"),
+        }
     }
     fn file_name(file: &File) -> String {
         file.0.clone()
@@ -85,8 +94,15 @@ impl Host for Rec {
         Err("no pump here".into())
     }
     fn cut(&self, whole: &Whole<File, Rc<Vec<u8>>>, shares: &[u32]) -> Result<Vec<(Piece, Range<u64>)>, String> {
-        let Whole::File(file) = whole else { return Err("files only".into()) };
-        cut_by(file.1.len() as u64, shares, &mut |at, into| read_at(&file.1, at, into)).map_err(|e| e.to_string())
+        match whole {
+            Whole::File(file) => cut_by(file.1.len() as u64, shares, &mut |at, into| read_at(&file.1, at, into)).map_err(|e| e.to_string()),
+            Whole::Url { url, size, .. } => {
+                // A server that said it answers `Range` but does not: the probe fails.
+                let bytes = self.urls.get(url).ok_or_else(|| format!("{url:?}: the server answered HTTP 200, not 206"))?;
+                cut_by(*size, shares, &mut |at, into| read_at(bytes, at, into)).map_err(|e| e.to_string())
+            }
+            Whole::Bytes { .. } => Err("files and URLs only".into()),
+        }
     }
     fn parse_here(&mut self, id: u32, _whole: &Whole<File, Rc<Vec<u8>>>, stream: Stream, range: Range<u64>) {
         self.here = Some((id, stream, range));
@@ -338,4 +354,184 @@ fn a_url_held_whole_for_two_parse_workers_loads_once_both_parts_are_back_in_any_
     let Some(FromWorker::Loaded { id: 9, summary, .. }) = posted.last() else { panic!("loaded: {:?}", replies(&l)) };
     assert_eq!(summary.events, 500_000);
     assert_eq!(summary.parse_workers, 2);
+}
+
+/// Headers of a plain GET of `len` bytes from a server that answers `Range`.
+fn rangeable(len: usize) -> Reply<'static> {
+    Reply { size: Some(len as u64), accept_ranges: Some("bytes"), content_encoding: None }
+}
+
+/// Load `id` of `url` (which holds `json`, its server answering `Range`) opened by URL with
+/// `workers`; whether it is read in ranged parts.
+fn fetch_ranged(l: &mut Loader<Rec>, id: u32, url: &str, json: &[u8], workers: Option<u32>) -> bool {
+    l.host.urls.insert(url.to_owned(), json.to_vec());
+    l.message(ToWorker::Fetch { id, url: url.into(), name: "big.json".into(), workers }, Attached::None);
+    l.ranged(id, "big.json", url, &rangeable(json.len()))
+}
+
+/// Load `id` fed `json` as one stream after `open`; its `Loaded` summary.
+fn stream_in(l: &mut Loader<Rec>, id: u32, json: &[u8]) -> protocol::TraceSummary {
+    assert!(l.open(id, "big.json", Some(json.len() as u64)));
+    assert!(l.arrived(id, json.len(), |b| b.copy_from_slice(json)));
+    l.finish(id);
+    let posted = l.host.posted.borrow();
+    match posted.last() {
+        Some(FromWorker::Loaded { id: got, summary, .. }) if *got == id => (**summary).clone(),
+        other => panic!("load {id} loaded: {other:?}"),
+    }
+}
+
+#[test]
+fn a_response_is_read_in_ranges_only_with_a_length_byte_ranges_and_no_wire_encoding() {
+    let ok = Reply { size: Some(100), accept_ranges: Some("bytes"), content_encoding: None };
+    assert_eq!(ranged_size(&ok), Ok(100));
+    assert_eq!(ranged_size(&Reply { accept_ranges: Some("none, Bytes"), content_encoding: Some("identity"), ..ok }), Ok(100));
+    assert_eq!(ranged_size(&Reply { size: None, ..ok }), Err(Unranged::NoLength));
+    assert_eq!(ranged_size(&Reply { accept_ranges: None, ..ok }), Err(Unranged::NoRanges), "CORS hides it, or no Range");
+    assert_eq!(ranged_size(&Reply { accept_ranges: Some("none"), ..ok }), Err(Unranged::NoRanges));
+    assert_eq!(ranged_size(&Reply { content_encoding: Some("gzip"), ..ok }), Err(Unranged::Encoded), "lengths count gzip bytes");
+}
+
+#[test]
+fn a_part_is_fetched_in_slices_covering_its_range_with_inclusive_range_headers() {
+    let range = 5..(3 * SLICE_BYTES + 7);
+    let slices: Vec<_> = ranges::slices(range.clone(), SLICE_BYTES).collect();
+    assert_eq!(slices.len(), 4);
+    assert_eq!(slices.first().map(|s| s.start), Some(range.start));
+    assert_eq!(slices.last().map(|s| s.end), Some(range.end));
+    assert!(slices.windows(2).all(|w| w[0].end == w[1].start), "no gap nor overlap: {slices:?}");
+    assert!(slices.iter().all(|s| s.end - s.start <= SLICE_BYTES && s.end > s.start));
+    assert_eq!(ranges::slices(9..9, SLICE_BYTES).count(), 0);
+    assert_eq!(ranges::slices(0..3, 0).collect::<Vec<_>>(), [0..1, 1..2, 2..3], "a zero slice is one byte, not a panic");
+    assert_eq!(range_header(&(0..10)).as_deref(), Some("bytes=0-9"));
+    assert_eq!(range_header(&(16..17)).as_deref(), Some("bytes=16-16"));
+    assert_eq!(range_header(&(4..4)), None);
+}
+
+#[test]
+fn a_ranged_reply_must_hold_exactly_the_bytes_asked_for() {
+    let asked = 100..200;
+    assert_eq!(check_reply(206, Some("bytes 100-199/5000"), Some(100), &asked), Ok(()));
+    assert_eq!(check_reply(206, None, None, &asked), Ok(()), "Content-Range hidden by CORS, body not read yet");
+    let whole = check_reply(200, None, None, &asked).unwrap_err();
+    assert!(whole.contains("HTTP 200"), "a server ignoring Range sends the whole file: {whole}");
+    assert!(check_reply(206, Some("bytes 0-99/5000"), None, &asked).is_err(), "other bytes");
+    assert!(check_reply(206, Some("bytes 100-199"), None, &asked).is_ok());
+    assert!(check_reply(206, Some("bytes */5000"), None, &asked).is_err());
+    assert!(check_reply(206, None, Some(99), &asked).unwrap_err().contains("99 bytes"), "short body");
+    assert!(check_reply(416, None, None, &asked).is_err());
+}
+
+#[test]
+fn a_large_url_on_a_server_answering_range_is_read_in_ranged_parts_equal_to_the_stream() {
+    let json = large_trace();
+    let mut streamed = loader();
+    streamed.message(ToWorker::Fetch { id: 1, url: "u".into(), name: "big.json".into(), workers: Some(1) }, Attached::None);
+    let whole = stream_in(&mut streamed, 1, &json);
+    assert_eq!(whole.parse_workers, 1);
+
+    let mut l = loader();
+    assert!(fetch_ranged(&mut l, 3, "http://h/big.json", &json, None), "read in parts");
+    assert!(!l.open(3, "big.json", Some(json.len() as u64)), "its body is not streamed too");
+    let (piece, end) = l.host.cmds.iter().find_map(|c| match c {
+        Cmd::Range { slot: 0, job: 3, index: 1, piece, end } => Some((*piece, *end)),
+        _ => None,
+    }).expect("part 1's range went to parse worker 0");
+    assert_eq!(end, json.len() as u64, "the last part runs to the end");
+    let share = piece.start as f64 / json.len() as f64;
+    assert!((0.56..0.64).contains(&share), "the part read here is cut larger, 3 shares to 2: {share}");
+    assert_eq!(json[piece.start as usize - 1], b',', "cut at an event boundary");
+    l.parser(0, ParserEvent::Progress { job: 3, index: 1, done: 1 << 20 });
+    let parsing = l.host.posted.borrow().iter().any(|m| matches!(m, FromWorker::Progress { id: 3, phase: Phase::Parsing, total_bytes: Some(t), .. } if *t == json.len() as u64));
+    assert!(parsing, "progress per byte of the whole URL");
+    l.parser(0, ParserEvent::Parsed { job: 3, index: 1, bytes: parsed_part(&json, piece, end), waited_ms: 1.0 });
+    parse_here(&mut l, &json);
+    let posted = l.host.posted.borrow();
+    let Some(FromWorker::Loaded { id: 3, summary, .. }) = posted.last() else { panic!("loaded: {:?}", replies(&l)) };
+    assert_eq!(summary.parse_workers, 2);
+    assert_eq!((summary.events, summary.lanes, summary.span_us, &summary.phases), (whole.events, whole.lanes, whole.span_us, &whole.phases));
+    assert_eq!(summary.file_name, "big.json");
+}
+
+#[test]
+fn a_url_is_streamed_without_range_or_length_with_one_worker_or_when_small() {
+    let json = large_trace();
+    let mut l = loader();
+    l.message(ToWorker::Fetch { id: 1, url: "u".into(), name: "big.json".into(), workers: None }, Attached::None);
+    assert!(!l.ranged(1, "big.json", "u", &Reply { accept_ranges: None, ..rangeable(json.len()) }), "no Range: streamed");
+    assert!(!l.ranged(1, "big.json", "u", &Reply { size: None, ..rangeable(json.len()) }), "no length: streamed");
+    assert_eq!(stream_in(&mut l, 1, &json).parse_workers, 1, "today's streamed path");
+
+    let mut l = loader();
+    assert!(!fetch_ranged(&mut l, 2, "u", &json, Some(1)), "?workers=1 parses on one core");
+    assert_eq!(stream_in(&mut l, 2, &json).parse_workers, 1);
+
+    let small = trace(1000);
+    let mut l = loader();
+    assert!(!fetch_ranged(&mut l, 3, "u", &small, None), "too small to split");
+    assert!(!l.ranged(4, "big.json", "u", &rangeable(json.len())), "not the current load");
+    assert_eq!(stream_in(&mut l, 3, &small).events, 1000);
+}
+
+#[test]
+fn a_server_whose_ranges_cannot_be_read_is_streamed_after_a_console_error() {
+    let json = large_trace();
+    let mut l = Loader::new(Rec { errors: Some(RefCell::default()), ..Rec::default() }, Budget::TAB);
+    l.message(ToWorker::Fetch { id: 5, url: "http://h/t.json".into(), name: "big.json".into(), workers: None }, Attached::None);
+    // Not in `urls`: the probe of its head is answered with the whole file.
+    assert!(!l.ranged(5, "big.json", "http://h/t.json", &rangeable(json.len())));
+    let errors = l.host.errors.as_ref().unwrap().borrow().clone();
+    assert_eq!(errors.len(), 1);
+    assert!(errors[0].contains("HTTP 200"), "{errors:?}");
+    assert_eq!(stream_in(&mut l, 5, &json).parse_workers, 1, "the body still arriving is parsed as it comes");
+}
+
+#[test]
+fn a_ranged_part_that_did_not_end_at_its_cut_fetches_the_url_again_as_one_stream() {
+    let mut json = large_trace();
+    let at = json.len() / 5;
+    let colon = at + json[at..].iter().position(|&b| b == b':').unwrap();
+    json[colon] = b'!';
+    let mut l = loader();
+    assert!(fetch_ranged(&mut l, 8, "http://h/big.json", &json, None));
+    let (piece, end) = l.host.cmds.iter().find_map(|c| match c {
+        Cmd::Range { job: 8, piece, end, .. } => Some((*piece, *end)),
+        _ => None,
+    }).unwrap();
+    l.parser(0, ParserEvent::Parsed { job: 8, index: 1, bytes: parsed_part(&json, piece, end), waited_ms: 0.0 });
+    parse_here(&mut l, &json);
+    assert!(replies(&l).is_empty());
+    assert_eq!(l.host.cmds.last(), Some(&Cmd::Fetch(8)), "fetched again");
+    assert!(!l.ranged(8, "big.json", "http://h/big.json", &rangeable(json.len())), "and streamed on one core, not cut again");
+    assert_eq!(stream_in(&mut l, 8, &json).parse_workers, 1);
+}
+
+#[test]
+fn each_rank_of_a_run_manifest_on_a_server_answering_range_is_read_in_ranged_parts() {
+    let json = large_trace();
+    let mut l = loader();
+    let urls = ["http://h/r0.json", "http://h/r1.json"];
+    for url in urls {
+        l.host.urls.insert(url.into(), json.clone());
+    }
+    l.message(ToWorker::FetchRun { id: 20, url: "http://h/run.json".into(), workers: None }, Attached::None);
+    let sources = urls.iter().enumerate().map(|(k, url)| Source::Url { url: (*url).into(), name: format!("r{k}.json") }).collect();
+    l.manifest_in(20, None, Ok(sources));
+    for (k, url) in urls.iter().enumerate() {
+        let job = l.host.cmds.iter().rev().find_map(|c| match c {
+            Cmd::Fetch(job) => Some(*job),
+            _ => None,
+        }).expect("the rank is fetched");
+        assert!(l.ranged(job, &format!("r{k}.json"), url, &rangeable(json.len())), "rank {k} read in ranged parts");
+        let (piece, end) = l.host.cmds.iter().rev().find_map(|c| match c {
+            Cmd::Range { job: j, piece, end, .. } if *j == job => Some((*piece, *end)),
+            _ => None,
+        }).expect("its second part went to a parse worker");
+        l.parser(0, ParserEvent::Parsed { job, index: 1, bytes: parsed_part(&json, piece, end), waited_ms: 0.0 });
+        parse_here(&mut l, &json);
+    }
+    let posted = l.host.posted.borrow();
+    let ranks = posted.iter().filter(|m| matches!(m, FromWorker::RankLoaded { id: 20, .. })).count();
+    assert_eq!(ranks, 2, "both ranks kept");
+    assert!(matches!(posted.last(), Some(FromWorker::Loaded { id: 20, .. })), "the run loaded: {:?}", replies(&l));
 }

@@ -95,6 +95,16 @@ pub trait Host {
 pub enum Whole<F, B> {
     /// A picked file.
     File(F),
+    /// A URL whose server answers `Range` (`ranges::ranged_size`): each part's reader fetches
+    /// its own bytes.
+    Url {
+        /// Absolute URL (after redirects).
+        url: String,
+        /// The trace's name.
+        name: String,
+        /// Its `Content-Length`.
+        size: u64,
+    },
     /// Bytes another page posted (`ToWorker::Bytes`).
     Bytes {
         /// The trace's name.

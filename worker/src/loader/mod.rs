@@ -1,8 +1,8 @@
 //! The load worker's decisions, free of the web so they are tested natively: which load is
 //! current (latest wins), what each `protocol::ToWorker` does, when bytes of a load are taken or
 //! refused, when `Progress` is due, how a large input is planned into parts for parse workers
-//! and joined (or read again as one stream), which parse worker failed or went silent, and the
-//! order of a run's loads. The wasm binary (`src/bin/worker.rs`) implements [`Host`] (posting,
+//! and joined (or read again as one stream), whether a URL is fetched in byte ranges for them
+//! (`ranges`), which parse worker failed or went silent, and the order of a run's loads. The wasm binary (`src/bin/worker.rs`) implements [`Host`] (posting,
 //! sources, workers, the clock) and feeds events in; see docs/architecture.md.
 //!
 //! Invariants: at most one load is being read or parsed; a new load drops the previous one,
@@ -11,6 +11,7 @@
 mod bytes;
 mod host;
 mod parts;
+pub mod ranges;
 mod runs;
 
 pub use host::{Attached, Host, ParserEvent, Source, Whole};

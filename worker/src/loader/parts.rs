@@ -244,6 +244,7 @@ impl<H: Host> Loader<H> {
         match whole {
             Whole::File(file) => self.host.read(id, file),
             Whole::Bytes { name, buffer } => self.host.take(id, name, buffer),
+            Whole::Url { url, name, .. } => self.host.fetch(id, url, name),
         }
     }
 
@@ -258,15 +259,17 @@ impl<H: Host> Loader<H> {
 
     /// Reads a large JSON input in parts (`load::cut_by`, one part per core or per
     /// `?workers=N`): the first parsed here, each other by a parse worker that reads its own
-    /// range (or is sent its range of posted bytes), so only the first part's bytes pass
-    /// through this worker's memory; false when it is read here as a stream (small, gzip, not a
-    /// trace's head, `?workers=1`, or larger than `Budget::held_whole`, past which the parts
-    /// and their join were not measured).
-    fn read_in_parts(&mut self, id: u32, workers: Option<u32>, whole: &Whole<H::File, H::Buffer>) -> bool {
+    /// range (of a file, or of a URL in ranged requests; or is sent its range of posted bytes),
+    /// so only the first part's bytes pass through this worker's memory; false when it is read
+    /// here as a stream (small, gzip, not a trace's head, `?workers=1`, larger than
+    /// `Budget::held_whole`, past which the parts and their join were not measured, or a URL
+    /// whose ranges could not be read).
+    pub(super) fn read_in_parts(&mut self, id: u32, workers: Option<u32>, whole: &Whole<H::File, H::Buffer>) -> bool {
         let started = self.host.now_ms();
         let (name, size) = match whole {
             Whole::File(file) => (H::file_name(file), H::file_size(file)),
             Whole::Bytes { name, buffer } => (name.clone(), H::buffer_size(buffer)),
+            Whole::Url { name, size, .. } => (name.clone(), *size),
         };
         let cores = workers.map_or_else(|| self.host.cores(), |w| w as usize);
         let parts = load::parts_for(usize::try_from(size).unwrap_or(usize::MAX), cores);
@@ -281,17 +284,24 @@ impl<H: Host> Loader<H> {
                 return true;
             }
         };
-        // This worker's share against each parse worker's. Of a file, 3 to 2: a part parsed
-        // here is not encoded, posted back nor decoded. Of posted bytes, equal, since this
-        // worker also copies the parse workers' pieces (docs/performance.md).
+        // This worker's share against each parse worker's. Of a file (or a URL, each reader
+        // fetching its own ranges), 3 to 2: a part parsed here is not encoded, posted back nor
+        // decoded. Of posted bytes, equal, since this worker also copies the parse workers'
+        // pieces (docs/performance.md).
         let (here, sent) = match whole {
-            Whole::File(_) => (3, 2),
+            Whole::File(_) | Whole::Url { .. } => (3, 2),
             Whole::Bytes { .. } => (1, 1),
         };
         let shares: Vec<u32> = (0..parts).map(|k| if k == 0 { here } else { sent }).collect();
         let cuts = match self.host.cut(whole, &shares) {
             Ok(cuts) if cuts.len() > 1 => cuts,
             Ok(_) => return false,
+            // The server said it answers `Range` but its ranges could not be read: its body,
+            // still arriving, is read as one stream instead.
+            Err(e) if matches!(whole, Whole::Url { .. }) => {
+                self.host.console_error(&format!("worker: reading in ranges failed, reading as one stream: {e}"));
+                return false;
+            }
             Err(e) => {
                 self.reading = None;
                 self.fail(id, "io", e);

@@ -7,6 +7,7 @@ use crate::post::{console_error, now_ms, post_with, wasm_memory_bytes};
 use crate::pump::Pump;
 use crate::source::{self, Receiver};
 use kinetoscope::load::{self, Piece, Stream};
+use kinetoscope::loader::ranges::Reply;
 use kinetoscope::loader::{Host, Loader, Source};
 use protocol::FromWorker;
 use std::cell::RefCell;
@@ -106,6 +107,10 @@ impl Host for WebHost {
                 let mut read = |at, into: &mut [u8]| std::io::Read::read(&mut BufferRead::new(js_sys::Uint8Array::new(buffer), at), into);
                 load::cut_by(Self::buffer_size(buffer), shares, &mut read).map_err(|e| e.to_string())
             }
+            Whole::Url { url, size, .. } => {
+                let mut read = |at, into: &mut [u8]| source::read_url_at(url, *size, at, into).map_err(std::io::Error::other);
+                load::cut_by(*size, shares, &mut read).map_err(|e| e.to_string())
+            }
         }
     }
 
@@ -114,6 +119,7 @@ impl Host for WebHost {
             Whole::File(file) => file.clone().into(),
             // Both below 4 GiB.
             Whole::Bytes { buffer, .. } => js_sys::Uint8Array::new_with_byte_offset_and_length(buffer, range.start as u32, (range.end - range.start) as u32).into(),
+            Whole::Url { url, .. } => url.as_str().into(),
         };
         let me = self.me.clone();
         wasm_bindgen_futures::spawn_local(async move {
@@ -151,6 +157,7 @@ impl Host for WebHost {
         let from = match whole {
             Whole::File(file) => PartFrom::File(file.clone()),
             Whole::Bytes { buffer, .. } => PartFrom::Bytes(buffer.clone()),
+            Whole::Url { url, .. } => PartFrom::Url(url.clone()),
         };
         self.pool.read_part(slot, job, index, piece, end, from)
     }
@@ -168,6 +175,10 @@ impl Receiver for Loader<WebHost> {
 
     fn handoff(&mut self, id: u32, url: &str) -> bool {
         Loader::handoff(self, id, url)
+    }
+
+    fn ranged(&mut self, id: u32, name: &str, url: &str, reply: &Reply) -> bool {
+        Loader::ranged(self, id, name, url, reply)
     }
 
     fn bytes(&mut self, id: u32, view: &js_sys::Uint8Array) -> bool {

@@ -15,7 +15,8 @@
 //! sub-worker reads the range itself with reads in flight (`source::read_slices`), parses it as
 //! it reads (`load::Stream::part`) and answers the same way with a `load::StreamedPart` encoded
 //! and how long it waited for bytes, so a large file's bytes never pass through the load
-//! worker's wasm memory. Of a trace posted to the page, `ReadPart` carries the range's first
+//! worker's wasm memory. With a URL string beside it (a server answering `Range`), the
+//! sub-worker fetches its range in ranged requests the same way. Of a trace posted to the page, `ReadPart` carries the range's first
 //! bytes and each [`ToParser::More`] the next (copies, transferred), parsed as they come; each
 //! piece parsed goes back ([`FromParser::Spent`]) and the load worker fills it with the next
 //! bytes ([`Pool::refill`]), looking at its messages between steps of its own part.
@@ -42,7 +43,7 @@
 //! part is back ([`Pool::retire`]), so its memory goes while the others still parse.
 
 use crate::post::now_ms;
-use crate::source::{js_error, read_slices};
+use crate::source::{js_error, let_messages_run, read_slices, Slices};
 use kinetoscope::load::{parse_piece, Piece, Stream, StreamedPart};
 use kinetoscope::loader::ParserEvent;
 use kinetoscope::json::Form;
@@ -94,6 +95,8 @@ pub enum PartFrom {
     File(web_sys::File),
     /// A posted buffer, copied out in pieces.
     Bytes(js_sys::ArrayBuffer),
+    /// A URL whose server answers `Range`: the sub-worker fetches its range itself.
+    Url(String),
 }
 
 /// From a sub-worker to the load worker.
@@ -123,6 +126,8 @@ pub enum Attached {
     Bytes(js_sys::ArrayBuffer),
     /// A picked file, cloned: a handle, not its bytes.
     File(web_sys::File),
+    /// A URL (a string), its range fetched by the sub-worker.
+    Url(String),
 }
 
 /// One sub-worker and its handlers; a message posted before `Ready` waits in `queued`.
@@ -208,6 +213,7 @@ impl Pool {
         let read = serde_json::to_string(&ToParser::ReadPart { job, index, start, end, object, first }).map_err(|e| e.to_string())?;
         match from {
             PartFrom::File(file) => sub.send(read, Attached::File(file)),
+            PartFrom::Url(url) => sub.send(read, Attached::Url(url)),
             PartFrom::Bytes(bytes) => {
                 let mut refill = Refill { job, index, bytes, next: start, end };
                 let mut msg = read;
@@ -321,6 +327,7 @@ fn post(worker: &Worker, json: &str, attached: &Attached) -> Result<(), String> 
             worker.post_message_with_transfer(&parts, &js_sys::Array::of1(buffer))
         }
         Attached::File(file) => worker.post_message(&js_sys::Array::of2(&JsValue::from_str(json), file)),
+        Attached::Url(url) => worker.post_message(&js_sys::Array::of2(&JsValue::from_str(json), &JsValue::from_str(url))),
     };
     sent.map_err(|e| js_error(&e))
 }
@@ -513,7 +520,7 @@ fn parse_bytes(attached: &JsValue, piece: Piece, progress: &mut dyn FnMut(u64)) 
     Ok(part.encode())
 }
 
-/// Reads the part a sub-worker was sent from its `File` with [`stream_part`]; the part
+/// Reads the part a sub-worker was sent from its `File` or URL with [`stream_part`]; the part
 /// encoded, and the ms spent waiting for reads.
 async fn read_part(file: &JsValue, piece: Piece, end: u64, progress: &mut dyn FnMut(u64)) -> Result<(Vec<u8>, f64), String> {
     let stream = Stream::part(piece).expecting(end.saturating_sub(piece.start));
@@ -523,7 +530,7 @@ async fn read_part(file: &JsValue, piece: Piece, end: u64, progress: &mut dyn Fn
 }
 
 /// Parses bytes `range` into `stream` (a part's, `load::Stream::part`) as they are read from
-/// `from`: a `File` (those bytes of it, read with reads in flight by `source::read_slices`, as
+/// `from`: a URL string (those bytes of it, fetched in ranged requests in flight), a `File` (those bytes of it, read with reads in flight by `source::read_slices`, as
 /// the load worker reads a streamed file: read one at a time with `FileReaderSync`, each of the
 /// two parse workers of a 1 GB pick spent 1.7-1.9 s of its 4.2-4.5 s blocked on reads,
 /// docs/performance.md) or a `Uint8Array` holding exactly those bytes. `progress(bytes done)`
@@ -561,9 +568,14 @@ pub async fn stream_part(
         }
         return Ok(go_on().then(|| (stream.finish_part(), 0.0)));
     }
-    let file = from.dyn_ref::<web_sys::File>().ok_or("part sent without its file or bytes")?;
+    let url = from.as_string();
+    let slices = match (from.dyn_ref::<web_sys::File>(), url.as_deref()) {
+        (Some(file), _) => Slices::File(file),
+        (None, Some(url)) => Slices::Url(url),
+        (None, None) => return Err("part sent without its file, URL or bytes".into()),
+    };
     let (mut bytes, mut done) = (Vec::new(), 0);
-    let waited_ms = read_slices(file, range, |slice| {
+    let waited_ms = read_slices(&slices, range, |slice| {
         if !go_on() {
             return false;
         }
@@ -576,17 +588,6 @@ pub async fn stream_part(
     })
     .await?;
     Ok(waited_ms.map(|ms| (stream.finish_part(), ms)))
-}
-
-/// Lets the messages queued for this worker run: resumes in a task of its own (a message
-/// posted to itself), not a microtask, which would run before them.
-async fn let_messages_run() {
-    let Ok(channel) = web_sys::MessageChannel::new() else { return };
-    let promise = js_sys::Promise::new(&mut |resolve, _| channel.port1().set_onmessage(Some(&resolve)));
-    if channel.port2().post_message(&JsValue::NULL).is_ok() {
-        // The channel is held until the message arrives.
-        let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
-    }
 }
 
 /// Parses all of `bytes` into `stream`, `done` bytes of the part having come before them;

@@ -1,0 +1,65 @@
+// What the browser benchmarks measure beside the app: the tab's resident memory, and V8's own
+// JSON.parse of the same bytes (the anchor each parse+index time is set against).
+const { execSync } = require('child_process');
+
+/** Resident bytes of every Chromium process together (the browser, its renderers, GPU, workers). */
+function chromiumRss() {
+  try {
+    return execSync('ps -C chromium -o rss=', { encoding: 'utf8' })
+      .split('\n').filter(Boolean).reduce((sum, kb) => sum + Number(kb) * 1024, 0);
+  } catch {
+    return 0;
+  }
+}
+
+/** Samples `chromiumRss` every 100 ms until the returned stop() gives the peak. */
+function sampleRss() {
+  let peak = chromiumRss();
+  const timer = setInterval(() => { peak = Math.max(peak, chromiumRss()); }, 100);
+  return () => { clearInterval(timer); return Math.max(peak, chromiumRss()); };
+}
+
+/**
+ * V8's own JSON.parse of the same bytes in the same page, ms (text decoding not counted). V8
+ * strings stop near 512 M characters, so a larger trace is parsed as pieces cut between events
+ * (each closed as a valid document): the same bytes, the same work, a few brackets more.
+ */
+async function v8JsonParseMs(page, href) {
+  return page.evaluate(async (href) => {
+    const bytes = new Uint8Array(await (await fetch(href)).arrayBuffer());
+    const limit = 400e6;
+    const cuts = [0];
+    const marker = new TextEncoder().encode('},');
+    for (let at = limit; at < bytes.length; at = cuts[cuts.length - 1] + limit) {
+      let i = at;
+      // The end of an event: '}' ',' then whitespace and '{'.
+      for (; i < bytes.length - 1; i++) {
+        if (bytes[i] !== marker[0] || bytes[i + 1] !== marker[1]) continue;
+        let j = i + 2;
+        while (bytes[j] === 10 || bytes[j] === 32 || bytes[j] === 13 || bytes[j] === 9) j++;
+        if (bytes[j] === 123) break;
+      }
+      if (i >= bytes.length - 1) break;
+      cuts.push(i + 1);
+    }
+    cuts.push(bytes.length);
+    const decoder = new TextDecoder();
+    let ms = 0;
+    for (let k = 0; k + 1 < cuts.length; k++) {
+      let text = decoder.decode(bytes.subarray(k === 0 ? 0 : cuts[k] + 1, cuts[k + 1]));
+      // Kineto's object form: {"traceEvents":[ ... ], ...}; the middle pieces are bare arrays.
+      if (cuts.length > 2) {
+        if (k === 0) text = text + ']}';
+        else if (k + 2 === cuts.length) text = '{"traceEvents":[' + text;
+        else text = '[' + text + ']';
+      }
+      const started = performance.now();
+      JSON.parse(text);
+      ms += performance.now() - started;
+      text = null;
+    }
+    return { ms, pieces: cuts.length - 1 };
+  }, href);
+}
+
+module.exports = { chromiumRss, sampleRss, v8JsonParseMs };
