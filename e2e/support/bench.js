@@ -62,4 +62,18 @@ async function v8JsonParseMs(page, href) {
   }, href);
 }
 
-module.exports = { chromiumRss, sampleRss, v8JsonParseMs };
+/**
+ * Posts the bytes the bench fetched into `window.__benchBytes` to the page as an embedder would
+ * (`postMessage` with the buffer transferred), and waits for that load.
+ */
+async function postBenchBytes(app) {
+  const before = await app.page.evaluate(() => window.kinetoscope.loads);
+  await app.page.evaluate(() => {
+    const buffer = window.__benchBytes;
+    window.__benchBytes = null;
+    window.postMessage({ kinetoscope: { buffer, fileName: 'posted.json' } }, '*', [buffer]);
+  });
+  await app.waitForLoads(before + 1);
+}
+
+module.exports = { chromiumRss, sampleRss, v8JsonParseMs, postBenchBytes };

@@ -8,7 +8,7 @@
 // start to the end of its load. Skipped unless scripts/bench sets the variable.
 const { AppPage, test, expect } = require('../pages/app');
 const { realFixture } = require('../support/fixtures');
-const { chromiumRss, sampleRss, v8JsonParseMs } = require('../support/bench');
+const { chromiumRss, sampleRss, v8JsonParseMs, postBenchBytes } = require('../support/bench');
 
 const url = process.env.KINETOSCOPE_BENCH_URL;
 // KINETOSCOPE_BENCH_FILE=PATH: each run picks that file (the same bytes as the URL, read from
@@ -83,13 +83,7 @@ test('browser parse+index benchmark', async ({ app, page }) => {
     if (pickedFile) {
       await app.upload(pickedFile);
     } else if (posted) {
-      const before = await page.evaluate(() => window.kinetoscope.loads);
-      await page.evaluate(() => {
-        const buffer = window.__benchBytes;
-        window.__benchBytes = null;
-        window.postMessage({ kinetoscope: { buffer, fileName: 'posted.json' } }, '*', [buffer]);
-      });
-      await app.waitForLoads(before + 1);
+      await postBenchBytes(app);
     } else {
       await app.open(query);
     }

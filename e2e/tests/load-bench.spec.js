@@ -8,7 +8,7 @@
 const fs = require('node:fs');
 const { test, expect } = require('../pages/app');
 const { serveFile } = require('../support/servers');
-const { chromiumRss, sampleRss, v8JsonParseMs } = require('../support/bench');
+const { chromiumRss, sampleRss, v8JsonParseMs, postBenchBytes } = require('../support/bench');
 
 const file = process.env.KINETOSCOPE_BENCH_LOAD;
 
@@ -44,13 +44,7 @@ test('load benchmark: ?url=, posted and picked against V8 JSON.parse', async ({ 
         } else if (source === 'picked') {
           await app.upload(file);
         } else {
-          const before = await page.evaluate(() => window.kinetoscope.loads);
-          await page.evaluate(() => {
-            const buffer = window.__benchBytes;
-            window.__benchBytes = null;
-            window.postMessage({ kinetoscope: { buffer, fileName: 'posted.json' } }, '*', [buffer]);
-          });
-          await app.waitForLoads(before + 1);
+          await postBenchBytes(app);
         }
         const peak = stop();
         const state = await app.state();
