@@ -11,7 +11,7 @@
 //! --target-mb 300`, IN a real fixture).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 use kinetoscope::index::{Index, Query};
 use kinetoscope::model::{LaneId, Trace};

@@ -4,7 +4,7 @@
 //! on the demo trace, each firing checked by hand against the trace (see the table's notes).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 use kinetoscope::finding::{thresholds::EVIDENCE_CAP, Finding, Severity, RULES};
 use kinetoscope::report::findings::{findings_json, findings_text};

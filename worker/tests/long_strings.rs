@@ -4,7 +4,7 @@
 //! a long string in bounded memory (r48).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 use common::fingerprint;
 use flate2::write::GzEncoder;

@@ -14,7 +14,7 @@
 //!   `Optimizer.step#` slice as TEMPORARY.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 use kinetoscope::analysis::memory::category::Category;
 use kinetoscope::analysis::memory::held::Held;

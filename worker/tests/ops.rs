@@ -4,7 +4,7 @@
 //! table's specification, kept beside the fixture comparisons they complement.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 use kinetoscope::analysis::ops::{op_table, OpIndex, OpKind, OpOptions, OpRow, OpTable};
 use kinetoscope::model::Trace;

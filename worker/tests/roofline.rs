@@ -3,7 +3,7 @@
 //! recomputed from the raw JSON, and step MFU from the same sums.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 use kinetoscope::analysis::ops::OpOptions;
 use kinetoscope::analysis::work::dtype::PeakClass;

@@ -4,7 +4,7 @@
 //! it current, a dropped one asks for a reload.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 use kinetoscope::engine::{Engine, RankOpen, Target};
 use kinetoscope::model::CatClass;

@@ -2,7 +2,7 @@
 //! (One file for both generators, hence a little over the usual length.)
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
