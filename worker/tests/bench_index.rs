@@ -2,7 +2,7 @@
 //! time, search and details latency. One JSON line per measurement on stdout.
 //!
 //! ```text
-//! cargo test --release -p kinetoscope --test bench_index -- --ignored --nocapture
+//! cargo test --release -p kinetoscope --test all bench_index:: -- --ignored --nocapture
 //! KINETOSCOPE_BENCH_TRACES=/tmp/a.json:/tmp/b.json cargo test --release ...   # other inputs
 //! ```
 //!

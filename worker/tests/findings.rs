@@ -1537,7 +1537,7 @@ fn cli_report_has_findings() {
 }
 
 /// Times `detect` on a large trace: `KINETOSCOPE_BENCH_TRACE=big.json cargo test --release -p
-/// kinetoscope --test findings -- --ignored bench_detect --nocapture` (make one with
+/// kinetoscope --test all findings::bench_detect -- --ignored --nocapture` (make one with
 /// `kinetoscope-synth inflate`).
 #[test]
 #[ignore = "benchmark: needs KINETOSCOPE_BENCH_TRACE"]

@@ -325,7 +325,7 @@ fn memory_chart_answers_stack_the_categories_and_list_the_peaks_live_set() {
 /// query at the peak; wire bytes of each answer, bytes held, the process's peak RSS.
 ///
 /// ```text
-/// MB=1000 cargo test -p kinetoscope --test memory_categories bench_memory_chart -- --ignored --nocapture
+/// MB=1000 cargo test -p kinetoscope --test all memory_categories::bench_memory_chart -- --ignored --nocapture
 /// ```
 #[test]
 #[ignore = "benchmark"]

@@ -823,7 +823,7 @@ fn every_real_fixture_invariants() {
 }
 
 // ---------------------------------------------------------------------------------------
-// Cost: `OPS=2000000 cargo test -p kinetoscope --test ops bench_ -- --ignored --nocapture`.
+// Cost: `OPS=2000000 cargo test -p kinetoscope --test all ops::bench_ -- --ignored --nocapture`.
 
 /// A generated GPU trace of about `ops` op slices: steps of layers, each layer
 /// `aten::linear > aten::addmm > cudaLaunchKernel -> kernel` plus `aten::relu`, with shapes

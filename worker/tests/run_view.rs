@@ -241,7 +241,7 @@ fn a_selected_collective_is_found_on_every_rank() {
 /// `KINETOSCOPE_BENCH_RUN_DIR` (default `target/bench-data/run8`).
 ///
 /// ```text
-/// cargo test --release -p kinetoscope --test run_view -- --ignored --nocapture
+/// cargo test --release -p kinetoscope --test all run_view:: -- --ignored --nocapture
 /// ```
 #[test]
 #[ignore = "benchmark input: writes ~200 MB"]
