@@ -1,5 +1,5 @@
 // Browser run benchmark (not a test): opens `?run=` on KINETOSCOPE_BENCH_RUN_DIR/run.json (8
-// synthetic ranks of ~25 MB, written by `cargo test --release -p kinetoscope --test run_view --
+// synthetic ranks of ~25 MB, written by `cargo test --release -p kinetoscope --test all run_view:: --
 // --ignored`; or any `kinetoscope-synth demo-run DIR` with a run.json listing its files), served by the test, and prints one JSON line: time from navigation to the drawn
 // heatmap and to the ranks timeline's panels (its default ranks held), per-rank load times as
 // the page saw them, long tasks after the ranks were in (through the hold), and the

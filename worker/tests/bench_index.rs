@@ -2,7 +2,7 @@
 //! time, search and details latency. One JSON line per measurement on stdout.
 //!
 //! ```text
-//! cargo test --release -p kinetoscope --test bench_index -- --ignored --nocapture
+//! cargo test --release -p kinetoscope --test all bench_index:: -- --ignored --nocapture
 //! KINETOSCOPE_BENCH_TRACES=/tmp/a.json:/tmp/b.json cargo test --release ...   # other inputs
 //! ```
 //!
@@ -11,7 +11,7 @@
 //! --target-mb 300`, IN a real fixture).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 use kinetoscope::index::{Index, Query};
 use kinetoscope::model::{LaneId, Trace};

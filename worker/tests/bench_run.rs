@@ -3,7 +3,7 @@
 //! with wall times and peak RSS (VmHWM). Figures are kept in docs/runs.md.
 //!
 //! ```text
-//! cargo test --release -p kinetoscope --test bench_run -- --ignored --nocapture
+//! cargo test --release -p kinetoscope --test all bench_run:: -- --ignored --nocapture
 //! KINETOSCOPE_RUN_BENCH_RANKS=32 KINETOSCOPE_RUN_BENCH_THREADS=2 cargo test ...   # smaller
 //! ```
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]

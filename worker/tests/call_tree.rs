@@ -5,7 +5,7 @@
 //! device activity with a launch call on a CPU thread, counted from the trace's columns.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 use kinetoscope::analysis::call_tree::{build, CallTree, NodeKind};
 use kinetoscope::analysis::ops::{OpKind, OpOptions};

@@ -3,7 +3,7 @@
 //! each tree counted once on its side; the ±2% rule at its edges.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 use kinetoscope::analysis::call_tree::{build, diff, Growth};
 use kinetoscope::report::diff::{DiffOptions, DiffReport};

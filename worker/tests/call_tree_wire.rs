@@ -4,7 +4,7 @@
 //! rows left out are counted, a step's tree is no larger than the whole trace's.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 use kinetoscope::analysis::call_tree::build;
 use kinetoscope::answer::call_tree::MIN_PCT;

@@ -5,7 +5,7 @@
 //! on the critical path and its impact is their time over the steps' 3 x 1000 µs.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 use kinetoscope::finding::{Finding, Severity};
 use kinetoscope::synth::cheatsheet::{generate, Case, STEPS, STEP_NS};

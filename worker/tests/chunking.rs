@@ -2,7 +2,7 @@
 //! (the parallel parse), on every real fixture and on tiny edge cases.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 use kinetoscope::load::{assemble, parse, parse_part, plan};
 use common::fingerprint;

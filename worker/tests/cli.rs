@@ -1,7 +1,7 @@
 //! The `kinetoscope` binary: info and report outputs, exit codes, 120-column text.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

@@ -4,7 +4,7 @@
 //! expectations; split the CLI tests out if it grows.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 use kinetoscope::analysis::gpu::gpu_metrics;
 use kinetoscope::analysis::kernels::kernel_table;

@@ -3,7 +3,7 @@
 //! each trace's own findings (`Session::findings`).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 use kinetoscope::compare::{compare, CompareOptions, Pair};
 use kinetoscope::engine::Engine;

@@ -3,7 +3,7 @@
 //! real traces and a run of the four dlrm ranks.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 use kinetoscope::report::diff::{DiffOptions, DiffReport};
 use kinetoscope::report::schema::{to_json, Schema};

@@ -7,7 +7,7 @@
 //! `critical_path_analysis` (`*.cpa.json`).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 use kinetoscope::analysis::critical_path::{self, BoundBy, Edit, StepPath};
 use kinetoscope::analysis::steps;

@@ -8,7 +8,7 @@
 //! theirs) join to the same trace, their slice columns merged straight from the bytes.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 use common::fingerprint;
 use kinetoscope::fork::{Sequential, Threads};

@@ -5,7 +5,7 @@
 //! listed here, so a new one cannot go unchecked.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 

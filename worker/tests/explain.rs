@@ -5,7 +5,7 @@
 //! jitter by less than 2 µs each. The page's answer is checked against the CLI on a real trace.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 use kinetoscope::analysis::breakdown::Category;
 use kinetoscope::analysis::explain::{explain, sentences, Which};

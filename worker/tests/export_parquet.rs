@@ -7,7 +7,7 @@
 //! `export` and `run --format parquet` write the files and say so, or refuse without DIR.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 use kinetoscope::export::parquet::{trace, Sink};
 use kinetoscope::report::trace::{ReportOptions, TraceReport};

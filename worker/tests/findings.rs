@@ -4,7 +4,7 @@
 //! on the demo trace, each firing checked by hand against the trace (see the table's notes).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 use kinetoscope::finding::{thresholds::EVIDENCE_CAP, Finding, Severity, RULES};
 use kinetoscope::report::findings::{findings_json, findings_text};
@@ -1537,7 +1537,7 @@ fn cli_report_has_findings() {
 }
 
 /// Times `detect` on a large trace: `KINETOSCOPE_BENCH_TRACE=big.json cargo test --release -p
-/// kinetoscope --test findings -- --ignored bench_detect --nocapture` (make one with
+/// kinetoscope --test all findings::bench_detect -- --ignored --nocapture` (make one with
 /// `kinetoscope-synth inflate`).
 #[test]
 #[ignore = "benchmark: needs KINETOSCOPE_BENCH_TRACE"]

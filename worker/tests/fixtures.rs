@@ -1,7 +1,7 @@
 //! Every shared real trace loads, and its counts equal an independent count (serde_json::Value).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 use serde_json::Value;
 use std::collections::BTreeMap;

@@ -4,7 +4,7 @@
 //! `report` and `run`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 use kinetoscope::synth::run::{generate_rank, RunSpec};
 use std::path::PathBuf;

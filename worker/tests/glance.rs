@@ -2,7 +2,7 @@
 //! real fixture's top-level keys, and the glance's steps and bound-by on real traces.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 use common::{for_each_real_fixture, json_bytes, load_real};
 use protocol::{Answer, Query};

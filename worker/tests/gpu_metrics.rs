@@ -4,7 +4,7 @@
 //! brute-force cross-check on random windows, and the text / JSON rendering.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 use kinetoscope::analysis::gpu::{
     gpu_metrics, gpu_timeseries, metrics_window, GpuIndex, GpuMetrics,

@@ -4,7 +4,7 @@
 //! (one `hipGraphLaunch` replaying 544 kernels) and vLLM (a capture, never launched).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 use kinetoscope::analysis::{graphs, idle};
 use kinetoscope::answer::details::slice_details;

@@ -3,7 +3,7 @@
 //! fixture's counts against an independent count read with serde_json.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 use kinetoscope::analysis::health::{self, Health};
 use std::collections::{HashMap, HashSet};

@@ -5,7 +5,7 @@
 //! graph's boxes hold the call tree's totals (`report --tree --json`).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 use kinetoscope::report::html::flame;
 use kinetoscope::report::trace::{ReportOptions, TraceReport};

@@ -3,7 +3,7 @@
 //! invariants and report shape on the real traces.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 use kinetoscope::analysis::idle::{analyze, classify, IdleClass, KERNEL_WAIT_MAX_NS};
 use kinetoscope::engine::Engine;

@@ -3,7 +3,7 @@
 //! warnings stay as they were.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 use kinetoscope::finding::{Finding, Severity};
 

@@ -2,7 +2,7 @@
 //! from parse workers, natively (the wasm worker only adds transports and a clock).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 use kinetoscope::budget::Budget;
 use kinetoscope::engine::Engine;

@@ -3,7 +3,7 @@
 //! kernels of the real H100 / MI210 / MI250 / MI300 / SGLang / vLLM fixtures, checked by hand.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 use kinetoscope::analysis::breakdown::{is_communication_kernel, Category, Roles};
 use kinetoscope::analysis::gpu::gpu_metrics;

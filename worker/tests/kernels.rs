@@ -3,7 +3,7 @@
 //! trace with known answers for every column, the range rule, and the text / JSON rendering.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 use kinetoscope::analysis::kernels::{kernel_durations, kernel_table, KernelTable};
 use kinetoscope::analysis::kernel_class::{is_gemm, uses_tensor_cores};

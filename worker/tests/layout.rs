@@ -2,7 +2,7 @@
 //! holds `ProfilerStep#N` with that thread first, on every real fixture.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 use common::for_each_real_fixture;
 use kinetoscope::analysis::steps::profiler_steps;

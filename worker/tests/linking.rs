@@ -1,7 +1,7 @@
 //! Device activity -> launch call -> enclosing op, on real traces; counts checked independently.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 use serde_json::Value;
 use std::collections::HashSet;

@@ -3,7 +3,7 @@
 //! overflow rows, and draws long slices across the buckets they cover.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 use kinetoscope::index::{lod::MAX_TILE_BUCKETS, Index, Tile};
 use kinetoscope::model::{LaneId, Trace};

@@ -4,7 +4,7 @@
 //! a long string in bounded memory (r48).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 use common::fingerprint;
 use flate2::write::GzEncoder;
@@ -305,7 +305,7 @@ fn r48_a_gzip_inflating_to_a_long_string_reports_in_bounded_memory() {
 }
 
 /// [`r48_a_gzip_inflating_to_a_long_string_reports_in_bounded_memory`] at the size:
-/// `cargo test -p kinetoscope --test long_strings -- --ignored`.
+/// `cargo test -p kinetoscope --test all long_strings:: -- --ignored`.
 #[test]
 #[ignore = "inflates 1 GiB twice: 23 s in the test build"]
 fn r48_a_gzip_inflating_to_a_1_gib_string_reports_in_bounded_memory() {

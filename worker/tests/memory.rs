@@ -3,7 +3,7 @@
 //! totals, free matching and enclosing ops.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 use kinetoscope::analysis::memory::{analyze, device_label, DeviceMemory, Memory};
 use kinetoscope::engine::Engine;

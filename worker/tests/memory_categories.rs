@@ -14,7 +14,7 @@
 //!   `Optimizer.step#` slice as TEMPORARY.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 use kinetoscope::analysis::memory::category::Category;
 use kinetoscope::analysis::memory::held::Held;
@@ -325,7 +325,7 @@ fn memory_chart_answers_stack_the_categories_and_list_the_peaks_live_set() {
 /// query at the peak; wire bytes of each answer, bytes held, the process's peak RSS.
 ///
 /// ```text
-/// MB=1000 cargo test -p kinetoscope --test memory_categories bench_memory_chart -- --ignored --nocapture
+/// MB=1000 cargo test -p kinetoscope --test all memory_categories::bench_memory_chart -- --ignored --nocapture
 /// ```
 #[test]
 #[ignore = "benchmark"]

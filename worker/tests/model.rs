@@ -1,7 +1,7 @@
 //! Model building on tiny traces: forms, B/E, nesting, overlap, ts 0, ids, metadata, gzip.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 use kinetoscope::model::{Trace, NONE};
 

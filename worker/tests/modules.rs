@@ -15,7 +15,7 @@
 //! summed into one node).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 use kinetoscope::analysis::modules::{self, Modules};
 use kinetoscope::model::Trace;

@@ -4,7 +4,7 @@
 //! training (phase markers) and a PyTorch CPU training run (module calls in three steps).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 use kinetoscope::engine::Engine;
 use kinetoscope::report::trace::{ReportOptions, TraceReport};

@@ -2,7 +2,7 @@
 //! fail with an error, never panic. A deterministic, always-on complement to fuzzing.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 /// xorshift64*: deterministic so a failure reproduces from its case number.
 struct Rng(u64);

@@ -4,7 +4,7 @@
 //! table's specification, kept beside the fixture comparisons they complement.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 use kinetoscope::analysis::ops::{op_table, OpIndex, OpKind, OpOptions, OpRow, OpTable};
 use kinetoscope::model::Trace;
@@ -823,7 +823,7 @@ fn every_real_fixture_invariants() {
 }
 
 // ---------------------------------------------------------------------------------------
-// Cost: `OPS=2000000 cargo test -p kinetoscope --test ops bench_ -- --ignored --nocapture`.
+// Cost: `OPS=2000000 cargo test -p kinetoscope --test all ops::bench_ -- --ignored --nocapture`.
 
 /// A generated GPU trace of about `ops` op slices: steps of layers, each layer
 /// `aten::linear > aten::addmm > cudaLaunchKernel -> kernel` plus `aten::relu`, with shapes

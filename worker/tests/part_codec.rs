@@ -3,7 +3,7 @@
 //! truncated and malformed inputs; corrupt encodings are errors, never panics.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 use common::fingerprint;
 use kinetoscope::load::{assemble, parse, parse_piece, plan, Part};

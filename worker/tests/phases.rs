@@ -7,7 +7,7 @@
 //! is in backward, DataLoader spans are data loading; traces without a marker say so.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 use kinetoscope::analysis::phases::{self, Phase};
 use kinetoscope::analysis::steps;

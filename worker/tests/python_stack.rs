@@ -4,7 +4,7 @@
 //! top (docs/viewer.md).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 use kinetoscope::model::{CatClass, Trace, NONE};
 

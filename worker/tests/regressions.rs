@@ -3,7 +3,7 @@
 //! only the pins.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

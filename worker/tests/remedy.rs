@@ -7,7 +7,7 @@
 //! raises the impact to what it saves; never a negative time.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 use kinetoscope::analysis::critical_path::{analyze, analyze_with, StepPath};
 use kinetoscope::analysis::steps;

@@ -3,7 +3,7 @@
 //! recomputed from the raw JSON, and step MFU from the same sums.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 use kinetoscope::analysis::ops::OpOptions;
 use kinetoscope::analysis::work::dtype::PeakClass;
@@ -285,7 +285,7 @@ fn roofline_rules_and_their_near_misses() {
 /// What the roofline adds to a big trace's op table and kernel table: a real fixture (`FIXTURE`,
 /// default the vLLM one: 3,793 ops with shapes per copy) inflated to `MB` (default 200) MB.
 /// Prints figures; run with
-/// `cargo test --release -p kinetoscope --test roofline -- --ignored --nocapture`.
+/// `cargo test --release -p kinetoscope --test all roofline:: -- --ignored --nocapture`.
 #[test]
 #[ignore = "benchmark: prints figures"]
 fn bench_work_index() {

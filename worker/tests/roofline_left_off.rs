@@ -4,7 +4,7 @@
 //! missing from the chart without a word.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 use kinetoscope::analysis::roofline::{left_off, Reason};
 use kinetoscope::report::trace::{ReportOptions, TraceReport};

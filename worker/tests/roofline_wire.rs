@@ -4,7 +4,7 @@
 //! peak table does not know.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 use protocol::{Answer, CellValue, Query, TableData};
 

@@ -3,7 +3,7 @@
 //! benchmark is `bench_run.rs`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 use common::DLRM;
 use kinetoscope::analysis::{gpu, steps};

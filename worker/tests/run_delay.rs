@@ -4,7 +4,7 @@
 //! the finding, the text report and the JSON.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 use common::DLRM;
 use kinetoscope::run::delay::Cause;

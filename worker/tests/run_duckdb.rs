@@ -5,7 +5,7 @@
 //! unchecked).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 use common::DLRM;
 use kinetoscope::export::parquet::{run as parquet_run, Sink};

@@ -4,7 +4,7 @@
 //! it current, a dropped one asks for a reload.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 use kinetoscope::engine::{Engine, RankOpen, Target};
 use kinetoscope::model::CatClass;
@@ -241,7 +241,7 @@ fn a_selected_collective_is_found_on_every_rank() {
 /// `KINETOSCOPE_BENCH_RUN_DIR` (default `target/bench-data/run8`).
 ///
 /// ```text
-/// cargo test --release -p kinetoscope --test run_view -- --ignored --nocapture
+/// cargo test --release -p kinetoscope --test all run_view:: -- --ignored --nocapture
 /// ```
 #[test]
 #[ignore = "benchmark input: writes ~200 MB"]

@@ -3,7 +3,7 @@
 //! details (children, self time, flows, launch / launched, stable keys) equal brute force.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 use kinetoscope::index::details::{find_stable, stable_key, LIST_CAP};
 use kinetoscope::index::{Cursor, Index, Query};

@@ -6,7 +6,7 @@
 //! capture 48 ops, 0 kernels (the capture runs nothing).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 use kinetoscope::analysis::kernels::kernel_table;
 use kinetoscope::analysis::source::SourceKeys;

@@ -3,7 +3,7 @@
 //! `kinetoscope report --json`'s steps table, rect counts against a plain scan of the slices.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 use kinetoscope::engine::Engine;
 use kinetoscope::model::Trace;

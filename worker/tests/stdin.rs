@@ -3,7 +3,7 @@
 //! top-level value are named by their offset on every path of the parse (r48).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 use common::fingerprint;
 use kinetoscope::fork::Sequential;

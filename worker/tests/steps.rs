@@ -4,7 +4,7 @@
 //! step spans, the incomplete tail and the statistics.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 use kinetoscope::analysis::breakdown::{Category, Roles, Rules, CATEGORIES};
 use kinetoscope::analysis::steps::{analyze, profiler_steps, GpuSource, StepSpan, Steps};

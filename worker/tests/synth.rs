@@ -2,7 +2,7 @@
 //! (One file for both generators, hence a little over the usual length.)
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
@@ -62,7 +62,7 @@ fn demo_doc() -> Value {
     serde_json::from_slice(&demo::generate()).unwrap()
 }
 
-const BLESS: &str = "run KINETOSCOPE_BLESS=1 cargo test -p kinetoscope --test synth";
+const BLESS: &str = "run KINETOSCOPE_BLESS=1 cargo test -p kinetoscope --test all synth::";
 
 #[test]
 fn demo_is_deterministic_and_small() {
@@ -500,7 +500,7 @@ mod inflating {
     }
 
     /// Throughput on a ~200 MB output (`KINETOSCOPE_INFLATE_MB` to change): `cargo test
-    /// --release -p kinetoscope --test synth throughput -- --ignored --nocapture`.
+    /// --release -p kinetoscope --test all synth::inflating::throughput -- --ignored --nocapture`.
     #[test]
     #[ignore = "benchmark: writes ~200 MB to the temp directory"]
     fn throughput() {

@@ -2,7 +2,7 @@
 //! order) on PyTorch's own CPU trace and a real GPU trace.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 use kinetoscope::engine::Engine;
 use protocol::{Answer, CellValue, Query, TableData, Workload};

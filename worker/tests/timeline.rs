@@ -4,7 +4,7 @@
 //! search steps cycle through every match, and counter tracks cover the GPUs.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 use kinetoscope::engine::Engine;
 use kinetoscope::index::Index;

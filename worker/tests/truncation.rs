@@ -1,7 +1,7 @@
 //! Truncated and malformed input: prefixes load with a warning; bad JSON names its offset.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 #[test]
 fn every_fixture_cut_at_several_offsets_loads_a_prefix_and_warns() {

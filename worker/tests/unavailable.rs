@@ -4,7 +4,7 @@
 //! `cpu_op`, no `[memory]` event); the demo (five steps) is the near miss where nothing is unavailable.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
-mod common;
+use crate::common;
 
 use kinetoscope::analysis::unavailable::STEP_RULES;
 use kinetoscope::report::trace::{ReportOptions, TraceReport};

@@ -1,5 +1,5 @@
 //! Test helpers: locate the shared fixtures, read (and gunzip) them, load through the engine.
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
 use kinetoscope::engine::Engine;
 use protocol::TraceSummary;
