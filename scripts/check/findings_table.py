@@ -578,8 +578,8 @@ def work_op(t, kernel):
     return o
 
 
-def kernel_flops(t):
-    """Per kernel (by id): its work op's FLOPs split over the op's kernels by duration."""
+def kernel_work(t):
+    """Per kernel (by id): (FLOPs, bytes) of its work op split over the op's kernels by duration."""
     by_op = collections.defaultdict(list)
     for k in t.kernels:
         o = work_op(t, k)
@@ -589,7 +589,9 @@ def kernel_flops(t):
     for pairs in by_op.values():
         total = sum(k["e"] - k["s"] for k, _ in pairs)
         for k, o in pairs:
-            out[id(k)] = op_work(o)[0] * (k["e"] - k["s"]) / total
+            f, b, _ = op_work(o)
+            share = (k["e"] - k["s"]) / total if total else 0
+            out[id(k)] = (f * share, b * share if b is not None else None)
     return out
 
 
@@ -597,7 +599,7 @@ def c_mfu(peak_at):
     """MFU of the (single) step against the peak quoted at q[peak_at]: Σ FLOPs / peak / step time."""
     def check(t, q):
         step = t.steps[0]
-        flops = kernel_flops(t)
+        flops = {k: f for k, (f, _) in kernel_work(t).items()}
         mine = sum(f for k in t.kernels if step["s"] <= k["s"] < step["e"] for f in [flops.get(id(k), 0)])
         return [(q[0], 100 * mine / (q[peak_at] * 1e12) / ((step["e"] - step["s"]) / 1e9))]
     return check
@@ -842,23 +844,6 @@ def c_unfused_attention(t, q):
             ("scores " + "x".join(map(str, dims)), "x".join(map(str, dims)) in text), (q[1], dims[0]),
             (q[2], us(n)), (q[3], us(dur(t.dev))), (q[4], pct(n, dur(t.dev)))] + \
         ([("inside " + ", ".join(map(str, outer)), len(outer) == 1 and str(outer.pop()) in text)] if "chains inside" in text else [])
-
-
-def kernel_work(t):
-    """Per kernel (by id): (FLOPs, bytes) of its work op split over the op's kernels by duration."""
-    by_op = collections.defaultdict(list)
-    for k in t.kernels:
-        o = work_op(t, k)
-        if o is not None:
-            by_op[id(o)].append((k, o))
-    out = {}
-    for pairs in by_op.values():
-        total = sum(k["e"] - k["s"] for k, _ in pairs)
-        for k, o in pairs:
-            f, b, _ = op_work(o)
-            share = (k["e"] - k["s"]) / total if total else 0
-            out[id(k)] = (f * share, b * share if b is not None else None)
-    return out
 
 
 DTYPE_PRECISION = {"float": "fp32", "c10::Half": "fp16", "c10::BFloat16": "bf16"}
