@@ -89,9 +89,8 @@ pub fn text(trace: &Trace, steps: &Steps, w: Workload) -> String {
         parts.join(", ")
     };
     let _ = writeln!(out, "  over {n} complete steps: {}", both(samples, tokens));
-    for s in steps.steps.iter().filter(|s| !s.incomplete) {
-        let ns = s.dur_ns();
-        let _ = writeln!(out, "  {:<24} {:>12}  {}", step_name(trace, s.number), crate::text::duration(ns), both(rate(w.batch_size, ns), rate(w.tokens_per_step, ns)));
+    for (s, (samples, tokens)) in steps.steps.iter().zip(per_step(steps, w)).filter(|(s, _)| !s.incomplete) {
+        let _ = writeln!(out, "  {:<24} {:>12}  {}", step_name(trace, s.number), crate::text::duration(s.dur_ns()), both(samples, tokens));
     }
     out
 }
