@@ -291,20 +291,17 @@ class AppPage {
 }
 
 /**
- * Opens `link` in a fresh browser context (a teammate's browser: no storage, no cache), waits for
- * its first load and idle, runs `check` on its AppPage, and closes the context.
+ * Opens `url` in a new browser context (a teammate's browser: no storage, no cache); waits for
+ * `loads` loads and the timeline.
  */
-async function inFreshContext(browser, link, check) {
+async function fresh(browser, url, loads = 1) {
   const context = await browser.newContext();
-  try {
-    const other = new AppPage(await context.newPage());
-    await other.page.goto(link);
-    await other.waitForLoads(1);
-    await other.idle();
-    await check(other);
-  } finally {
-    await context.close();
-  }
+  const app = new AppPage(await context.newPage());
+  await app.page.goto(url);
+  await app.waitForLoads(loads);
+  await app.waitForTimeline();
+  await app.idle();
+  return { app, close: () => context.close() };
 }
 
 /** `test` with an `app` fixture: an AppPage whose page must end the test with no uncaught exception. */
@@ -316,4 +313,4 @@ const test = base.extend({
   },
 });
 
-module.exports = { AppPage, test, expect, inFreshContext };
+module.exports = { AppPage, test, expect, fresh };

@@ -8,7 +8,7 @@
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { test, expect, AppPage } = require('../pages/app');
+const { test, expect, AppPage, fresh } = require('../pages/app');
 const { RunPage } = require('../pages/run');
 const { realFixture } = require('../support/fixtures');
 const { serve } = require('../support/servers');
@@ -27,17 +27,6 @@ async function tableView(app) {
 async function copiedLink(page, mustHave) {
   await page.waitForFunction((keys) => keys.every((k) => window.kinetoscope.link.includes(k)), mustHave);
   return page.evaluate(() => window.kinetoscope.link);
-}
-
-/** Opens `url` in a new browser context; waits for `loads` loads and the timeline. */
-async function fresh(browser, url, loads = 1) {
-  const context = await browser.newContext();
-  const app = new AppPage(await context.newPage());
-  await app.page.goto(url);
-  await app.waitForLoads(loads);
-  await app.waitForTimeline();
-  await app.idle();
-  return { app, close: () => context.close() };
 }
 
 test('ops: W x3, Ops, sort by calls: the link reopens sorted by calls at that window', async ({ app, page, browser }) => {

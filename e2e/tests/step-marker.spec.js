@@ -3,7 +3,7 @@
 // the Steps table the CLI's `report --step-marker NAME --json` steps[], and the share link
 // carries `marker=NAME`, so a fresh browser context opens the same steps.
 const path = require('node:path');
-const { test, expect, inFreshContext } = require('../pages/app');
+const { test, expect, fresh } = require('../pages/app');
 const { realFixture, cliReport } = require('../support/fixtures');
 const { serve } = require('../support/servers');
 
@@ -44,11 +44,14 @@ test('the step marker picker marks the steps as --step-marker does, and the link
 
     await page.waitForFunction(() => window.kinetoscope.link.includes('marker='));
     const link = await page.evaluate(() => window.kinetoscope.link);
-    await inFreshContext(browser, link, async (other) => {
+    const { app: other, close } = await fresh(browser, link);
+    try {
       await expect(other.page.locator('.tabs button.active')).toHaveAttribute('data-testid', 'tab-steps');
       await expect(other.page.getByTestId('step-marker')).toHaveValue(name);
       expect(await shownSteps(other)).toEqual(want);
-    });
+    } finally {
+      await close();
+    }
 
     // None again: no steps.
     await picker.selectOption('');

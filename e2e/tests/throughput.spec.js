@@ -3,7 +3,7 @@
 // --json`'s throughput.steps[], and the run's rates in the line beside the inputs; the share link
 // carries `bs=` / `tps=`, so a fresh browser context opens the same columns.
 const path = require('node:path');
-const { test, expect, inFreshContext } = require('../pages/app');
+const { test, expect, fresh } = require('../pages/app');
 const { realFixture, cliReport } = require('../support/fixtures');
 const { serve } = require('../support/servers');
 
@@ -52,11 +52,14 @@ test('batch size and tokens per step give the report\'s samples/s and tokens/s, 
 
     await page.waitForFunction(() => /[#&]bs=32(&|$)/.test(window.kinetoscope.link) && /[#&]tps=8192(&|$)/.test(window.kinetoscope.link));
     const link = await page.evaluate(() => window.kinetoscope.link);
-    await inFreshContext(browser, link, async (other) => {
+    const { app: other, close } = await fresh(browser, link);
+    try {
       await expect(other.page.getByTestId('batch-size')).toHaveValue('32');
       await expect(other.page.getByTestId('tokens-per-step')).toHaveValue('8192');
       expect(await shownRates(other)).toEqual(rates);
-    });
+    } finally {
+      await close();
+    }
 
     // Cleared: the columns go.
     await page.getByTestId('batch-size').fill('');
