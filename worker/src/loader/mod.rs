@@ -2,17 +2,28 @@
 //! current (latest wins), what each `protocol::ToWorker` does, when bytes of a load are taken or
 //! refused, when `Progress` is due, how a large input is planned into parts for parse workers
 //! and joined (or read again as one stream), whether a URL is fetched in byte ranges for them
-//! (`ranges`), which parse worker failed or went silent, and the order of a run's loads. The wasm binary (`src/bin/worker.rs`) implements [`Host`] (posting,
-//! sources, workers, the clock) and feeds events in; see docs/architecture.md.
+//! (`ranges`), which parse worker failed or went silent, and the order of a run's loads; and the
+//! messages and byte bookkeeping of the worker's transport: the app's messages (`inbox`), the
+//! parse workers' (`parser`), a part fed in pieces (`feed`, `refill`), reads in flight
+//! (`slices`), a fetch's headers (`source`) and the download worker (`download`). The wasm
+//! transport (`crate::web`) implements [`Host`] (posting, sources, workers, the clock) and feeds
+//! events in; see docs/architecture.md.
 //!
 //! Invariants: at most one load is being read or parsed; a new load drops the previous one,
 //! whose bytes are then refused (which stops its source). Nothing here panics on input.
 
 mod bytes;
+pub mod download;
+pub mod feed;
 mod host;
+pub mod inbox;
+pub mod parser;
 mod parts;
 pub mod ranges;
+pub mod refill;
 mod runs;
+pub mod slices;
+pub mod source;
 
 pub use host::{Attached, Host, ParserEvent, Source, Whole};
 
