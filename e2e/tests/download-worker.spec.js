@@ -1,4 +1,4 @@
-// Journey: a URL whose body is large (Content-Length >= 32 MiB, worker/src/bin/worker/pump.rs) is
+// Journey: a URL whose body is large (Content-Length >= 32 MiB, worker/src/web/pump.rs) is
 // downloaded by a download worker while the load worker parses: the trace equals the same file
 // picked from disk, the URL is requested twice (the load worker's own request, cancelled once its
 // size is known, then the download worker's), and the download worker is gone after the load.

@@ -17,7 +17,7 @@ const { test, expect } = require('../pages/app');
 
 const { writeBigTrace, watchWorkers, expectCancelled, parsersAhead } = require('../support/big-trace');
 
-/** `self.name` of a parse worker (worker/src/bin/worker/pool.rs `PARSER_NAME`); the load worker has none. */
+/** `self.name` of a parse worker (worker/src/loader/parser.rs `PARSER_NAME`); the load worker has none. */
 const PARSER = 'kinetoscope-parse';
 
 test('a large trace parsed in two parts (the load worker and a parse worker) equals the single-worker parse, on any core count', async ({ app, page }) => {

@@ -27,6 +27,8 @@
 //! publishes it as a static folder (`kinetoscope serve` / `publish`, docs/deploy.md).
 //! `export` (native only) writes traces and runs as Parquet tables (`kinetoscope export`,
 //! `run --format parquet`).
+//! `loader` holds the wasm worker's decisions and messages, natively tested; `web` (wasm only)
+//! is its browser transport, the only engine code that touches web-sys / js-sys.
 //!
 //! On top of the model, `analysis` computes the tables (ops, kernels, steps, GPU metrics,
 //! memory, idle time) and `finding` reads them as a cheatsheet: rules that name a pattern,
@@ -59,3 +61,5 @@ pub mod serve;
 #[cfg(feature = "synth")]
 pub mod synth;
 pub mod text;
+#[cfg(target_arch = "wasm32")]
+pub mod web;

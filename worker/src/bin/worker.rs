@@ -1,48 +1,28 @@
-//! wasm web-worker entry: the message loop between the app and the engine. Natively it compiles
-//! to an empty `main`. With its submodules (`worker/*.rs`) the only code that touches web-sys /
-//! js-sys; what the load worker decides (which load is current, when bytes are refused, when
-//! `Progress` is due, how a large input is cut into parts for parse workers and joined, which
-//! parse worker failed or went silent, a run's loads) is `kinetoscope::loader`, natively tested.
-//! This file decodes messages, picks the worker's role and runs the clock.
+//! wasm web-worker entry: picks the worker's role and runs the load worker's message loop
+//! between the app and the engine. Natively it compiles to an empty `main`. What the load worker
+//! decides (which load is current, when bytes are refused, when `Progress` is due, how a large
+//! input is cut into parts for parse workers and joined, which parse worker failed or went
+//! silent, a run's loads) and every message format is `kinetoscope::loader`, natively tested;
+//! the browser transport is `kinetoscope::web`. This file reads messages, picks the role and
+//! runs the clock.
 //!
-//! Inputs: `[json, File | File[] | ArrayBuffer?]` arrays whose JSON is a [`protocol::ToWorker`]:
-//! a `File` comes only with `Read`, `File`s with `ReadRun`, the (transferred) `ArrayBuffer` of a
-//! trace posted to the page only with `Bytes`. `Fetch` and `Read` make this worker read the
-//! bytes itself (`worker/source.rs`).
+//! Inputs: `[json, File | File[] | ArrayBuffer?]` arrays whose JSON is a [`protocol::ToWorker`]
+//! (`loader::inbox`): a `File` comes only with `Read`, `File`s with `ReadRun`, the (transferred)
+//! `ArrayBuffer` of a trace posted to the page only with `Bytes`. `Fetch` and `Read` make this
+//! worker read the bytes itself (`web::source`).
 //! Outputs: `[json, ArrayBuffer?]` arrays holding a [`protocol::FromWorker`]. The first message
 //! posted is `Ready { protocol_version }`; tile answers carry their rect words as a transferred
 //! `ArrayBuffer`.
 //!
 //! Roles: one binary, the role chosen by the worker's name: the load worker (spawned by the
-//! app), a parse worker (`worker/pool.rs`, spawned by the load worker for a large input's
-//! parts) or a download worker (`worker/pump.rs`, for a large URL's body).
+//! app), a parse worker (`web::parser`, spawned by the load worker's `web::pool` for a large
+//! input's parts) or a download worker (`web::pump`, for a large URL's body).
 //!
 //! Nothing here panics on input: malformed messages become console errors, and a panic is
-//! thrown as a JS error with its message (`worker/crash.rs`; the page names the worker that
-//! died). A parse worker silent for `intake::SILENT_MS` is noticed by the clock (every second).
+//! thrown as a JS error with its message (`web::crash`; the page names the worker that died). A
+//! parse worker silent for `intake::SILENT_MS` is noticed by the clock (every second).
 //!
-//! Why not gloo-worker: its bincode codec copies byte buffers several times and cannot transfer
-//! them. See docs/architecture.md and docs/contributing.md (no web in the engine, one protocol).
-
-// `src/bin/worker/`, not `src/bin/`, so Cargo does not take it for another binary.
-#[cfg(target_arch = "wasm32")]
-#[path = "worker/crash.rs"]
-mod crash;
-#[cfg(target_arch = "wasm32")]
-#[path = "worker/host.rs"]
-mod host;
-#[cfg(target_arch = "wasm32")]
-#[path = "worker/pool.rs"]
-mod pool;
-#[cfg(target_arch = "wasm32")]
-#[path = "worker/post.rs"]
-mod post;
-#[cfg(target_arch = "wasm32")]
-#[path = "worker/pump.rs"]
-mod pump;
-#[cfg(target_arch = "wasm32")]
-#[path = "worker/source.rs"]
-mod source;
+//! See docs/architecture.md and docs/contributing.md (no web in the engine, one protocol).
 
 #[cfg(target_arch = "wasm32")]
 fn main() {
@@ -54,11 +34,13 @@ fn main() {}
 
 #[cfg(target_arch = "wasm32")]
 mod wasm {
-    use crate::host::WebHost;
-    use crate::post::console_error;
-    use crate::{crash, pool, pump};
     use kinetoscope::budget::Budget;
-    use kinetoscope::loader::{Attached, Loader};
+    use kinetoscope::loader::download::PUMP_NAME;
+    use kinetoscope::loader::parser::PARSER_NAME;
+    use kinetoscope::loader::{inbox, Attached, Loader};
+    use kinetoscope::web::host::WebHost;
+    use kinetoscope::web::post::console_error;
+    use kinetoscope::web::{crash, parser, pool, pump};
     use protocol::ToWorker;
     use std::cell::RefCell;
     use std::rc::{Rc, Weak};
@@ -66,15 +48,15 @@ mod wasm {
     use wasm_bindgen::JsCast;
     use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 
-    /// Installs the message handler and the clock, and posts `Ready`; in a sub-worker, runs its
-    /// loop instead.
+    /// Installs the message handler and the clock, and posts `Ready`; in a nested worker, runs
+    /// its loop instead.
     pub fn run() {
         std::panic::set_hook(Box::new(crash::panic_hook));
         let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
-        if scope.name() == pool::PARSER_NAME {
-            return pool::serve(scope);
+        if scope.name() == PARSER_NAME {
+            return parser::serve(scope);
         }
-        if scope.name() == pump::NAME {
+        if scope.name() == PUMP_NAME {
             return pump::serve(scope);
         }
         let state = Rc::new_cyclic(|me: &Weak<RefCell<Loader<WebHost>>>| {
@@ -107,17 +89,6 @@ mod wasm {
     /// One `[json, File | File[] | ArrayBuffer?]` message; `None` (logged) if unreadable.
     fn decode(data: &JsValue) -> Option<(ToWorker, Attached<web_sys::File, js_sys::ArrayBuffer>)> {
         let parts = js_sys::Array::from(data);
-        let Some(json) = parts.get(0).as_string() else {
-            console_error("worker: message without a JSON string");
-            return None;
-        };
-        let msg = match serde_json::from_str::<ToWorker>(&json) {
-            Ok(msg) => msg,
-            Err(e) => {
-                console_error(&format!("worker: bad message {e}: {json:?}"));
-                return None;
-            }
-        };
         let beside = parts.get(1);
         let attached = if let Some(file) = beside.dyn_ref::<web_sys::File>() {
             Attached::File(file.clone())
@@ -128,6 +99,6 @@ mod wasm {
         } else {
             Attached::None
         };
-        Some((msg, attached))
+        inbox::decode(parts.get(0).as_string().as_deref(), attached).map_err(|e| console_error(&e)).ok()
     }
 }

@@ -4,9 +4,10 @@
 //! Why: a wasm panic with `panic = "abort"` ends in a trap whose `error` event says only
 //! "RuntimeError: unreachable", and a worker that dies without an `error` event (or hangs) says
 //! nothing at all. The page names the load worker from its `error` event (`app/src/bridge`), the
-//! load worker its parse workers from theirs (`pool.rs`) or from their silence
+//! load worker its parse workers from theirs (`web::pool`) or from their silence
 //! (`kinetoscope::intake::PartsJob::silent`, looked at every second).
 
+use super::post::console_error;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::DedicatedWorkerGlobalScope;
@@ -25,7 +26,7 @@ pub fn every_second(scope: &DedicatedWorkerGlobalScope, tick: impl Fn() + 'stati
     let tick = Closure::<dyn Fn()>::new(tick);
     let every = scope.set_interval_with_callback_and_timeout_and_arguments_0(tick.as_ref().unchecked_ref(), 1_000);
     if let Err(e) = every {
-        web_sys::console::error_1(&JsValue::from_str(&format!("worker: no watch on parse workers: {e:?}")));
+        console_error(&format!("worker: no watch on parse workers: {e:?}"));
     }
     // The tick lives as long as the worker.
     tick.forget();

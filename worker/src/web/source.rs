@@ -1,5 +1,8 @@
 //! Where a load's bytes come from, read inside the worker: a URL streamed with `fetch`, a local
-//! `File` read in [`SLICE_BYTES`] slices, or bytes another page posted (already in memory).
+//! `File` or a URL answering `Range` read in slices ([`Slices`], windowed by
+//! `loader::slices::read_slices`), or bytes another page posted (already in memory). What the
+//! headers decide, the slices, the words of a failure are `crate::loader::source` and
+//! `crate::loader::slices`; this is the browser's side.
 //!
 //! Inputs: a load id, and a URL or `File` from the app's `Fetch` / `Read`. Output: calls on a
 //! [`Receiver`] (the worker's state): `open` once the size is known, `bytes` per piece as it
@@ -8,105 +11,51 @@
 //! Why here and not on the page: the page's main thread then never touches the bytes. Reading
 //! a 1 GB response body there took tasks of 90–150 ms (`ReadableStreamDefaultReader.read`),
 //! which froze the page while loading.
-//!
-//! Invariants: a source stops (and cancels its fetch) as soon as the receiver refuses a piece
-//! (the load was cancelled or replaced), so a dropped load never keeps the network or the disk
-//! busy; at most [`SLICES_AHEAD`] slices of a file are held here at a time (the one being parsed
-//! and the next ones, read meanwhile).
 
-use crate::post::now_ms;
-use kinetoscope::loader::ranges::{self, Reply};
-use js_sys::{ArrayBuffer, Reflect, Uint8Array};
+use super::post::{js_error, now_ms, worker_scope};
+use crate::loader::ranges::{self, Reply};
+use crate::loader::slices::{self, read_slices, Reading, Reads, Shape};
+use crate::loader::source::{self as sources, fetch_failure, http_error, with, Receiver};
+use js_sys::{ArrayBuffer, Promise, Reflect, Uint8Array};
 use std::cell::RefCell;
+use std::future::Future;
 use std::rc::Weak;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{DedicatedWorkerGlobalScope, File, ReadableStreamDefaultReader, Response, Url, WorkerGlobalScope};
+use web_sys::{File, ReadableStreamDefaultReader, Response, Url, WorkerGlobalScope};
 
-/// Bodies this large (declared by `Content-Length`) are offered to [`Receiver::handoff`], to be
-/// downloaded by a `pump`: below it the stall costs little and a second request and a worker's
-/// boot would cost more.
-pub const HANDOFF_BYTES: u64 = 32 << 20;
+/// A receiver of the browser's bytes: fed `Uint8Array`s, waiting on a promise for room.
+pub trait WebReceiver: Receiver<View = Uint8Array, Room = Promise> {}
 
-/// Bytes read from a file per slice (8 MiB).
-const SLICE_BYTES: u64 = 8 << 20;
-
-/// Slices of a file being read at once, the one parsed next included.
-const SLICES_AHEAD: usize = 4;
-
-/// What a source feeds; every call names its load, and `false` means "stop, not current".
-pub trait Receiver {
-    /// Load `id` has `size` bytes (if known) named `name`.
-    fn open(&mut self, id: u32, name: &str, size: Option<u64>) -> bool;
-    /// The next bytes of load `id`.
-    fn bytes(&mut self, id: u32, bytes: &Uint8Array) -> bool;
-    /// Load `id` has all its bytes.
-    fn finish(&mut self, id: u32);
-    /// Load `id` cannot be read: `message` says why.
-    fn failed(&mut self, id: u32, message: String);
-    /// A promise to wait for before reading on, when too many bytes are still unparsed.
-    fn room(&mut self) -> Option<js_sys::Promise> {
-        None
-    }
-    /// Load `id`'s body (at `url`, large) could be downloaded by a `pump` instead; true if
-    /// one took it over (the fetch here then stops).
-    fn handoff(&mut self, _id: u32, _url: &str) -> bool {
-        false
-    }
-    /// Load `id`'s response from `url` has `reply`'s headers: true if it is read in ranged
-    /// parts instead (the fetch here then stops), before `open`.
-    fn ranged(&mut self, _id: u32, _name: &str, _url: &str, _reply: &Reply) -> bool {
-        false
-    }
-}
+impl<R: Receiver<View = Uint8Array, Room = Promise>> WebReceiver for R {}
 
 /// Streams `url` into load `id` of `to`.
-pub async fn fetch<R: Receiver>(to: Weak<RefCell<R>>, id: u32, url: String, name: String) {
+pub async fn fetch<R: WebReceiver>(to: Weak<RefCell<R>>, id: u32, url: String, name: String) {
     if let Err(message) = fetch_into(&to, id, &url, &name).await {
         with(&to, |r| r.failed(id, message));
     }
 }
 
 /// Reads `file` into load `id` of `to`.
-pub async fn read<R: Receiver>(to: Weak<RefCell<R>>, id: u32, file: File) {
+pub async fn read<R: WebReceiver>(to: Weak<RefCell<R>>, id: u32, file: File) {
     if let Err(message) = read_into(&to, id, &file).await {
         with(&to, |r| r.failed(id, message));
     }
 }
 
-/// Feeds `buffer` (bytes posted to the page, named `name`) into load `id` of `to`, in
-/// [`SLICE_BYTES`] views of it: run as a task of its own, so the message that brought the bytes
+/// Feeds `buffer` (bytes posted to the page, named `name`) into load `id` of `to`
+/// (`loader::source::take`): run as a task of its own, so the message that brought the bytes
 /// has been handled and the receiver is free.
-pub async fn take<R: Receiver>(to: Weak<RefCell<R>>, id: u32, name: String, buffer: ArrayBuffer) {
-    let size = u64::from(buffer.byte_length());
-    if !with(&to, |r| r.open(id, &name, Some(size))) {
-        return;
-    }
-    let mut at = 0;
-    while at < size {
-        let len = SLICE_BYTES.min(size - at);
-        // Both below 4 GiB: `byte_length` is a u32 here.
-        let view = Uint8Array::new_with_byte_offset_and_length(&buffer, at as u32, len as u32);
-        if !with(&to, |r| r.bytes(id, &view)) {
-            return;
-        }
-        at += len;
-    }
-    with(&to, |r| r.finish(id));
+pub async fn take<R: WebReceiver>(to: Weak<RefCell<R>>, id: u32, name: String, buffer: ArrayBuffer) {
+    sources::take(&to, id, &name, &Uint8Array::new(&buffer));
 }
 
-async fn fetch_into<R: Receiver>(to: &Weak<RefCell<R>>, id: u32, url: &str, name: &str) -> Result<(), String> {
+async fn fetch_into<R: WebReceiver>(to: &Weak<RefCell<R>>, id: u32, url: &str, name: &str) -> Result<(), String> {
     let scope: WorkerGlobalScope = js_sys::global().unchecked_into();
-    let failed = |e: JsValue| fetch_failure(&scope, url, &js_error(&e));
+    let failed = |e: JsValue| failure(&scope, url, &js_error(&e));
     let response: Response = JsFuture::from(scope.fetch_with_str(url)).await.map_err(failed)?.unchecked_into();
     if !response.ok() {
-        let (code, text) = (response.status(), response.status_text());
-        let hint = match code {
-            404 => " (no such file on that server: check the ?url= link)",
-            401 | 403 => " (the server refuses to share this file)",
-            _ => "",
-        };
-        return Err(format!("HTTP {code} {text} fetching {url:?}{hint}"));
+        return Err(http_error(response.status(), &response.status_text(), url));
     }
     let headers = response.headers();
     let header = |name: &str| headers.get(name).ok().flatten();
@@ -114,22 +63,9 @@ async fn fetch_into<R: Receiver>(to: &Weak<RefCell<R>>, id: u32, url: &str, name
     let final_url = Some(response.url()).filter(|u| !u.is_empty()).unwrap_or_else(|| url.to_owned());
     let (accept_ranges, content_encoding) = (header("accept-ranges"), header("content-encoding"));
     let reply = Reply { size, accept_ranges: accept_ranges.as_deref(), content_encoding: content_encoding.as_deref() };
-    // A large body on a server that answers `Range` is read in parts by every core instead.
-    if with(to, |r| r.ranged(id, name, &final_url, &reply)) {
-        if let Some(body) = response.body() {
-            let _ = body.cancel();
-        }
-        return Ok(());
-    }
-    if !with(to, |r| r.open(id, name, size)) {
-        // Refused (too big, or dropped): stop the download. The promise needs no handling.
-        if let Some(body) = response.body() {
-            let _ = body.cancel();
-        }
-        return Ok(());
-    }
-    // A large body goes to a download worker (`pump`) that reads it while this worker parses.
-    if size.is_some_and(|s| s >= HANDOFF_BYTES) && with(to, |r| r.handoff(id, &final_url)) {
+    if !sources::headers(to, id, name, &final_url, &reply) {
+        // Read in ranged parts, refused or dropped, or handed to a download worker: stop this
+        // download. The promise needs no handling.
         if let Some(body) = response.body() {
             let _ = body.cancel();
         }
@@ -160,7 +96,7 @@ async fn fetch_into<R: Receiver>(to: &Weak<RefCell<R>>, id: u32, url: &str, name
     Ok(())
 }
 
-async fn read_into<R: Receiver>(to: &Weak<RefCell<R>>, id: u32, file: &File) -> Result<(), String> {
+async fn read_into<R: WebReceiver>(to: &Weak<RefCell<R>>, id: u32, file: &File) -> Result<(), String> {
     // `File.size` is an integral byte count; the cast is exact below 2^53.
     let size = file.size() as u64;
     if !with(to, |r| r.open(id, &file.name(), Some(size))) {
@@ -175,9 +111,9 @@ async fn read_into<R: Receiver>(to: &Weak<RefCell<R>>, id: u32, file: &File) -> 
 /// Where a part's bytes are read from in slices: a picked file, or a URL whose server
 /// answers `Range`.
 pub enum Slices<'a> {
-    /// A picked file: slices of [`SLICE_BYTES`], [`SLICES_AHEAD`] in flight.
+    /// A picked file: `slices::FILE`.
     File(&'a File),
-    /// A URL: ranged requests of `ranges::SLICE_BYTES`, `ranges::SLICES_AHEAD` in flight.
+    /// A URL: `slices::URL`, ranged requests.
     Url(&'a str),
 }
 
@@ -190,17 +126,8 @@ impl Slices<'_> {
         }
     }
 
-    /// The slice length, how many are read at once, and the bytes handed on between two
-    /// yields to the worker's event loop.
-    fn shape(&self) -> (u64, usize, u32) {
-        match self {
-            Slices::File(_) => (SLICE_BYTES, SLICES_AHEAD, u32::MAX),
-            Slices::Url(_) => (ranges::SLICE_BYTES, ranges::SLICES_AHEAD, ranges::STEP_BYTES),
-        }
-    }
-
-    /// Starts reading `range`: a promise of its bytes as an `ArrayBuffer`.
-    fn start(&self, range: std::ops::Range<u64>) -> Result<js_sys::Promise, JsValue> {
+    /// A promise of bytes `range` as an `ArrayBuffer`, its read started.
+    fn promise(&self, range: std::ops::Range<u64>) -> Result<Promise, JsValue> {
         match self {
             // Offsets are exact as f64 below 2^53.
             Slices::File(file) => Ok(file.slice_with_f64_and_f64(range.start as f64, range.end as f64)?.array_buffer()),
@@ -213,10 +140,36 @@ impl Slices<'_> {
     }
 }
 
+impl Reads for Slices<'_> {
+    type View = Uint8Array;
+
+    fn shape(&self) -> Shape {
+        match self {
+            Slices::File(_) => slices::FILE,
+            Slices::Url(_) => slices::URL,
+        }
+    }
+
+    fn start(&self, range: std::ops::Range<u64>) -> Result<Reading<Uint8Array>, String> {
+        let name = self.name();
+        let failed = move |e: JsValue| format!("reading {name:?} failed: {}", js_error(&e));
+        let promise = self.promise(range).map_err(&failed)?;
+        Ok(Box::pin(async move { JsFuture::from(promise).await.map(|buffer| Uint8Array::new(&buffer)).map_err(failed) }))
+    }
+
+    fn now_ms(&self) -> f64 {
+        now_ms(&worker_scope())
+    }
+
+    fn pause(&self) -> impl Future<Output = ()> {
+        let_messages_run()
+    }
+}
+
 /// Bytes `range` of `url`, with a `Range` request; an error unless the server sent exactly those.
 async fn fetch_range(url: &str, range: std::ops::Range<u64>) -> Result<ArrayBuffer, String> {
     let scope: WorkerGlobalScope = js_sys::global().unchecked_into();
-    let failed = |e: JsValue| fetch_failure(&scope, url, &js_error(&e));
+    let failed = |e: JsValue| failure(&scope, url, &js_error(&e));
     let header = ranges::range_header(&range).ok_or("an empty range")?;
     let headers = web_sys::Headers::new().map_err(failed)?;
     headers.set("range", &header).map_err(failed)?;
@@ -236,54 +189,11 @@ async fn fetch_range(url: &str, range: std::ops::Range<u64>) -> Result<ArrayBuff
     Ok(buffer)
 }
 
-/// Reads `range` of `from` in slices, several in flight ([`Slices`]), and calls `each` with
-/// every slice in order until it returns false. The ms spent waiting for reads, or `None` when
-/// `each` stopped the read.
-///
-/// Slices are read ahead while one is parsed: the browser reads a file for a worker through its
-/// own process, so a single slice ahead kept the parse waiting for bytes (1.8-2.1 s of a 1 GB
-/// load). A fetch body is read only when this thread is free, so a URL's slice is handed on in
-/// `ranges::STEP_BYTES` steps with a yield between them, in which the slices ahead download.
-///
-/// # Errors
-/// The browser's message when a slice cannot be read.
-pub async fn read_slices(from: &Slices<'_>, range: std::ops::Range<u64>, mut each: impl FnMut(&Uint8Array) -> bool) -> Result<Option<f64>, String> {
-    let failed = |e: JsValue| format!("reading {:?} failed: {}", from.name(), js_error(&e));
-    let (slice, in_flight, step) = from.shape();
-    let mut slices = ranges::slices(range, slice);
-    let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
-    let (mut ahead, mut waited_ms) = (std::collections::VecDeque::new(), 0.0);
-    for first in slices.by_ref().take(in_flight) {
-        ahead.push_back(from.start(first).map_err(failed)?);
-    }
-    while let Some(reading) = ahead.pop_front() {
-        let asked = now_ms(&scope);
-        let buffer = JsFuture::from(reading).await.map_err(failed)?;
-        waited_ms += now_ms(&scope) - asked;
-        if let Some(next) = slices.next() {
-            ahead.push_back(from.start(next).map_err(failed)?);
-        }
-        let (view, mut at) = (Uint8Array::new(&buffer), 0);
-        while at < view.length() {
-            let to = at.saturating_add(step).min(view.length());
-            if !each(&view.subarray(at, to)) {
-                return Ok(None);
-            }
-            at = to;
-            // The slices ahead download only while this thread is free to read their bodies.
-            if at < view.length() {
-                let_messages_run().await;
-            }
-        }
-    }
-    Ok(Some(waited_ms))
-}
-
 /// Lets the tasks queued for this worker run (messages, fetch bodies read): resumes in a task
 /// of its own (a message posted to itself), not a microtask, which would run before them.
 pub async fn let_messages_run() {
     let Ok(channel) = web_sys::MessageChannel::new() else { return };
-    let promise = js_sys::Promise::new(&mut |resolve, _| channel.port1().set_onmessage(Some(&resolve)));
+    let promise = Promise::new(&mut |resolve, _| channel.port1().set_onmessage(Some(&resolve)));
     if channel.port2().post_message(&JsValue::NULL).is_ok() {
         // The channel is held until the message arrives.
         let _ = JsFuture::from(promise).await;
@@ -315,34 +225,12 @@ pub fn read_url_at(url: &str, size: u64, at: u64, into: &mut [u8]) -> Result<usi
     Ok(got)
 }
 
-/// Runs `f` on the receiver if it still exists; false if it does not or `f` says stop.
-pub fn with<R, T: Default>(to: &Weak<RefCell<R>>, f: impl FnOnce(&mut R) -> T) -> T {
-    to.upgrade().map(|r| f(&mut r.borrow_mut())).unwrap_or_default()
-}
-
-/// Why a fetch was rejected, in words: the browser only says "Failed to fetch", which for
-/// another origin is almost always CORS (or the server being down).
-fn fetch_failure(scope: &WorkerGlobalScope, href: &str, why: &str) -> String {
+/// Why a fetch of `href` was rejected, in words (`loader::source::fetch_failure`).
+fn failure(scope: &WorkerGlobalScope, href: &str, why: &str) -> String {
     // A dedicated worker has its page's origin.
     let page = scope.location().origin();
     let same_origin = Url::new(href).is_ok_and(|u| u.origin() == page);
-    if same_origin {
-        format!("fetching {href:?} failed: {why} (is the server running?)")
-    } else {
-        format!(
-            "fetching {href:?} failed: {why}. The server did not answer, or it does not let this \
-             page read the file (CORS): it must send the header `Access-Control-Allow-Origin: \
-             {page}` (or `*`) with the trace."
-        )
-    }
-}
-
-/// The message of a JS exception or rejection value, or its debug form.
-pub fn js_error(e: &JsValue) -> String {
-    if let Some(err) = e.dyn_ref::<js_sys::Error>() {
-        return String::from(err.message());
-    }
-    e.as_string().unwrap_or_else(|| format!("{e:?}"))
+    fetch_failure(href, why, &page, same_origin)
 }
 
 /// The text at `url` (a run manifest: small, read whole).
@@ -351,7 +239,7 @@ pub fn js_error(e: &JsValue) -> String {
 /// Network failures and HTTP errors, in words.
 pub async fn fetch_text(url: &str) -> Result<String, String> {
     let scope: WorkerGlobalScope = js_sys::global().unchecked_into();
-    let failed = |e: JsValue| fetch_failure(&scope, url, &js_error(&e));
+    let failed = |e: JsValue| failure(&scope, url, &js_error(&e));
     let response: Response = JsFuture::from(scope.fetch_with_str(url)).await.map_err(failed)?.unchecked_into();
     if !response.ok() {
         return Err(format!("HTTP {} {} fetching the run manifest {url:?}", response.status(), response.status_text()));

@@ -1,14 +1,17 @@
-//! The load worker's transport (wasm only): [`WebHost`] does what `kinetoscope::loader`
-//! decides with `postMessage`, `fetch`, `FileReader`, the parse workers' [`Pool`] and the
-//! download [`Pump`], and the sources feed the loader through [`Receiver`].
+//! The load worker's transport (wasm only): [`WebHost`] does what `crate::loader` decides
+//! with `postMessage`, `fetch`, `FileReader`, the parse workers' [`Pool`] and the
+//! download [`Pump`], and the sources feed the loader through its [`Receiver`] side.
 
-use crate::pool::{self, BufferRead, PartFrom, Pool};
-use crate::post::{console_error, now_ms, post_with, wasm_memory_bytes};
-use crate::pump::Pump;
-use crate::source::{self, Receiver};
-use kinetoscope::load::{self, Piece, Stream};
-use kinetoscope::loader::ranges::Reply;
-use kinetoscope::loader::{Host, Loader, Source};
+use super::parser::stream_part;
+use super::pool::{self, PartFrom, Pool};
+use super::post::{console_error, js_error, now_ms, post_with, wasm_memory_bytes};
+use super::pump::Pump;
+use super::source;
+use crate::load::{self, Piece, Stream};
+use crate::loader::feed::ViewRead;
+use crate::loader::ranges::Reply;
+use crate::loader::source::{with, Receiver};
+use crate::loader::{Host, Loader, Source};
 use protocol::FromWorker;
 use std::cell::RefCell;
 use std::ops::Range;
@@ -16,7 +19,7 @@ use std::rc::Weak;
 use web_sys::{DedicatedWorkerGlobalScope, File};
 
 /// An input read in parts, as this worker holds it.
-type Whole = kinetoscope::loader::Whole<File, js_sys::ArrayBuffer>;
+type Whole = crate::loader::Whole<File, js_sys::ArrayBuffer>;
 
 /// The browser side of the load worker.
 pub struct WebHost {
@@ -77,10 +80,10 @@ impl Host for WebHost {
         let me = self.me.clone();
         wasm_bindgen_futures::spawn_local(async move {
             let text = source::fetch_text(&url).await;
-            let sources = text.and_then(|t| kinetoscope::ranks::manifest(&t)).and_then(|entries| {
+            let sources = text.and_then(|t| crate::ranks::manifest(&t)).and_then(|entries| {
                 entries.iter().map(|e| source::resolve(&e.url, &url).map(|(url, name)| Source::Url { url, name })).collect()
             });
-            source::with(&me, |l| l.manifest_in(id, workers, sources));
+            with(&me, |l| l.manifest_in(id, workers, sources));
         });
     }
 
@@ -99,12 +102,12 @@ impl Host for WebHost {
 
     fn cut(&self, whole: &Whole, shares: &[u32]) -> Result<Vec<(Piece, Range<u64>)>, String> {
         match whole {
-            Whole::File(file) => web_sys::FileReaderSync::new().map_err(|e| source::js_error(&e)).and_then(|reader| {
+            Whole::File(file) => web_sys::FileReaderSync::new().map_err(|e| js_error(&e)).and_then(|reader| {
                 let mut read = |at, into: &mut [u8]| pool::read_at(&reader, file, at, into).map_err(std::io::Error::other);
                 load::cut_by(Self::file_size(file), shares, &mut read).map_err(|e| e.to_string())
             }),
             Whole::Bytes { buffer, .. } => {
-                let mut read = |at, into: &mut [u8]| std::io::Read::read(&mut BufferRead::new(js_sys::Uint8Array::new(buffer), at), into);
+                let mut read = |at, into: &mut [u8]| std::io::Read::read(&mut ViewRead::new(js_sys::Uint8Array::new(buffer), at), into);
                 load::cut_by(Self::buffer_size(buffer), shares, &mut read).map_err(|e| e.to_string())
             }
             Whole::Url { url, size, .. } => {
@@ -123,9 +126,9 @@ impl Host for WebHost {
         };
         let me = self.me.clone();
         wasm_bindgen_futures::spawn_local(async move {
-            let mut progress = |done| source::with(&me, |l| l.job_progress(0, done));
-            let read = pool::stream_part(&from, stream, range, &mut progress, &mut || source::with(&me, |l| l.parsing(id))).await;
-            source::with(&me, |l| l.part_here(id, read));
+            let mut progress = |done| with(&me, |l| l.job_progress(0, done));
+            let read = stream_part(&from, stream, range, &mut progress, &mut || with(&me, |l| l.parsing(id))).await;
+            with(&me, |l| l.part_here(id, read));
         });
     }
 
@@ -169,6 +172,9 @@ impl Host for WebHost {
 
 /// The sources started by `Fetch` / `Read` feed the load through these.
 impl Receiver for Loader<WebHost> {
+    type View = js_sys::Uint8Array;
+    type Room = js_sys::Promise;
+
     fn open(&mut self, id: u32, name: &str, size: Option<u64>) -> bool {
         Loader::open(self, id, name, size)
     }
