@@ -1,5 +1,5 @@
 //! Where a load comes from: a URL the page names (`?url=`, checked here) or a local file. The
-//! worker reads the bytes itself (see `worker/src/bin/worker/source.rs`); only `http:`/`https:`
+//! worker reads the bytes itself (see `worker/src/web/source.rs`); only `http:`/`https:`
 //! URLs (or relative ones) are loaded.
 
 use protocol::LoadError;
