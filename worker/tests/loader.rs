@@ -161,6 +161,16 @@ fn large_trace() -> Vec<u8> {
     trace(500_000)
 }
 
+/// [`large_trace`] with a syntax error in its first part, so that part does not end where the
+/// second begins.
+fn large_trace_broken_in_its_first_part() -> Vec<u8> {
+    let mut json = large_trace();
+    let at = json.len() / 5;
+    let colon = at + json[at..].iter().position(|&b| b == b':').unwrap();
+    json[colon] = b'!';
+    json
+}
+
 /// The ids and kinds of what was posted, `Progress` and `Ready` left out.
 fn replies(l: &Loader<Rec>) -> Vec<(u32, &'static str, String)> {
     l.host
@@ -316,11 +326,7 @@ fn a_silent_parse_worker_ends_the_load_after_silent_ms() {
 
 #[test]
 fn a_part_that_did_not_end_at_its_cut_sends_the_file_back_to_one_stream() {
-    let mut json = large_trace();
-    // A syntax error in the first part: it does not end where the second begins.
-    let at = json.len() / 5;
-    let colon = at + json[at..].iter().position(|&b| b == b':').unwrap();
-    json[colon] = b'!';
+    let json = large_trace_broken_in_its_first_part();
     let mut l = loader();
     let (piece, end) = pick(&mut l, 8, &json);
     l.parser(0, ParserEvent::Parsed { job: 8, index: 1, bytes: parsed_part(&json, piece, end), waited_ms: 0.0 });
@@ -488,10 +494,7 @@ fn a_server_whose_ranges_cannot_be_read_is_streamed_after_a_console_error() {
 
 #[test]
 fn a_ranged_part_that_did_not_end_at_its_cut_fetches_the_url_again_as_one_stream() {
-    let mut json = large_trace();
-    let at = json.len() / 5;
-    let colon = at + json[at..].iter().position(|&b| b == b':').unwrap();
-    json[colon] = b'!';
+    let json = large_trace_broken_in_its_first_part();
     let mut l = loader();
     assert!(fetch_ranged(&mut l, 8, "http://h/big.json", &json, None));
     let (piece, end) = l.host.cmds.iter().find_map(|c| match c {
