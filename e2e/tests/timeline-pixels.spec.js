@@ -14,16 +14,23 @@ const FLOW = [0xd0, 0x35, 0x6a];
 const RULER = [0xf0, 0xf2, 0xf5];
 const STEP_ON_RULER = [40, 90, 200].map((c, i) => Math.round(0.35 * c + 0.65 * RULER[i]));
 
-/** RGB of the canvas pixels at `points` ([x, y] canvas px; scale factor 1). */
+// `idle()` says no query is pending, not that the canvas has been painted since: the timeline
+// paints in the next animation frame (app/src/frame.rs). The pixels are read after two, so the
+// paint the last change asked for has run.
+const painted = () => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+
+/** RGB of the canvas pixels at `points` ([x, y] canvas px; scale factor 1), once painted. */
 async function colorsAt(app, points) {
+  await app.page.evaluate(painted);
   return app.canvas.evaluate((c, pts) => {
     const ctx = c.getContext('2d');
     return pts.map(([x, y]) => Array.from(ctx.getImageData(Math.round(x), Math.round(y), 1, 1).data.slice(0, 3)));
   }, points);
 }
 
-/** How many pixels of the whole canvas are `color` exactly. */
+/** How many pixels of the whole canvas are `color` exactly, once painted. */
 async function countOf(app, color) {
+  await app.page.evaluate(painted);
   return app.canvas.evaluate((c, rgb) => {
     const { data } = c.getContext('2d').getImageData(0, 0, c.width, c.height);
     let n = 0;
