@@ -46,8 +46,10 @@ test('a large trace parsed in two parts (the load worker and a parse worker) equ
     // the second (no load came before, so none was booted ahead): it parsed its part (a split
     // load completes only with the part its pool sends back) and was terminated with its load
     // while the load worker keeps the trace; then a fresh one was booted for the next load.
+    // Polled on `seen` itself: a copy taken before the next load's worker was reported (late
+    // under load) would never grow.
+    await expect.poll(() => seen.length - first, 'a parse worker booted for the next load').toBe(3);
     const started = seen.slice(first);
-    await expect.poll(() => started.length, 'a parse worker booted for the next load').toBe(3);
     expect(await Promise.all(started.map((w) => w.name))).toEqual(['', PARSER, PARSER]);
     await expect.poll(() => started.map((w) => w.closed), 'parse worker closed after the load').toEqual([false, true, false]);
     await app.screenshot('parse-workers-many');
