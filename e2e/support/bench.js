@@ -76,4 +76,64 @@ async function postBenchBytes(app) {
   await app.waitForLoads(before + 1);
 }
 
-module.exports = { chromiumRss, sampleRss, v8JsonParseMs, postBenchBytes };
+/**
+ * The browser's own cost of getting the bytes, ms, parsing nothing: `workers` dedicated workers
+ * each read their share as the parse workers do and copy it into a buffer. A picked `file`:
+ * four 8 MiB `Blob.arrayBuffer` reads in flight; a `url` of `size` bytes (its server answering
+ * `Range`, with a `/blank` page: `servers.serveFile`): one ranged request per share, its body
+ * read as it arrives. The floor under that way's `parse_ms`. Run in a blank page of the same
+ * browser: the app's CSP allows no worker from a blob.
+ */
+async function readAloneMs(context, { file, url, size }, workers) {
+  const page = await context.newPage();
+  try {
+    if (url) {
+      await page.goto(new URL('/blank', url).href);
+    } else {
+      await page.setContent('<input type="file" id="bench-read">');
+      await page.setInputFiles('#bench-read', file);
+    }
+    return await page.evaluate(async ({ url, workers, size }) => {
+      const input = document.getElementById('bench-read');
+      const from = input ? input.files[0] : url;
+      if (input) size = from.size;
+      const source = `onmessage = async ({ data: [from, start, to] }) => {
+        if (typeof from === 'string') {
+          const copy = new Uint8Array(1 << 20);
+          const body = (await fetch(from, { headers: { range: 'bytes=' + start + '-' + (to - 1) } })).body.getReader();
+          for (;;) {
+            const { done, value } = await body.read();
+            if (done) break;
+            for (let at = 0; at < value.length; at += copy.length) copy.set(value.subarray(at, at + copy.length));
+          }
+        } else {
+          const slice = 8 << 20, copy = new Uint8Array(slice), reading = [];
+          let next = start;
+          const ask = () => { reading.push(from.slice(next, Math.min(next + slice, to)).arrayBuffer()); next += slice; };
+          while (next < to && reading.length < 4) ask();
+          while (reading.length) {
+            const bytes = new Uint8Array(await reading.shift());
+            if (next < to) ask();
+            copy.set(bytes);
+          }
+        }
+        postMessage(0);
+      };`;
+      const script = URL.createObjectURL(new Blob([source]));
+      const share = Math.ceil(size / workers);
+      const started = performance.now();
+      await Promise.all(Array.from({ length: workers }, (_, k) => new Promise((done, failed) => {
+        const w = new Worker(script);
+        w.onmessage = () => { w.terminate(); done(); };
+        w.onerror = (e) => failed(new Error(`read worker: ${e.message}`));
+        w.postMessage([from, k * share, Math.min(size, (k + 1) * share)]);
+      })));
+      URL.revokeObjectURL(script);
+      return performance.now() - started;
+    }, { url, workers, size });
+  } finally {
+    await page.close();
+  }
+}
+
+module.exports = { chromiumRss, sampleRss, v8JsonParseMs, postBenchBytes, readAloneMs };

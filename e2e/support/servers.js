@@ -67,7 +67,8 @@ function startServe(dir) {
  * port may read it). With `ranges`, as static hosts and `kinetoscope serve` do: `Accept-Ranges:
  * bytes`, a `Range: bytes=A-B` request answered 206 with those bytes (the only form the worker
  * sends); without, a plain 200 of the whole file to every request, `Range` ignored. Counts the
- * requests answered 206 (`ranged()`). Resolves to { url, ranged, close }.
+ * requests answered 206 (`ranged()`). `/blank` is an empty page of its origin. Resolves to
+ * { url, ranged, close }.
  */
 function serveFile(file, { ranges }) {
   const size = fs.statSync(file).size;
@@ -77,6 +78,12 @@ function serveFile(file, { ranges }) {
     if (req.method === 'OPTIONS') {
       res.writeHead(204, cors);
       res.end();
+      return;
+    }
+    // An empty page of the file's origin, where a benchmark starts workers (bench.readAloneMs).
+    if (req.url === '/blank') {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end('<!doctype html>');
       return;
     }
     const head = { ...cors, 'content-type': 'application/json', ...(ranges ? { 'accept-ranges': 'bytes' } : {}) };

@@ -8,7 +8,7 @@
 // start to the end of its load. Skipped unless scripts/bench sets the variable.
 const { AppPage, test, expect } = require('../pages/app');
 const { realFixture } = require('../support/fixtures');
-const { chromiumRss, sampleRss, v8JsonParseMs, postBenchBytes } = require('../support/bench');
+const { chromiumRss, sampleRss, v8JsonParseMs, postBenchBytes, readAloneMs } = require('../support/bench');
 
 const url = process.env.KINETOSCOPE_BENCH_URL;
 // KINETOSCOPE_BENCH_FILE=PATH: each run picks that file (the same bytes as the URL, read from
@@ -18,48 +18,6 @@ const pickedFile = process.env.KINETOSCOPE_BENCH_FILE;
 // them to the page as another page would (docs/viewer.md): parse + index timed on bytes already
 // in memory, as V8's JSON.parse is.
 const posted = Boolean(process.env.KINETOSCOPE_BENCH_POSTED);
-
-/**
- * The browser's own cost of reading a picked file, ms: `workers` dedicated workers each read
- * their share with four 8 MiB `Blob.arrayBuffer` reads in flight (as the parse workers do) and
- * copy every slice into a buffer, parsing nothing. The floor under a picked file's `parse_ms`.
- * Run in a blank page of the same browser: the app's CSP allows no worker from a blob.
- */
-async function fileReadMs(context, file, workers) {
-  const page = await context.newPage();
-  try {
-    await page.setContent('<input type="file" id="bench-read">');
-    await page.setInputFiles('#bench-read', file);
-    return await page.evaluate(async (workers) => {
-      const file = document.getElementById('bench-read').files[0];
-      const source = `onmessage = async ({ data: [file, from, to] }) => {
-        const slice = 8 << 20, copy = new Uint8Array(slice), reading = [];
-        let next = from;
-        const ask = () => { reading.push(file.slice(next, Math.min(next + slice, to)).arrayBuffer()); next += slice; };
-        while (next < to && reading.length < 4) ask();
-        while (reading.length) {
-          const bytes = new Uint8Array(await reading.shift());
-          if (next < to) ask();
-          copy.set(bytes);
-        }
-        postMessage(0);
-      };`;
-      const script = URL.createObjectURL(new Blob([source]));
-      const share = Math.ceil(file.size / workers);
-      const started = performance.now();
-      await Promise.all(Array.from({ length: workers }, (_, k) => new Promise((done, failed) => {
-        const w = new Worker(script);
-        w.onmessage = () => { w.terminate(); done(); };
-        w.onerror = (e) => failed(new Error(`read worker: ${e.message}`));
-        w.postMessage([file, k * share, Math.min(file.size, (k + 1) * share)]);
-      })));
-      URL.revokeObjectURL(script);
-      return performance.now() - started;
-    }, workers);
-  } finally {
-    await page.close();
-  }
-}
 
 test('browser parse+index benchmark', async ({ app, page }) => {
   test.skip(!url, 'set by scripts/bench');
@@ -191,7 +149,7 @@ test('browser parse+index benchmark', async ({ app, page }) => {
     // against V8 if it took no time at all.
     if (pickedFile) {
       const workers = summary.parse_workers ?? 1;
-      const readMs = await fileReadMs(page.context(), pickedFile, workers);
+      const readMs = await readAloneMs(page.context(), { file: pickedFile }, workers);
       console.log(JSON.stringify({
         bench: 'file_read', target: 'browser-workers', file: pickedFile, workers, read_ms: readMs,
         mb_per_s: summary.json_bytes / 1e3 / readMs, v8_ratio_if_parse_were_free: v8.ms / readMs,

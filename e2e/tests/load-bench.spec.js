@@ -4,11 +4,13 @@
 // and picked. One JSON line per run: parse+index ms, parse workers, the tab's memory above idle
 // against the JSON's size, and the main thread's longest task while the load ran; then one line
 // per way with its best parse+index against V8's own JSON.parse of the same bytes in the same
-// browser and run (`ratio` > 1: faster than JSON.parse). Skipped unless scripts/bench sets it.
+// browser and run (`ratio` > 1: faster than JSON.parse), and for a picked file and a URL in
+// parts the browser's delivery of the bytes alone (`read_alone_ms`, the floor under
+// `parse_ms`). Skipped unless scripts/bench sets it.
 const fs = require('node:fs');
 const { test, expect } = require('../pages/app');
 const { serveFile } = require('../support/servers');
-const { chromiumRss, sampleRss, v8JsonParseMs, postBenchBytes } = require('../support/bench');
+const { chromiumRss, sampleRss, v8JsonParseMs, postBenchBytes, readAloneMs } = require('../support/bench');
 
 const file = process.env.KINETOSCOPE_BENCH_LOAD;
 
@@ -25,8 +27,10 @@ test('load benchmark: ?url=, posted and picked against V8 JSON.parse', async ({ 
   const sources = (process.env.KINETOSCOPE_BENCH_SOURCES || 'url,posted,picked').split(',');
   const json = fs.statSync(file).size;
   // KINETOSCOPE_BENCH_RANGES=0: a server without `Range`, so `?url=` takes the streamed path.
-  const server = await serveFile(file, { ranges: process.env.KINETOSCOPE_BENCH_RANGES !== '0' });
+  const ranges = process.env.KINETOSCOPE_BENCH_RANGES !== '0';
+  const server = await serveFile(file, { ranges });
   const best = {};
+  const workers = {};
   try {
     for (const source of sources) {
       for (let run = 0; run < runs; run++) {
@@ -51,8 +55,9 @@ test('load benchmark: ?url=, posted and picked against V8 JSON.parse', async ({ 
         expect(state.error).toBeNull();
         const s = state.summary;
         best[source] = Math.min(best[source] ?? Infinity, s.parse_ms);
+        workers[source] = s.parse_workers ?? 1;
         console.log(JSON.stringify({
-          bench: 'load', source, ranges: process.env.KINETOSCOPE_BENCH_RANGES !== '0', run, json_bytes: s.json_bytes, events: s.events, parse_ms: s.parse_ms,
+          bench: 'load', source, ranges, run, json_bytes: s.json_bytes, events: s.events, parse_ms: s.parse_ms,
           workers: s.parse_workers, read_wait_ms: s.read_wait_ms, mb_per_s: s.json_bytes / 1e3 / s.parse_ms,
           tab_rss_above_idle_bytes: peak - idle, tab_rss_ratio: (peak - idle) / json,
           longest_main_task_ms: await longestTaskSince(page, since),
@@ -62,9 +67,13 @@ test('load benchmark: ?url=, posted and picked against V8 JSON.parse', async ({ 
     // V8's bare JSON.parse of the same bytes, in the same browser and run, after the loads.
     const v8 = await v8JsonParseMs(page, server.url);
     for (const source of sources) {
+      // Picked and by URL in parts: the browser's delivery of the bytes alone, and the most
+      // parse + index could reach against V8 if it took no time.
+      const from = { picked: { file }, url: ranges && { url: server.url, size: json } }[source];
+      const readMs = from ? await readAloneMs(page.context(), from, workers[source]) : null;
       console.log(JSON.stringify({
         bench: 'load_vs_json_parse', source, json_bytes: json, parse_index_ms: best[source], json_parse_ms: v8.ms,
-        ratio: v8.ms / best[source],
+        ratio: v8.ms / best[source], read_alone_ms: readMs, ratio_if_parse_were_free: readMs && v8.ms / readMs,
       }));
     }
   } finally {

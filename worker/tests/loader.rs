@@ -9,8 +9,9 @@
 
 use kinetoscope::budget::Budget;
 use kinetoscope::intake::SILENT_MS;
-use kinetoscope::load::{cut_by, Piece, Stream};
-use kinetoscope::loader::ranges::{self, check_reply, range_header, ranged_size, Reply, Unranged, SLICE_BYTES};
+use kinetoscope::load::{cut_by, Piece, Stream, MIN_SPLIT_BYTES};
+use kinetoscope::loader::ranges::{check_reply, range_header, ranged_size, Reply, Unranged, MAX_REQUESTS};
+use kinetoscope::loader::slices::{split, SLICE_BYTES};
 use kinetoscope::loader::{Attached, Host, Loader, ParserEvent, Source, Whole};
 use protocol::{FromWorker, Phase, ToWorker};
 use std::cell::{Cell, RefCell};
@@ -399,16 +400,16 @@ fn a_response_is_read_in_ranges_only_with_a_length_byte_ranges_and_no_wire_encod
 }
 
 #[test]
-fn a_part_is_fetched_in_slices_covering_its_range_with_inclusive_range_headers() {
+fn a_range_is_read_in_slices_covering_it_and_asked_with_an_inclusive_range_header() {
     let range = 5..(3 * SLICE_BYTES + 7);
-    let slices: Vec<_> = ranges::slices(range.clone(), SLICE_BYTES).collect();
+    let slices: Vec<_> = split(range.clone(), SLICE_BYTES).collect();
     assert_eq!(slices.len(), 4);
     assert_eq!(slices.first().map(|s| s.start), Some(range.start));
     assert_eq!(slices.last().map(|s| s.end), Some(range.end));
     assert!(slices.windows(2).all(|w| w[0].end == w[1].start), "no gap nor overlap: {slices:?}");
     assert!(slices.iter().all(|s| s.end - s.start <= SLICE_BYTES && s.end > s.start));
-    assert_eq!(ranges::slices(9..9, SLICE_BYTES).count(), 0);
-    assert_eq!(ranges::slices(0..3, 0).collect::<Vec<_>>(), [0..1, 1..2, 2..3], "a zero slice is one byte, not a panic");
+    assert_eq!(split(9..9, SLICE_BYTES).count(), 0);
+    assert_eq!(split(0..3, 0).collect::<Vec<_>>(), [0..1, 1..2, 2..3], "a zero slice is one byte, not a panic");
     assert_eq!(range_header(&(0..10)).as_deref(), Some("bytes=0-9"));
     assert_eq!(range_header(&(16..17)).as_deref(), Some("bytes=16-16"));
     assert_eq!(range_header(&(4..4)), None);
@@ -457,6 +458,16 @@ fn a_large_url_on_a_server_answering_range_is_read_in_ranged_parts_equal_to_the_
     assert_eq!(summary.parse_workers, 2);
     assert_eq!((summary.events, summary.lanes, summary.span_us, &summary.phases), (whole.events, whole.lanes, whole.span_us, &whole.phases));
     assert_eq!(summary.file_name, "big.json");
+}
+
+#[test]
+fn a_url_is_read_in_at_most_six_parts_one_request_each() {
+    let json = trace(1_700_000);
+    assert!(json.len() >= 7 * MIN_SPLIT_BYTES, "large enough for 7 parts: {}", json.len());
+    let mut l = loader();
+    assert!(fetch_ranged(&mut l, 3, "http://h/big.json", &json, Some(8)), "read in parts");
+    let sent = l.host.cmds.iter().filter(|c| matches!(c, Cmd::Range { job: 3, .. })).count();
+    assert_eq!(sent + 1, MAX_REQUESTS, "the parse workers' parts and this worker's, a request each");
 }
 
 #[test]

@@ -301,7 +301,7 @@ mod tests {
 
     #[test]
     fn a_part_read_in_slices_reports_per_slice() {
-        let mut input = Input::new(0, Shape { slice: 1000, ahead: 2, step: u32::MAX });
+        let mut input = Input::new(0, Shape { slice: 1000, ahead: 2 });
         input.bytes = trace(100);
         let len = input.bytes.len() as u64;
         let mut reports = Vec::new();

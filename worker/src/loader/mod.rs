@@ -4,14 +4,16 @@
 //! and joined (or read again as one stream), whether a URL is fetched in byte ranges for them
 //! (`ranges`), which parse worker failed or went silent, and the order of a run's loads; and the
 //! messages and byte bookkeeping of the worker's transport: the app's messages (`inbox`), the
-//! parse workers' (`parser`), a part fed in pieces (`feed`, `refill`), reads in flight
-//! (`slices`), a fetch's headers (`source`) and the download worker (`download`). The wasm
-//! transport (`crate::web`) implements [`Host`] (posting, sources, workers, the clock) and feeds
-//! events in; see docs/architecture.md.
+//! parse workers' (`parser`), a part fed in pieces (`feed`, `refill`), a file read with reads in
+//! flight (`slices`), a URL's part read as its body arrives (`body`), a fetch's headers
+//! (`source`) and the download worker (`download`). The wasm transport (`crate::web`)
+//! implements [`Host`] (posting, sources, workers, the clock) and feeds events in; see
+//! docs/architecture.md.
 //!
 //! Invariants: at most one load is being read or parsed; a new load drops the previous one,
 //! whose bytes are then refused (which stops its source). Nothing here panics on input.
 
+pub mod body;
 mod bytes;
 pub mod download;
 pub mod feed;

@@ -271,7 +271,10 @@ impl<H: Host> Loader<H> {
             Whole::Bytes { name, buffer } => (name.clone(), H::buffer_size(buffer)),
             Whole::Url { name, size, .. } => (name.clone(), *size),
         };
-        let cores = workers.map_or_else(|| self.host.cores(), |w| w as usize);
+        let mut cores = workers.map_or_else(|| self.host.cores(), |w| w as usize);
+        if matches!(whole, Whole::Url { .. }) {
+            cores = cores.min(super::ranges::MAX_REQUESTS);
+        }
         let parts = load::parts_for(usize::try_from(size).unwrap_or(usize::MAX), cores);
         if parts < 2 || self.engine.budget().held_whole().check_file(size, false).is_err() {
             return false;
@@ -285,7 +288,7 @@ impl<H: Host> Loader<H> {
             }
         };
         // This worker's share against each parse worker's. Of a file (or a URL, each reader
-        // fetching its own ranges), 3 to 2: a part parsed here is not encoded, posted back nor
+        // fetching its own range), 3 to 2: a part parsed here is not encoded, posted back nor
         // decoded. Of posted bytes, equal, since this worker also copies the parse workers'
         // pieces (docs/performance.md).
         let (here, sent) = match whole {

@@ -1,7 +1,7 @@
 //! URL loads fetched in byte ranges, so their parts are parsed on every core as a picked file's
-//! are: whether a response can be (its headers), the slices each part is fetched in, the
-//! `Range` header of a slice, and whether a ranged reply holds the bytes asked for. The wasm
-//! side asks these; nothing here touches the web.
+//! are: whether a response can be (its headers), the `Range` header of a part, and whether a
+//! ranged reply holds the bytes asked for. Each part is one request, parsed as its body arrives
+//! (`body`). The wasm side asks these; nothing here touches the web.
 //!
 //! Why ranges, not cutting the one download as it arrives: each part's reader (the load worker
 //! and every parse worker) then fetches its own bytes on its own thread, as it reads its range
@@ -11,20 +11,9 @@ use super::{Host, Loader, Whole};
 use crate::engine::Target;
 use std::ops::Range;
 
-/// Bytes fetched per ranged request of a part: large enough that a request's round trip is
-/// small next to parsing its bytes, small enough that the slices in flight hold little.
-pub const SLICE_BYTES: u64 = 16 << 20;
-
-/// Ranged requests of one part in flight at once (the one parsed next included): with the load
-/// worker and a parse worker per other core each holding this many, a 2-core tab stays within
-/// the browser's 6 connections per host.
-pub const SLICES_AHEAD: usize = 2;
-
-/// Bytes of a fetched slice parsed between two yields to the worker's event loop: a fetch body
-/// is read only while its worker's thread is free, so the slices ahead download in those yields
-/// (at load average 9, a 500 MB load by URL parsing 16 MiB at a time waited 12-16 s of its 20 s
-/// for bytes; in 1 MiB steps, 5-13 s).
-pub const STEP_BYTES: u32 = 1 << 20;
+/// Parts of a URL at most, each one request open until its body is read: a browser opens 6
+/// HTTP/1.1 connections per host, and a seventh part's request would wait for a part to end.
+pub const MAX_REQUESTS: usize = 6;
 
 /// What a plain GET's response says of ranges, as the worker sees its headers (a header the
 /// server did not send, or that CORS hides from another origin, is `None`).
@@ -66,13 +55,6 @@ pub fn ranged_size(reply: &Reply) -> Result<u64, Unranged> {
         return Err(Unranged::NoRanges);
     }
     Ok(size)
-}
-
-/// The slices `range` is read in, in order, `slice` bytes each (at least 1) but the last: a
-/// URL's part in [`SLICE_BYTES`], a file's in its own.
-pub fn slices(range: Range<u64>, slice: u64) -> impl Iterator<Item = Range<u64>> {
-    let (end, slice) = (range.end, slice.max(1));
-    (range.start..end).step_by(usize::try_from(slice).unwrap_or(usize::MAX)).map(move |at| at..at.saturating_add(slice).min(end))
 }
 
 /// The `Range` header asking for `range` (an HTTP range's end is inclusive); `None` when it is

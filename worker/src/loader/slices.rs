@@ -1,18 +1,15 @@
-//! A range of a file or URL read in slices with several reads in flight, handed on in order:
-//! the windowing of every read a worker does itself (a picked file read whole, a parse worker's
-//! part of a file or URL). Generic over the transport's reads ([`Reads`]) and the bytes they give
-//! ([`View`], a `Uint8Array` in the browser), so it is tested natively.
+//! A range of a picked file read in slices with several reads in flight, handed on in order:
+//! the windowing of every file read a worker does itself (a file read whole, a parse worker's
+//! part of it). Generic over the transport's reads ([`Reads`]) and the bytes they give
+//! ([`View`], a `Uint8Array` in the browser), so it is tested natively. A URL's part is read as
+//! one ranged request instead (`body`).
 //!
 //! Invariants: at most `Shape::ahead` reads are started and not yet handed on; slices are
-//! handed on in order, each in `Shape::step` bytes with a pause between two steps; once the
-//! caller refuses bytes, no read is started any more.
+//! handed on in order; once the caller refuses bytes, no read is started any more.
 //!
 //! Why reads ahead: the browser reads a file for a worker through its own process, so a single
-//! slice ahead kept the parse waiting for bytes (1.8-2.1 s of a 1 GB load). A fetch body is read
-//! only when the worker's thread is free, so a URL's slice is handed on in
-//! `ranges::STEP_BYTES` steps with a pause between them, in which the slices ahead download.
+//! slice ahead kept the parse waiting for bytes (1.8-2.1 s of a 1 GB load).
 
-use super::ranges;
 use std::future::Future;
 use std::ops::Range;
 use std::pin::Pin;
@@ -23,23 +20,17 @@ pub const SLICE_BYTES: u64 = 8 << 20;
 /// Slices of a file being read at once, the one parsed next included.
 pub const SLICES_AHEAD: usize = 4;
 
-/// How a range is read: bytes per slice, slices in flight, bytes handed on between two pauses.
+/// How a range is read: bytes per slice, slices in flight.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Shape {
     /// Bytes per slice (the last may be shorter).
     pub slice: u64,
     /// Slices read at once, the one handed on next included.
     pub ahead: usize,
-    /// Bytes of a slice handed on between two pauses.
-    pub step: u32,
 }
 
-/// A picked file: [`SLICE_BYTES`] slices, [`SLICES_AHEAD`] in flight, handed on whole.
-pub const FILE: Shape = Shape { slice: SLICE_BYTES, ahead: SLICES_AHEAD, step: u32::MAX };
-
-/// A URL answering `Range`: `ranges::SLICE_BYTES` slices, `ranges::SLICES_AHEAD` in flight,
-/// handed on in `ranges::STEP_BYTES` steps.
-pub const URL: Shape = Shape { slice: ranges::SLICE_BYTES, ahead: ranges::SLICES_AHEAD, step: ranges::STEP_BYTES };
+/// A picked file: [`SLICE_BYTES`] slices, [`SLICES_AHEAD`] in flight.
+pub const FILE: Shape = Shape { slice: SLICE_BYTES, ahead: SLICES_AHEAD };
 
 /// Bytes outside the engine's memory as the transport holds them (a `Uint8Array`): read by
 /// copying them in.
@@ -68,19 +59,23 @@ pub trait Reads {
     fn start(&self, range: Range<u64>) -> Result<Reading<Self::View>, String>;
     /// Milliseconds on the worker's clock.
     fn now_ms(&self) -> f64;
-    /// Lets the worker's queued tasks run (messages, fetch bodies read) before going on.
-    fn pause(&self) -> impl Future<Output = ()>;
+}
+
+/// The slices `range` is read in, in order, `slice` bytes each (at least 1) but the last.
+pub fn split(range: Range<u64>, slice: u64) -> impl Iterator<Item = Range<u64>> {
+    let (end, slice) = (range.end, slice.max(1));
+    (range.start..end).step_by(usize::try_from(slice).unwrap_or(usize::MAX)).map(move |at| at..at.saturating_add(slice).min(end))
 }
 
 /// Reads `range` of `from` in slices, several in flight, and calls `each` with every slice in
-/// order (in steps) until it returns false. The ms spent waiting for reads, or `None` when `each`
+/// order until it returns false. The ms spent waiting for reads, or `None` when `each`
 /// stopped the read.
 ///
 /// # Errors
 /// The transport's words when a slice cannot be read.
 pub async fn read_slices<R: Reads>(from: &R, range: Range<u64>, mut each: impl FnMut(&R::View) -> bool) -> Result<Option<f64>, String> {
     let shape = from.shape();
-    let mut slices = ranges::slices(range, shape.slice);
+    let mut slices = split(range, shape.slice);
     let (mut ahead, mut waited_ms) = (std::collections::VecDeque::new(), 0.0);
     for first in slices.by_ref().take(shape.ahead) {
         ahead.push_back(from.start(first)?);
@@ -92,16 +87,8 @@ pub async fn read_slices<R: Reads>(from: &R, range: Range<u64>, mut each: impl F
         if let Some(next) = slices.next() {
             ahead.push_back(from.start(next)?);
         }
-        let mut at = 0;
-        while at < view.length() {
-            let to = at.saturating_add(shape.step).min(view.length());
-            if !each(&view.sub(at, to)) {
-                return Ok(None);
-            }
-            at = to;
-            if at < view.length() {
-                from.pause().await;
-            }
+        if !each(&view) {
+            return Ok(None);
         }
     }
     Ok(Some(waited_ms))
@@ -140,11 +127,10 @@ pub(crate) mod tests {
     use super::*;
     use std::cell::{Cell, RefCell};
 
-    /// What the reads saw, in order: a read started, a pause, bytes handed on.
+    /// What the reads saw, in order: a read started, bytes handed on.
     #[derive(Debug, PartialEq)]
     pub enum Seen {
         Start(Range<u64>),
-        Pause,
         Each(usize),
     }
 
@@ -191,11 +177,6 @@ pub(crate) mod tests {
             self.now.set(now + self.read_ms / 2.0);
             now
         }
-
-        fn pause(&self) -> impl Future<Output = ()> {
-            self.seen.borrow_mut().push(Seen::Pause);
-            std::future::ready(())
-        }
     }
 
     fn read_all(input: &Input, range: Range<u64>, stop_after: usize) -> (Result<Option<f64>, String>, Vec<u8>, Vec<usize>) {
@@ -211,7 +192,7 @@ pub(crate) mod tests {
 
     #[test]
     fn slices_come_in_order_with_reads_ahead() {
-        let shape = Shape { slice: 10, ahead: 3, step: u32::MAX };
+        let shape = Shape { slice: 10, ahead: 3 };
         let input = Input::new(55, shape);
         let (out, got, lens) = read_all(&input, 3..55, usize::MAX);
         assert_eq!(out, Ok(Some(0.0)));
@@ -224,22 +205,8 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn a_slice_goes_in_steps_with_a_pause_between_them() {
-        let input = Input::new(25, Shape { slice: 10, ahead: 1, step: 4 });
-        let (out, got, lens) = read_all(&input, 0..25, usize::MAX);
-        assert_eq!(out, Ok(Some(0.0)));
-        assert_eq!(got, input.bytes);
-        assert_eq!(lens, [4, 4, 2, 4, 4, 2, 4, 1]);
-        // A pause between the steps of a slice, not after its last.
-        use Seen::{Each, Pause, Start};
-        let slice = |start| [Start(start), Each(4), Pause, Each(4), Pause, Each(2)];
-        let seen: Vec<Seen> = [Start(0..10)].into_iter().chain(slice(10..20)).chain(slice(20..25)).chain([Each(4), Pause, Each(1)]).collect();
-        assert_eq!(*input.seen.borrow(), seen);
-    }
-
-    #[test]
     fn a_refused_slice_stops_the_reads() {
-        let input = Input::new(100, Shape { slice: 10, ahead: 2, step: u32::MAX });
+        let input = Input::new(100, Shape { slice: 10, ahead: 2 });
         let (out, got, _) = read_all(&input, 0..100, 2);
         assert_eq!(out, Ok(None));
         assert_eq!(got, input.bytes[..20]);
@@ -249,7 +216,7 @@ pub(crate) mod tests {
 
     #[test]
     fn a_failed_read_is_the_error_and_time_waited_adds_up() {
-        let mut input = Input::new(40, Shape { slice: 10, ahead: 2, step: u32::MAX });
+        let mut input = Input::new(40, Shape { slice: 10, ahead: 2 });
         input.fail_at = Some(20);
         let (out, got, _) = read_all(&input, 0..40, usize::MAX);
         // The third read starts (and fails) before the first slice is handed on.
@@ -259,6 +226,6 @@ pub(crate) mod tests {
         input.read_ms = 4.0;
         // Each of the three awaits is timed by two looks at the clock, 2 ms apart here.
         assert_eq!(read_all(&input, 0..30, usize::MAX).0, Ok(Some(6.0)));
-        assert_eq!(read_all(&Input::new(0, URL), 0..0, usize::MAX).0, Ok(Some(0.0)));
+        assert_eq!(read_all(&Input::new(0, FILE), 0..0, usize::MAX).0, Ok(Some(0.0)));
     }
 }

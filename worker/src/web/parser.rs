@@ -4,14 +4,15 @@
 //! every few MB on the way, or `Failed`; the messages are `crate::loader::parser`'s.
 //!
 //! A part comes three ways: its bytes transferred (`Parse`); a `File` or a URL and a byte range
-//! (`ReadPart`), read here with reads in flight ([`stream_part`]) so a large file's bytes never
+//! (`ReadPart`), read here as it arrives ([`stream_part`]) so a large file's bytes never
 //! pass through the load worker's wasm memory; or, of a trace posted to the page, in pieces
 //! (`ReadPart`, then `More`) parsed as they come ([`crate::loader::feed::Feed`]), each given back
 //! (`Spent`) to be refilled. The load worker parses its own first part with [`stream_part`] too.
 
 use super::post::{console_error, js_error, now_ms, post_parts};
-use super::source::{let_messages_run, Slices};
+use super::source::{let_messages_run, FileSlices, RangeBody};
 use crate::load::{parse_piece, Piece, Stream, StreamedPart};
+use crate::loader::body;
 use crate::loader::feed::{self, Fed, Feed};
 use crate::loader::parser::{piece, FromParser, ToParser};
 use std::cell::RefCell;
@@ -97,16 +98,18 @@ async fn read_part(file: &JsValue, piece: Piece, end: u64, progress: &mut dyn Fn
 }
 
 /// Parses bytes `range` into `stream` (a part's, `load::Stream::part`) as they are read from
-/// `from`: a URL string (those bytes of it, fetched in ranged requests in flight), a `File`
-/// (those bytes of it, read with reads in flight: read one at a time with `FileReaderSync`, each
-/// of the two parse workers of a 1 GB pick spent 1.7-1.9 s of its 4.2-4.5 s blocked on reads,
-/// docs/performance.md), both by `loader::feed::read_into`, or a `Uint8Array` holding exactly
+/// `from`: a URL string (those bytes of it, one ranged request parsed as its body arrives,
+/// `loader::body::read_body_into`), a `File` (those bytes of it, read with reads in flight by
+/// `loader::feed::read_into`: read one at a time with `FileReaderSync`, each of the two parse
+/// workers of a 1 GB pick spent 1.7-1.9 s of its 4.2-4.5 s blocked on reads,
+/// docs/performance.md), or a `Uint8Array` holding exactly
 /// those bytes (`loader::feed::parse_own`, looking at this worker's messages between steps).
 /// `progress(bytes done)` every 8 MiB or so, and the read stops (`None`) once `go_on()` is
 /// false. The part, and the ms spent waiting for reads.
 ///
 /// # Errors
-/// The browser's message when the file cannot be read; `from` being neither.
+/// The browser's message when the file or URL cannot be read (or the server sends other
+/// bytes than asked); `from` being none of the three.
 pub async fn stream_part(
     from: &JsValue,
     stream: Stream,
@@ -118,13 +121,13 @@ pub async fn stream_part(
         // The parse workers' spent pieces wait in this worker's queue to be refilled.
         return feed::parse_own(view, stream, progress, go_on, let_messages_run).await;
     }
-    let url = from.as_string();
-    let slices = match (from.dyn_ref::<web_sys::File>(), url.as_deref()) {
-        (Some(file), _) => Slices::File(file),
-        (None, Some(url)) => Slices::Url(url),
-        (None, None) => return Err("part sent without its file, URL or bytes".into()),
-    };
-    feed::read_into(&slices, stream, range, progress, go_on).await
+    if let Some(file) = from.dyn_ref::<web_sys::File>() {
+        return feed::read_into(&FileSlices(file), stream, range, progress, go_on).await;
+    }
+    let url = from.as_string().ok_or("part sent without its file, URL or bytes")?;
+    let len = range.end.saturating_sub(range.start);
+    let mut body = RangeBody::open(&url, range).await?;
+    body::read_body_into(&mut body, stream, len, progress, go_on).await
 }
 
 /// Posts `[json, ArrayBuffer?]` from a parse worker, transferring a copy of `bytes` if given.

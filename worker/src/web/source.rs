@@ -1,6 +1,7 @@
-//! Where a load's bytes come from, read inside the worker: a URL streamed with `fetch`, a local
-//! `File` or a URL answering `Range` read in slices ([`Slices`], windowed by
-//! `loader::slices::read_slices`), or bytes another page posted (already in memory). What the
+//! Where a load's bytes come from, read inside the worker: a URL streamed with `fetch`, a part
+//! of a URL answering `Range` as one ranged request ([`RangeBody`]), a local `File` read in
+//! slices ([`FileSlices`], windowed by `loader::slices::read_slices`), or bytes another page
+//! posted (already in memory). What the
 //! headers decide, the slices, the words of a failure are `crate::loader::source` and
 //! `crate::loader::slices`; this is the browser's side.
 //!
@@ -14,11 +15,11 @@
 
 use super::post::{js_error, now_ms, worker_scope};
 use crate::loader::ranges::{self, Reply};
+use crate::loader::body::Body;
 use crate::loader::slices::{self, read_slices, Reading, Reads, Shape};
 use crate::loader::source::{self as sources, fetch_failure, http_error, with, Receiver};
 use js_sys::{ArrayBuffer, Promise, Reflect, Uint8Array};
 use std::cell::RefCell;
-use std::future::Future;
 use std::rc::Weak;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
@@ -102,91 +103,97 @@ async fn read_into<R: WebReceiver>(to: &Weak<RefCell<R>>, id: u32, file: &File) 
     if !with(to, |r| r.open(id, &file.name(), Some(size))) {
         return Ok(());
     }
-    if read_slices(&Slices::File(file), 0..size, |bytes| with(to, |r| r.bytes(id, bytes))).await?.is_some() {
+    if read_slices(&FileSlices(file), 0..size, |bytes| with(to, |r| r.bytes(id, bytes))).await?.is_some() {
         with(to, |r| r.finish(id));
     }
     Ok(())
 }
 
-/// Where a part's bytes are read from in slices: a picked file, or a URL whose server
-/// answers `Range`.
-pub enum Slices<'a> {
-    /// A picked file: `slices::FILE`.
-    File(&'a File),
-    /// A URL: `slices::URL`, ranged requests.
-    Url(&'a str),
-}
+/// A picked file read in slices (`slices::FILE`).
+pub struct FileSlices<'a>(pub &'a File);
 
-impl Slices<'_> {
-    /// What names the input in messages.
-    fn name(&self) -> String {
-        match self {
-            Slices::File(file) => file.name(),
-            Slices::Url(url) => (*url).to_owned(),
-        }
-    }
-
-    /// A promise of bytes `range` as an `ArrayBuffer`, its read started.
-    fn promise(&self, range: std::ops::Range<u64>) -> Result<Promise, JsValue> {
-        match self {
-            // Offsets are exact as f64 below 2^53.
-            Slices::File(file) => Ok(file.slice_with_f64_and_f64(range.start as f64, range.end as f64)?.array_buffer()),
-            // Run at once (not when awaited), so the slices ahead download while one is parsed.
-            Slices::Url(url) => {
-                let url = (*url).to_owned();
-                Ok(wasm_bindgen_futures::future_to_promise(async move { fetch_range(&url, range).await.map(JsValue::from).map_err(|e| JsValue::from_str(&e)) }))
-            }
-        }
-    }
-}
-
-impl Reads for Slices<'_> {
+impl Reads for FileSlices<'_> {
     type View = Uint8Array;
 
     fn shape(&self) -> Shape {
-        match self {
-            Slices::File(_) => slices::FILE,
-            Slices::Url(_) => slices::URL,
-        }
+        slices::FILE
     }
 
     fn start(&self, range: std::ops::Range<u64>) -> Result<Reading<Uint8Array>, String> {
-        let name = self.name();
+        let name = self.0.name();
         let failed = move |e: JsValue| format!("reading {name:?} failed: {}", js_error(&e));
-        let promise = self.promise(range).map_err(&failed)?;
+        // Offsets are exact as f64 below 2^53.
+        let promise = self.0.slice_with_f64_and_f64(range.start as f64, range.end as f64).map_err(&failed)?.array_buffer();
         Ok(Box::pin(async move { JsFuture::from(promise).await.map(|buffer| Uint8Array::new(&buffer)).map_err(failed) }))
     }
 
     fn now_ms(&self) -> f64 {
         now_ms(&worker_scope())
     }
+}
 
-    fn pause(&self) -> impl Future<Output = ()> {
-        let_messages_run()
+/// The body of a ranged request for a URL's part, read as it arrives (`loader::body`). Dropped
+/// before its end (the load stopped), it cancels the download.
+pub struct RangeBody {
+    reader: ReadableStreamDefaultReader,
+    url: String,
+}
+
+impl RangeBody {
+    /// Asks `url` for bytes `range` with one `Range` request.
+    ///
+    /// # Errors
+    /// Network failures, and a reply that is not those bytes (`ranges::check_reply`).
+    pub async fn open(url: &str, range: std::ops::Range<u64>) -> Result<Self, String> {
+        let scope: WorkerGlobalScope = js_sys::global().unchecked_into();
+        let failed = |e: JsValue| failure(&scope, url, &js_error(&e));
+        let header = ranges::range_header(&range).ok_or("an empty range")?;
+        let headers = web_sys::Headers::new().map_err(failed)?;
+        headers.set("range", &header).map_err(failed)?;
+        let init = web_sys::RequestInit::new();
+        init.set_headers(&headers);
+        let response: Response = JsFuture::from(scope.fetch_with_str_and_init(url, &init)).await.map_err(failed)?.unchecked_into();
+        let content_range = response.headers().get("content-range").ok().flatten();
+        let body = response.body();
+        if let Err(why) = ranges::check_reply(response.status(), content_range.as_deref(), None, &range) {
+            // Not the bytes asked for (a whole file, perhaps): stop its download.
+            if let Some(body) = body {
+                let _ = body.cancel();
+            }
+            return Err(format!("{url:?}: {why}"));
+        }
+        let body = body.ok_or_else(|| format!("{url:?}: a reply without a body"))?;
+        Ok(Self { reader: body.get_reader().unchecked_into(), url: url.to_owned() })
     }
 }
 
-/// Bytes `range` of `url`, with a `Range` request; an error unless the server sent exactly those.
-async fn fetch_range(url: &str, range: std::ops::Range<u64>) -> Result<ArrayBuffer, String> {
-    let scope: WorkerGlobalScope = js_sys::global().unchecked_into();
-    let failed = |e: JsValue| failure(&scope, url, &js_error(&e));
-    let header = ranges::range_header(&range).ok_or("an empty range")?;
-    let headers = web_sys::Headers::new().map_err(failed)?;
-    headers.set("range", &header).map_err(failed)?;
-    let init = web_sys::RequestInit::new();
-    init.set_headers(&headers);
-    let response: Response = JsFuture::from(scope.fetch_with_str_and_init(url, &init)).await.map_err(failed)?.unchecked_into();
-    let content_range = response.headers().get("content-range").ok().flatten();
-    if let Err(why) = ranges::check_reply(response.status(), content_range.as_deref(), None, &range) {
-        // Not the bytes asked for (a whole file, perhaps): stop its download.
-        if let Some(body) = response.body() {
-            let _ = body.cancel();
-        }
-        return Err(format!("{url:?}: {why}"));
+impl Body for RangeBody {
+    type View = Uint8Array;
+
+    fn next(&mut self) -> Reading<Option<Uint8Array>> {
+        let (read, url) = (self.reader.read(), self.url.clone());
+        Box::pin(async move {
+            let failed = |e: JsValue| format!("reading {url:?} failed: {}", js_error(&e));
+            let step = JsFuture::from(read).await.map_err(failed)?;
+            if Reflect::get(&step, &"done".into()).map_or(true, |d| d.is_truthy()) {
+                return Ok(None);
+            }
+            let value = Reflect::get(&step, &"value".into()).map_err(failed)?;
+            value.dyn_into::<Uint8Array>().map(Some).map_err(|_| format!("{url:?}: the body yielded a non-byte chunk"))
+        })
     }
-    let buffer: ArrayBuffer = JsFuture::from(response.array_buffer().map_err(failed)?).await.map_err(failed)?.unchecked_into();
-    ranges::check_reply(206, None, Some(u64::from(buffer.byte_length())), &range).map_err(|why| format!("{url:?}: {why}"))?;
-    Ok(buffer)
+
+    fn now_ms(&self) -> f64 {
+        now_ms(&worker_scope())
+    }
+}
+
+impl Drop for RangeBody {
+    fn drop(&mut self) {
+        // Stops the download of a body not read to its end (a no-op after it); the promise needs
+        // no handling.
+        let _ = self.reader.cancel();
+    }
 }
 
 /// Lets the tasks queued for this worker run (messages, fetch bodies read): resumes in a task
