@@ -4,7 +4,7 @@
 //!
 //! Why one request per part, read as it arrives: a 500 MB trace fetched in 16 MiB ranged
 //! requests (two parts, each its own requests in turn) cost Chromium 1.9-2.2 s of CPU to receive
-//! where two 250 MB requests cost 1.0 s (the same bytes, loopback server, 2026-12-01;
+//! where two 250 MB requests cost 1.0 s (the same bytes, loopback server, 2026-11-30;
 //! docs/performance.md), and each request's `arrayBuffer` waited for all its bytes before the
 //! parse could start on them.
 
