@@ -81,6 +81,7 @@
 //!                 findings: run finding rules, diagnostics: their
 //!                 kinds, focus: {rank, step} opened from the heatmap or null,
 //!                 workerMemoryBytes: the load worker's wasm memory after the files, or null,
+//!                 parseWorkers: per file, the parse worker that loaded it whole, or null,
 //!                 stack: the ranks timeline, null before ranks are asked for, else {ranks:
 //!                 ranks asked for, held: ranks whose models the worker holds (the panels,
 //!                 ascending), failed: [{rank, error}], reloading: {index, pct} or null,
@@ -429,6 +430,7 @@ fn run_js(r: &RunState, rank_state: &RanksState, rank_stack: &StackState) -> JsV
         "diagnostics": data.map(|d| d.diagnostics.iter().map(|x| x.kind.clone()).collect::<Vec<_>>()).unwrap_or_default(),
         "focus": r.focus.map(|(rank, step)| json!({"rank": rank, "step": step})),
         "workerMemoryBytes": r.files.iter().filter_map(|f| f.memory_bytes).max(),
+        "parseWorkers": r.files.iter().map(|f| f.parse_worker).collect::<Vec<_>>(),
         "stack": ranks_json(rank_state, rank_stack),
     }))
 }

@@ -1,6 +1,7 @@
 // Browser run benchmark (not a test): opens `?run=` on KINETOSCOPE_BENCH_RUN_DIR/run.json (8
 // synthetic ranks of ~25 MB, written by `cargo test --release -p kinetoscope --test all run_view:: --
-// --ignored`; or any `kinetoscope-synth demo-run DIR` with a run.json listing its files), served by the test, and prints one JSON line: time from navigation to the drawn
+// --ignored`; or any `kinetoscope-synth demo-run DIR` with a run.json listing its files), served
+// by the test over HTTP, and prints one JSON line: time from navigation to the drawn
 // heatmap and to the ranks timeline's panels (its default ranks held), per-rank load times as
 // the page saw them, long tasks after the ranks were in (through the hold), and the
 // tab's memory (the page's JS heap from CDP `Performance.getMetrics` and `performance.memory`;
@@ -9,22 +10,20 @@
 const fs = require('node:fs');
 const path = require('node:path');
 const { test, expect } = require('../pages/app');
+const { serve } = require('../support/servers');
 
 const dir = process.env.KINETOSCOPE_BENCH_RUN_DIR;
 
 test('browser run benchmark: the ranks of a manifest to the heatmap', async ({ app, page }) => {
   test.skip(!dir, 'set KINETOSCOPE_BENCH_RUN_DIR');
   test.setTimeout(15 * 60_000);
-  await page.route('**/bench-run/**', (route) => {
-    const rel = decodeURIComponent(new URL(route.request().url()).pathname.replace(/^.*\/bench-run\//, ''));
-    const file = path.join(dir, rel);
-    if (!fs.existsSync(file)) return route.fulfill({ status: 404, body: 'not found' });
-    return route.fulfill({ status: 200, contentType: 'application/json', body: fs.readFileSync(file) });
-  });
+  // A real HTTP server (another origin, CORS open): a route fulfilled by Playwright passes each
+  // body through the DevTools protocol, which cost more than the page's own work per rank.
+  const server = await serve({ '/bench-run/': dir }, { 'access-control-allow-origin': '*' });
   const bytes = fs.readdirSync(dir).filter((f) => f.endsWith('.json') && f !== 'run.json')
     .reduce((n, f) => n + fs.statSync(path.join(dir, f)).size, 0);
   const started = Date.now();
-  await page.goto('/?run=' + encodeURIComponent('/bench-run/run.json'));
+  await page.goto('/?run=' + encodeURIComponent(`${server.origin}/bench-run/run.json`));
   // Per-file arrival times as polled by the page (every 50 ms).
   const arrivals = await page.evaluate(() => new Promise((resolve) => {
     const seen = [];
@@ -64,4 +63,5 @@ test('browser run benchmark: the ranks of a manifest to the heatmap', async ({ a
     page_js_heap_used: metric('JSHeapUsedSize'), page_js_heap_total: metric('JSHeapTotalSize'),
     performance_memory: heap, worker_wasm_bytes: state.workerMemoryBytes,
   }));
+  await server.close();
 });

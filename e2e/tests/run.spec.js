@@ -1,7 +1,8 @@
 // Journey: a distributed run (docs/viewer.md#runs). The four dlrm ranks (of a world of 8) opened
 // with the multi-file picker and through `?run=` (a manifest generated in a temp dir): the Run
 // tab lands, world size 8 with ranks 4-7 reported missing; the rank table and the heatmap cells
-// are the CLI's numbers (`kinetoscope run --json`); a heatmap click opens that rank's timeline at
+// are the CLI's numbers (`kinetoscope run --json`), whether parse workers loaded files beside the
+// load worker (the default on more than one core) or the load worker loaded all (`?workers=1`); a heatmap click opens that rank's timeline at
 // that step and "Back to run" returns (main-thread long tasks meanwhile: journeys-bench.spec.js).
 // The ranks timeline: one panel per rank, the clock switch moves each rank's origin by the
 // CLI's clock offsets, a clicked collective kernel is marked on every rank with the CLI's
@@ -28,6 +29,18 @@ const RANKS = [
 /** `kinetoscope run --json FILES`, parsed. */
 function cliRun(files) {
   return JSON.parse(execFileSync(CLI, ['run', '--json', ...files], { encoding: 'utf8', maxBuffer: 256 << 20 }));
+}
+
+/** Files loaded at once: on more than one core, parse workers loaded some whole (one per
+ * other core, `?workers=N` but one) while the load worker loaded the others. */
+async function expectLoadedBesideParseWorkers(app) {
+  const cores = await app.page.evaluate(() => navigator.hardwareConcurrency);
+  const by = await app.page.evaluate(() => window.kinetoscope.run.parseWorkers);
+  expect(by.filter((w) => w === null).length, 'the load worker loaded files').toBeGreaterThan(0);
+  if (cores > 1) {
+    expect(by.filter((w) => w !== null).length, `parse workers loaded files: ${JSON.stringify(by)}`).toBeGreaterThan(0);
+    expect(by.every((w) => w === null || w < Math.min(cores, 8) - 1)).toBe(true);
+  }
 }
 
 /** The page's run equals the CLI's: rank table cells and heatmap cells. */
@@ -87,6 +100,7 @@ test('four dlrm ranks with the multi-file picker: Run tab, missing ranks, CLI nu
   await run.pick(files);
   await expectDlrmRun(app, run);
   await expectCliNumbers(run, files);
+  await expectLoadedBesideParseWorkers(app);
   await app.screenshot('run');
 
   // A click on rank 2's first step opens rank 2's timeline at that step.
@@ -132,9 +146,14 @@ test('?run= manifest: the same run from URLs relative to the manifest; a single 
       return route.fulfill({ status: 200, contentType: 'application/json', body: fs.readFileSync(file) });
     });
     const run = new RunPage(app);
+    await run.open(`?run=${encodeURIComponent('/remote-run/run.json')}&workers=1`);
+    await expectDlrmRun(app, run);
+    await expectCliNumbers(run, files);
+    expect(await app.page.evaluate(() => window.kinetoscope.run.parseWorkers), '?workers=1: every file loaded by the load worker').toEqual(files.map(() => null));
     await run.open(`?run=${encodeURIComponent('/remote-run/run.json')}`);
     await expectDlrmRun(app, run);
     await expectCliNumbers(run, files);
+    await expectLoadedBesideParseWorkers(app);
     const names = await run.progress.getByTestId('run-progress-row').evaluateAll((rows) => rows.map((r) => r.querySelector('.name').textContent));
     expect(names).toEqual(RANKS);
     await app.screenshot('run-manifest');

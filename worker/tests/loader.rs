@@ -12,7 +12,10 @@ use kinetoscope::intake::SILENT_MS;
 use kinetoscope::load::{cut_by, Piece, Stream, MIN_SPLIT_BYTES};
 use kinetoscope::loader::ranges::{check_reply, range_header, ranged_size, Reply, Unranged, MAX_REQUESTS};
 use kinetoscope::loader::slices::{split, SLICE_BYTES};
+use kinetoscope::loader::parser::{decode, FromParser};
+use kinetoscope::loader::rank::RankLoad;
 use kinetoscope::loader::{Attached, Host, Loader, ParserEvent, Source, Whole};
+use kinetoscope::run::summary::RankSummary;
 use protocol::{FromWorker, Phase, ToWorker};
 use std::cell::{Cell, RefCell};
 use std::ops::Range;
@@ -31,6 +34,8 @@ enum Cmd {
     Retire(usize),
     /// Parse worker `slot` sent part `index` of load `job`: its piece and end.
     Range { slot: usize, job: u32, index: usize, piece: Piece, end: u64 },
+    /// Parse worker `slot` sent file `index` of run load `job` to load whole.
+    Rank { slot: usize, job: u32, index: usize },
 }
 
 /// A part of a JSON held whole, sent to a parse worker: its slot, load, index, piece, bytes.
@@ -131,6 +136,10 @@ impl Host for Rec {
         Ok(())
     }
     fn refill(&mut self, _slot: usize, _job: u32, _buffer: Rc<Vec<u8>>) -> Result<(), String> {
+        Ok(())
+    }
+    fn send_rank(&mut self, slot: usize, job: u32, index: usize, _source: &Source<File>) -> Result<(), String> {
+        self.cmds.push(Cmd::Rank { slot, job, index });
         Ok(())
     }
 }
@@ -521,10 +530,11 @@ fn a_ranged_part_that_did_not_end_at_its_cut_fetches_the_url_again_as_one_stream
 }
 
 #[test]
-fn each_rank_of_a_run_manifest_on_a_server_answering_range_is_read_in_ranged_parts() {
+fn the_file_of_a_one_file_run_manifest_on_a_server_answering_range_is_read_in_ranged_parts() {
     let json = large_trace();
     let mut l = loader();
-    let urls = ["http://h/r0.json", "http://h/r1.json"];
+    // With two files or more, the parse workers load files whole instead (below).
+    let urls = ["http://h/r0.json"];
     for url in urls {
         l.host.urls.insert(url.into(), json.clone());
     }
@@ -546,6 +556,117 @@ fn each_rank_of_a_run_manifest_on_a_server_answering_range_is_read_in_ranged_par
     }
     let posted = l.host.posted.borrow();
     let ranks = posted.iter().filter(|m| matches!(m, FromWorker::RankLoaded { id: 20, .. })).count();
-    assert_eq!(ranks, 2, "both ranks kept");
+    assert_eq!(ranks, 1, "the rank kept");
     assert!(matches!(posted.last(), Some(FromWorker::Loaded { id: 20, .. })), "the run loaded: {:?}", replies(&l));
+}
+
+/// The sources of a run of `n` URLs, `http://h/rK.json`.
+fn run_sources(n: usize) -> Vec<Source<File>> {
+    (0..n).map(|k| Source::Url { url: format!("http://h/r{k}.json"), name: format!("r{k}.json") }).collect()
+}
+
+/// The last load fetched here.
+fn last_fetch(l: &Loader<Rec>) -> u32 {
+    l.host.cmds.iter().rev().find_map(|c| if let Cmd::Fetch(job) = c { Some(*job) } else { None }).expect("a file fetched here")
+}
+
+/// Streams `json` into the load last fetched here as a small file (one part).
+fn stream_small(l: &mut Loader<Rec>, json: &[u8]) {
+    let id = last_fetch(l);
+    assert!(l.open(id, "r.json", Some(json.len() as u64)));
+    assert!(l.arrived(id, json.len(), |b| b.copy_from_slice(json)));
+    l.finish(id);
+}
+
+/// The file indexes `RankLoaded` named, in order, with their errors.
+fn ranks_loaded(l: &Loader<Rec>) -> Vec<(u32, Option<String>)> {
+    l.host.posted.borrow().iter().filter_map(|m| if let FromWorker::RankLoaded { info, .. } = m { Some((info.index, info.error.clone())) } else { None }).collect()
+}
+
+/// What the run keeps of `json` (a rank named `name`), as a parse worker would send it.
+fn rank_summary(name: &str, json: &[u8]) -> Box<RankSummary> {
+    let mut load = RankLoad::begin(name, Some(json.len() as u64)).unwrap();
+    load.push(json).unwrap();
+    Box::new(load.finish().unwrap())
+}
+
+#[test]
+fn a_run_loads_files_here_and_whole_on_a_parse_worker_at_once_and_loads_once_all_are_in() {
+    let json = trace(200);
+    let mut l = loader();
+    l.message(ToWorker::FetchRun { id: 30, url: "http://h/run.json".into(), workers: None }, Attached::None);
+    l.manifest_in(30, None, Ok(run_sources(3)));
+    // Two cores: one parse worker, sent the second file, while the first is fetched here.
+    assert!(l.host.cmds.contains(&Cmd::Rank { slot: 0, job: 30, index: 1 }), "{:?}", l.host.cmds);
+    stream_small(&mut l, &json);
+    // The next file not started (the third) loads here, parsed on one core.
+    assert_eq!(l.host.cmds.iter().filter(|c| matches!(c, Cmd::Fetch(30))).count(), 2);
+    l.parser(0, ParserEvent::Ranked { job: 30, index: 1, summary: rank_summary("r1.json", &json) });
+    assert_eq!(ranks_loaded(&l), [(0, None), (1, None)]);
+    assert!(!l.host.posted.borrow().iter().any(|m| matches!(m, FromWorker::Loaded { .. })), "the third file is still loading");
+    assert!(!l.host.cmds.contains(&Cmd::Terminate), "the parse worker waits for the run's end");
+    stream_small(&mut l, &json);
+    assert_eq!(ranks_loaded(&l), [(0, None), (1, None), (2, None)]);
+    assert!(matches!(l.host.posted.borrow().last(), Some(FromWorker::Loaded { id: 30, .. })), "the run loaded: {:?}", replies(&l));
+    assert!(l.host.cmds.contains(&Cmd::Terminate), "the run's parse workers go once it is in");
+}
+
+#[test]
+fn the_run_ends_with_the_parse_workers_last_file_and_a_parse_worker_that_dies_fails_only_its_file() {
+    let json = trace(200);
+    let mut l = loader();
+    l.message(ToWorker::FetchRun { id: 31, url: "http://h/run.json".into(), workers: None }, Attached::None);
+    l.manifest_in(31, None, Ok(run_sources(2)));
+    stream_small(&mut l, &json);
+    assert!(!l.host.posted.borrow().iter().any(|m| matches!(m, FromWorker::Loaded { .. })), "waits for the parse worker's file");
+    l.parser(0, ParserEvent::Crashed("RuntimeError: unreachable".into()));
+    let loaded = ranks_loaded(&l);
+    assert_eq!(loaded[0], (0, None));
+    assert_eq!(loaded[1].0, 1);
+    assert!(loaded[1].1.as_deref().is_some_and(|e| e.starts_with("parse worker 0 stopped: RuntimeError")), "{loaded:?}");
+    assert!(matches!(l.host.posted.borrow().last(), Some(FromWorker::Loaded { id: 31, .. })), "the run loaded with its other file");
+}
+
+#[test]
+fn cancelling_a_run_stops_its_parse_workers_files() {
+    let json = trace(50);
+    let mut l = loader();
+    l.message(ToWorker::FetchRun { id: 33, url: "http://h/run.json".into(), workers: None }, Attached::None);
+    l.manifest_in(33, None, Ok(run_sources(3)));
+    stream_small(&mut l, &json);
+    stream_small(&mut l, &json);
+    assert!(!l.host.cmds.contains(&Cmd::Terminate), "parse worker 0 still loads file 1");
+    l.message(ToWorker::Cancel { id: 33 }, Attached::None);
+    assert!(l.host.cmds.contains(&Cmd::Terminate), "its download and parse stopped");
+}
+
+#[test]
+fn a_run_on_one_core_loads_every_file_here() {
+    let json = trace(50);
+    let mut l = loader();
+    l.message(ToWorker::FetchRun { id: 32, url: "http://h/run.json".into(), workers: Some(1) }, Attached::None);
+    l.manifest_in(32, Some(1), Ok(run_sources(2)));
+    assert!(!l.host.cmds.iter().any(|c| matches!(c, Cmd::Rank { .. } | Cmd::Spawn(_))));
+    stream_small(&mut l, &json);
+    stream_small(&mut l, &json);
+    assert_eq!(ranks_loaded(&l), [(0, None), (1, None)]);
+}
+
+#[test]
+fn a_rank_loaded_in_pieces_is_summarized_as_the_cli_does_and_crosses_to_the_load_worker_whole() {
+    for name in ["param__dlrm_kineto__worker1_step_12.1694128201556.pt.trace.json", "hta__trace_filter__sampled_rank-1.json.gz"] {
+        let path = crate::common::real(name);
+        let bytes = std::fs::read(&path).unwrap();
+        let mut load = RankLoad::begin(name, Some(bytes.len() as u64)).unwrap();
+        for piece in bytes.chunks(1 << 20) {
+            load.push(piece).unwrap();
+        }
+        let summary = load.finish().unwrap();
+        assert_eq!(summary, kinetoscope::run::load::summarize_file(&path).unwrap(), "{name}");
+        assert!(!summary.steps.is_empty() && !summary.collectives.is_empty(), "{name}: a rank with steps and collectives");
+        let json = FromParser::Ranked { job: 1, index: 2, summary: Box::new(summary.clone()) }.encode();
+        let ParserEvent::Ranked { job: 1, index: 2, summary: back } = decode::<Vec<u8>>(Some(&json), None, Clone::clone) else { panic!("{name}: not Ranked") };
+        assert_eq!(*back, summary, "{name}: the summary crosses whole");
+    }
+    assert!(RankLoad::begin("huge.json", Some(1 << 40)).err().is_some_and(|e| e.contains("GB")), "over the tab's budget");
 }

@@ -45,6 +45,8 @@ pub struct FileRow {
     pub error: Option<String>,
     /// The load worker's wasm memory after it, bytes.
     pub memory_bytes: Option<u64>,
+    /// The parse worker that loaded it whole, if one did.
+    pub parse_worker: Option<u32>,
 }
 
 /// One drawn heatmap cell.
@@ -165,6 +167,7 @@ impl RunState {
             f.steps = info.steps;
             f.error = info.error;
             f.memory_bytes = info.memory_bytes;
+            f.parse_worker = info.parse_worker;
             f.loaded = true;
             f.phase = None;
         }
@@ -306,7 +309,7 @@ mod tests {
         s.started(vec!["a.json".into(), "b.json".into()]);
         s.progress(1, Phase::Parsing, 5, Some(10));
         assert_eq!(s.files[1].done_bytes, 5);
-        s.rank_loaded(2, RankInfo { index: 0, name: "a.json".into(), rank: Some(4), steps: 2, error: None, memory_bytes: None });
+        s.rank_loaded(2, RankInfo { index: 0, name: "a.json".into(), rank: Some(4), steps: 2, error: None, memory_bytes: None, parse_worker: Some(1) });
         assert_eq!(s.loaded(), 1);
         assert_eq!(s.files[0].rank, Some(4));
         s.sent(7);

@@ -311,7 +311,7 @@ mod tests {
         let msgs = [
             FromWorker::RunStarted { id: 1, names: vec!["w0.json".into()] },
             FromWorker::RankProgress { id: 1, index: 2, phase: Phase::Parsing, done_bytes: 3, total_bytes: Some(4) },
-            FromWorker::RankLoaded { id: 1, total: 4, info: RankInfo { index: 2, name: "w2.json".into(), rank: Some(2), steps: 3, error: None, memory_bytes: Some(1 << 20) } },
+            FromWorker::RankLoaded { id: 1, total: 4, info: RankInfo { index: 2, name: "w2.json".into(), rank: Some(2), steps: 3, error: None, memory_bytes: Some(1 << 20), parse_worker: Some(0) } },
             FromWorker::RanksHeld { id: 5, held: vec![0, 3], failed: vec![(9, "rank 9 is not in the run".into())] },
             FromWorker::Answer {
                 id: 6,

@@ -277,6 +277,9 @@ pub struct RankInfo {
     /// The load worker's wasm memory after this file, bytes (a high-water mark: wasm memory
     /// never shrinks), when the worker knows it.
     pub memory_bytes: Option<u64>,
+    /// The parse worker that loaded it whole, beside the load worker's own loads (`None`: the
+    /// load worker did).
+    pub parse_worker: Option<u32>,
 }
 
 /// The most rank models [`crate::ToWorker::HoldRanks`] holds at once (the stacked ranks

@@ -229,6 +229,11 @@ impl Engine {
         Some(self.run.as_mut()?.keep(index, session, summary))
     }
 
+    /// Keeps what the run needs of file `index`, loaded whole by a parse worker.
+    pub fn keep_rank_summary(&mut self, index: usize, summary: crate::run::summary::RankSummary) -> Option<protocol::RankInfo> {
+        Some(self.run.as_mut()?.keep_summary(index, summary))
+    }
+
     /// File `index` of the run could not be loaded.
     pub fn rank_failed(&mut self, index: usize, message: String) -> Option<protocol::RankInfo> {
         Some(self.run.as_mut()?.failed(index, message))

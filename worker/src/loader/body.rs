@@ -1,6 +1,6 @@
 //! A part of a URL fetched as one ranged request and parsed as its body arrives, chunk by chunk
 //! ([`read_body_into`]). Generic over the transport's chunks ([`Body`]), so it is tested
-//! natively; the browser's side is `web::source::RangeBody`.
+//! natively; the browser's side is `web::source::FetchBody`.
 //!
 //! Why one request per part, read as it arrives: a 500 MB trace fetched in 16 MiB ranged
 //! requests (two parts, each its own requests in turn) cost Chromium 1.9-2.2 s of CPU to receive

@@ -81,6 +81,11 @@ pub trait Host {
     /// # Errors
     /// When a post fails.
     fn send_range(&mut self, slot: usize, job: u32, index: usize, piece: Piece, end: u64, whole: &Whole<Self::File, Self::Buffer>) -> Result<(), String>;
+    /// Sends parse worker `slot` file `index` of run load `job` to load whole and summarize.
+    ///
+    /// # Errors
+    /// When the post fails.
+    fn send_rank(&mut self, slot: usize, job: u32, index: usize, source: &Source<Self::File>) -> Result<(), String>;
     /// Fills `buffer`, given back parsed by parse worker `slot`, with the next bytes of its part
     /// of load `job`.
     ///
@@ -181,6 +186,15 @@ pub enum ParserEvent<B> {
         job: u32,
         /// The piece's buffer.
         buffer: B,
+    },
+    /// File `index` of run load `job`, loaded whole by the parse worker: its run summary.
+    Ranked {
+        /// The run's load id.
+        job: u32,
+        /// File index in the run.
+        index: usize,
+        /// The rank's run summary.
+        summary: Box<crate::run::summary::RankSummary>,
     },
     /// The parse worker died (a trap, or its script could not load).
     Crashed(String),

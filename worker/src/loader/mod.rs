@@ -5,8 +5,9 @@
 //! (`ranges`), which parse worker failed or went silent, and the order of a run's loads; and the
 //! messages and byte bookkeeping of the worker's transport: the app's messages (`inbox`), the
 //! parse workers' (`parser`), a part fed in pieces (`feed`, `refill`), a file read with reads in
-//! flight (`slices`), a URL's part read as its body arrives (`body`), a fetch's headers
-//! (`source`) and the download worker (`download`). The wasm transport (`crate::web`)
+//! flight (`slices`), a URL's part read as its body arrives (`body`), a run's file loaded whole
+//! by a parse worker (`rank`), a fetch's headers (`source`) and the download worker
+//! (`download`). The wasm transport (`crate::web`)
 //! implements [`Host`] (posting, sources, workers, the clock) and feeds events in; see
 //! docs/architecture.md.
 //!
@@ -22,6 +23,7 @@ pub mod inbox;
 pub mod parser;
 mod parts;
 pub mod ranges;
+pub mod rank;
 pub mod refill;
 mod runs;
 pub mod slices;
@@ -122,6 +124,8 @@ impl<H: Host> Loader<H> {
 
     /// `Cancel`: drops load `id` if it is being read, received or parsed.
     fn cancel(&mut self, id: u32) {
+        // The run's own load: its parse workers' files go too.
+        let sides = self.run.as_ref().is_some_and(|r| r.id == id && r.side_loads());
         if let Some(run) = self.run.as_mut() {
             run.cancel(id);
         }
@@ -129,7 +133,7 @@ impl<H: Host> Loader<H> {
             self.reading = None;
         }
         let receiving = self.pending.as_ref().is_some_and(|p| p.id == id);
-        if receiving || self.job.as_ref().is_some_and(|j| j.id() == id) {
+        if sides || receiving || self.job.as_ref().is_some_and(|j| j.id() == id) {
             self.pending = None;
             self.stop_parsers();
         }
@@ -137,11 +141,16 @@ impl<H: Host> Loader<H> {
 
     /// Starts load `id` (its source follows), dropping the one being read or parsed.
     fn begin(&mut self, id: u32, workers: Option<u32>) {
+        self.begin_here(id, workers);
+        self.stop_parsers();
+    }
+
+    /// Starts load `id` here, leaving the parse workers to what they do (a run's side loads).
+    fn begin_here(&mut self, id: u32, workers: Option<u32>) {
         self.reading = Some((id, workers));
         self.workers = workers;
         self.streaming = None;
         self.pending = None;
-        self.stop_parsers();
     }
 
     /// Load `id` ended: a run's file is kept (or noted as failed) and the run's next load

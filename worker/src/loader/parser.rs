@@ -3,13 +3,15 @@
 //! [`ParserEvent`] (anything unreadable, or a buffer missing beside it, is a failure with words).
 //!
 //! Messages travel as `[json, beside?]` arrays (`crate::web::pool` posts them): part bytes as a
-//! transferred buffer, a `File` or a URL string beside the JSON. Both ends are the same build, so
+//! transferred buffer, a `File` or a URL string beside the JSON. Besides parts of one load, a
+//! parse worker loads whole ranks of a run (`Rank`, answered `Ranked`). Both ends are the same build, so
 //! there is no version handshake. Why serde here and not in the app's protocol crate: the
 //! messages are internal to the worker binary and never reach the page.
 
 use super::ParserEvent;
 use crate::json::Form;
 use crate::load::Piece;
+use crate::run::summary::RankSummary;
 use serde::{Deserialize, Serialize};
 
 /// Name given to parse workers; the worker binary reads it to pick the role.
@@ -57,6 +59,16 @@ pub enum ToParser {
         /// Part index.
         index: u32,
     },
+    /// Load the whole trace named `name` (the `File` or URL beside this message), file `index`
+    /// of run load `job`, and answer with its run summary (`run::summary::summarize_read`).
+    Rank {
+        /// The run's load id.
+        job: u32,
+        /// File index in the run.
+        index: u32,
+        /// File name.
+        name: String,
+    },
 }
 
 /// From a parse worker to the load worker.
@@ -101,6 +113,16 @@ pub enum FromParser {
         /// Part index.
         index: u32,
     },
+    /// File `index` of run load `job` (a `Rank`) is loaded: what the run keeps of it; its
+    /// model stayed in the parse worker and is gone.
+    Ranked {
+        /// The run's load id.
+        job: u32,
+        /// File index in the run.
+        index: u32,
+        /// The rank's run summary.
+        summary: Box<RankSummary>,
+    },
 }
 
 impl ToParser {
@@ -129,8 +151,8 @@ impl ToParser {
 impl FromParser {
     /// The message's JSON, as posted.
     pub fn encode(&self) -> String {
-        // Integers, a float, a string and a tag: serializing cannot fail (a NaN float becomes
-        // `null`).
+        // Plain data without maps of non-string keys: serializing cannot fail (a NaN float
+        // becomes `null`, which the load worker then reads as a crash with the words of serde).
         serde_json::to_string(self).unwrap_or_default()
     }
 }
@@ -153,6 +175,7 @@ pub fn decode<B>(json: Option<&str>, beside: Option<B>, bytes_of: impl FnOnce(&B
             Some(buffer) => ParserEvent::Spent { job, buffer },
             None => ParserEvent::Failed { job, index: index as usize, message: "piece given back without its buffer".into() },
         },
+        Ok(FromParser::Ranked { job, index, summary }) => ParserEvent::Ranked { job, index: index as usize, summary },
         Ok(FromParser::Parsed { job, index, waited_ms }) => match beside {
             Some(buffer) => ParserEvent::Parsed { job, index: index as usize, bytes: bytes_of(&buffer), waited_ms },
             None => ParserEvent::Failed { job, index: index as usize, message: "part sent without its bytes".into() },

@@ -18,8 +18,8 @@ use protocol::{LoadError, Phase, TraceSummary};
 pub(super) struct Roster {
     /// Per parse worker: booted and posted what waited for it.
     ready: Vec<bool>,
-    /// A part was sent: the pool is a load's, and goes with it.
-    used: bool,
+    /// A part (or a run's file) was sent: the pool is a load's, and goes with it.
+    pub(super) used: bool,
     /// Terminated: it cannot parse any more.
     ended: bool,
 }
@@ -97,6 +97,7 @@ impl<H: Host> Loader<H> {
     /// One event of parse worker `slot`: boot, progress, a part back, or a failure that ends
     /// the load.
     pub fn parser(&mut self, slot: usize, event: ParserEvent<H::Buffer>) {
+        let Some(event) = self.side_event(slot, event) else { return };
         let current = self.job.as_ref().map(Job::id);
         match event {
             ParserEvent::Ready => {
@@ -353,7 +354,7 @@ impl<H: Host> Loader<H> {
         }
     }
 
-    fn terminate_pool(&mut self) {
+    pub(super) fn terminate_pool(&mut self) {
         if !self.pool.ended {
             self.pool.ended = true;
             self.host.terminate_parsers();

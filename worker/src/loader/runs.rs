@@ -1,10 +1,12 @@
 //! A run's loads (docs/architecture.md#runs-in-the-browser): `RunStarted`, each file loaded
-//! through the one load path with the run's id, `OpenRank` and `HoldRanks`. Which file loads
-//! next is `ranks::loads`; this posts the replies and starts the sources.
+//! through the one load path with the run's id or whole by a parse worker (one per other core,
+//! what the run keeps of the file coming back), `OpenRank` and `HoldRanks`. Which file loads
+//! next, and where, is `ranks::loads`; this posts the replies and starts the sources.
 
-use super::{load_error, Host, Loader, Source};
+use super::{load_error, Host, Loader, ParserEvent, Source};
 use crate::engine::RankOpen;
 use crate::ranks::loads::{Next, RunLoads};
+use crate::run::summary::RankSummary;
 use protocol::FromWorker;
 
 impl<H: Host> Loader<H> {
@@ -39,6 +41,75 @@ impl<H: Host> Loader<H> {
         let mut run = RunLoads::new(id, workers, sources);
         let next = run.start();
         self.run = Some(run);
+        self.start_sides();
+        self.follow(next);
+    }
+
+    /// Parse workers for a run of several files, one per other core (or `?workers=N` but one):
+    /// each loads whole the next file not yet started, while this worker loads the others.
+    fn start_sides(&mut self) {
+        let Some(run) = self.run.as_ref() else { return };
+        let cores = run.workers.map_or_else(|| self.host.cores(), |w| w as usize);
+        let n = cores.min(crate::load::MAX_PARTS).saturating_sub(1).min(run.sources().len().saturating_sub(1));
+        if n == 0 {
+            return;
+        }
+        self.stop_parsers();
+        if let Err(e) = self.pool_for(n) {
+            self.host.console_error(&format!("worker: cannot start parse workers for the run: {e}"));
+            return;
+        }
+        self.pool.used = true;
+        for slot in 0..n {
+            self.next_side(slot);
+        }
+    }
+
+    /// Sends parse worker `slot` the run's next file not yet started, if any.
+    fn next_side(&mut self, slot: usize) {
+        let Some(run) = self.run.as_mut() else { return };
+        let id = run.id;
+        let Some((index, source)) = run.side(slot) else { return };
+        if let Err(e) = self.host.send_rank(slot, id, index, &source) {
+            self.side_in(slot, id, Err(format!("parse worker {slot} could not be sent the file: {e}")));
+        }
+    }
+
+    /// A parse worker's message, if it is about a run's file it loads whole; else the message
+    /// back for the load's parts.
+    pub(super) fn side_event(&mut self, slot: usize, event: ParserEvent<H::Buffer>) -> Option<ParserEvent<H::Buffer>> {
+        let Some((id, index)) = self.run.as_ref().and_then(|r| Some((r.id, r.side_of(slot)?))) else { return Some(event) };
+        match event {
+            ParserEvent::Ranked { job, index: i, summary } if job == id && i == index => self.side_in(slot, id, Ok(*summary)),
+            ParserEvent::Failed { job, index: i, message } if job == id && i == index => self.side_in(slot, id, Err(message)),
+            // Its file fails, and no other goes to it; the other parse workers go on.
+            ParserEvent::Crashed(message) => {
+                self.host.retire_parser(slot);
+                self.side_in(slot, id, Err(format!("parse worker {slot} stopped: {message}")));
+                return None;
+            }
+            ParserEvent::Ready => return Some(event),
+            _ => {}
+        }
+        None
+    }
+
+    /// Parse worker `slot`'s file of run `id` is in (or failed): `RankLoaded`, then its next
+    /// file, or the end of the run's loads.
+    fn side_in(&mut self, slot: usize, id: u32, summary: Result<RankSummary, String>) {
+        let Some(index) = self.run.as_ref().and_then(|r| r.side_of(slot)) else { return };
+        let info = match summary {
+            Ok(summary) => self.engine.keep_rank_summary(index, summary),
+            Err(message) => self.engine.rank_failed(index, message),
+        };
+        let total = self.run.as_ref().map_or(0, |r| r.sources().len() as u32);
+        if let Some(mut info) = info {
+            info.memory_bytes = self.host.memory_bytes();
+            info.parse_worker = u32::try_from(slot).ok();
+            self.host.post(&FromWorker::RankLoaded { id, total, info }, None);
+        }
+        let next = self.run.as_mut().and_then(|r| r.side_ended(slot)).unwrap_or(Next::Idle);
+        self.next_side(slot);
         self.follow(next);
     }
 
@@ -47,20 +118,38 @@ impl<H: Host> Loader<H> {
         match next {
             Next::Load(job, source) => {
                 let workers = self.run.as_ref().and_then(|r| r.workers);
-                self.begin(job.id, workers);
+                // Beside the parse workers' whole files, this worker's own are parsed here alone.
+                if self.run.as_ref().is_some_and(|r| r.side_loads()) {
+                    self.begin_here(job.id, Some(1));
+                } else {
+                    self.begin(job.id, workers);
+                }
                 match source {
                     Source::Url { url, name } => self.host.fetch(job.id, url, name),
                     Source::File(file) => self.host.read(job.id, file),
                 }
             }
             Next::RunLoaded => {
-                let Some(id) = self.run.as_ref().map(|r| r.id) else { return };
+                let Some((id, workers)) = self.run.as_ref().map(|r| (r.id, r.workers)) else { return };
+                // The parse workers that loaded files go, fresh ones come for the next load.
+                if self.pool.used {
+                    self.terminate_pool();
+                    self.workers = workers;
+                    self.warm();
+                }
                 match self.engine.finish_run() {
                     Some(summary) => self.post_loaded(id, summary),
-                    None => {
-                        let error = load_error("io", "no file of the run could be loaded".into());
-                        self.host.post(&FromWorker::Failed { id, error }, None);
-                    }
+                    // Every file loaded here failed: the first a parse worker loaded opens here.
+                    None => match self.engine.run().and_then(|r| r.first_summarized()) {
+                        Some(index) => {
+                            let next = self.run.as_mut().map_or(Next::Idle, |run| run.reopen(id, index));
+                            self.follow(next);
+                        }
+                        None => {
+                            let error = load_error("io", "no file of the run could be loaded".into());
+                            self.host.post(&FromWorker::Failed { id, error }, None);
+                        }
+                    },
                 }
             }
             Next::Held { id, failed } => self.post_held(id, failed),

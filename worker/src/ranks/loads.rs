@@ -1,11 +1,14 @@
-//! The order of the loads a run makes in the page's worker: its files one after another, a
-//! dropped rank reloaded for `OpenRank`, the ranks a `HoldRanks` needs. One load runs at a time
-//! (the worker's load path has one slot); this state machine says which file loads next, for
-//! what, and what a finished load means. The load worker (`crate::loader`) only starts the sources
-//! and posts the replies; this file is natively tested.
+//! The order of the loads a run makes in the page's worker: its files in order, a dropped rank
+//! reloaded for `OpenRank`, the ranks a `HoldRanks` needs. One load runs at a time on the
+//! worker's load path; during the run's first loads, each parse worker also loads whole files
+//! (`side`: what the run keeps of them comes back, not their models), each taking the next file
+//! not yet started. This state machine says which file loads next, where, for what, and what a
+//! finished load means. The load worker (`crate::loader`) only starts the sources and posts the
+//! replies; this file is natively tested.
 //!
 //! ```text
-//! start ─▶ Load(file 0) ─ended─▶ Load(file 1) … ─ended─▶ RunLoaded
+//! start ─▶ Load(file 0) ─ended─▶ Load(next file) … ─ended─▶ RunLoaded (once no side loads)
+//! side(slot) ─▶ (next file) ─side_ended─▶ side(slot) …
 //! open  ─▶ Load(file i, Reopen)  ─ended─▶ Reopened
 //! hold  ─▶ Load(file i, Hold) ─ended─▶ Load(file j, Hold) … ─▶ Held { held-or-failed }
 //! ```
@@ -69,6 +72,10 @@ pub struct RunLoads<S> {
     /// Parse worker cap for its loads.
     pub workers: Option<u32>,
     sources: Vec<S>,
+    /// Per file: started by the run's first loads (here or on a parse worker).
+    started: Vec<bool>,
+    /// Per parse worker: the file it is loading whole, if any.
+    sides: Vec<Option<usize>>,
     active: Option<Job>,
     /// The rank the active hold load is for.
     holding: Option<u32>,
@@ -78,7 +85,8 @@ pub struct RunLoads<S> {
 impl<S: Clone> RunLoads<S> {
     /// A run of `sources` started by load `id`; [`RunLoads::start`] gives its first load.
     pub fn new(id: u32, workers: Option<u32>, sources: Vec<S>) -> Self {
-        Self { id, workers, sources, active: None, holding: None, hold: None }
+        let started = vec![false; sources.len()];
+        Self { id, workers, sources, started, sides: Vec::new(), active: None, holding: None, hold: None }
     }
 
     /// The files, in run order.
@@ -88,12 +96,45 @@ impl<S: Clone> RunLoads<S> {
 
     /// The first file's load ([`Next::RunLoaded`] at once for a run of no file).
     pub fn start(&mut self) -> Next<S> {
-        self.load(Job { id: self.id, index: 0, purpose: Purpose::Run })
+        self.next_run_load()
     }
 
     /// True while the run's first loads are in progress.
     pub fn loading(&self) -> bool {
-        self.active.is_some_and(|j| j.purpose == Purpose::Run)
+        self.active.is_some_and(|j| j.purpose == Purpose::Run) || self.sides.iter().any(Option::is_some)
+    }
+
+    /// During the run's first loads, the next file not yet started for parse worker `slot` to
+    /// load whole, if any (and the slot is free).
+    pub fn side(&mut self, slot: usize) -> Option<(usize, S)> {
+        if self.sides.get(slot).is_some_and(Option::is_some) {
+            return None;
+        }
+        let index = self.started.iter().position(|s| !s)?;
+        let source = self.sources.get(index)?.clone();
+        self.started[index] = true;
+        if self.sides.len() <= slot {
+            self.sides.resize(slot + 1, None);
+        }
+        self.sides[slot] = Some(index);
+        Some((index, source))
+    }
+
+    /// True once a parse worker took a file of the run's first loads, until they end.
+    pub fn side_loads(&self) -> bool {
+        self.sides.iter().any(Option::is_some)
+    }
+
+    /// The file parse worker `slot` is loading whole.
+    pub fn side_of(&self, slot: usize) -> Option<usize> {
+        self.sides.get(slot).copied().flatten()
+    }
+
+    /// Parse worker `slot`'s file is in (or failed): [`Next::RunLoaded`] if it was the run's
+    /// last load, else [`Next::Idle`]; `None` if the slot was loading none.
+    pub fn side_ended(&mut self, slot: usize) -> Option<Next<S>> {
+        self.sides.get_mut(slot)?.take()?;
+        Some(if self.loading() || self.started.contains(&false) { Next::Idle } else { Next::RunLoaded })
     }
 
     /// The load in flight if its id is `id`.
@@ -121,7 +162,7 @@ impl<S: Clone> RunLoads<S> {
         let job = self.job(id)?;
         self.active = None;
         Some(match job.purpose {
-            Purpose::Run => self.load(Job { id, index: job.index + 1, purpose: Purpose::Run }),
+            Purpose::Run => self.next_run_load(),
             Purpose::Reopen => Next::Idle,
             Purpose::Hold => {
                 let rank = self.holding.take();
@@ -133,11 +174,28 @@ impl<S: Clone> RunLoads<S> {
         })
     }
 
-    /// Load `id` was cancelled or replaced by a load from outside the run: forgets it.
+    /// Load `id` was cancelled or replaced by a load from outside the run: forgets it (the run's
+    /// own: its parse workers' files too).
     pub fn cancel(&mut self, id: u32) {
+        if id == self.id {
+            self.sides.clear();
+        }
         if self.job(id).is_some() {
             self.active = None;
             self.holding = None;
+        }
+    }
+
+    /// The run's next first load here: the next file not yet started; once none is left, the
+    /// end of the run's loads when no parse worker is loading one.
+    fn next_run_load(&mut self) -> Next<S> {
+        match self.started.iter().position(|s| !s) {
+            Some(index) => {
+                self.started[index] = true;
+                self.load(Job { id: self.id, index, purpose: Purpose::Run })
+            }
+            None if self.loading() => Next::Idle,
+            None => Next::RunLoaded,
         }
     }
 
@@ -212,6 +270,25 @@ mod tests {
         assert_eq!(l.ended(7, None), Some(Next::RunLoaded));
         assert!(!l.loading());
         assert_eq!(RunLoads::<&str>::new(1, None, vec![]).start(), Next::RunLoaded);
+    }
+
+    #[test]
+    fn parse_workers_take_the_next_files_and_the_run_ends_with_the_last_load() {
+        let mut l = RunLoads::new(7, None, vec!["a", "b", "c", "d"]);
+        assert_eq!(l.start(), Next::Load(job(7, 0, Purpose::Run), "a"));
+        assert_eq!(l.side(0), Some((1, "b")));
+        assert_eq!(l.side(0), None, "one file at a time per parse worker");
+        assert_eq!(l.side(1), Some((2, "c")));
+        assert_eq!(l.side_of(1), Some(2));
+        assert_eq!(l.ended(7, None), Some(Next::Load(job(7, 3, Purpose::Run), "d")), "here, the next file not started");
+        assert_eq!(l.side_ended(0), Some(Next::Idle));
+        assert_eq!(l.side(0), None, "every file is started");
+        assert_eq!(l.side_ended(0), None, "parse worker 0 loads none");
+        assert_eq!(l.ended(7, None), Some(Next::Idle), "parse worker 1 still loads c");
+        assert!(l.loading());
+        assert_eq!(l.side_ended(1), Some(Next::RunLoaded));
+        assert!(!l.loading());
+        assert_eq!(l.side(0), None, "no side loads after the run's first loads");
     }
 
     #[test]

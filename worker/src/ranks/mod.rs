@@ -108,6 +108,22 @@ impl RunState {
         self.info(index)
     }
 
+    /// Keeps `summary` for file `index`, loaded whole by a parse worker: its model is not here,
+    /// so opening or holding it reloads the file.
+    pub fn keep_summary(&mut self, index: usize, summary: RankSummary) -> RankInfo {
+        let Some(file) = self.files.get_mut(index) else {
+            return RankInfo { index: index as u32, error: Some("no such file in the run".into()), ..RankInfo::default() };
+        };
+        file.summary = Some(summary);
+        file.error = None;
+        self.info(index)
+    }
+
+    /// The first file with a summary (loaded once), if any.
+    pub fn first_summarized(&self) -> Option<usize> {
+        self.files.iter().position(|f| f.summary.is_some())
+    }
+
     /// File `index` could not be loaded: `message` says why.
     pub fn failed(&mut self, index: usize, message: String) -> RankInfo {
         if let Some(file) = self.files.get_mut(index) {
@@ -129,6 +145,7 @@ impl RunState {
             steps: summary.map_or(0, |s| s.steps.len() as u64),
             error: file.error.clone(),
             memory_bytes: None,
+            parse_worker: None,
         }
     }
 

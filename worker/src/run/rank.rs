@@ -7,7 +7,7 @@
 //! Cost: one small JSON decode per file.
 
 /// Where a rank number came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum RankSource {
     /// The trace's `distributedInfo`.
     DistributedInfo,
@@ -18,7 +18,7 @@ pub enum RankSource {
 }
 
 /// Who wrote a trace in a distributed run.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct RankIdentity {
     /// Global rank.
     pub rank: Option<u32>,

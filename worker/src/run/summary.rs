@@ -34,7 +34,7 @@ use crate::model::{CatClass, Trace, NONE};
 use crate::session::Session;
 
 /// One step of a rank.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct StepTime {
     /// N of `ProfilerStep#N`.
     pub number: u64,
@@ -50,7 +50,7 @@ pub struct StepTime {
 }
 
 /// One collective kernel on a rank.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Collective {
     /// Kernel name.
     pub name: Box<str>,
@@ -76,7 +76,7 @@ pub struct Collective {
 }
 
 /// GPU utilization of the rank's main device.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct GpuUse {
     /// Device id.
     pub device: i64,
@@ -85,7 +85,7 @@ pub struct GpuUse {
 }
 
 /// Everything the run analysis keeps of one rank (see the module docs).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RankSummary {
     /// File name as given.
     pub file: String,
@@ -114,7 +114,7 @@ pub struct RankSummary {
 }
 
 /// A rank's critical paths over its complete steps (all of them without complete steps).
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RankPath {
     /// Time per class ([`BoundBy::ALL`] order), ns; sums to `wall_ns`.
     pub shares: Shares,
@@ -128,7 +128,7 @@ pub struct RankPath {
 }
 
 /// A stretch of a rank's critical paths spent on one class, absolute ns (rank clock).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Stretch {
     /// Start, absolute ns.
     pub start_ns: i64,

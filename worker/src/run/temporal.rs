@@ -40,7 +40,7 @@ enum Class {
 }
 
 /// One rank's GPU time by class, ns (see the module rules).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Temporal {
     /// Last device activity end - first start.
     pub kernel_time_ns: i64,

@@ -20,7 +20,7 @@ use crate::model::{CatClass, StrId, Trace, NONE};
 pub const TOP_NAMES: usize = 8;
 
 /// Time per name inside one window.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Window {
     /// Window length, ns.
     pub dur_ns: i64,

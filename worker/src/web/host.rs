@@ -168,6 +168,13 @@ impl Host for WebHost {
     fn refill(&mut self, slot: usize, job: u32, buffer: js_sys::ArrayBuffer) -> Result<(), String> {
         self.pool.refill(slot, job, buffer)
     }
+
+    fn send_rank(&mut self, slot: usize, job: u32, index: usize, source: &Source<File>) -> Result<(), String> {
+        match source {
+            Source::File(file) => self.pool.rank(slot, job, index, &file.name(), PartFrom::File(file.clone())),
+            Source::Url { url, name } => self.pool.rank(slot, job, index, name, PartFrom::Url(url.clone())),
+        }
+    }
 }
 
 /// The sources started by `Fetch` / `Read` feed the load through these.

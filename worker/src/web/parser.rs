@@ -8,12 +8,16 @@
 //! pass through the load worker's wasm memory; or, of a trace posted to the page, in pieces
 //! (`ReadPart`, then `More`) parsed as they come ([`crate::loader::feed::Feed`]), each given back
 //! (`Spent`) to be refilled. The load worker parses its own first part with [`stream_part`] too.
+//! It also loads whole ranks of a run (`Rank`), answering with what the run keeps of each.
 
 use super::post::{console_error, js_error, now_ms, post_parts};
-use super::source::{let_messages_run, FileSlices, RangeBody};
+use super::source::{let_messages_run, FetchBody, FileSlices};
 use crate::load::{parse_piece, Piece, Stream, StreamedPart};
-use crate::loader::body;
+use crate::loader::body::{self, Body};
 use crate::loader::feed::{self, Fed, Feed};
+use crate::loader::rank::RankLoad;
+use crate::loader::slices::read_slices;
+use crate::run::summary::RankSummary;
 use crate::loader::parser::{piece, FromParser, ToParser};
 use std::cell::RefCell;
 use wasm_bindgen::prelude::*;
@@ -57,6 +61,17 @@ pub fn serve(scope: DedicatedWorkerGlobalScope) {
                     });
                 }
             },
+            // Read as it arrives, so the answer comes from a task of its own.
+            Some(ToParser::Rank { job, index, name }) => {
+                let (scope, from) = (reply_scope.clone(), parts.get(1));
+                wasm_bindgen_futures::spawn_local(async move {
+                    let msg = match load_rank(&from, &name).await {
+                        Ok(summary) => FromParser::Ranked { job, index, summary: Box::new(summary) },
+                        Err(message) => FromParser::Failed { job, index, message },
+                    };
+                    reply(&scope, &msg, None);
+                });
+            }
             Some(ToParser::More { job, index }) => match bytes {
                 Some(buffer) => fed(job, index, &buffer),
                 None => answer(&reply_scope, job, index, Err("more bytes sent without them".into())),
@@ -126,8 +141,44 @@ pub async fn stream_part(
     }
     let url = from.as_string().ok_or("part sent without its file, URL or bytes")?;
     let len = range.end.saturating_sub(range.start);
-    let mut body = RangeBody::open(&url, range).await?;
+    let mut body = FetchBody::range(&url, range).await?;
     body::read_body_into(&mut body, stream, len, progress, go_on).await
+}
+
+/// Loads a run's file whole from `from` (a `File` read in slices, or a URL whose body is
+/// parsed as it arrives) and summarizes it (`loader::rank::RankLoad`).
+async fn load_rank(from: &JsValue, name: &str) -> Result<RankSummary, String> {
+    let mut bytes = Vec::new();
+    let mut pushed = |load: &mut RankLoad, view: &js_sys::Uint8Array| {
+        bytes.resize(view.length() as usize, 0);
+        view.copy_to(&mut bytes);
+        load.push(&bytes)
+    };
+    if let Some(file) = from.dyn_ref::<web_sys::File>() {
+        // `File.size` is an integral byte count; the cast is exact below 2^53.
+        let size = file.size() as u64;
+        let mut load = RankLoad::begin(name, Some(size))?;
+        let mut failed = None;
+        read_slices(&FileSlices(file), 0..size, |view| match pushed(&mut load, view) {
+            Ok(()) => true,
+            Err(e) => {
+                failed = Some(e);
+                false
+            }
+        })
+        .await?;
+        return match failed {
+            Some(e) => Err(e),
+            None => load.finish(),
+        };
+    }
+    let url = from.as_string().ok_or("a rank sent without its file or URL")?;
+    let mut body = FetchBody::whole(&url).await?;
+    let mut load = RankLoad::begin(name, body.size)?;
+    while let Some(view) = body.next().await? {
+        pushed(&mut load, &view)?;
+    }
+    load.finish()
 }
 
 /// Posts `[json, ArrayBuffer?]` from a parse worker, transferring a copy of `bytes` if given.

@@ -162,6 +162,21 @@ impl Pool {
         }
     }
 
+    /// Sends file `index` of run load `job`, named `name`, to parse worker `slot` to load whole
+    /// (`ToParser::Rank`): the `File` or URL it reads it from.
+    ///
+    /// # Errors
+    /// The browser's message when the post fails.
+    pub fn rank(&mut self, slot: usize, job: u32, index: usize, name: &str, from: PartFrom) -> Result<(), String> {
+        let Some(sub) = self.subs.get_mut(slot) else { return Err(format!("no sub-worker {slot}")) };
+        let json = ToParser::Rank { job, index: index as u32, name: name.to_owned() }.encode();
+        match from {
+            PartFrom::File(file) => sub.send(json, Attached::File(file)),
+            PartFrom::Url(url) => sub.send(json, Attached::Url(url)),
+            PartFrom::Bytes(_) => Err("a run's file is a File or a URL".into()),
+        }
+    }
+
     /// Fills `buffer`, a piece parse worker `slot` gave back parsed, with the next bytes of its
     /// part of load `job` and posts it; nothing once the part was all sent.
     ///

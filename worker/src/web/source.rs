@@ -1,5 +1,6 @@
 //! Where a load's bytes come from, read inside the worker: a URL streamed with `fetch`, a part
-//! of a URL answering `Range` as one ranged request ([`RangeBody`]), a local `File` read in
+//! of a URL answering `Range` as one ranged request or a run's file for a parse worker
+//! ([`FetchBody`]), a local `File` read in
 //! slices ([`FileSlices`], windowed by `loader::slices::read_slices`), or bytes another page
 //! posted (already in memory). What the
 //! headers decide, the slices, the words of a failure are `crate::loader::source` and
@@ -132,19 +133,22 @@ impl Reads for FileSlices<'_> {
     }
 }
 
-/// The body of a ranged request for a URL's part, read as it arrives (`loader::body`). Dropped
-/// before its end (the load stopped), it cancels the download.
-pub struct RangeBody {
+/// A fetch's body read as it arrives (`loader::body::Body`): of a ranged request for a URL's
+/// part, or of a whole run file a parse worker loads. Dropped before its end (the load
+/// stopped), it cancels the download.
+pub struct FetchBody {
     reader: ReadableStreamDefaultReader,
     url: String,
+    /// The JSON's size, when the response declares it and is not encoded on the wire.
+    pub size: Option<u64>,
 }
 
-impl RangeBody {
+impl FetchBody {
     /// Asks `url` for bytes `range` with one `Range` request.
     ///
     /// # Errors
     /// Network failures, and a reply that is not those bytes (`ranges::check_reply`).
-    pub async fn open(url: &str, range: std::ops::Range<u64>) -> Result<Self, String> {
+    pub async fn range(url: &str, range: std::ops::Range<u64>) -> Result<Self, String> {
         let scope: WorkerGlobalScope = js_sys::global().unchecked_into();
         let failed = |e: JsValue| failure(&scope, url, &js_error(&e));
         let header = ranges::range_header(&range).ok_or("an empty range")?;
@@ -163,11 +167,30 @@ impl RangeBody {
             return Err(format!("{url:?}: {why}"));
         }
         let body = body.ok_or_else(|| format!("{url:?}: a reply without a body"))?;
-        Ok(Self { reader: body.get_reader().unchecked_into(), url: url.to_owned() })
+        Ok(Self { reader: body.get_reader().unchecked_into(), url: url.to_owned(), size: Some(range.end - range.start) })
+    }
+
+    /// Asks for `url` whole.
+    ///
+    /// # Errors
+    /// Network failures and HTTP errors, in words (`loader::source`).
+    pub async fn whole(url: &str) -> Result<Self, String> {
+        let scope: WorkerGlobalScope = js_sys::global().unchecked_into();
+        let failed = |e: JsValue| failure(&scope, url, &js_error(&e));
+        let response: Response = JsFuture::from(scope.fetch_with_str(url)).await.map_err(failed)?.unchecked_into();
+        if !response.ok() {
+            return Err(http_error(response.status(), &response.status_text(), url));
+        }
+        let headers = response.headers();
+        let header = |name: &str| headers.get(name).ok().flatten();
+        let encoded = header("content-encoding").is_some_and(|e| !e.trim().is_empty() && !e.trim().eq_ignore_ascii_case("identity"));
+        let size = header("content-length").and_then(|s| s.trim().parse().ok()).filter(|_| !encoded);
+        let body = response.body().ok_or_else(|| format!("{url:?}: a reply without a body"))?;
+        Ok(Self { reader: body.get_reader().unchecked_into(), url: url.to_owned(), size })
     }
 }
 
-impl Body for RangeBody {
+impl Body for FetchBody {
     type View = Uint8Array;
 
     fn next(&mut self) -> Reading<Option<Uint8Array>> {
@@ -188,7 +211,7 @@ impl Body for RangeBody {
     }
 }
 
-impl Drop for RangeBody {
+impl Drop for FetchBody {
     fn drop(&mut self) {
         // Stops the download of a body not read to its end (a no-op after it); the promise needs
         // no handling.

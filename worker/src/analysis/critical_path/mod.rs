@@ -48,7 +48,7 @@ use crate::model::{Trace, NONE};
 use graph::{Graph, Prepared};
 
 /// What an edge of the path spent its time on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub enum BoundBy {
     /// Inside a CPU op or runtime call.
     CpuOp,
