@@ -10,7 +10,7 @@
 use kinetoscope::budget::Budget;
 use kinetoscope::intake::SILENT_MS;
 use kinetoscope::load::{cut_by, Piece, Stream, MIN_SPLIT_BYTES};
-use kinetoscope::loader::ranges::{check_reply, range_header, ranged_size, Reply, Unranged, MAX_REQUESTS};
+use kinetoscope::loader::ranges::{check_reply, json_size, range_header, ranged_size, Reply, Unranged, MAX_REQUESTS};
 use kinetoscope::loader::slices::{split, SLICE_BYTES};
 use kinetoscope::loader::parser::{decode, FromParser};
 use kinetoscope::loader::rank::RankLoad;
@@ -406,6 +406,10 @@ fn a_response_is_read_in_ranges_only_with_a_length_byte_ranges_and_no_wire_encod
     assert_eq!(ranged_size(&Reply { accept_ranges: None, ..ok }), Err(Unranged::NoRanges), "CORS hides it, or no Range");
     assert_eq!(ranged_size(&Reply { accept_ranges: Some("none"), ..ok }), Err(Unranged::NoRanges));
     assert_eq!(ranged_size(&Reply { content_encoding: Some("gzip"), ..ok }), Err(Unranged::Encoded), "lengths count gzip bytes");
+    assert_eq!(json_size(Some(" 100"), None), Some(100));
+    assert_eq!(json_size(Some("100"), Some("identity")), Some(100));
+    assert_eq!(json_size(Some("100"), Some("br")), None, "the length counts encoded bytes");
+    assert_eq!(json_size(None, None), None);
 }
 
 #[test]
@@ -601,6 +605,9 @@ fn a_run_loads_files_here_and_whole_on_a_parse_worker_at_once_and_loads_once_all
     stream_small(&mut l, &json);
     // The next file not started (the third) loads here, parsed on one core.
     assert_eq!(l.host.cmds.iter().filter(|c| matches!(c, Cmd::Fetch(30))).count(), 2);
+    l.parser(0, ParserEvent::Progress { job: 30, index: 1, done: 8 << 20 });
+    let progress = l.host.posted.borrow().iter().any(|m| matches!(m, FromWorker::RankProgress { id: 30, index: 1, done_bytes, .. } if *done_bytes == 8 << 20));
+    assert!(progress, "the parse worker's progress is the file's");
     l.parser(0, ParserEvent::Ranked { job: 30, index: 1, summary: rank_summary("r1.json", &json) });
     assert_eq!(ranks_loaded(&l), [(0, None), (1, None)]);
     assert!(!l.host.posted.borrow().iter().any(|m| matches!(m, FromWorker::Loaded { .. })), "the third file is still loading");

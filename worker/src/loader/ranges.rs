@@ -39,14 +39,25 @@ pub enum Unranged {
     Encoded,
 }
 
+/// Whether a `Content-Encoding` says the body is encoded on the wire (gzip, br).
+fn encoded(content_encoding: Option<&str>) -> bool {
+    content_encoding.map(str::trim).is_some_and(|e| !e.is_empty() && !e.eq_ignore_ascii_case("identity"))
+}
+
+/// The size of the body's bytes as they arrive, from a response's `Content-Length` and
+/// `Content-Encoding` headers: the length unless the body is encoded on the wire (the length
+/// then counts encoded bytes).
+pub fn json_size(content_length: Option<&str>, content_encoding: Option<&str>) -> Option<u64> {
+    content_length.and_then(|s| s.trim().parse().ok()).filter(|_| !encoded(content_encoding))
+}
+
 /// The size of the JSON a response's body holds if it can be fetched in byte ranges: it
 /// declares its length, says `Accept-Ranges: bytes` and is not encoded on the wire.
 ///
 /// # Errors
 /// Why it cannot ([`Unranged`]).
 pub fn ranged_size(reply: &Reply) -> Result<u64, Unranged> {
-    let encoded = reply.content_encoding.map(str::trim).is_some_and(|e| !e.is_empty() && !e.eq_ignore_ascii_case("identity"));
-    if encoded {
+    if encoded(reply.content_encoding) {
         return Err(Unranged::Encoded);
     }
     let size = reply.size.ok_or(Unranged::NoLength)?;

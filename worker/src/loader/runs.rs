@@ -7,7 +7,7 @@ use super::{load_error, Host, Loader, ParserEvent, Source};
 use crate::engine::RankOpen;
 use crate::ranks::loads::{Next, RunLoads};
 use crate::run::summary::RankSummary;
-use protocol::FromWorker;
+use protocol::{FromWorker, Phase};
 
 impl<H: Host> Loader<H> {
     /// Forgets the open run (a single trace is loaded next).
@@ -82,6 +82,15 @@ impl<H: Host> Loader<H> {
         match event {
             ParserEvent::Ranked { job, index: i, summary } if job == id && i == index => self.side_in(slot, id, Ok(*summary)),
             ParserEvent::Failed { job, index: i, message } if job == id && i == index => self.side_in(slot, id, Err(message)),
+            ParserEvent::Progress { job, index: i, done } if job == id && i == index => {
+                // A picked file's size is known here; a URL's only to the parse worker.
+                let total_bytes = match self.run.as_ref().and_then(|r| r.sources().get(index)) {
+                    Some(Source::File(file)) => Some(H::file_size(file)),
+                    _ => None,
+                };
+                let (index, done_bytes) = (u32::try_from(index).unwrap_or(u32::MAX), done);
+                self.host.post(&FromWorker::RankProgress { id, index, phase: Phase::Parsing, done_bytes, total_bytes }, None);
+            }
             // Its file fails, and no other goes to it; the other parse workers go on.
             ParserEvent::Crashed(message) => {
                 self.host.retire_parser(slot);

@@ -65,7 +65,8 @@ pub fn serve(scope: DedicatedWorkerGlobalScope) {
             Some(ToParser::Rank { job, index, name }) => {
                 let (scope, from) = (reply_scope.clone(), parts.get(1));
                 wasm_bindgen_futures::spawn_local(async move {
-                    let msg = match load_rank(&from, &name).await {
+                    let mut progress = |done| reply(&scope, &FromParser::Progress { job, index, done }, None);
+                    let msg = match load_rank(&from, &name, &mut progress).await {
                         Ok(summary) => FromParser::Ranked { job, index, summary: Box::new(summary) },
                         Err(message) => FromParser::Failed { job, index, message },
                     };
@@ -146,13 +147,20 @@ pub async fn stream_part(
 }
 
 /// Loads a run's file whole from `from` (a `File` read in slices, or a URL whose body is
-/// parsed as it arrives) and summarizes it (`loader::rank::RankLoad`).
-async fn load_rank(from: &JsValue, name: &str) -> Result<RankSummary, String> {
-    let mut bytes = Vec::new();
+/// parsed as it arrives) and summarizes it (`loader::rank::RankLoad`); `progress(bytes done)`
+/// every `feed::REPORT_BYTES`.
+async fn load_rank(from: &JsValue, name: &str, progress: &mut dyn FnMut(u64)) -> Result<RankSummary, String> {
+    let (mut bytes, mut done) = (Vec::new(), 0u64);
     let mut pushed = |load: &mut RankLoad, view: &js_sys::Uint8Array| {
         bytes.resize(view.length() as usize, 0);
         view.copy_to(&mut bytes);
-        load.push(&bytes)
+        load.push(&bytes)?;
+        let before = done;
+        done += bytes.len() as u64;
+        if before / feed::REPORT_BYTES != done / feed::REPORT_BYTES {
+            progress(done);
+        }
+        Ok::<(), String>(())
     };
     if let Some(file) = from.dyn_ref::<web_sys::File>() {
         // `File.size` is an integral byte count; the cast is exact below 2^53.

@@ -52,13 +52,24 @@ pub async fn take<R: WebReceiver>(to: Weak<RefCell<R>>, id: u32, name: String, b
     sources::take(&to, id, &name, &Uint8Array::new(&buffer));
 }
 
-async fn fetch_into<R: WebReceiver>(to: &Weak<RefCell<R>>, id: u32, url: &str, name: &str) -> Result<(), String> {
+/// A plain GET of `url`, answered with a success status.
+///
+/// # Errors
+/// Network failures and HTTP errors, in words (`loader::source`).
+async fn get(url: &str) -> Result<Response, String> {
     let scope: WorkerGlobalScope = js_sys::global().unchecked_into();
     let failed = |e: JsValue| failure(&scope, url, &js_error(&e));
     let response: Response = JsFuture::from(scope.fetch_with_str(url)).await.map_err(failed)?.unchecked_into();
     if !response.ok() {
         return Err(http_error(response.status(), &response.status_text(), url));
     }
+    Ok(response)
+}
+
+async fn fetch_into<R: WebReceiver>(to: &Weak<RefCell<R>>, id: u32, url: &str, name: &str) -> Result<(), String> {
+    let scope: WorkerGlobalScope = js_sys::global().unchecked_into();
+    let failed = |e: JsValue| failure(&scope, url, &js_error(&e));
+    let response = get(url).await?;
     let headers = response.headers();
     let header = |name: &str| headers.get(name).ok().flatten();
     let size: Option<u64> = header("content-length").and_then(|s| s.trim().parse().ok());
@@ -175,16 +186,11 @@ impl FetchBody {
     /// # Errors
     /// Network failures and HTTP errors, in words (`loader::source`).
     pub async fn whole(url: &str) -> Result<Self, String> {
-        let scope: WorkerGlobalScope = js_sys::global().unchecked_into();
-        let failed = |e: JsValue| failure(&scope, url, &js_error(&e));
-        let response: Response = JsFuture::from(scope.fetch_with_str(url)).await.map_err(failed)?.unchecked_into();
-        if !response.ok() {
-            return Err(http_error(response.status(), &response.status_text(), url));
-        }
+        let response = get(url).await?;
         let headers = response.headers();
         let header = |name: &str| headers.get(name).ok().flatten();
-        let encoded = header("content-encoding").is_some_and(|e| !e.trim().is_empty() && !e.trim().eq_ignore_ascii_case("identity"));
-        let size = header("content-length").and_then(|s| s.trim().parse().ok()).filter(|_| !encoded);
+        let (length, encoding) = (header("content-length"), header("content-encoding"));
+        let size = ranges::json_size(length.as_deref(), encoding.as_deref());
         let body = response.body().ok_or_else(|| format!("{url:?}: a reply without a body"))?;
         Ok(Self { reader: body.get_reader().unchecked_into(), url: url.to_owned(), size })
     }
