@@ -23,7 +23,10 @@ test('browser run benchmark: the ranks of a manifest to the heatmap', async ({ a
   const bytes = fs.readdirSync(dir).filter((f) => f.endsWith('.json') && f !== 'run.json')
     .reduce((n, f) => n + fs.statSync(path.join(dir, f)).size, 0);
   const started = Date.now();
-  await page.goto('/?run=' + encodeURIComponent(`${server.origin}/bench-run/run.json`));
+  // KINETOSCOPE_BENCH_WORKERS=1: the files one after another on the load worker (no parse
+  // workers loading files beside it), the anchor for the default.
+  const workers = process.env.KINETOSCOPE_BENCH_WORKERS ? `&workers=${process.env.KINETOSCOPE_BENCH_WORKERS}` : '';
+  await page.goto('/?run=' + encodeURIComponent(`${server.origin}/bench-run/run.json`) + workers);
   // Per-file arrival times as polled by the page (every 50 ms).
   const arrivals = await page.evaluate(() => new Promise((resolve) => {
     const seen = [];
@@ -54,7 +57,8 @@ test('browser run benchmark: the ranks of a manifest to the heatmap', async ({ a
   const metric = (name) => (metrics.find((m) => m.name === name) || {}).value;
   const heap = await page.evaluate(() => performance.memory && { used: performance.memory.usedJSHeapSize, total: performance.memory.totalJSHeapSize });
   console.log(JSON.stringify({
-    bench: 'run_to_heatmap', target: 'browser', ranks: state.total, bytes,
+    bench: 'run_to_heatmap', target: 'browser', ranks: state.total, bytes, workers: process.env.KINETOSCOPE_BENCH_WORKERS || 'default',
+    loaded_by_parse_workers: state.parseWorkers.filter((w) => w !== null).length,
     to_heatmap_ms: toHeatmapMs, heatmap_at_ms: Math.round(arrivals.heatmapAt),
     ranks_timeline_ready_ms: stackReadyMs, ranks_stacked: state.stack && state.stack.held.length,
     rank_in_at_ms: arrivals.seen.map(Math.round),
