@@ -626,12 +626,23 @@ fn the_run_ends_with_the_parse_workers_last_file_and_a_parse_worker_that_dies_fa
     l.manifest_in(31, None, Ok(run_sources(2)));
     stream_small(&mut l, &json);
     assert!(!l.host.posted.borrow().iter().any(|m| matches!(m, FromWorker::Loaded { .. })), "waits for the parse worker's file");
+    l.parser(0, ParserEvent::Ranked { job: 31, index: 1, summary: rank_summary("r1.json", &json) });
+    assert_eq!(ranks_loaded(&l), [(0, None), (1, None)]);
+    assert!(matches!(l.host.posted.borrow().last(), Some(FromWorker::Loaded { id: 31, .. })), "the run loaded with the parse worker's file");
+
+    let mut l = loader();
+    l.message(ToWorker::FetchRun { id: 32, url: "http://h/run.json".into(), workers: None }, Attached::None);
+    l.manifest_in(32, None, Ok(run_sources(3)));
     l.parser(0, ParserEvent::Crashed("RuntimeError: unreachable".into()));
     let loaded = ranks_loaded(&l);
-    assert_eq!(loaded[0], (0, None));
-    assert_eq!(loaded[1].0, 1);
-    assert!(loaded[1].1.as_deref().is_some_and(|e| e.starts_with("parse worker 0 stopped: RuntimeError")), "{loaded:?}");
-    assert!(matches!(l.host.posted.borrow().last(), Some(FromWorker::Loaded { id: 31, .. })), "the run loaded with its other file");
+    assert_eq!(loaded.len(), 1);
+    assert_eq!(loaded[0].0, 1);
+    assert!(loaded[0].1.as_deref().is_some_and(|e| e.starts_with("parse worker 0 stopped: RuntimeError")), "{loaded:?}");
+    assert_eq!(l.host.cmds.iter().filter(|c| matches!(c, Cmd::Rank { .. })).count(), 1, "no file goes to the dead parse worker");
+    stream_small(&mut l, &json);
+    stream_small(&mut l, &json);
+    assert_eq!(ranks_loaded(&l).iter().map(|r| r.0).collect::<Vec<_>>(), [1, 0, 2], "its next file loaded here");
+    assert!(matches!(l.host.posted.borrow().last(), Some(FromWorker::Loaded { id: 32, .. })), "the run loaded with its other files");
 }
 
 #[test]

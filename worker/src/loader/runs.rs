@@ -71,7 +71,7 @@ impl<H: Host> Loader<H> {
         let id = run.id;
         let Some((index, source)) = run.side(slot) else { return };
         if let Err(e) = self.host.send_rank(slot, id, index, &source) {
-            self.side_in(slot, id, Err(format!("parse worker {slot} could not be sent the file: {e}")));
+            self.side_in(slot, id, Err(format!("parse worker {slot} could not be sent the file: {e}")), true);
         }
     }
 
@@ -80,8 +80,8 @@ impl<H: Host> Loader<H> {
     pub(super) fn side_event(&mut self, slot: usize, event: ParserEvent<H::Buffer>) -> Option<ParserEvent<H::Buffer>> {
         let Some((id, index)) = self.run.as_ref().and_then(|r| Some((r.id, r.side_of(slot)?))) else { return Some(event) };
         match event {
-            ParserEvent::Ranked { job, index: i, summary } if job == id && i == index => self.side_in(slot, id, Ok(*summary)),
-            ParserEvent::Failed { job, index: i, message } if job == id && i == index => self.side_in(slot, id, Err(message)),
+            ParserEvent::Ranked { job, index: i, summary } if job == id && i == index => self.side_in(slot, id, Ok(*summary), false),
+            ParserEvent::Failed { job, index: i, message } if job == id && i == index => self.side_in(slot, id, Err(message), false),
             ParserEvent::Progress { job, index: i, done } if job == id && i == index => {
                 // A picked file's size is known here; a URL's only to the parse worker.
                 let total_bytes = match self.run.as_ref().and_then(|r| r.sources().get(index)) {
@@ -94,7 +94,7 @@ impl<H: Host> Loader<H> {
             // Its file fails, and no other goes to it; the other parse workers go on.
             ParserEvent::Crashed(message) => {
                 self.host.retire_parser(slot);
-                self.side_in(slot, id, Err(format!("parse worker {slot} stopped: {message}")));
+                self.side_in(slot, id, Err(format!("parse worker {slot} stopped: {message}")), true);
                 return None;
             }
             ParserEvent::Ready => return Some(event),
@@ -104,8 +104,8 @@ impl<H: Host> Loader<H> {
     }
 
     /// Parse worker `slot`'s file of run `id` is in (or failed): `RankLoaded`, then its next
-    /// file, or the end of the run's loads.
-    fn side_in(&mut self, slot: usize, id: u32, summary: Result<RankSummary, String>) {
+    /// file (none once the parse worker is `lost`), or the end of the run's loads.
+    fn side_in(&mut self, slot: usize, id: u32, summary: Result<RankSummary, String>, lost: bool) {
         let Some(index) = self.run.as_ref().and_then(|r| r.side_of(slot)) else { return };
         let info = match summary {
             Ok(summary) => self.engine.keep_rank_summary(index, summary),
@@ -117,7 +117,7 @@ impl<H: Host> Loader<H> {
             info.parse_worker = u32::try_from(slot).ok();
             self.host.post(&FromWorker::RankLoaded { id, total, info }, None);
         }
-        let next = self.run.as_mut().and_then(|r| r.side_ended(slot)).unwrap_or(Next::Idle);
+        let next = self.run.as_mut().and_then(|r| if lost { r.side_lost(slot) } else { r.side_ended(slot) }).unwrap_or(Next::Idle);
         self.next_side(slot);
         self.follow(next);
     }

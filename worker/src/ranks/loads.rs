@@ -76,6 +76,8 @@ pub struct RunLoads<S> {
     started: Vec<bool>,
     /// Per parse worker: the file it is loading whole, if any.
     sides: Vec<Option<usize>>,
+    /// Parse workers that died: no file goes to them any more.
+    gone: Vec<usize>,
     active: Option<Job>,
     /// The rank the active hold load is for.
     holding: Option<u32>,
@@ -86,7 +88,7 @@ impl<S: Clone> RunLoads<S> {
     /// A run of `sources` started by load `id`; [`RunLoads::start`] gives its first load.
     pub fn new(id: u32, workers: Option<u32>, sources: Vec<S>) -> Self {
         let started = vec![false; sources.len()];
-        Self { id, workers, sources, started, sides: Vec::new(), active: None, holding: None, hold: None }
+        Self { id, workers, sources, started, sides: Vec::new(), gone: Vec::new(), active: None, holding: None, hold: None }
     }
 
     /// The files, in run order.
@@ -107,7 +109,7 @@ impl<S: Clone> RunLoads<S> {
     /// During the run's first loads, the next file not yet started for parse worker `slot` to
     /// load whole, if any (and the slot is free).
     pub fn side(&mut self, slot: usize) -> Option<(usize, S)> {
-        if self.sides.get(slot).is_some_and(Option::is_some) {
+        if self.sides.get(slot).is_some_and(Option::is_some) || self.gone.contains(&slot) {
             return None;
         }
         let index = self.started.iter().position(|s| !s)?;
@@ -128,6 +130,13 @@ impl<S: Clone> RunLoads<S> {
     /// The file parse worker `slot` is loading whole.
     pub fn side_of(&self, slot: usize) -> Option<usize> {
         self.sides.get(slot).copied().flatten()
+    }
+
+    /// Parse worker `slot` died: its file failed ([`RunLoads::side_ended`]) and no other goes
+    /// to it.
+    pub fn side_lost(&mut self, slot: usize) -> Option<Next<S>> {
+        self.gone.push(slot);
+        self.side_ended(slot)
     }
 
     /// Parse worker `slot`'s file is in (or failed): [`Next::RunLoaded`] if it was the run's
@@ -289,6 +298,12 @@ mod tests {
         assert_eq!(l.side_ended(1), Some(Next::RunLoaded));
         assert!(!l.loading());
         assert_eq!(l.side(0), None, "no side loads after the run's first loads");
+        let mut l = RunLoads::new(8, None, vec!["a", "b", "c"]);
+        l.start();
+        assert_eq!(l.side(0), Some((1, "b")));
+        assert_eq!(l.side_lost(0), Some(Next::Idle));
+        assert_eq!(l.side(0), None, "nothing goes to a parse worker that died");
+        assert_eq!(l.ended(8, None), Some(Next::Load(job(8, 2, Purpose::Run), "c")), "its next file loads here");
     }
 
     #[test]
