@@ -150,13 +150,11 @@ pub async fn stream_part(
 /// parsed as it arrives) and summarizes it (`loader::rank::RankLoad`); `progress(bytes done)`
 /// every `feed::REPORT_BYTES`.
 async fn load_rank(from: &JsValue, name: &str, progress: &mut dyn FnMut(u64)) -> Result<RankSummary, String> {
-    let (mut bytes, mut done) = (Vec::new(), 0u64);
+    let mut done = 0u64;
     let mut pushed = |load: &mut RankLoad, view: &js_sys::Uint8Array| {
-        bytes.resize(view.length() as usize, 0);
-        view.copy_to(&mut bytes);
-        load.push(&bytes)?;
+        load.push_with(view.length() as usize, |into| view.copy_to(into))?;
         let before = done;
-        done += bytes.len() as u64;
+        done += u64::from(view.length());
         if before / feed::REPORT_BYTES != done / feed::REPORT_BYTES {
             progress(done);
         }
