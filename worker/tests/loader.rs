@@ -659,6 +659,28 @@ fn cancelling_a_run_stops_its_parse_workers_files() {
 }
 
 #[test]
+fn a_parse_worker_silent_too_long_fails_its_file_and_the_run_goes_on() {
+    let json = trace(50);
+    let mut l = loader();
+    l.message(ToWorker::FetchRun { id: 34, url: "http://h/run.json".into(), workers: None }, Attached::None);
+    l.manifest_in(34, None, Ok(run_sources(3)));
+    l.host.now.set(SILENT_MS - 1.0);
+    l.parser(0, ParserEvent::Progress { job: 34, index: 1, done: 8 << 20 });
+    l.host.now.set(2.0 * SILENT_MS - 2.0);
+    l.tick();
+    assert!(ranks_loaded(&l).is_empty(), "heard from within the limit");
+    l.host.now.set(2.0 * SILENT_MS);
+    l.tick();
+    let loaded = ranks_loaded(&l);
+    assert_eq!(loaded.len(), 1);
+    assert_eq!(loaded[0], (1, Some("parse worker 0 stopped answering: nothing from it for 30 s".into())));
+    assert!(l.host.cmds.contains(&Cmd::Retire(0)));
+    stream_small(&mut l, &json);
+    stream_small(&mut l, &json);
+    assert!(matches!(l.host.posted.borrow().last(), Some(FromWorker::Loaded { id: 34, .. })), "the run loaded with its other files");
+}
+
+#[test]
 fn a_run_on_one_core_loads_every_file_here() {
     let json = trace(50);
     let mut l = loader();

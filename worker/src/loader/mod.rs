@@ -62,6 +62,8 @@ pub struct Loader<H: Host> {
     pool: Roster,
     /// The open run's loads, if a run is open.
     run: Option<RunLoads<Source<H::File>>>,
+    /// Per parse worker loading a run's file: when it was last heard from, ms.
+    side_heard: Vec<f64>,
     /// The summary last posted with `Loaded`, posted again by `SetStepMarker`.
     summary: Option<TraceSummary>,
 }
@@ -81,6 +83,7 @@ impl<H: Host> Loader<H> {
             here: None,
             pool: Roster::default(),
             run: None,
+            side_heard: Vec::new(),
             summary: None,
         }
     }

@@ -142,8 +142,9 @@ impl<H: Host> Loader<H> {
     }
 
     /// The clock ticked (every second): ends the load if one of its parse workers has been
-    /// silent too long.
+    /// silent too long, or fails the run's file of a parse worker silent that long.
     pub fn tick(&mut self) {
+        self.tick_sides();
         let now = self.host.now_ms();
         if let Some(index) = self.job.as_ref().and_then(|j| j.silent(now)) {
             let secs = SILENT_MS / 1000.0;

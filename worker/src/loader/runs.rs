@@ -5,6 +5,7 @@
 
 use super::{load_error, Host, Loader, ParserEvent, Source};
 use crate::engine::RankOpen;
+use crate::intake::SILENT_MS;
 use crate::ranks::loads::{Next, RunLoads};
 use crate::run::summary::RankSummary;
 use protocol::{FromWorker, Phase};
@@ -70,6 +71,7 @@ impl<H: Host> Loader<H> {
         let Some(run) = self.run.as_mut() else { return };
         let id = run.id;
         let Some((index, source)) = run.side(slot) else { return };
+        self.heard_side(slot);
         if let Err(e) = self.host.send_rank(slot, id, index, &source) {
             self.side_in(slot, id, Err(format!("parse worker {slot} could not be sent the file: {e}")), true);
         }
@@ -79,6 +81,7 @@ impl<H: Host> Loader<H> {
     /// back for the load's parts.
     pub(super) fn side_event(&mut self, slot: usize, event: ParserEvent<H::Buffer>) -> Option<ParserEvent<H::Buffer>> {
         let Some((id, index)) = self.run.as_ref().and_then(|r| Some((r.id, r.side_of(slot)?))) else { return Some(event) };
+        self.heard_side(slot);
         match event {
             ParserEvent::Ranked { job, index: i, summary } if job == id && i == index => self.side_in(slot, id, Ok(*summary), false),
             ParserEvent::Failed { job, index: i, message } if job == id && i == index => self.side_in(slot, id, Err(message), false),
@@ -101,6 +104,28 @@ impl<H: Host> Loader<H> {
             _ => {}
         }
         None
+    }
+
+    /// Notes that parse worker `slot`, loading a run's file, was heard from now.
+    fn heard_side(&mut self, slot: usize) {
+        if self.side_heard.len() <= slot {
+            self.side_heard.resize(slot + 1, 0.0);
+        }
+        self.side_heard[slot] = self.host.now_ms();
+    }
+
+    /// Fails the run's file of each parse worker silent for [`SILENT_MS`] (one that died
+    /// without an `error` event, or hangs), as a load's parts are: no file goes to it again.
+    pub(super) fn tick_sides(&mut self) {
+        let now = self.host.now_ms();
+        let Some(run) = self.run.as_ref() else { return };
+        let id = run.id;
+        let silent: Vec<usize> = (0..self.side_heard.len()).filter(|&s| run.side_of(s).is_some() && now - self.side_heard[s] > SILENT_MS).collect();
+        for slot in silent {
+            self.host.retire_parser(slot);
+            let secs = SILENT_MS / 1000.0;
+            self.side_in(slot, id, Err(format!("parse worker {slot} stopped answering: nothing from it for {secs} s")), true);
+        }
     }
 
     /// Parse worker `slot`'s file of run `id` is in (or failed): `RankLoaded`, then its next
