@@ -564,9 +564,14 @@ fn the_file_of_a_one_file_run_manifest_on_a_server_answering_range_is_read_in_ra
     assert!(matches!(posted.last(), Some(FromWorker::Loaded { id: 20, .. })), "the run loaded: {:?}", replies(&l));
 }
 
-/// The sources of a run of `n` URLs, `http://h/rK.json`.
-fn run_sources(n: usize) -> Vec<Source<File>> {
-    (0..n).map(|k| Source::Url { url: format!("http://h/r{k}.json"), name: format!("r{k}.json") }).collect()
+/// A loader with run load `id` of `n` URLs (`http://h/rK.json`) opened by `?run=` with
+/// `workers`, its manifest in.
+fn run_of(id: u32, n: usize, workers: Option<u32>) -> Loader<Rec> {
+    let mut l = loader();
+    l.message(ToWorker::FetchRun { id, url: "http://h/run.json".into(), workers }, Attached::None);
+    let sources = (0..n).map(|k| Source::Url { url: format!("http://h/r{k}.json"), name: format!("r{k}.json") }).collect();
+    l.manifest_in(id, workers, Ok(sources));
+    l
 }
 
 /// The last load fetched here.
@@ -597,9 +602,7 @@ fn rank_summary(name: &str, json: &[u8]) -> Box<RankSummary> {
 #[test]
 fn a_run_loads_files_here_and_whole_on_a_parse_worker_at_once_and_loads_once_all_are_in() {
     let json = trace(200);
-    let mut l = loader();
-    l.message(ToWorker::FetchRun { id: 30, url: "http://h/run.json".into(), workers: None }, Attached::None);
-    l.manifest_in(30, None, Ok(run_sources(3)));
+    let mut l = run_of(30, 3, None);
     // Two cores: one parse worker, sent the second file, while the first is fetched here.
     assert!(l.host.cmds.contains(&Cmd::Rank { slot: 0, job: 30, index: 1 }), "{:?}", l.host.cmds);
     stream_small(&mut l, &json);
@@ -621,18 +624,14 @@ fn a_run_loads_files_here_and_whole_on_a_parse_worker_at_once_and_loads_once_all
 #[test]
 fn the_run_ends_with_the_parse_workers_last_file_and_a_parse_worker_that_dies_fails_only_its_file() {
     let json = trace(200);
-    let mut l = loader();
-    l.message(ToWorker::FetchRun { id: 31, url: "http://h/run.json".into(), workers: None }, Attached::None);
-    l.manifest_in(31, None, Ok(run_sources(2)));
+    let mut l = run_of(31, 2, None);
     stream_small(&mut l, &json);
     assert!(!l.host.posted.borrow().iter().any(|m| matches!(m, FromWorker::Loaded { .. })), "waits for the parse worker's file");
     l.parser(0, ParserEvent::Ranked { job: 31, index: 1, summary: rank_summary("r1.json", &json) });
     assert_eq!(ranks_loaded(&l), [(0, None), (1, None)]);
     assert!(matches!(l.host.posted.borrow().last(), Some(FromWorker::Loaded { id: 31, .. })), "the run loaded with the parse worker's file");
 
-    let mut l = loader();
-    l.message(ToWorker::FetchRun { id: 32, url: "http://h/run.json".into(), workers: None }, Attached::None);
-    l.manifest_in(32, None, Ok(run_sources(3)));
+    let mut l = run_of(32, 3, None);
     l.parser(0, ParserEvent::Crashed("RuntimeError: unreachable".into()));
     let loaded = ranks_loaded(&l);
     assert_eq!(loaded.len(), 1);
@@ -648,9 +647,7 @@ fn the_run_ends_with_the_parse_workers_last_file_and_a_parse_worker_that_dies_fa
 #[test]
 fn cancelling_a_run_stops_its_parse_workers_files() {
     let json = trace(50);
-    let mut l = loader();
-    l.message(ToWorker::FetchRun { id: 33, url: "http://h/run.json".into(), workers: None }, Attached::None);
-    l.manifest_in(33, None, Ok(run_sources(3)));
+    let mut l = run_of(33, 3, None);
     stream_small(&mut l, &json);
     stream_small(&mut l, &json);
     assert!(!l.host.cmds.contains(&Cmd::Terminate), "parse worker 0 still loads file 1");
@@ -661,9 +658,7 @@ fn cancelling_a_run_stops_its_parse_workers_files() {
 #[test]
 fn a_parse_worker_silent_too_long_fails_its_file_and_the_run_goes_on() {
     let json = trace(50);
-    let mut l = loader();
-    l.message(ToWorker::FetchRun { id: 34, url: "http://h/run.json".into(), workers: None }, Attached::None);
-    l.manifest_in(34, None, Ok(run_sources(3)));
+    let mut l = run_of(34, 3, None);
     l.host.now.set(SILENT_MS - 1.0);
     l.parser(0, ParserEvent::Progress { job: 34, index: 1, done: 8 << 20 });
     l.host.now.set(2.0 * SILENT_MS - 2.0);
@@ -683,9 +678,7 @@ fn a_parse_worker_silent_too_long_fails_its_file_and_the_run_goes_on() {
 #[test]
 fn a_run_on_one_core_loads_every_file_here() {
     let json = trace(50);
-    let mut l = loader();
-    l.message(ToWorker::FetchRun { id: 32, url: "http://h/run.json".into(), workers: Some(1) }, Attached::None);
-    l.manifest_in(32, Some(1), Ok(run_sources(2)));
+    let mut l = run_of(32, 2, Some(1));
     assert!(!l.host.cmds.iter().any(|c| matches!(c, Cmd::Rank { .. } | Cmd::Spawn(_))));
     stream_small(&mut l, &json);
     stream_small(&mut l, &json);

@@ -44,6 +44,12 @@ impl<V: View> std::io::Read for ViewRead<V> {
     }
 }
 
+/// Whether a `Progress` report is due after `done` bytes, `before` having been done at the
+/// last look: a [`REPORT_BYTES`] boundary was passed between them.
+pub fn report_due(before: u64, done: u64) -> bool {
+    before / REPORT_BYTES != done / REPORT_BYTES
+}
+
 /// Parses all of `bytes` into `stream`, `done` bytes of the part having come before them;
 /// `report(bytes done)` as each [`REPORT_BYTES`] is passed, which stops the read (`None`) by
 /// returning false. The bytes read.
@@ -57,7 +63,7 @@ pub fn parse_from<V: View>(stream: &mut Stream, bytes: V, done: u64, report: &mu
             Ok(0) => return Ok(Some(bytes.at)),
             Ok(got) => {
                 let now = done + bytes.at;
-                if (now - got as u64) / REPORT_BYTES != now / REPORT_BYTES && !report(now) {
+                if report_due(now - got as u64, now) && !report(now) {
                     return Ok(None);
                 }
             }

@@ -40,7 +40,7 @@ pub enum Unranged {
 }
 
 /// Whether a `Content-Encoding` says the body is encoded on the wire (gzip, br).
-fn encoded(content_encoding: Option<&str>) -> bool {
+pub fn encoded(content_encoding: Option<&str>) -> bool {
     content_encoding.map(str::trim).is_some_and(|e| !e.is_empty() && !e.eq_ignore_ascii_case("identity"))
 }
 

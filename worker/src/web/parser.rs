@@ -16,9 +16,9 @@ use crate::load::{parse_piece, Piece, Stream, StreamedPart};
 use crate::loader::body::{self, Body};
 use crate::loader::feed::{self, Fed, Feed};
 use crate::loader::rank::RankLoad;
+use crate::loader::parser::{piece, FromParser, ToParser};
 use crate::loader::slices::read_slices;
 use crate::run::summary::RankSummary;
-use crate::loader::parser::{piece, FromParser, ToParser};
 use std::cell::RefCell;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -155,7 +155,7 @@ async fn load_rank(from: &JsValue, name: &str, progress: &mut dyn FnMut(u64)) ->
         load.push_with(view.length() as usize, |into| view.copy_to(into))?;
         let before = done;
         done += u64::from(view.length());
-        if before / feed::REPORT_BYTES != done / feed::REPORT_BYTES {
+        if feed::report_due(before, done) {
             progress(done);
         }
         Ok::<(), String>(())

@@ -1,10 +1,9 @@
-//! Where a load's bytes come from, read inside the worker: a URL streamed with `fetch`, a part
-//! of a URL answering `Range` as one ranged request or a run's file for a parse worker
-//! ([`FetchBody`]), a local `File` read in
-//! slices ([`FileSlices`], windowed by `loader::slices::read_slices`), or bytes another page
-//! posted (already in memory). What the
-//! headers decide, the slices, the words of a failure are `crate::loader::source` and
-//! `crate::loader::slices`; this is the browser's side.
+//! Where a load's bytes come from, read inside the worker: a fetch's body as it arrives
+//! ([`FetchBody`]: a URL streamed into a load, a part of a URL answering `Range` as one ranged
+//! request, a run's file for a parse worker), a local `File` read in slices ([`FileSlices`],
+//! windowed by `loader::slices::read_slices`), or bytes another page posted (already in
+//! memory). What the headers decide, the slices, the words of a failure are
+//! `crate::loader::source` and `crate::loader::slices`; this is the browser's side.
 //!
 //! Inputs: a load id, and a URL or `File` from the app's `Fetch` / `Read`. Output: calls on a
 //! [`Receiver`] (the worker's state): `open` once the size is known, `bytes` per piece as it
@@ -85,22 +84,14 @@ async fn fetch_into<R: WebReceiver>(to: &Weak<RefCell<R>>, id: u32, url: &str, n
         return Ok(());
     }
     if let Some(body) = response.body() {
-        let reader: ReadableStreamDefaultReader = body.get_reader().unchecked_into();
+        let mut body = FetchBody::reading(&body, url, size.filter(|_| !ranges::encoded(reply.content_encoding)));
         loop {
             if let Some(room) = with(to, Receiver::room) {
                 JsFuture::from(room).await.map_err(failed)?;
             }
-            let step = JsFuture::from(reader.read()).await.map_err(failed)?;
-            if Reflect::get(&step, &"done".into()).map_or(true, |d| d.is_truthy()) {
-                break;
-            }
-            let value = Reflect::get(&step, &"value".into()).map_err(failed)?;
-            let Some(bytes) = value.dyn_ref::<Uint8Array>() else {
-                return Err("fetch body yielded a non-byte chunk".into());
-            };
-            if !with(to, |r| r.bytes(id, bytes)) {
-                // Dropped: stop downloading. The returned promise needs no handling.
-                let _ = reader.cancel();
+            let Some(bytes) = body.next().await? else { break };
+            if !with(to, |r| r.bytes(id, &bytes)) {
+                // Dropped: `body` stops the download as it goes.
                 return Ok(());
             }
         }
@@ -178,7 +169,7 @@ impl FetchBody {
             return Err(format!("{url:?}: {why}"));
         }
         let body = body.ok_or_else(|| format!("{url:?}: a reply without a body"))?;
-        Ok(Self { reader: body.get_reader().unchecked_into(), url: url.to_owned(), size: Some(range.end - range.start) })
+        Ok(Self::reading(&body, url, Some(range.end - range.start)))
     }
 
     /// Asks for `url` whole.
@@ -192,7 +183,12 @@ impl FetchBody {
         let (length, encoding) = (header("content-length"), header("content-encoding"));
         let size = ranges::json_size(length.as_deref(), encoding.as_deref());
         let body = response.body().ok_or_else(|| format!("{url:?}: a reply without a body"))?;
-        Ok(Self { reader: body.get_reader().unchecked_into(), url: url.to_owned(), size })
+        Ok(Self::reading(&body, url, size))
+    }
+
+    /// Reads `body`, the response of `url` holding `size` bytes (if known).
+    fn reading(body: &web_sys::ReadableStream, url: &str, size: Option<u64>) -> Self {
+        Self { reader: body.get_reader().unchecked_into(), url: url.to_owned(), size }
     }
 }
 
@@ -202,13 +198,14 @@ impl Body for FetchBody {
     fn next(&mut self) -> Reading<Option<Uint8Array>> {
         let (read, url) = (self.reader.read(), self.url.clone());
         Box::pin(async move {
-            let failed = |e: JsValue| format!("reading {url:?} failed: {}", js_error(&e));
+            // In the words of a failed fetch (what a load streamed by URL always said).
+            let failed = |e: JsValue| failure(&worker_scope(), &url, &js_error(&e));
             let step = JsFuture::from(read).await.map_err(failed)?;
             if Reflect::get(&step, &"done".into()).map_or(true, |d| d.is_truthy()) {
                 return Ok(None);
             }
             let value = Reflect::get(&step, &"value".into()).map_err(failed)?;
-            value.dyn_into::<Uint8Array>().map(Some).map_err(|_| format!("{url:?}: the body yielded a non-byte chunk"))
+            value.dyn_into::<Uint8Array>().map(Some).map_err(|_| "fetch body yielded a non-byte chunk".into())
         })
     }
 
