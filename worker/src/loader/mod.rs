@@ -178,11 +178,7 @@ impl<H: Host> Loader<H> {
                     Ok(summary) => self.engine.keep_rank(job.index, summary),
                     Err(error) => self.engine.rank_failed(job.index, error.message),
                 };
-                let total = self.run.as_ref().map_or(0, |r| r.sources().len() as u32);
-                if let Some(mut info) = info {
-                    info.memory_bytes = self.host.memory_bytes();
-                    self.host.post(&FromWorker::RankLoaded { id, total, info }, None);
-                }
+                self.post_rank(id, info, None);
             }
             (Purpose::Reopen, Ok(summary)) => {
                 self.engine.keep_rank(job.index, summary.clone());

@@ -8,7 +8,7 @@ use crate::engine::RankOpen;
 use crate::intake::SILENT_MS;
 use crate::ranks::loads::{Next, RunLoads};
 use crate::run::summary::RankSummary;
-use protocol::{FromWorker, Phase};
+use protocol::{FromWorker, Phase, RankInfo};
 
 impl<H: Host> Loader<H> {
     /// Forgets the open run (a single trace is loaded next).
@@ -106,6 +106,16 @@ impl<H: Host> Loader<H> {
         None
     }
 
+    /// `RankLoaded` for run load `id` with a file's `info` (if the run knows the file), the
+    /// load worker's memory and the parse worker that loaded it, if one did.
+    pub(super) fn post_rank(&self, id: u32, info: Option<RankInfo>, parse_worker: Option<u32>) {
+        let Some(mut info) = info else { return };
+        let total = self.run.as_ref().map_or(0, |r| r.sources().len() as u32);
+        info.memory_bytes = self.host.memory_bytes();
+        info.parse_worker = parse_worker;
+        self.host.post(&FromWorker::RankLoaded { id, total, info }, None);
+    }
+
     /// Notes that parse worker `slot`, loading a run's file, was heard from now.
     fn heard_side(&mut self, slot: usize) {
         if self.side_heard.len() <= slot {
@@ -136,12 +146,7 @@ impl<H: Host> Loader<H> {
             Ok(summary) => self.engine.keep_rank_summary(index, summary),
             Err(message) => self.engine.rank_failed(index, message),
         };
-        let total = self.run.as_ref().map_or(0, |r| r.sources().len() as u32);
-        if let Some(mut info) = info {
-            info.memory_bytes = self.host.memory_bytes();
-            info.parse_worker = u32::try_from(slot).ok();
-            self.host.post(&FromWorker::RankLoaded { id, total, info }, None);
-        }
+        self.post_rank(id, info, u32::try_from(slot).ok());
         let next = self.run.as_mut().and_then(|r| if lost { r.side_lost(slot) } else { r.side_ended(slot) }).unwrap_or(Next::Idle);
         self.next_side(slot);
         self.follow(next);

@@ -103,7 +103,7 @@ impl<S: Clone> RunLoads<S> {
 
     /// True while the run's first loads are in progress.
     pub fn loading(&self) -> bool {
-        self.active.is_some_and(|j| j.purpose == Purpose::Run) || self.sides.iter().any(Option::is_some)
+        self.active.is_some_and(|j| j.purpose == Purpose::Run) || self.side_loads()
     }
 
     /// During the run's first loads, the next file not yet started for parse worker `slot` to
