@@ -3,7 +3,8 @@
 // picked from disk, the URL is requested twice (the load worker's own request, cancelled once its
 // size is known, then the download worker's), and the download worker is gone after the load.
 // Cancel while it downloads closes the download and every worker of the load. A small URL is
-// read by the load worker alone. The server is a local one on another origin (CORS `*`), so
+// read by the load worker alone. Cancel while a gzip is inflated and cut for the parse workers
+// closes them and the download too. The server is a local one on another origin (CORS `*`), so
 // requests can be counted and a download held back.
 const fs = require('node:fs');
 const http = require('node:http');
@@ -15,8 +16,9 @@ const { writeBigTrace, watchWorkers, expectCancelled, parsersAhead } = require('
 /** `self.name` of the download worker (`pump::NAME`); the load worker has none. */
 const PUMP = 'kinetoscope-fetch';
 
-/** Serves `file` at any path with CORS `*`, holding back its last `held` bytes; counts requests. */
-async function serve(file, held = 0) {
+/** Serves `file` at any path with CORS `*`, holding back its last `held` bytes; counts requests.
+ * Its URL ends in `name`. */
+async function serve(file, held = 0, name = 'big.pt.trace.json') {
   const total = fs.statSync(file).size;
   const state = { requests: 0, closed: 0 };
   const server = http.createServer((req, res) => {
@@ -27,7 +29,7 @@ async function serve(file, held = 0) {
     res.on('close', () => { body.destroy(); state.closed += 1; });
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${server.address().port}/big.pt.trace.json`;
+  const url = `http://127.0.0.1:${server.address().port}/${name}`;
   return { url, state, close: () => new Promise((resolve) => server.close(resolve)) };
 }
 
@@ -99,5 +101,31 @@ test('a small URL is read by the load worker alone', async ({ app, page }) => {
   } finally {
     await server.close();
     fs.rmSync(file, { force: true });
+  }
+});
+
+test('Cancel while a gzip is inflated and cut for the parse workers closes them and the download; the next file loads', async ({ app, page }) => {
+  test.setTimeout(180_000);
+  const json = path.join(os.tmpdir(), `kinetoscope-e2e-pump-gzip-cancel-${process.pid}.json`);
+  writeBigTrace(json, 60e6);
+  const gz = `${json}.gz`;
+  fs.writeFileSync(gz, require('node:zlib').gzipSync(fs.readFileSync(json), { level: 1 }));
+  fs.rmSync(json, { force: true });
+  const server = await serve(gz, 1024, 'big.pt.trace.json.gz');
+  const seen = watchWorkers(page);
+  try {
+    await page.goto(`/?url=${encodeURIComponent(server.url)}`);
+    await expect(app.page.getByTestId('progress')).toBeVisible();
+    await expect.poll(() => server.state.requests, { message: 'the download worker asked', timeout: 60_000 }).toBe(2);
+    // The load worker, the download worker and the load's parse workers, one per core.
+    const cores = await page.evaluate(() => navigator.hardwareConcurrency);
+    await expect.poll(async () => (await Promise.all(seen.map((w) => w.name))).filter((n) => n === 'kinetoscope-parse').length, { message: 'parse workers up' }).toBe(Math.min(cores, 8));
+    expect((await Promise.all(seen.map((w) => w.name))).slice(0, 2)).toEqual(['', PUMP]);
+    await app.page.getByTestId('cancel-load').click();
+    await expect.poll(() => server.state.closed, { message: 'both downloads closed' }).toBe(2);
+    await expectCancelled(app, seen);
+  } finally {
+    await server.close();
+    fs.rmSync(gz, { force: true });
   }
 });

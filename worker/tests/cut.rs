@@ -5,14 +5,18 @@
 //! the file sequentially); gzip is never cut; parts cut by shares take them. Parts that share their bytes out (`load::Shares`,
 //! a reader done early taking half of another's unread bytes) join to the same trace, stolen
 //! from in a set order and on threads. Parts sent encoded (as the page's parse workers send
-//! theirs) join to the same trace, their slice columns merged straight from the bytes.
+//! theirs) join to the same trace, their slice columns merged straight from the bytes. A JSON
+//! cut as it arrives (`load::Cutter`; `loader::inflate::Cuts`, a gzip's JSON in the page's
+//! download worker) joins to the sequential parse too, wherever its pieces end.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
 use crate::common;
 
 use common::fingerprint;
 use kinetoscope::fork::{Sequential, Threads};
-use kinetoscope::load::{cut, cut_by, join, parse, Arrived, LoadFailure, Piece, Shares, Stream, StreamedPart};
+use kinetoscope::load::{cut, cut_by, join, parse, Arrived, Cut, Cutter, LoadFailure, Piece, Shares, Stream, StreamedPart};
+use kinetoscope::loader::download::PIECE;
+use kinetoscope::loader::inflate::{Cuts, Inflate, Out};
 use kinetoscope::model::Trace;
 
 /// Cuts `json` into at most `parts` parts reading only windows of it.
@@ -334,4 +338,128 @@ fn corrupt_parts_merged_from_their_encodings_are_errors_not_panics() {
     // which the decoder cannot check, so most corrupt parts reach the join.
     assert_eq!(refused + joined + not_joined, 400);
     assert!(joined >= 100, "only {joined} of 400 corrupt parts joined ({refused} refused at decode)");
+}
+
+/// `json` fed to a [`Cutter`] cutting every `every` bytes (none past `until`) in pieces of
+/// `piece` bytes, each part streamed as its bytes are handed on: the parts and where each starts.
+fn cut_as_it_arrives(json: &[u8], every: u64, until: u64, piece: usize) -> (Vec<StreamedPart>, Vec<u64>) {
+    let mut cutter = Cutter::new(every, until);
+    let (mut parts, mut starts, mut current): (Vec<StreamedPart>, Vec<u64>, Option<Stream>) = (Vec::new(), Vec::new(), None);
+    let mut handed = 0u64;
+    let mut out = |cut: Cut| match cut {
+        Cut::Part(p) => {
+            assert_eq!(p.start, handed, "a part starts where the bytes handed on end");
+            parts.extend(current.replace(Stream::part(p)).map(Stream::finish_part));
+            starts.push(p.start);
+        }
+        Cut::Bytes(bytes) => {
+            handed += bytes.len() as u64;
+            current.as_mut().expect("bytes after a part started").push(bytes);
+        }
+    };
+    for bytes in json.chunks(piece) {
+        cutter.push(bytes, &mut out);
+    }
+    assert_eq!(cutter.finish(&mut out), json.len() as u64);
+    assert_eq!(handed, json.len() as u64, "every byte handed on once");
+    parts.extend(current.map(Stream::finish_part));
+    (parts, starts)
+}
+
+#[test]
+fn every_fixture_cut_as_it_arrives_is_the_sequential_parse() {
+    common::for_each_real_fixture(|path| {
+        let json = common::json_bytes(path);
+        let whole = fingerprint(&parse(&json, &mut |_| {}).unwrap());
+        let len = json.len() as u64;
+        for (every, piece) in [(len / 4, 1 << 20), (len / 7, 65_536), (len / 3, 4_099)] {
+            let (parts, starts) = cut_as_it_arrives(&json, every, u64::MAX, piece);
+            assert!(parts.len() >= 3 || len < 1 << 20, "{path:?}: {} parts cutting every {every}", parts.len());
+            for pair in starts.windows(2) {
+                assert!(pair[1] - pair[0] >= every, "{path:?}: parts start {pair:?}, cutting every {every}");
+            }
+            let trace = join(parts, &Sequential).expect("every part ends at its cut").unwrap();
+            assert_eq!(fingerprint(&trace), whole, "{path:?} cut every {every}, pieces of {piece}");
+        }
+    });
+}
+
+#[test]
+fn a_cutter_cuts_at_boundaries_until_told_and_never_a_document_that_is_not_a_trace() {
+    let json = common::json_bytes(&common::real("param__dlrm_kineto__worker0_step_12.1694128201545.pt.trace.json"));
+    let len = json.len() as u64;
+    let (parts, starts) = cut_as_it_arrives(&json, len / 10, len / 2, 65_536);
+    // Cuts about every tenth until the middle: the last part takes the second half.
+    assert!((4..=6).contains(&parts.len()), "{starts:?}");
+    assert!(starts.iter().all(|&s| s < len / 2 + (4 << 20)), "{starts:?}");
+    for &start in &starts[1..] {
+        let next = start as usize + json[start as usize..].iter().position(|b| !b.is_ascii_whitespace()).unwrap();
+        assert_eq!((json[start as usize - 1], json[next]), (b',', b'{'), "a cut at {start} is right after a comma before an event");
+    }
+    let mut junk = b"{\"a\": [".to_vec();
+    junk.extend(std::iter::repeat_n(b'1', 3 << 20));
+    for input in [&junk[..], b"", b"[]"] {
+        let (parts, starts) = cut_as_it_arrives(input, 1000, u64::MAX, 4_099);
+        assert_eq!((parts.len(), starts), (1, vec![0]), "one part of {} bytes", input.len());
+    }
+}
+
+
+/// Parts streamed from the pieces the download worker handed on, their starts, and the JSON's
+/// size (or why it stopped).
+type Handed = (Vec<StreamedPart>, Vec<u64>, Result<u64, kinetoscope::budget::TooBig>);
+
+/// `json`, a gzip's as the browser inflates it, arriving `chunk` bytes at a time, cut by the
+/// download worker ([`Cuts`]) as `plan` says; each part streamed from the pieces handed on.
+fn cut_by_the_download_worker(json: &[u8], plan: Inflate, chunk: usize) -> Handed {
+    let mut cuts = Cuts::new(plan, Some(json.len() as u64 / 10));
+    let (mut parts, mut starts, mut current, mut pieces): (Vec<StreamedPart>, Vec<u64>, Option<Stream>, Vec<usize>) = (Vec::new(), Vec::new(), None, Vec::new());
+    let mut out = |o: Out| match o {
+        Out::Part(p) => {
+            parts.extend(current.replace(Stream::part(p)).map(Stream::finish_part));
+            starts.push(p.start);
+        }
+        Out::Piece(bytes) => {
+            pieces.push(bytes.len());
+            current.as_mut().expect("a piece after its part").push(&bytes);
+        }
+    };
+    for (k, bytes) in json.chunks(chunk).enumerate() {
+        if let Err(too_big) = cuts.push(bytes, (k * chunk / 10) as u64, &mut out) {
+            return (parts, starts, Err(too_big));
+        }
+    }
+    let json_bytes = cuts.finish(&mut out);
+    parts.extend(current.map(Stream::finish_part));
+    // A piece is a MiB or more, but the last of a part.
+    let small = pieces.iter().filter(|&&n| n < PIECE as usize).count();
+    assert!(small <= starts.len(), "{small} small pieces for {} parts", starts.len());
+    (parts, starts, Ok(json_bytes))
+}
+
+#[test]
+fn a_gzip_cut_by_the_download_worker_as_it_inflates_is_the_sequential_parse() {
+    for name in ["kineto__resnet50_num_workers_4__worker0.pt.trace.json.gz", "param__dlrm_kineto__worker0_step_12.1694128201545.pt.trace.json"] {
+        let json = common::json_bytes(&common::real(name));
+        let whole = fingerprint(&parse(&json, &mut |_| {}).unwrap());
+        let plan = Inflate { every: json.len() as u64 / 5, until: u64::MAX, max_json_bytes: u64::MAX };
+        // The browser's pieces are 64 KiB.
+        let (parts, starts, end) = cut_by_the_download_worker(&json, plan, 65_536);
+        assert_eq!(end.unwrap(), json.len() as u64, "{name}");
+        assert!(parts.len() >= 4, "{name}: {starts:?}");
+        let trace = join(parts, &Sequential).expect("every part ends at its cut").unwrap();
+        assert_eq!(fingerprint(&trace), whole, "{name}");
+    }
+}
+
+#[test]
+fn a_gzip_inflating_past_the_budget_stops_the_download_worker() {
+    let json = common::json_bytes(&common::real("param__dlrm_kineto__worker0_step_12.1694128201545.pt.trace.json"));
+    let max = json.len() as u64 / 3;
+    let plan = Inflate { every: json.len() as u64 / 4, until: u64::MAX, max_json_bytes: max };
+    let (_, _, end) = cut_by_the_download_worker(&json, plan, 65_536);
+    let too_big = end.unwrap_err();
+    let kinetoscope::budget::Size::Inflating { json_bytes, read, file_bytes } = too_big.size else { panic!("{too_big:?}") };
+    assert!(json_bytes > max && json_bytes <= max + 65_536, "{too_big:?}");
+    assert_eq!((read, file_bytes), ((json_bytes - 65_536) / 10, json.len() as u64 / 10), "{too_big:?}");
 }

@@ -4,7 +4,9 @@
 //! any order and are joined in order, a failed, crashed or silent parse worker ends the load with
 //! a message naming it, and a part that did not end at its cut sends the file back to be read
 //! as one stream; a URL held whole for `?workers=2` loads once both its parts are back; a large
-//! URL on a server answering `Range` is read in ranged parts (streamed as today otherwise).
+//! URL on a server answering `Range` is read in ranged parts (streamed as today otherwise); a
+//! gzip URL handed to a download worker is inflated and cut there, its parts parsed by every
+//! parse worker in turn, and joined to what the streamed load gives.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
 use kinetoscope::budget::Budget;
@@ -12,7 +14,9 @@ use kinetoscope::intake::SILENT_MS;
 use kinetoscope::load::{cut_by, Piece, Stream, MIN_SPLIT_BYTES};
 use kinetoscope::loader::ranges::{check_reply, json_size, range_header, ranged_size, Reply, Unranged, MAX_REQUESTS};
 use kinetoscope::loader::slices::{split, SLICE_BYTES};
-use kinetoscope::loader::parser::{decode, FromParser};
+use kinetoscope::loader::feed::{self, Fed, Feed};
+use kinetoscope::loader::inflate::{Cuts, Inflate, Inflating, Out, CUT_EVERY};
+use kinetoscope::loader::parser::{decode, FromParser, ToParser};
 use kinetoscope::loader::rank::RankLoad;
 use kinetoscope::loader::{Attached, Host, Loader, ParserEvent, Source, Whole};
 use kinetoscope::run::summary::RankSummary;
@@ -36,7 +40,15 @@ enum Cmd {
     Range { slot: usize, job: u32, index: usize, piece: Piece, end: u64 },
     /// Parse worker `slot` sent file `index` of run load `job` to load whole.
     Rank { slot: usize, job: u32, index: usize },
+    /// A download worker started for load `id`, to inflate and cut a gzip as `plan` says.
+    Pump { id: u32, plan: Inflate },
+    /// The download worker told bytes were parsed.
+    Consumed(u64),
+    StopPump,
 }
+
+/// A message to parse worker `slot` and the bytes beside it.
+type Told = (usize, ToParser, Option<Rc<Vec<u8>>>);
 
 /// A part of a JSON held whole, sent to a parse worker: its slot, load, index, piece, bytes.
 type Sent = (usize, u32, usize, Piece, Vec<u8>);
@@ -55,6 +67,8 @@ struct Rec {
     urls: std::collections::HashMap<String, Vec<u8>>,
     /// Console errors, when a test expects them (else one fails the test).
     errors: Option<RefCell<Vec<String>>>,
+    /// Messages posted to parse workers: slot, message, bytes beside it.
+    told: Vec<Told>,
 }
 
 impl Host for Rec {
@@ -96,8 +110,24 @@ impl Host for Rec {
         self.cmds.push(Cmd::Read(id));
     }
     fn take(&mut self, _id: u32, _name: String, _buffer: Rc<Vec<u8>>) {}
-    fn start_pump(&mut self, _id: u32, _url: &str) -> Result<(), String> {
-        Err("no pump here".into())
+    fn start_pump(&mut self, id: u32, _url: &str, inflate: Option<Inflate>) -> Result<(), String> {
+        match inflate {
+            Some(plan) => {
+                self.cmds.push(Cmd::Pump { id, plan });
+                Ok(())
+            }
+            None => Err("no pump here".into()),
+        }
+    }
+    fn consumed(&mut self, bytes: u64) {
+        self.cmds.push(Cmd::Consumed(bytes));
+    }
+    fn stop_pump(&mut self) {
+        self.cmds.push(Cmd::StopPump);
+    }
+    fn tell_parser(&mut self, slot: usize, msg: &ToParser, bytes: Option<Rc<Vec<u8>>>) -> Result<(), String> {
+        self.told.push((slot, msg.clone(), bytes));
+        Ok(())
     }
     fn cut(&self, whole: &Whole<File, Rc<Vec<u8>>>, shares: &[u32]) -> Result<Vec<(Piece, Range<u64>)>, String> {
         match whole {
@@ -704,4 +734,207 @@ fn a_rank_loaded_in_pieces_small_or_large_is_summarized_as_the_cli_does_and_cros
         assert_eq!(*back, summary, "{name}: the summary crosses whole");
     }
     assert!(RankLoad::begin("huge.json", Some(1 << 40)).err().is_some_and(|e| e.contains("GB")), "over the tab's budget");
+}
+
+/// `json` gzipped.
+fn gzip(json: &[u8]) -> Vec<u8> {
+    use std::io::Write as _;
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(json).unwrap();
+    gz.finish().unwrap()
+}
+
+/// Load `id` of the gzip `gz` by URL with `workers`, its body handed to a download worker: the
+/// plan it was started with, if any.
+fn fetch_gzip(l: &mut Loader<Rec>, id: u32, gz: &[u8], workers: Option<u32>) -> Option<Inflate> {
+    let url = "http://h/t.json.gz";
+    l.message(ToWorker::Fetch { id, url: url.into(), name: "t.json.gz".into(), workers }, Attached::None);
+    assert!(l.open(id, "t.json.gz", Some(gz.len() as u64)));
+    l.handoff(id, url);
+    l.host.cmds.iter().rev().find_map(|c| match c {
+        Cmd::Pump { id: got, plan } if *got == id => Some(*plan),
+        _ => None,
+    })
+}
+
+/// `gz` inflated and cut with `plan` as the download worker does (the browser's pieces are
+/// 64 KiB), each part and piece told to load `id` (all taken), then the end.
+fn inflate_into(l: &mut Loader<Rec>, id: u32, gz: &[u8], plan: Inflate) {
+    let json = inflate(gz);
+    let mut cuts = Cuts::new(plan, Some(gz.len() as u64));
+    let mut outs = Vec::new();
+    for chunk in json.chunks(1 << 16) {
+        cuts.push(chunk, 1, &mut |o| outs.push(o)).unwrap();
+    }
+    let json_bytes = cuts.finish(&mut |o| outs.push(o));
+    for out in outs {
+        assert!(l.inflating(id, told(out)), "taken");
+    }
+    assert!(!l.inflating(id, Inflating::Done { json_bytes }), "the download is over");
+}
+
+/// What the download worker posts for `out`.
+fn told(out: Out) -> Inflating<Rc<Vec<u8>>> {
+    match out {
+        Out::Part(piece) => Inflating::Part(piece),
+        Out::Piece(json) => Inflating::Piece { bytes: Rc::new(json), read: 1 },
+    }
+}
+
+/// `gz` inflated (by flate2, as the browser would).
+fn inflate(gz: &[u8]) -> Vec<u8> {
+    let mut json = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(gz), &mut json).unwrap();
+    json
+}
+
+/// Runs the parse workers on what they were told, in order: each piece parsed and given back,
+/// each part sent back at its end.
+fn parse_told(l: &mut Loader<Rec>) {
+    let told = std::mem::take(&mut l.host.told);
+    let mut feeds: Vec<Option<Feed>> = (0..8).map(|_| None).collect();
+    for (slot, msg, bytes) in told {
+        match msg {
+            ToParser::Open { job, index, start, object, first } => feeds[slot] = Some(Feed::open(job, index, kinetoscope::loader::parser::piece(start, object, first), 0.0)),
+            ToParser::More { job, index } => {
+                let bytes = bytes.expect("a piece beside More");
+                let fed = feed::feed(&mut feeds[slot], job, index, bytes.to_vec(), &|| 0.0, &mut |_| {});
+                assert_eq!(fed, Fed::Spent, "a part ends with End");
+                l.parser(slot, ParserEvent::Spent { job, buffer: bytes });
+            }
+            ToParser::End { job, index, end } => {
+                let (encoded, waited_ms) = feed::end(&mut feeds[slot], job, index, end).expect("its bytes all came").unwrap();
+                l.parser(slot, ParserEvent::Parsed { job, index: index as usize, bytes: encoded, waited_ms });
+            }
+            other => panic!("told {other:?}"),
+        }
+    }
+}
+
+/// The summary of load `id` with what depends on how it was read set aside.
+fn loaded_summary(l: &Loader<Rec>, id: u32) -> protocol::TraceSummary {
+    let posted = l.host.posted.borrow();
+    let summary = posted.iter().rev().find_map(|m| match m {
+        FromWorker::Loaded { id: got, summary, .. } if *got == id => Some((**summary).clone()),
+        _ => None,
+    });
+    let mut summary = summary.unwrap_or_else(|| panic!("load {id} not loaded: {:?}", replies(l)));
+    (summary.parse_ms, summary.read_wait_ms, summary.finish_ms, summary.parse_workers) = (0.0, 0.0, 0.0, 0);
+    summary
+}
+
+#[test]
+fn a_gzip_url_is_inflated_by_the_download_worker_and_parsed_by_every_parse_worker_in_turn() {
+    let json = trace(800_000);
+    let gz = gzip(&json);
+    let mut l = loader();
+    let plan = fetch_gzip(&mut l, 1, &gz, None).expect("a plan to inflate and cut");
+    let budget = Budget::TAB;
+    assert_eq!(plan, Inflate { every: CUT_EVERY, until: budget.held_whole().max_json_bytes(), max_json_bytes: budget.max_json_bytes() });
+    assert!(json.len() as u64 > 3 * CUT_EVERY, "{} bytes", json.len());
+    inflate_into(&mut l, 1, &gz, plan);
+    // Parts go to the two parse workers in turn, each opened, fed and ended there.
+    let opened: Vec<(usize, u32)> = l.host.told.iter().filter_map(|(slot, m, _)| if let ToParser::Open { index, .. } = m { Some((*slot, *index)) } else { None }).collect();
+    assert!(opened.len() >= 4, "{opened:?}");
+    assert!(opened.iter().enumerate().all(|(k, &(slot, index))| index as usize == k && slot == k % 2), "{opened:?}");
+    let ends = l.host.told.iter().filter(|(_, m, _)| matches!(m, ToParser::End { .. })).count();
+    assert_eq!(ends, opened.len());
+    let pieces = l.host.told.iter().filter(|(_, m, _)| matches!(m, ToParser::More { .. })).count();
+    parse_told(&mut l);
+    // Every piece parsed let the download go on.
+    let consumed: u64 = l.host.cmds.iter().filter_map(|c| if let Cmd::Consumed(n) = c { Some(*n) } else { None }).sum();
+    assert_eq!(consumed, json.len() as u64);
+    assert!(pieces >= json.len() / (2 << 20), "{pieces} pieces");
+    let got = loaded_summary(&l, 1);
+    let mut streamed = loader();
+    streamed.message(ToWorker::Fetch { id: 2, url: "u".into(), name: "t.json.gz".into(), workers: Some(1) }, Attached::None);
+    stream_in(&mut streamed, 2, &gz);
+    let mut want = loaded_summary(&streamed, 2);
+    want.file_name = got.file_name.clone();
+    assert_eq!(format!("{got:?}"), format!("{want:?}"));
+    assert_eq!((got.json_bytes, got.file_bytes), (json.len() as u64, gz.len() as u64));
+    assert!(l.host.cmds.contains(&Cmd::Terminate), "the parse workers go with the load");
+}
+
+#[test]
+fn a_cut_gzip_whose_part_did_not_end_at_its_cut_is_fetched_again_as_one_stream() {
+    let json = large_trace_broken_in_its_first_part();
+    let gz = gzip(&json);
+    let mut l = loader();
+    let plan = fetch_gzip(&mut l, 4, &gz, None).unwrap();
+    inflate_into(&mut l, 4, &gz, Inflate { every: json.len() as u64 / 3, ..plan });
+    parse_told(&mut l);
+    assert_eq!(l.host.cmds.last(), Some(&Cmd::Fetch(4)), "read again as one stream");
+    assert!(replies(&l).is_empty(), "{:?}", replies(&l));
+}
+
+#[test]
+fn a_gzip_past_the_budget_or_cancelled_or_on_one_core_stops_its_download_worker() {
+    let json = large_trace();
+    let gz = gzip(&json);
+    let mut l = loader();
+    let plan = fetch_gzip(&mut l, 1, &gz, None).unwrap();
+    let small = Inflate { max_json_bytes: json.len() as u64 / 2, ..plan };
+    let mut cuts = Cuts::new(small, Some(gz.len() as u64));
+    let mut outs = Vec::new();
+    let too_big = json.chunks(1 << 16).find_map(|c| cuts.push(c, 1, &mut |o| outs.push(o)).err()).expect("past the budget");
+    for out in outs {
+        assert!(l.inflating(1, told(out)));
+    }
+    let kinetoscope::budget::Size::Inflating { json_bytes, read, file_bytes } = too_big.size else { panic!("{too_big:?}") };
+    assert!(!l.inflating(1, Inflating::TooBig { json_bytes, read, file_bytes }));
+    let (_, kind, message) = replies(&l).pop().unwrap();
+    assert_eq!(kind, "failed");
+    assert!(message.starts_with("This trace inflates to over"), "{message}");
+    assert!(l.host.cmds.contains(&Cmd::StopPump), "{:?}", l.host.cmds);
+
+    let mut l = loader();
+    let plan = fetch_gzip(&mut l, 2, &gz, None).unwrap();
+    let mut cuts = Cuts::new(plan, None);
+    cuts.push(&json[..json.len() / 2], 1, &mut |o| if let Out::Part(p) = o { assert!(l.inflating(2, Inflating::Part(p))) }).unwrap();
+    l.message(ToWorker::Cancel { id: 2 }, Attached::None);
+    assert!(l.host.cmds.ends_with(&[Cmd::StopPump, Cmd::Terminate]), "{:?}", l.host.cmds);
+    assert!(!l.inflating(2, Inflating::Piece { bytes: Rc::new(vec![b' ']), read: 1 }), "refused once cancelled");
+
+    let mut l = Loader::new(Rec { errors: Some(RefCell::default()), ..Rec::default() }, Budget::TAB);
+    assert_eq!(fetch_gzip(&mut l, 3, &gz, Some(1)), None, "?workers=1: no plan, so no parts");
+}
+
+#[test]
+fn a_gzip_the_browser_cannot_inflate_whole_is_fetched_again_and_inflated_here() {
+    let json = trace(800_000);
+    let gz = gzip(&json);
+    for before_any_part in [true, false] {
+        let mut l = Loader::new(Rec { errors: Some(RefCell::default()), ..Rec::default() }, Budget::TAB);
+        let plan = fetch_gzip(&mut l, 1, &gz, None).unwrap();
+        if !before_any_part {
+            let mut cuts = Cuts::new(plan, None);
+            cuts.push(&json[..json.len() / 2], 1, &mut |o| assert!(l.inflating(1, told(o)))).unwrap();
+        }
+        assert!(!l.inflating(1, Inflating::Failed("TypeError: Junk found after end of compressed data.".into())));
+        assert_eq!(l.host.cmds.last(), Some(&Cmd::Fetch(1)), "read again");
+        let errors = l.host.errors.as_ref().unwrap().borrow().clone();
+        assert_eq!(errors, [r#"worker: the browser could not inflate "t.json.gz" whole (TypeError: Junk found after end of compressed data.): reading it again on one core"#]);
+        // On one core, the gzip inflated here as it arrives.
+        assert!(l.open(1, "t.json.gz", Some(gz.len() as u64)));
+        assert!(l.arrived(1, gz.len(), |b| b.copy_from_slice(&gz)));
+        l.finish(1);
+        assert_eq!(loaded_summary(&l, 1).json_bytes, json.len() as u64);
+    }
+}
+
+#[test]
+fn a_parse_worker_owing_an_answer_too_long_ends_the_cut_gzip() {
+    let json = trace(800_000);
+    let gz = gzip(&json);
+    let mut l = loader();
+    let plan = fetch_gzip(&mut l, 1, &gz, None).unwrap();
+    inflate_into(&mut l, 1, &gz, plan);
+    // Pieces out and none answered: silent from the last one sent.
+    l.host.now.set(SILENT_MS);
+    l.tick();
+    assert!(replies(&l).is_empty());
+    l.host.now.set(SILENT_MS + 1.0);
+    l.tick();
+    assert_eq!(replies(&l), [(1, "failed", format!("parse worker 0 stopped answering: nothing from it for {} s", SILENT_MS / 1000.0))]);
 }

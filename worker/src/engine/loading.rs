@@ -45,6 +45,17 @@ pub struct Prepared {
 pub struct Joining {
     name: String,
     file_bytes: u64,
+    /// Of a gzip inflated whole into the parts: its JSON's size.
+    inflated: Option<u64>,
+}
+
+impl Joining {
+    /// The parts are of a gzip that inflated whole to `json_bytes` of JSON.
+    #[must_use]
+    pub fn inflated(mut self, json_bytes: u64) -> Self {
+        self.inflated = Some(json_bytes);
+        self
+    }
 }
 
 /// A streamed load between [`Engine::begin`] and [`Engine::end`].
@@ -212,7 +223,7 @@ impl Engine {
     pub fn begin_parts(&mut self, name: &str, file_bytes: u64) -> Result<Joining, LoadError> {
         self.budget.check_file(file_bytes, false).map_err(|t| t.to_load_error(name))?;
         self.drop_current(Target::Current);
-        Ok(Joining { name: name.to_owned(), file_bytes })
+        Ok(Joining { name: name.to_owned(), file_bytes, inflated: None })
     }
 
     /// Ends a load started by [`Engine::begin_parts`] with its parts, in file order, as
@@ -222,11 +233,15 @@ impl Engine {
     /// # Errors
     /// As [`Engine::end`] when no event was read.
     pub fn join(&mut self, joining: Joining, parts: Vec<impl Into<Arrived>>, fork: &impl Fork) -> Result<Option<TraceSummary>, LoadError> {
-        let Joining { name, file_bytes } = joining;
+        let Joining { name, file_bytes, inflated } = joining;
+        if inflated == Some(0) {
+            return Err(unreadable_gzip(None));
+        }
         let count = parts.len();
         let Some(joined) = load::join(parts, fork) else { return Ok(None) };
-        let trace = joined.map_err(|f| failure(&f, false))?;
-        let sizes = Sizes { file_bytes, json_bytes: file_bytes, gzip: false, gzip_error: None, parts: count };
+        let gzip = inflated.is_some();
+        let trace = joined.map_err(|f| failure(&f, gzip))?;
+        let sizes = Sizes { file_bytes, json_bytes: inflated.unwrap_or(file_bytes), gzip, gzip_error: None, parts: count };
         self.adopt(Target::Current, name, trace, sizes, fork).map(Some)
     }
 

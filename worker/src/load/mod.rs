@@ -17,7 +17,8 @@
 //!
 //! A file not held whole, on several threads (the CLI): [`cut`] finds the boundaries reading
 //! only windows of it, each part is streamed from its own range ([`Stream::part`]), and
-//! [`join`] merges them, or says to read the file sequentially (`cut.rs`).
+//! [`join`] merges them, or says to read the file sequentially (`cut.rs`). One arriving in
+//! order (a gzip inflating): [`Cutter`] cuts it as it comes, for `join` as well.
 //!
 //! Across workers (the browser's `?workers=N`): [`Plan::piece`] names what a worker holding only one part's
 //! bytes needs, [`parse_piece`] parses them there, and [`Part::encode`] / [`Part::decode`] carry
@@ -37,10 +38,12 @@ use std::ops::Range;
 
 mod clip;
 mod cut;
+mod cutter;
 mod share;
 mod stream;
 
 pub use cut::{cut, cut_by, join};
+pub use cutter::{Cut, Cutter};
 pub use share::Shares;
 pub use stream::{Arrived, Stream, StreamedPart};
 

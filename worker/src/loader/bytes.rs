@@ -61,8 +61,12 @@ impl<H: Host> Loader<H> {
         if self.streaming.as_ref().is_none_or(|(s, _)| s.id != id) {
             return false;
         }
-        match self.host.start_pump(id, url) {
-            Ok(()) => true,
+        let inflate = self.inflate_plan(id);
+        match self.host.start_pump(id, url, inflate) {
+            Ok(()) => {
+                self.pumped = Some((id, url.to_owned()));
+                true
+            }
             Err(e) => {
                 self.host.console_error(&format!("worker: cannot start the download worker, reading here: {e}"));
                 false
@@ -164,6 +168,9 @@ impl<H: Host> Loader<H> {
             self.reading = None;
             self.streaming = None;
             self.pending = None;
+            if self.parsing(id) {
+                self.stop_parsers();
+            }
             self.fail(id, "io", message);
         }
     }

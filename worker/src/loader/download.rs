@@ -7,7 +7,13 @@
 //! pieces of at least [`PIECE`] bytes (`Bytes`, the piece beside it); the load worker parses each
 //! and answers `Consumed`. At most [`WINDOW`] bytes are in flight, so a parse slower than the
 //! network holds 64 MiB, never the file. `Finish` or `Failed` end the download.
+//!
+//! A gzip body, when the load worker sends a plan with the URL (`inflate::Inflate`), is
+//! inflated and cut here instead (`inflate::Inflater`): `Part` starts each part, `Piece` carries
+//! its JSON (answered `Consumed` once a parse worker parsed it), `Inflated`, `Uninflatable` or
+//! `TooBig` ends it.
 
+use super::inflate::{Inflate, Inflating};
 use super::source::{with, Receiver};
 use super::slices::View;
 use serde::{Deserialize, Serialize};
@@ -32,6 +38,8 @@ pub enum ToPump {
     Fetch {
         /// The body's URL.
         url: String,
+        /// How to inflate and cut it if it is a gzip; `None`: post it as it comes.
+        inflate: Option<Inflate>,
     },
     /// `bytes` of the posted pieces were parsed.
     Consumed {
@@ -50,6 +58,40 @@ pub enum FromPump {
     Bytes,
     /// The body was all posted.
     Finish,
+    /// The pieces that follow start a part of the inflated gzip (at JSON byte `start`).
+    Part {
+        /// Offset of the part's first byte in the JSON.
+        start: u64,
+        /// The JSON is an object, not an array.
+        object: bool,
+        /// The part starts the JSON.
+        first: bool,
+    },
+    /// The next JSON of the current part is the transferred buffer beside this message; `read`
+    /// bytes of the gzip were read so far.
+    Piece {
+        /// Compressed bytes read so far.
+        read: u64,
+    },
+    /// The gzip was all inflated and posted: `json_bytes` of JSON.
+    Inflated {
+        /// JSON bytes.
+        json_bytes: u64,
+    },
+    /// The browser could not inflate the gzip whole: `message` says why.
+    Uninflatable {
+        /// The browser's words.
+        message: String,
+    },
+    /// Inflating passed the load's budget (`budget::Size::Inflating`'s numbers).
+    TooBig {
+        /// JSON bytes inflated.
+        json_bytes: u64,
+        /// Compressed bytes read.
+        read: u64,
+        /// The gzip's size.
+        file_bytes: u64,
+    },
     /// The download failed: `message` says why.
     Failed {
         /// Why.
@@ -110,15 +152,59 @@ impl<V: View> Gather<V> {
         self.in_flight = self.in_flight.saturating_sub(bytes);
         !self.full()
     }
+
+    /// `bytes` were posted without being gathered (an inflated piece): counted in flight.
+    pub fn posted(&mut self, bytes: u64) {
+        self.in_flight += bytes;
+    }
 }
 
-/// Handles a pump's message for load `id` of `to` (downloading `url`): `json` its first element
-/// (if a string), `beside` the piece after it. The answer to post to the pump, if any;
-/// `terminate` ends the pump when the download is over (finished, failed or dropped), before
-/// `to` hears of it.
-pub fn from_pump<R: Receiver>(to: &Weak<RefCell<R>>, id: u32, url: &str, json: Option<&str>, beside: Option<R::View>, terminate: &dyn Fn()) -> Option<ToPump> {
+/// Handles a pump's message for load `id` of `to` (downloading `url`, inflating a gzip as
+/// `inflate` says): `json` its first element (if a string), `beside` the piece after it. The
+/// answer to post to the pump, if any (an inflated piece is answered once parsed, by the load
+/// worker); `terminate` ends the pump when the download is over (finished, failed or dropped),
+/// before `to` hears of it.
+pub fn from_pump<R: Receiver>(
+    to: &Weak<RefCell<R>>,
+    id: u32,
+    (url, inflate): (&str, Option<Inflate>),
+    json: Option<&str>,
+    beside: Option<R::View>,
+    terminate: &dyn Fn(),
+) -> Option<ToPump> {
+    let inflating = |event: Inflating<R::View>| {
+        if !with(to, |r| r.inflating(id, event)) {
+            terminate();
+        }
+    };
     match decode::<FromPump>(json) {
-        Some(FromPump::Ready) => Some(ToPump::Fetch { url: url.to_owned() }),
+        Some(FromPump::Ready) => Some(ToPump::Fetch { url: url.to_owned(), inflate }),
+        Some(FromPump::Part { start, object, first }) => {
+            inflating(Inflating::Part(super::parser::piece(start, object, first)));
+            None
+        }
+        Some(FromPump::Piece { read }) => {
+            match beside {
+                Some(bytes) => inflating(Inflating::Piece { bytes, read }),
+                None => with(to, |r| r.failed(id, "the download worker sent a piece without its bytes".into())),
+            }
+            None
+        }
+        Some(FromPump::Inflated { json_bytes }) => {
+            terminate();
+            with(to, |r| r.inflating(id, Inflating::Done { json_bytes }));
+            None
+        }
+        Some(FromPump::Uninflatable { message }) => {
+            terminate();
+            with(to, |r| r.inflating(id, Inflating::Failed(message)));
+            None
+        }
+        Some(FromPump::TooBig { json_bytes, read, file_bytes }) => {
+            terminate();
+            with(to, |r| r.inflating(id, Inflating::TooBig { json_bytes, read, file_bytes }));
+            None
+        }
         Some(FromPump::Bytes) => {
             let Some(bytes) = beside else {
                 with(to, |r| r.failed(id, "the download worker sent a piece without its bytes".into()));
@@ -152,6 +238,7 @@ pub fn from_pump<R: Receiver>(to: &Weak<RefCell<R>>, id: u32, url: &str, json: O
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::load::Piece;
     use crate::loader::source::tests::{Call, Rec};
     use std::cell::Cell;
     use std::rc::Rc;
@@ -178,8 +265,8 @@ mod tests {
 
     #[test]
     fn messages_round_trip() {
-        let fetch = ToPump::Fetch { url: "http://x/t.json".into() };
-        assert_eq!(encode(&fetch), r#"{"type":"Fetch","url":"http://x/t.json"}"#);
+        let fetch = ToPump::Fetch { url: "http://x/t.json".into(), inflate: None };
+        assert_eq!(encode(&fetch), r#"{"type":"Fetch","url":"http://x/t.json","inflate":null}"#);
         assert_eq!(decode::<ToPump>(Some(&encode(&fetch))), Some(fetch));
         assert_eq!(decode::<ToPump>(Some(r#"{"type":"Consumed","bytes":5}"#)), Some(ToPump::Consumed { bytes: 5 }));
         assert_eq!(decode::<FromPump>(Some(&encode(&FromPump::Finish))), Some(FromPump::Finish));
@@ -193,14 +280,14 @@ mod tests {
         let rec = Rc::new(RefCell::new(Rec { accept, ..Rec::default() }));
         let ended = Cell::new(false);
         let json = msg.map(encode);
-        let answer = from_pump(&Rc::downgrade(&rec), 1, "http://x/t", json.as_deref(), beside, &|| ended.set(true));
+        let answer = from_pump(&Rc::downgrade(&rec), 1, ("http://x/t", None), json.as_deref(), beside, &|| ended.set(true));
         let calls = rec.take().calls;
         (answer, ended.get(), calls)
     }
 
     #[test]
     fn each_pump_message_is_answered() {
-        assert_eq!(handle(true, Some(&FromPump::Ready), None), (Some(ToPump::Fetch { url: "http://x/t".into() }), false, vec![]));
+        assert_eq!(handle(true, Some(&FromPump::Ready), None), (Some(ToPump::Fetch { url: "http://x/t".into(), inflate: None }), false, vec![]));
         let bytes = handle(true, Some(&FromPump::Bytes), Some(vec![7; 5]));
         assert_eq!(bytes, (Some(ToPump::Consumed { bytes: 5 }), false, vec![Call::Bytes(1, vec![7; 5])]));
         assert_eq!(handle(false, Some(&FromPump::Bytes), Some(vec![7; 5])), (None, true, vec![Call::Bytes(1, vec![7; 5])]));
@@ -209,6 +296,18 @@ mod tests {
         assert_eq!(handle(true, Some(&FromPump::Finish), None), (None, true, vec![Call::Finish(1)]));
         let failed = handle(true, Some(&FromPump::Failed { message: "HTTP 500".into() }), None);
         assert_eq!(failed, (None, true, vec![Call::Failed(1, "HTTP 500".into())]));
+        let part = handle(true, Some(&FromPump::Part { start: 9, object: true, first: false }), None);
+        assert_eq!(part, (None, false, vec![Call::Inflating(1, Inflating::Part(Piece { start: 9, form: crate::json::Form::Object, first: false }))]));
+        let piece = handle(true, Some(&FromPump::Piece { read: 4 }), Some(vec![1, 2]));
+        assert_eq!(piece, (None, false, vec![Call::Inflating(1, Inflating::Piece { bytes: vec![1, 2], read: 4 })]));
+        let dropped = handle(false, Some(&FromPump::Piece { read: 4 }), Some(vec![1, 2]));
+        assert!(dropped.1, "a piece refused ends the download");
+        let done = handle(true, Some(&FromPump::Inflated { json_bytes: 7 }), None);
+        assert_eq!(done, (None, true, vec![Call::Inflating(1, Inflating::Done { json_bytes: 7 })]));
+        let junk = handle(true, Some(&FromPump::Uninflatable { message: "Junk".into() }), None);
+        assert_eq!(junk, (None, true, vec![Call::Inflating(1, Inflating::Failed("Junk".into()))]));
+        let big = handle(true, Some(&FromPump::TooBig { json_bytes: 7, read: 1, file_bytes: 2 }), None);
+        assert_eq!(big, (None, true, vec![Call::Inflating(1, Inflating::TooBig { json_bytes: 7, read: 1, file_bytes: 2 })]));
         let bad = handle(true, None, None);
         assert_eq!(bad, (None, true, vec![Call::Failed(1, "the download worker sent an unreadable message".into())]));
     }

@@ -72,12 +72,14 @@ pub fn parse_from<V: View>(stream: &mut Stream, bytes: V, done: u64, report: &mu
     }
 }
 
-/// A part whose bytes come in messages (`ReadPart`, then `More`), parsed as each arrives.
+/// A part whose bytes come in messages (`ReadPart` or `Open`, then `More`), parsed as each
+/// arrives.
 pub struct Feed {
     job: u32,
     index: u32,
+    start: u64,
     stream: Stream,
-    /// Bytes of the part, and of them arrived.
+    /// Bytes of the part (unknown until `End` for an `Open` part), and of them arrived.
     len: u64,
     done: u64,
     /// When the last bytes were parsed, and the ms spent since the first waiting for the next.
@@ -99,7 +101,13 @@ impl Feed {
     pub fn new(job: u32, index: u32, piece: Piece, end: u64, now_ms: f64) -> Self {
         let len = end.saturating_sub(piece.start);
         let stream = Stream::part(piece).expecting(len);
-        Self { job, index, stream, len, done: 0, idle_since: now_ms, waited_ms: 0.0 }
+        Self { job, index, start: piece.start, stream, len, done: 0, idle_since: now_ms, waited_ms: 0.0 }
+    }
+
+    /// Part `index` of load `job` from `piece.start`, its end told later ([`end`]), the first
+    /// bytes expected from `now_ms`.
+    pub fn open(job: u32, index: u32, piece: Piece, now_ms: f64) -> Self {
+        Self { job, index, start: piece.start, stream: Stream::part(piece), len: u64::MAX, done: 0, idle_since: now_ms, waited_ms: 0.0 }
     }
 
     /// Parses `bytes`, the part's next; `Some` with the part encoded once it has them all, and
@@ -112,16 +120,41 @@ impl Feed {
             progress(done);
             true
         };
-        match parse_from(&mut self.stream, bytes, self.done, &mut report) {
-            Ok(read) => self.done += read.unwrap_or(0),
-            Err(e) => return Some(Err(e)),
+        // Counted as arrived, parsed or not: a stream stopped by a syntax error reads no more.
+        let arrived = u64::from(bytes.length());
+        if let Err(e) = parse_from(&mut self.stream, bytes, self.done, &mut report) {
+            return Some(Err(e));
         }
+        self.done += arrived;
         self.idle_since = now_ms();
+        self.complete()
+    }
+
+    /// The part encoded with the ms waited for its bytes, once they all came.
+    fn complete(&mut self) -> Option<Result<(Vec<u8>, f64), String>> {
         (self.done >= self.len).then(|| {
             let stream = std::mem::take(&mut self.stream);
             Ok((stream.finish_part().encode(), self.waited_ms))
         })
     }
+}
+
+/// The part `feed` holds, part `index` of load `job`, ends at byte `end` of the input: `Some`
+/// with it encoded (and let go) if its bytes all came, or why not when `feed` holds another
+/// part or more bytes came than it has.
+pub fn end(feed: &mut Option<Feed>, job: u32, index: u32, end: u64) -> Option<Result<(Vec<u8>, f64), String>> {
+    let Some(f) = feed.as_mut().filter(|f| f.job == job && f.index == index) else {
+        return Some(Err("the end of a part it was not sent".into()));
+    };
+    f.len = end.saturating_sub(f.start);
+    let done = match f.done.cmp(&f.len) {
+        std::cmp::Ordering::Greater => Some(Err(format!("{} bytes came for a part of {}", f.done, f.len))),
+        _ => f.complete(),
+    };
+    if done.is_some() {
+        *feed = None;
+    }
+    done
 }
 
 /// Feeds `bytes` of part `index` of load `job` to the part `feed` holds; the part is let go once
@@ -277,6 +310,30 @@ mod tests {
         assert_eq!(slices_encoded(&encoded), 50);
         // The clock moved 5 ms between the end of the first piece and the second.
         assert_eq!(waited_ms, 5.0);
+    }
+
+    #[test]
+    fn an_open_part_is_done_when_its_end_is_told() {
+        let json = trace(50);
+        let (head, tail) = json.split_at(json.len() / 2);
+        let mut slot = Some(Feed::open(2, 0, whole(), 0.0));
+        assert_eq!(feed(&mut slot, 2, 0, head.to_vec(), &|| 0.0, &mut |_| {}), Fed::Spent);
+        assert_eq!(feed(&mut slot, 2, 0, tail.to_vec(), &|| 0.0, &mut |_| {}), Fed::Spent, "not done before its end is told");
+        assert_eq!(end(&mut slot, 2, 1, json.len() as u64), Some(Err("the end of a part it was not sent".into())));
+        let mut slot = Some(Feed::open(2, 0, whole(), 0.0));
+        assert_eq!(feed(&mut slot, 2, 0, head.to_vec(), &|| 0.0, &mut |_| {}), Fed::Spent);
+        // Told before its last bytes came: done with them.
+        assert_eq!(end(&mut slot, 2, 0, json.len() as u64), None);
+        let Fed::Done(Ok((encoded, _))) = feed(&mut slot, 2, 0, tail.to_vec(), &|| 0.0, &mut |_| {}) else { panic!("not done") };
+        assert_eq!(slices_encoded(&encoded), 50);
+        let mut slot = Some(Feed::open(2, 0, whole(), 0.0));
+        assert_eq!(feed(&mut slot, 2, 0, json.clone(), &|| 0.0, &mut |_| {}), Fed::Spent);
+        let Some(Ok((encoded, _))) = end(&mut slot, 2, 0, json.len() as u64) else { panic!("not done") };
+        assert!(slot.is_none());
+        assert_eq!(slices_encoded(&encoded), 50);
+        let mut slot = Some(Feed::open(2, 0, whole(), 0.0));
+        assert_eq!(feed(&mut slot, 2, 0, json.clone(), &|| 0.0, &mut |_| {}), Fed::Spent);
+        assert_eq!(end(&mut slot, 2, 0, 10), Some(Err(format!("{} bytes came for a part of 10", json.len()))));
     }
 
     #[test]

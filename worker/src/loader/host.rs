@@ -3,6 +3,8 @@
 //! recorder. Also the handles a load's bytes come from ([`Whole`], [`Source`]) and what parse
 //! workers report ([`ParserEvent`]), generic over the host's `File` and buffer types.
 
+use super::inflate::Inflate;
+use super::parser::ToParser;
 use crate::load::{Piece, Stream};
 use protocol::FromWorker;
 use std::ops::Range;
@@ -40,11 +42,16 @@ pub trait Host {
     fn read(&mut self, id: u32, file: Self::File);
     /// Feeds posted `buffer` into load `id` as one stream.
     fn take(&mut self, id: u32, name: String, buffer: Self::Buffer);
-    /// Starts a download worker for load `id`'s body at `url`.
+    /// Starts a download worker for load `id`'s body at `url`, which inflates and cuts a gzip
+    /// body as `inflate` says (`Loader::inflating`).
     ///
     /// # Errors
     /// When the worker cannot be created.
-    fn start_pump(&mut self, id: u32, url: &str) -> Result<(), String>;
+    fn start_pump(&mut self, id: u32, url: &str, inflate: Option<Inflate>) -> Result<(), String>;
+    /// Tells the download worker `bytes` it posted were parsed.
+    fn consumed(&mut self, bytes: u64);
+    /// Terminates the download worker, if any (its download stops).
+    fn stop_pump(&mut self);
     /// Cuts `whole` into ranges ending at event boundaries, part `k` about `shares[k]` of them.
     ///
     /// # Errors
@@ -86,6 +93,11 @@ pub trait Host {
     /// # Errors
     /// When the post fails.
     fn send_rank(&mut self, slot: usize, job: u32, index: usize, source: &Source<Self::File>) -> Result<(), String>;
+    /// Posts `msg` to parse worker `slot`, `bytes` beside it (transferred).
+    ///
+    /// # Errors
+    /// When the post fails.
+    fn tell_parser(&mut self, slot: usize, msg: &ToParser, bytes: Option<Self::Buffer>) -> Result<(), String>;
     /// Fills `buffer`, given back parsed by parse worker `slot`, with the next bytes of its part
     /// of load `job`.
     ///

@@ -18,6 +18,8 @@ pub mod body;
 mod bytes;
 pub mod download;
 pub mod feed;
+mod cutting;
+pub mod inflate;
 mod host;
 pub mod inbox;
 pub mod parser;
@@ -66,6 +68,9 @@ pub struct Loader<H: Host> {
     side_heard: Vec<f64>,
     /// The summary last posted with `Loaded`, posted again by `SetStepMarker`.
     summary: Option<TraceSummary>,
+    /// The load handed to a download worker and its URL, read again from it if its parts
+    /// cannot be joined.
+    pumped: Option<(u32, String)>,
 }
 
 impl<H: Host> Loader<H> {
@@ -85,6 +90,7 @@ impl<H: Host> Loader<H> {
             run: None,
             side_heard: Vec::new(),
             summary: None,
+            pumped: None,
         }
     }
 

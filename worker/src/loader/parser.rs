@@ -52,7 +52,31 @@ pub enum ToParser {
         /// The part starts the input.
         first: bool,
     },
-    /// The next bytes of the part `ReadPart` started, in the buffer beside this message.
+    /// Parse the bytes that follow in `More` messages as part `index` of load `job`, until
+    /// `End` says where it ends: a part cut from a gzip as it inflates, whose end is known once
+    /// the next part is cut (`load::Cutter`).
+    Open {
+        /// Load id.
+        job: u32,
+        /// Part index.
+        index: u32,
+        /// Offset of the part's first byte in the input.
+        start: u64,
+        /// The input is an object, not an array.
+        object: bool,
+        /// The part starts the input.
+        first: bool,
+    },
+    /// The part `Open` started ends at byte `end` of the input: its bytes all came.
+    End {
+        /// Load id.
+        job: u32,
+        /// Part index.
+        index: u32,
+        /// Offset after the part's last byte.
+        end: u64,
+    },
+    /// The next bytes of the part `ReadPart` or `Open` started, in the buffer beside this message.
     More {
         /// Load id.
         job: u32,
@@ -134,6 +158,11 @@ impl ToParser {
     /// `ReadPart` of part `index` of load `job`: bytes `piece.start..end`.
     pub fn read_part(job: u32, index: u32, piece: Piece, end: u64) -> Self {
         Self::ReadPart { job, index, start: piece.start, end, object: piece.form == Form::Object, first: piece.first }
+    }
+
+    /// `Open` of part `index` of load `job`, where `piece` says.
+    pub fn open(job: u32, index: u32, piece: Piece) -> Self {
+        Self::Open { job, index, start: piece.start, object: piece.form == Form::Object, first: piece.first }
     }
 
     /// The message's JSON, as posted.
@@ -221,6 +250,11 @@ mod tests {
         assert_eq!(piece(start, object, first), Piece { start: 9, form: Form::Array, first: false });
         assert_eq!(piece(7, true, true), at);
         assert_eq!(ToParser::decode(Some(r#"{"type":"More","job":1,"index":4}"#)), Some(ToParser::More { job: 1, index: 4 }));
+        let open = ToParser::open(5, 2, Piece { start: 11, form: Form::Object, first: false });
+        assert_eq!(open.encode(), r#"{"type":"Open","job":5,"index":2,"start":11,"object":true,"first":false}"#);
+        assert_eq!(ToParser::decode(Some(&open.encode())), Some(open));
+        let end = ToParser::End { job: 5, index: 2, end: 40 };
+        assert_eq!(ToParser::decode(Some(&end.encode())), Some(end));
         assert_eq!(ToParser::decode(Some(r#"{"type":"Other"}"#)), None);
         assert_eq!(ToParser::decode(None), None);
     }

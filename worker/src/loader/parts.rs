@@ -7,6 +7,7 @@
 //! instance's memory never shrinks). The next pool is booted right after (`warm`), idle until a
 //! large load takes it as it is; if none is idle, one is spawned for the load.
 
+use super::cutting::Cutting;
 use super::{Host, Loader, ParserEvent, Whole};
 use crate::engine::{Joining, Prepared};
 use crate::intake::{PartsJob, SILENT_MS};
@@ -41,6 +42,8 @@ impl Roster {
 pub(super) enum Job<W> {
     Held(PartsJob),
     File(PartsJob<(Joining, W), load::Arrived>),
+    /// A gzip URL cut as it inflates (`cutting`).
+    Cut(Cutting),
 }
 
 impl<W> Job<W> {
@@ -48,15 +51,18 @@ impl<W> Job<W> {
         match self {
             Job::Held(j) => j.id,
             Job::File(j) => j.id,
+            Job::Cut(j) => j.id,
         }
     }
 
     /// Parse worker `slot` said something: its part is `slot` held whole, `slot + 1` of a
-    /// file or posted bytes (part 0 is parsed here).
-    fn heard(&mut self, slot: usize, now_ms: f64) {
+    /// file or posted bytes (part 0 is parsed here); of a gzip cut, it answered a piece or a
+    /// part's end if `answered`.
+    fn heard(&mut self, slot: usize, now_ms: f64, answered: bool) {
         match self {
             Job::Held(j) => j.heard(slot, now_ms),
             Job::File(j) => j.heard(slot + 1, now_ms),
+            Job::Cut(j) => j.heard(slot, now_ms, answered),
         }
     }
 
@@ -64,6 +70,7 @@ impl<W> Job<W> {
         match self {
             Job::Held(j) => j.progress(index, done, now_ms),
             Job::File(j) => j.progress(index, done, now_ms),
+            Job::Cut(j) => j.progress(index, done, now_ms),
         }
     }
 
@@ -71,6 +78,7 @@ impl<W> Job<W> {
         match self {
             Job::Held(j) => j.silent(now_ms),
             Job::File(j) => j.silent(now_ms),
+            Job::Cut(j) => j.silent(now_ms),
         }
     }
 }
@@ -103,7 +111,7 @@ impl<H: Host> Loader<H> {
             ParserEvent::Ready => {
                 let now = self.host.now_ms();
                 if let Some(job) = self.job.as_mut() {
-                    job.heard(slot, now);
+                    job.heard(slot, now, false);
                 }
                 if let Some(ready) = self.pool.ready.get_mut(slot) {
                     *ready = true;
@@ -117,11 +125,24 @@ impl<H: Host> Loader<H> {
             }
             ParserEvent::Progress { job, index, done } if Some(job) == current => self.job_progress(index, done),
             ParserEvent::Parsed { job, index, bytes, waited_ms } if Some(job) == current => {
-                self.host.retire_parser(slot);
+                let now = self.host.now_ms();
+                match self.job.as_mut() {
+                    // The parse worker has further parts of the gzip to parse.
+                    Some(cut @ Job::Cut(_)) => cut.heard(slot, now, true),
+                    _ => self.host.retire_parser(slot),
+                }
                 self.job_part(index, bytes, waited_ms);
             }
             ParserEvent::Failed { job, index, message } if Some(job) == current => {
                 self.job_failed(format!("parse worker {index} failed: {message}"));
+            }
+            ParserEvent::Spent { job, buffer } if Some(job) == current && matches!(self.job, Some(Job::Cut(_))) => {
+                let now = self.host.now_ms();
+                if let Some(cut) = self.job.as_mut() {
+                    cut.heard(slot, now, true);
+                }
+                // Parsed: the download may go on.
+                self.host.consumed(H::buffer_size(&buffer));
             }
             ParserEvent::Spent { job, buffer } if Some(job) == current => {
                 if let Err(e) = self.host.refill(slot, job, buffer) {
@@ -177,6 +198,7 @@ impl<H: Host> Loader<H> {
                 job.waited(waited_ms);
                 StreamedPart::decode_later(bytes).map(|part| job.part(index, part))
             }
+            Job::Cut(job) => StreamedPart::decode_later(bytes).map(|part| job.part(index, part)),
         };
         match complete {
             Ok(true) => self.complete_job(),
@@ -209,10 +231,11 @@ impl<H: Host> Loader<H> {
     }
 
     /// Every part of the job is in: joins them and ends the load.
-    fn complete_job(&mut self) {
+    pub(super) fn complete_job(&mut self) {
         let Some(job) = self.job.take() else { return };
         self.terminate_pool();
         match job {
+            Job::Cut(cutting) => self.join_cut(cutting),
             Job::Held(job) => {
                 let (id, started_ms) = (job.id, job.started_ms);
                 let (prepared, parts) = job.into_parts();
@@ -338,7 +361,7 @@ impl<H: Host> Loader<H> {
         true
     }
 
-    fn job_failed(&mut self, message: String) {
+    pub(super) fn job_failed(&mut self, message: String) {
         let Some(id) = self.job.as_ref().map(Job::id) else { return };
         // Also drops a first part not yet started here.
         self.stop_parsers();
@@ -348,6 +371,10 @@ impl<H: Host> Loader<H> {
     /// Drops the load being parsed by parse workers, if any, and terminates them; idle ones
     /// stay for the next load.
     pub(super) fn stop_parsers(&mut self) {
+        // A gzip cut for the parse workers: its download worker waits for them, so it goes too.
+        if matches!(self.job, Some(Job::Cut(_))) {
+            self.host.stop_pump();
+        }
         self.job = None;
         self.here = None;
         if !self.pool.is_idle() {

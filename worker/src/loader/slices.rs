@@ -94,8 +94,8 @@ pub async fn read_slices<R: Reads>(from: &R, range: Range<u64>, mut each: impl F
     Ok(Some(waited_ms))
 }
 
-/// Bytes read in tests: a `Vec` whose views are copies.
-#[cfg(test)]
+/// Bytes in native memory (the loader's tests drive it with them): a `Vec` whose views are
+/// copies.
 impl View for Vec<u8> {
     fn length(&self) -> u32 {
         u32::try_from(self.len()).unwrap_or(u32::MAX)

@@ -9,6 +9,7 @@
 //! (the load was cancelled or replaced), so a dropped load never keeps the network or the disk
 //! busy.
 
+use super::inflate::Inflating;
 use super::ranges::Reply;
 use super::slices::{View, SLICE_BYTES};
 use std::cell::RefCell;
@@ -18,6 +19,16 @@ use std::rc::Weak;
 /// downloaded by a download worker: below it the stall costs little and a second request and a
 /// worker's boot would cost more.
 pub const HANDOFF_BYTES: u64 = 32 << 20;
+
+/// A gzip (by its name) this large is offered too: the download worker inflates it and cuts it
+/// into parts for every core (`inflate`), which pays from about 20 MB of JSON.
+pub const GZIP_HANDOFF_BYTES: u64 = 2 << 20;
+
+/// Whether a body named `name` of `size` bytes (declared) is offered to a download worker.
+pub fn handoff_due(name: &str, size: Option<u64>) -> bool {
+    let gzip = name.to_ascii_lowercase().ends_with(".gz");
+    size.is_some_and(|s| s >= HANDOFF_BYTES || (gzip && s >= GZIP_HANDOFF_BYTES))
+}
 
 /// What a source feeds; every call names its load, and `false` means "stop, not current".
 pub trait Receiver {
@@ -47,6 +58,11 @@ pub trait Receiver {
     fn ranged(&mut self, _id: u32, _name: &str, _url: &str, _reply: &Reply) -> bool {
         false
     }
+    /// Load `id`'s gzip, inflated and cut by a download worker, sent `event`; false (stop the
+    /// download) if the load is not current or ended.
+    fn inflating(&mut self, _id: u32, _event: Inflating<Self::View>) -> bool {
+        false
+    }
 }
 
 /// Runs `f` on the receiver if it still exists; `T::default()` (false: stop) if it does not.
@@ -65,8 +81,9 @@ pub fn headers<R: Receiver>(to: &Weak<RefCell<R>>, id: u32, name: &str, url: &st
     if !with(to, |r| r.open(id, name, reply.size)) {
         return false;
     }
-    // A large body goes to a download worker that reads it while this worker parses.
-    !(reply.size.is_some_and(|s| s >= HANDOFF_BYTES) && with(to, |r| r.handoff(id, url)))
+    // A large body goes to a download worker that reads it while this worker parses (or, a
+    // gzip, that inflates it for the parse workers).
+    !(handoff_due(name, reply.size) && with(to, |r| r.handoff(id, url)))
 }
 
 /// Feeds `buffer` (bytes posted to the page, named `name`) into load `id` of `to`, in
@@ -127,6 +144,7 @@ pub(crate) mod tests {
         Bytes(u32, Vec<u8>),
         Finish(u32),
         Failed(u32, String),
+        Inflating(u32, Inflating<Vec<u8>>),
     }
 
     /// A receiver that takes bytes while `accept` (and `take_bytes` more pieces), reads in ranges
@@ -175,6 +193,11 @@ pub(crate) mod tests {
             self.calls.push(Call::Ranged(id, url.into()));
             self.ranged
         }
+
+        fn inflating(&mut self, id: u32, event: Inflating<Vec<u8>>) -> bool {
+            self.calls.push(Call::Inflating(id, event));
+            self.accept
+        }
     }
 
     fn after_headers(rec: Rec, size: Option<u64>) -> (bool, Vec<Call>) {
@@ -201,6 +224,15 @@ pub(crate) mod tests {
         assert!(kept.0);
         assert!(after_headers(Rec { accept: true, handoff: true, ..Rec::default() }, None).0);
         assert!(!headers(&Weak::<RefCell<Rec>>::new(), 2, "t", "u", &Reply::default()));
+    }
+
+    #[test]
+    fn a_gzip_is_handed_off_from_a_smaller_size() {
+        assert!(handoff_due("t.json", Some(HANDOFF_BYTES)));
+        assert!(!handoff_due("t.json", Some(HANDOFF_BYTES - 1)));
+        assert!(handoff_due("t.pt.trace.JSON.GZ", Some(GZIP_HANDOFF_BYTES)));
+        assert!(!handoff_due("t.json.gz", Some(GZIP_HANDOFF_BYTES - 1)));
+        assert!(!handoff_due("t.json.gz", None));
     }
 
     fn taken(rec: Rec, len: usize) -> Vec<Call> {

@@ -9,6 +9,8 @@ use super::pump::Pump;
 use super::source;
 use crate::load::{self, Piece, Stream};
 use crate::loader::feed::ViewRead;
+use crate::loader::inflate::{Inflate, Inflating};
+use crate::loader::parser::ToParser;
 use crate::loader::ranges::Reply;
 use crate::loader::source::{with, Receiver};
 use crate::loader::{Host, Loader, Source};
@@ -95,9 +97,19 @@ impl Host for WebHost {
         wasm_bindgen_futures::spawn_local(source::take(self.me.clone(), id, name, buffer));
     }
 
-    fn start_pump(&mut self, id: u32, url: &str) -> Result<(), String> {
-        self.pump = Some(Pump::start(self.me.clone(), id, url)?);
+    fn start_pump(&mut self, id: u32, url: &str, inflate: Option<Inflate>) -> Result<(), String> {
+        self.pump = Some(Pump::start(self.me.clone(), id, url, inflate)?);
         Ok(())
+    }
+
+    fn consumed(&mut self, bytes: u64) {
+        if let Some(pump) = &self.pump {
+            pump.consumed(bytes);
+        }
+    }
+
+    fn stop_pump(&mut self) {
+        self.pump = None;
     }
 
     fn cut(&self, whole: &Whole, shares: &[u32]) -> Result<Vec<(Piece, Range<u64>)>, String> {
@@ -165,6 +177,10 @@ impl Host for WebHost {
         self.pool.read_part(slot, job, index, piece, end, from)
     }
 
+    fn tell_parser(&mut self, slot: usize, msg: &ToParser, bytes: Option<js_sys::ArrayBuffer>) -> Result<(), String> {
+        self.pool.tell(slot, msg, bytes)
+    }
+
     fn refill(&mut self, slot: usize, job: u32, buffer: js_sys::ArrayBuffer) -> Result<(), String> {
         self.pool.refill(slot, job, buffer)
     }
@@ -204,5 +220,10 @@ impl Receiver for Loader<WebHost> {
 
     fn failed(&mut self, id: u32, message: String) {
         Loader::failed(self, id, message);
+    }
+
+    fn inflating(&mut self, id: u32, event: Inflating<js_sys::Uint8Array>) -> bool {
+        // The pump's pieces are whole transferred buffers: handed on as they are.
+        Loader::inflating(self, id, event.map(|view| view.buffer()))
     }
 }

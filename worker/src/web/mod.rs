@@ -6,13 +6,15 @@
 //!
 //! Roles: one binary, the role chosen by the worker's name: the load worker (spawned by the app,
 //! [`host::WebHost`]), a parse worker ([`parser`], spawned by the load worker's [`pool`] for a
-//! large input's parts) or a download worker ([`pump`], for a large URL's body).
+//! large input's parts) or a download worker ([`pump`], for a large URL's body, a gzip one
+//! inflated there by [`gunzip`]).
 //!
 //! Why not gloo-worker: its bincode codec copies byte buffers several times and cannot transfer
 //! them. See docs/architecture.md.
 
 pub mod bytes;
 pub mod crash;
+pub mod gunzip;
 pub mod host;
 pub mod parser;
 pub mod pool;

@@ -7,7 +7,9 @@
 //! (`ReadPart`), read here as it arrives ([`stream_part`]) so a large file's bytes never
 //! pass through the load worker's wasm memory; or, of a trace posted to the page, in pieces
 //! (`ReadPart`, then `More`) parsed as they come ([`crate::loader::feed::Feed`]), each given back
-//! (`Spent`) to be refilled. The load worker parses its own first part with [`stream_part`] too.
+//! (`Spent`) to be refilled; or, of a gzip inflated and cut as it downloads, in pieces
+//! (`Open`, `More`, then `End`), each given back parsed to count as consumed. The load worker
+//! parses its own first part with [`stream_part`] too.
 //! It also loads whole ranks of a run (`Rank`), answering with what the run keeps of each.
 
 use super::post::{console_error, js_error, now_ms, post_parts};
@@ -72,6 +74,14 @@ pub fn serve(scope: DedicatedWorkerGlobalScope) {
                     };
                     reply(&scope, &msg, None);
                 });
+            }
+            Some(ToParser::Open { job, index, start, object, first }) => {
+                *feed.borrow_mut() = Some(Feed::open(job, index, piece(start, object, first), now_ms(&reply_scope)));
+            }
+            Some(ToParser::End { job, index, end }) => {
+                if let Some(encoded) = feed::end(&mut feed.borrow_mut(), job, index, end) {
+                    answer(&reply_scope, job, index, encoded);
+                }
             }
             Some(ToParser::More { job, index }) => match bytes {
                 Some(buffer) => fed(job, index, &buffer),

@@ -67,6 +67,8 @@ pub enum Attached {
     File(web_sys::File),
     /// A URL (a string), its range fetched by the parse worker.
     Url(String),
+    /// Nothing beside the message.
+    Nothing,
 }
 
 /// One parse worker and its handlers; a message posted before `Ready` waits in `queued`.
@@ -177,6 +179,15 @@ impl Pool {
         }
     }
 
+    /// Posts `msg` to parse worker `slot`, `bytes` (transferred) beside it.
+    ///
+    /// # Errors
+    /// The browser's message when the post fails.
+    pub fn tell(&mut self, slot: usize, msg: &ToParser, bytes: Option<js_sys::ArrayBuffer>) -> Result<(), String> {
+        let Some(sub) = self.subs.get_mut(slot) else { return Err(format!("no sub-worker {slot}")) };
+        sub.send(msg.encode(), bytes.map_or(Attached::Nothing, Attached::Bytes))
+    }
+
     /// Fills `buffer`, a piece parse worker `slot` gave back parsed, with the next bytes of its
     /// part of load `job` and posts it; nothing once the part was all sent.
     ///
@@ -235,6 +246,7 @@ fn post(worker: &Worker, json: &str, attached: &Attached) -> Result<(), String> 
         Attached::Bytes(buffer) => post_parts(worker, json, Some(buffer), true),
         Attached::File(file) => post_parts(worker, json, Some(file), false),
         Attached::Url(url) => post_parts(worker, json, Some(&JsValue::from_str(url)), false),
+        Attached::Nothing => post_parts(worker, json, None, false),
     };
     sent.map_err(|e| js_error(&e))
 }

@@ -14,6 +14,10 @@
 //! and starts a pump with the URL. The pump fetches it again and posts its pieces (one copy
 //! here, the buffer then transferred); the load worker parses each and answers `Consumed`.
 //!
+//! A gzip body, when the load worker sent a plan (`loader::inflate`), is inflated here by the
+//! browser (`web::gunzip`) and cut into parts for the parse workers; its pieces are answered
+//! `Consumed` once parsed.
+//!
 //! Failures: the pump's own fetch errors come back as `Failed` with the same words the load
 //! worker would use (`web::source`), a crash as the `error` event; both end the load with a
 //! message. A load that is dropped (replaced, cancelled) refuses the next piece, and the pump is
@@ -22,7 +26,11 @@
 use super::post::{console_error, post_parts, Target};
 use super::source::{self, WebReceiver};
 use super::spawn_worker;
+use crate::budget::{Size, TooBig};
+use crate::input::is_gzip;
 use crate::loader::download::{self, from_pump, FromPump, Gather, ToPump, PUMP_NAME};
+use super::gunzip::{Gunzip, Inflated};
+use crate::loader::inflate::{Inflate, Out};
 use crate::loader::source::{with, Receiver};
 use serde::Serialize;
 use std::cell::RefCell;
@@ -53,14 +61,14 @@ impl Pump {
     ///
     /// # Errors
     /// The browser's message when the worker cannot be created.
-    pub fn start<R: WebReceiver + 'static>(to: Weak<RefCell<R>>, id: u32, url: &str) -> Result<Self, String> {
+    pub fn start<R: WebReceiver + 'static>(to: Weak<RefCell<R>>, id: u32, url: &str, inflate: Option<Inflate>) -> Result<Self, String> {
         let worker = spawn_worker(PUMP_NAME)?;
         let (reply, url, on_message_to) = (worker.clone(), url.to_owned(), to.clone());
         let on_message = Closure::<dyn Fn(MessageEvent)>::new(move |ev: MessageEvent| {
             let parts = js_sys::Array::from(&ev.data());
             let beside = parts.get(1).dyn_into::<js_sys::ArrayBuffer>().ok().map(|buffer| js_sys::Uint8Array::new(&buffer));
             let json = parts.get(0).as_string();
-            if let Some(answer) = from_pump(&on_message_to, id, &url, json.as_deref(), beside, &|| reply.terminate()) {
+            if let Some(answer) = from_pump(&on_message_to, id, (&url, inflate), json.as_deref(), beside, &|| reply.terminate()) {
                 post(&reply, &answer, None);
             }
         });
@@ -76,6 +84,20 @@ impl Pump {
         worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
         Ok(Self { worker, _on_message: on_message, _on_error: on_error })
     }
+
+    /// Tells the pump `bytes` of its inflated pieces were parsed.
+    pub fn consumed(&self, bytes: u64) {
+        post(&self.worker, &ToPump::Consumed { bytes }, None);
+    }
+}
+
+/// Posts that inflating passed the budget, with its numbers.
+fn post_too_big(scope: &DedicatedWorkerGlobalScope, too_big: &TooBig) {
+    let msg = match too_big.size {
+        Size::Inflating { json_bytes, read, file_bytes } => FromPump::TooBig { json_bytes, read, file_bytes },
+        _ => FromPump::Failed { message: too_big.sentence("the trace") },
+    };
+    post(scope, &msg, None);
 }
 
 /// Posts `[json, buffer?]` to `target` (the pump or the load worker), transferring `buffer`.
@@ -88,21 +110,39 @@ fn post<M: Serialize>(target: &impl Target, msg: &M, buffer: Option<&js_sys::Arr
 /// The pump's side: what it posts, and the wait for room.
 struct Sender {
     scope: DedicatedWorkerGlobalScope,
+    /// Itself, for the inflating task.
+    me: Weak<RefCell<Sender>>,
     /// Pieces read and not posted, bytes posted and not parsed.
     gather: Gather<js_sys::Uint8Array>,
     /// Resolves the wait for room when the load worker reports bytes consumed.
     wake: Option<js_sys::Function>,
+    /// How to inflate a gzip body, until its first bytes say whether it is one.
+    plan: Option<Inflate>,
+    /// The body's declared size.
+    size: Option<u64>,
+    /// The gzip being inflated and cut, if the body is one and a plan came.
+    gunzip: Option<Gunzip>,
 }
 
 impl Receiver for Sender {
     type View = js_sys::Uint8Array;
     type Room = js_sys::Promise;
 
-    fn open(&mut self, _id: u32, _name: &str, _size: Option<u64>) -> bool {
+    fn open(&mut self, _id: u32, _name: &str, size: Option<u64>) -> bool {
+        self.size = size;
         true
     }
 
     fn bytes(&mut self, _id: u32, bytes: &js_sys::Uint8Array) -> bool {
+        if let Some(plan) = self.plan.take() {
+            let head = [bytes.get_index(0), bytes.get_index(1)];
+            if bytes.length() >= 2 && is_gzip(&head) {
+                self.gunzip = self.inflate(plan);
+            }
+        }
+        if let Some(gunzip) = &self.gunzip {
+            return gunzip.write(bytes);
+        }
         if let Some(pieces) = self.gather.add(bytes.clone()) {
             self.post_piece(pieces);
         }
@@ -110,18 +150,25 @@ impl Receiver for Sender {
     }
 
     fn finish(&mut self, _id: u32) {
+        if let Some(gunzip) = &self.gunzip {
+            // The inflating task posts the end.
+            return gunzip.close();
+        }
         self.flush();
         post(&self.scope, &FromPump::Finish, None);
     }
 
     fn failed(&mut self, _id: u32, message: String) {
+        if let Some(gunzip) = self.gunzip.take() {
+            gunzip.abort();
+        }
         self.flush();
         post(&self.scope, &FromPump::Failed { message }, None);
     }
 
     fn room(&mut self) -> Option<js_sys::Promise> {
         if !self.gather.full() {
-            return None;
+            return self.gunzip.as_ref().and_then(Gunzip::room);
         }
         let mut wake = None;
         let promise = js_sys::Promise::new(&mut |resolve, _| wake = Some(resolve));
@@ -131,6 +178,52 @@ impl Receiver for Sender {
 }
 
 impl Sender {
+    /// Starts inflating the gzip body with the browser's inflater, cut as `plan` says; `None`
+    /// (the body posted as it comes, inflated by the load worker) where the browser has none.
+    fn inflate(&self, plan: Inflate) -> Option<Gunzip> {
+        let me = self.me.clone();
+        let hand = move |inflated| {
+            with(&me, |sender: &mut Sender| sender.post_gunzipped(inflated));
+        };
+        match Gunzip::start(plan, self.size, hand) {
+            Ok(gunzip) => Some(gunzip),
+            Err(e) => {
+                console_error(&format!("download worker: no DecompressionStream ({e}): the gzip goes to the load worker as it is"));
+                None
+            }
+        }
+    }
+
+    /// Posts what the inflating task handed on.
+    fn post_gunzipped(&mut self, inflated: Inflated) {
+        match inflated {
+            Inflated::Cut(outs, read) => self.post_inflated(outs, read),
+            Inflated::Done(json_bytes) => post(&self.scope, &FromPump::Inflated { json_bytes }, None),
+            Inflated::TooBig(too_big) => post_too_big(&self.scope, &too_big),
+            Inflated::Failed(message) => post(&self.scope, &FromPump::Uninflatable { message }, None),
+        }
+    }
+
+    /// Posts what the inflater handed on, `read` bytes of the gzip having been read: parts, and
+    /// pieces copied into buffers of their own (transferred), counted in flight.
+    fn post_inflated(&mut self, outs: Vec<Out>, read: u64) {
+        for out in outs {
+            match out {
+                Out::Part(piece) => {
+                    let part = FromPump::Part { start: piece.start, object: piece.form == crate::json::Form::Object, first: piece.first };
+                    post(&self.scope, &part, None);
+                }
+                Out::Piece(json) => {
+                    // Pieces are at most a few MiB.
+                    let array = js_sys::Uint8Array::new_with_length(json.len() as u32);
+                    array.copy_from(&json);
+                    self.gather.posted(json.len() as u64);
+                    post(&self.scope, &FromPump::Piece { read }, Some(&array.buffer()));
+                }
+            }
+        }
+    }
+
     /// Posts the pieces gathered, if any.
     fn flush(&mut self) {
         if let Some(pieces) = self.gather.flush() {
@@ -153,12 +246,13 @@ impl Sender {
 
 /// The pump's loop: waits for the URL, downloads it into messages, counts what was consumed.
 pub fn serve(scope: DedicatedWorkerGlobalScope) {
-    let sender = Rc::new(RefCell::new(Sender { scope: scope.clone(), gather: Gather::default(), wake: None }));
+    let sender = Rc::new_cyclic(|me| RefCell::new(Sender { scope: scope.clone(), me: me.clone(), gather: Gather::default(), wake: None, plan: None, size: None, gunzip: None }));
     let me = sender.clone();
     let on_message = Closure::<dyn Fn(MessageEvent)>::new(move |ev: MessageEvent| {
         let parts = js_sys::Array::from(&ev.data());
         match download::decode::<ToPump>(parts.get(0).as_string().as_deref()) {
-            Some(ToPump::Fetch { url }) => {
+            Some(ToPump::Fetch { url, inflate }) => {
+                me.borrow_mut().plan = inflate;
                 wasm_bindgen_futures::spawn_local(source::fetch(Rc::downgrade(&me), 0, url, String::new()));
             }
             Some(ToPump::Consumed { bytes }) => {
