@@ -6,8 +6,9 @@
 //! a reader done early taking half of another's unread bytes) join to the same trace, stolen
 //! from in a set order and on threads. Parts sent encoded (as the page's parse workers send
 //! theirs) join to the same trace, their slice columns merged straight from the bytes. A JSON
-//! cut as it arrives (`load::Cutter`; `loader::inflate::Cuts`, a gzip's JSON in the page's
-//! download worker) joins to the sequential parse too, wherever its pieces end.
+//! cut as it arrives (`load::Cutter`; `loader::inflate::Cuts`, a gzip's JSON as the page's
+//! load worker gets it, reading only around the cuts) joins to the sequential parse too,
+//! wherever its pieces end.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::disallowed_types)]
 
 use crate::common;
@@ -15,8 +16,7 @@ use crate::common;
 use common::fingerprint;
 use kinetoscope::fork::{Sequential, Threads};
 use kinetoscope::load::{cut, cut_by, join, parse, Arrived, Cut, Cutter, LoadFailure, Piece, Shares, Stream, StreamedPart};
-use kinetoscope::loader::download::PIECE;
-use kinetoscope::loader::inflate::{Cuts, Inflate, Out};
+use kinetoscope::loader::inflate::{Cuts, Inflate};
 use kinetoscope::model::Trace;
 
 /// Cuts `json` into at most `parts` parts reading only windows of it.
@@ -405,59 +405,62 @@ fn a_cutter_cuts_at_boundaries_until_told_and_never_a_document_that_is_not_a_tra
 }
 
 
-/// Parts streamed from the pieces the download worker handed on, their starts, and the JSON's
-/// size (or why it stopped).
-type Handed = (Vec<StreamedPart>, Vec<u64>, Result<u64, kinetoscope::budget::TooBig>);
+/// Parts streamed from a gzip's JSON as the load worker cuts it, their starts, how many pieces
+/// went on unread, and the JSON's size (or why it stopped).
+type Handed = (Vec<StreamedPart>, Vec<u64>, usize, Result<u64, kinetoscope::budget::TooBig>);
 
-/// `json`, a gzip's as the browser inflates it, arriving `chunk` bytes at a time, cut by the
-/// download worker ([`Cuts`]) as `plan` says; each part streamed from the pieces handed on.
-fn cut_by_the_download_worker(json: &[u8], plan: Inflate, chunk: usize) -> Handed {
+/// `json`, a gzip's as the download worker posts it, arriving `chunk` bytes at a time, cut as
+/// the load worker cuts it ([`Cuts`], as `plan` says); each part streamed from what it handed on.
+fn cut_as_inflated(json: &[u8], plan: Inflate, chunk: usize) -> Handed {
     let mut cuts = Cuts::new(plan, Some(json.len() as u64 / 10));
-    let (mut parts, mut starts, mut current, mut pieces): (Vec<StreamedPart>, Vec<u64>, Option<Stream>, Vec<usize>) = (Vec::new(), Vec::new(), None, Vec::new());
-    let mut out = |o: Out| match o {
-        Out::Part(p) => {
+    let (mut parts, mut starts, mut unread): (Vec<StreamedPart>, Vec<u64>, usize) = (Vec::new(), Vec::new(), 0);
+    let mut current: Option<Stream> = None;
+    let mut out = |cut: Cut| match cut {
+        Cut::Part(p) => {
             parts.extend(current.replace(Stream::part(p)).map(Stream::finish_part));
             starts.push(p.start);
         }
-        Out::Piece(bytes) => {
-            pieces.push(bytes.len());
-            current.as_mut().expect("a piece after its part").push(&bytes);
-        }
+        Cut::Bytes(bytes) => current.as_mut().expect("bytes after a part started").push(bytes),
     };
     for (k, bytes) in json.chunks(chunk).enumerate() {
-        if let Err(too_big) = cuts.push(bytes, (k * chunk / 10) as u64, &mut out) {
-            return (parts, starts, Err(too_big));
+        match cuts.pass(bytes.len() as u64, (k * chunk / 10) as u64) {
+            Ok(true) => {
+                unread += 1;
+                out(Cut::Bytes(bytes));
+            }
+            Ok(false) => cuts.push(bytes, &mut out),
+            Err(too_big) => return (parts, starts, unread, Err(too_big)),
         }
     }
     let json_bytes = cuts.finish(&mut out);
     parts.extend(current.map(Stream::finish_part));
-    // A piece is a MiB or more, but the last of a part.
-    let small = pieces.iter().filter(|&&n| n < PIECE as usize).count();
-    assert!(small <= starts.len(), "{small} small pieces for {} parts", starts.len());
-    (parts, starts, Ok(json_bytes))
+    (parts, starts, unread, Ok(json_bytes))
 }
 
 #[test]
-fn a_gzip_cut_by_the_download_worker_as_it_inflates_is_the_sequential_parse() {
+fn a_gzip_cut_as_it_inflates_is_the_sequential_parse_reading_only_around_its_cuts() {
     for name in ["kineto__resnet50_num_workers_4__worker0.pt.trace.json.gz", "param__dlrm_kineto__worker0_step_12.1694128201545.pt.trace.json"] {
         let json = common::json_bytes(&common::real(name));
         let whole = fingerprint(&parse(&json, &mut |_| {}).unwrap());
         let plan = Inflate { every: json.len() as u64 / 5, until: u64::MAX, max_json_bytes: u64::MAX };
-        // The browser's pieces are 64 KiB.
-        let (parts, starts, end) = cut_by_the_download_worker(&json, plan, 65_536);
+        let chunk = 16_384;
+        let (parts, starts, unread, end) = cut_as_inflated(&json, plan, chunk);
         assert_eq!(end.unwrap(), json.len() as u64, "{name}");
         assert!(parts.len() >= 4, "{name}: {starts:?}");
+        // Read: the head's piece, and at each cut the pieces of its first look (64 KiB) and two.
+        let pieces = json.len().div_ceil(chunk);
+        assert!(pieces - unread <= 1 + parts.len() * (65_536 / chunk + 2), "{name}: {unread} of {pieces} pieces went on unread");
         let trace = join(parts, &Sequential).expect("every part ends at its cut").unwrap();
         assert_eq!(fingerprint(&trace), whole, "{name}");
     }
 }
 
 #[test]
-fn a_gzip_inflating_past_the_budget_stops_the_download_worker() {
+fn a_gzip_inflating_past_the_budget_stops() {
     let json = common::json_bytes(&common::real("param__dlrm_kineto__worker0_step_12.1694128201545.pt.trace.json"));
     let max = json.len() as u64 / 3;
     let plan = Inflate { every: json.len() as u64 / 4, until: u64::MAX, max_json_bytes: max };
-    let (_, _, end) = cut_by_the_download_worker(&json, plan, 65_536);
+    let (_, _, _, end) = cut_as_inflated(&json, plan, 65_536);
     let too_big = end.unwrap_err();
     let kinetoscope::budget::Size::Inflating { json_bytes, read, file_bytes } = too_big.size else { panic!("{too_big:?}") };
     assert!(json_bytes > max && json_bytes <= max + 65_536, "{too_big:?}");

@@ -15,7 +15,7 @@ use kinetoscope::load::{cut_by, Piece, Stream, MIN_SPLIT_BYTES};
 use kinetoscope::loader::ranges::{check_reply, json_size, range_header, ranged_size, Reply, Unranged, MAX_REQUESTS};
 use kinetoscope::loader::slices::{split, SLICE_BYTES};
 use kinetoscope::loader::feed::{self, Fed, Feed};
-use kinetoscope::loader::inflate::{Cuts, Inflate, Inflating, Out, CUT_EVERY};
+use kinetoscope::loader::inflate::{Inflate, Inflating, CUT_EVERY};
 use kinetoscope::loader::parser::{decode, FromParser, ToParser};
 use kinetoscope::loader::rank::RankLoad;
 use kinetoscope::loader::{Attached, Host, Loader, ParserEvent, Source, Whole};
@@ -101,6 +101,12 @@ impl Host for Rec {
     }
     fn buffer_size(buffer: &Rc<Vec<u8>>) -> u64 {
         buffer.len() as u64
+    }
+    fn copy_out(buffer: &Rc<Vec<u8>>) -> Vec<u8> {
+        buffer.to_vec()
+    }
+    fn buffer_of(bytes: &[u8]) -> Rc<Vec<u8>> {
+        Rc::new(bytes.to_vec())
     }
     fn fetch(&mut self, id: u32, _url: String, _name: String) {
         self.cmds.push(Cmd::Fetch(id));
@@ -757,28 +763,19 @@ fn fetch_gzip(l: &mut Loader<Rec>, id: u32, gz: &[u8], workers: Option<u32>) -> 
     })
 }
 
-/// `gz` inflated and cut with `plan` as the download worker does (the browser's pieces are
-/// 64 KiB), each part and piece told to load `id` (all taken), then the end.
-fn inflate_into(l: &mut Loader<Rec>, id: u32, gz: &[u8], plan: Inflate) {
+/// `gz` inflated as the download worker does (by flate2 here, as the browser would), its
+/// JSON told to load `id` in pieces of a MiB (all taken), then the end.
+fn inflate_into(l: &mut Loader<Rec>, id: u32, gz: &[u8]) {
     let json = inflate(gz);
-    let mut cuts = Cuts::new(plan, Some(gz.len() as u64));
-    let mut outs = Vec::new();
-    for chunk in json.chunks(1 << 16) {
-        cuts.push(chunk, 1, &mut |o| outs.push(o)).unwrap();
+    for chunk in json.chunks(1 << 20) {
+        assert!(l.inflating(id, piece(chunk)), "taken");
     }
-    let json_bytes = cuts.finish(&mut |o| outs.push(o));
-    for out in outs {
-        assert!(l.inflating(id, told(out)), "taken");
-    }
-    assert!(!l.inflating(id, Inflating::Done { json_bytes }), "the download is over");
+    assert!(!l.inflating(id, Inflating::Done { json_bytes: json.len() as u64 }), "the download is over");
 }
 
-/// What the download worker posts for `out`.
-fn told(out: Out) -> Inflating<Rc<Vec<u8>>> {
-    match out {
-        Out::Part(piece) => Inflating::Part(piece),
-        Out::Piece(json) => Inflating::Piece { bytes: Rc::new(json), read: 1 },
-    }
+/// What the download worker posts for `json`.
+fn piece(json: &[u8]) -> Inflating<Rc<Vec<u8>>> {
+    Inflating::Piece { bytes: Rc::new(json.to_vec()), read: 1 }
 }
 
 /// `gz` inflated (by flate2, as the browser would).
@@ -832,7 +829,7 @@ fn a_gzip_url_is_inflated_by_the_download_worker_and_parsed_by_every_parse_worke
     let budget = Budget::TAB;
     assert_eq!(plan, Inflate { every: CUT_EVERY, until: budget.held_whole().max_json_bytes(), max_json_bytes: budget.max_json_bytes() });
     assert!(json.len() as u64 > 3 * CUT_EVERY, "{} bytes", json.len());
-    inflate_into(&mut l, 1, &gz, plan);
+    inflate_into(&mut l, 1, &gz);
     // Parts go to the two parse workers in turn, each opened, fed and ended there.
     let opened: Vec<(usize, u32)> = l.host.told.iter().filter_map(|(slot, m, _)| if let ToParser::Open { index, .. } = m { Some((*slot, *index)) } else { None }).collect();
     assert!(opened.len() >= 4, "{opened:?}");
@@ -861,8 +858,8 @@ fn a_cut_gzip_whose_part_did_not_end_at_its_cut_is_fetched_again_as_one_stream()
     let json = large_trace_broken_in_its_first_part();
     let gz = gzip(&json);
     let mut l = loader();
-    let plan = fetch_gzip(&mut l, 4, &gz, None).unwrap();
-    inflate_into(&mut l, 4, &gz, Inflate { every: json.len() as u64 / 3, ..plan });
+    fetch_gzip(&mut l, 4, &gz, None).unwrap();
+    inflate_into(&mut l, 4, &gz);
     parse_told(&mut l);
     assert_eq!(l.host.cmds.last(), Some(&Cmd::Fetch(4)), "read again as one stream");
     assert!(replies(&l).is_empty(), "{:?}", replies(&l));
@@ -872,29 +869,21 @@ fn a_cut_gzip_whose_part_did_not_end_at_its_cut_is_fetched_again_as_one_stream()
 fn a_gzip_past_the_budget_or_cancelled_or_on_one_core_stops_its_download_worker() {
     let json = large_trace();
     let gz = gzip(&json);
-    let mut l = loader();
-    let plan = fetch_gzip(&mut l, 1, &gz, None).unwrap();
-    let small = Inflate { max_json_bytes: json.len() as u64 / 2, ..plan };
-    let mut cuts = Cuts::new(small, Some(gz.len() as u64));
-    let mut outs = Vec::new();
-    let too_big = json.chunks(1 << 16).find_map(|c| cuts.push(c, 1, &mut |o| outs.push(o)).err()).expect("past the budget");
-    for out in outs {
-        assert!(l.inflating(1, told(out)));
-    }
-    let kinetoscope::budget::Size::Inflating { json_bytes, read, file_bytes } = too_big.size else { panic!("{too_big:?}") };
-    assert!(!l.inflating(1, Inflating::TooBig { json_bytes, read, file_bytes }));
+    let mut l = Loader::new(Rec::default(), Budget::new(json.len() as u64 / 2));
+    fetch_gzip(&mut l, 1, &gz, None).unwrap();
+    let taken = json.chunks(1 << 20).take_while(|c| l.inflating(1, piece(c))).count();
+    assert_eq!(taken, (json.len() / 2) >> 20, "refused past the budget");
     let (_, kind, message) = replies(&l).pop().unwrap();
     assert_eq!(kind, "failed");
     assert!(message.starts_with("This trace inflates to over"), "{message}");
     assert!(l.host.cmds.contains(&Cmd::StopPump), "{:?}", l.host.cmds);
 
     let mut l = loader();
-    let plan = fetch_gzip(&mut l, 2, &gz, None).unwrap();
-    let mut cuts = Cuts::new(plan, None);
-    cuts.push(&json[..json.len() / 2], 1, &mut |o| if let Out::Part(p) = o { assert!(l.inflating(2, Inflating::Part(p))) }).unwrap();
+    fetch_gzip(&mut l, 2, &gz, None).unwrap();
+    assert!(json.chunks(1 << 20).take(5).all(|c| l.inflating(2, piece(c))));
     l.message(ToWorker::Cancel { id: 2 }, Attached::None);
     assert!(l.host.cmds.ends_with(&[Cmd::StopPump, Cmd::Terminate]), "{:?}", l.host.cmds);
-    assert!(!l.inflating(2, Inflating::Piece { bytes: Rc::new(vec![b' ']), read: 1 }), "refused once cancelled");
+    assert!(!l.inflating(2, piece(b" ")), "refused once cancelled");
 
     let mut l = Loader::new(Rec { errors: Some(RefCell::default()), ..Rec::default() }, Budget::TAB);
     assert_eq!(fetch_gzip(&mut l, 3, &gz, Some(1)), None, "?workers=1: no plan, so no parts");
@@ -906,10 +895,9 @@ fn a_gzip_the_browser_cannot_inflate_whole_is_fetched_again_and_inflated_here() 
     let gz = gzip(&json);
     for before_any_part in [true, false] {
         let mut l = Loader::new(Rec { errors: Some(RefCell::default()), ..Rec::default() }, Budget::TAB);
-        let plan = fetch_gzip(&mut l, 1, &gz, None).unwrap();
+        fetch_gzip(&mut l, 1, &gz, None).unwrap();
         if !before_any_part {
-            let mut cuts = Cuts::new(plan, None);
-            cuts.push(&json[..json.len() / 2], 1, &mut |o| assert!(l.inflating(1, told(o)))).unwrap();
+            assert!(json.chunks(1 << 20).take(20).all(|c| l.inflating(1, piece(c))));
         }
         assert!(!l.inflating(1, Inflating::Failed("TypeError: Junk found after end of compressed data.".into())));
         assert_eq!(l.host.cmds.last(), Some(&Cmd::Fetch(1)), "read again");
@@ -928,8 +916,8 @@ fn a_parse_worker_owing_an_answer_too_long_ends_the_cut_gzip() {
     let json = trace(800_000);
     let gz = gzip(&json);
     let mut l = loader();
-    let plan = fetch_gzip(&mut l, 1, &gz, None).unwrap();
-    inflate_into(&mut l, 1, &gz, plan);
+    fetch_gzip(&mut l, 1, &gz, None).unwrap();
+    inflate_into(&mut l, 1, &gz);
     // Pieces out and none answered: silent from the last one sent.
     l.host.now.set(SILENT_MS);
     l.tick();

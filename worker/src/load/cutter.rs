@@ -72,6 +72,22 @@ impl Cutter {
         self.parts
     }
 
+    /// Whether the next `len` bytes would all be handed on to the current part as they are (no
+    /// cut among them, the head known): the caller may then [`Cutter::pass`] them unread.
+    pub fn passes(&self, len: u64) -> bool {
+        let far = match self.head {
+            Head::Reading(_) => false,
+            Head::Found(_) => self.next >= self.until || self.next.saturating_sub(self.at) >= len,
+            Head::Uncut => true,
+        };
+        self.started && self.held.is_empty() && far
+    }
+
+    /// Counts `len` bytes the caller handed on itself ([`Cutter::passes`] said it may).
+    pub fn pass(&mut self, len: u64) {
+        self.at += len;
+    }
+
     /// Takes the input's next `bytes`, handing on what can be: the first call starts part 0.
     pub fn push(&mut self, bytes: &[u8], out: &mut dyn FnMut(Cut)) {
         self.start(out);

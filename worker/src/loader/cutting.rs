@@ -1,90 +1,33 @@
-//! A gzip URL parsed in parts as it inflates: the download worker inflates and cuts it
-//! (`inflate`), and this worker hands each part to the next parse worker in turn, forwarding
-//! its pieces as they come; each parsed piece given back lets the download go on
+//! A gzip URL parsed in parts as it inflates: the download worker inflates it, this worker
+//! cuts its JSON (`inflate::Cuts`) and hands each part to the next parse worker in turn,
+//! forwarding its pieces as they come; each parsed piece given back lets the download go on
 //! (`ToPump::Consumed`). The parts come back encoded and are joined in order once the gzip has
 //! all inflated, or, if a part did not end at its cut, the URL is read again as one stream.
 //!
 //! Why no part is parsed here: this worker must hand the pieces on as they come, and a part
 //! parsed here would leave the next part's pieces waiting in its queue behind it.
 
-use super::inflate::{Inflate, Inflating, CUT_EVERY};
+use super::inflate::{Cuts, Inflate, Inflating, CUT_EVERY};
 use super::parser::ToParser;
-use super::parts::Job;
+use super::job::{Cutting, Job};
 use super::{Host, Loader};
-use crate::budget::{Size, TooBig};
-use crate::engine::{Joining, Target};
-use crate::intake::{Throttle, SILENT_MS};
-use crate::load::{self, Arrived, Piece};
+use crate::engine::Target;
+use crate::intake::Throttle;
+use crate::load::{self, Arrived, Cut, Piece};
 use protocol::{LoadError, Phase, TraceSummary};
 
-/// A gzip being inflated, cut and parsed by parse workers: its parts and their workers.
-pub(super) struct Cutting {
-    pub(super) id: u32,
-    url: String,
-    name: String,
-    /// The gzip's declared size.
-    size: Option<u64>,
-    joining: Joining,
-    pub(super) started_ms: f64,
-    /// Parse workers; part `k` goes to worker `k % slots`.
-    slots: usize,
-    /// Per part: back, or not yet.
-    parts: Vec<Option<Arrived>>,
-    /// Per part: bytes parsed.
-    done: Vec<u64>,
-    /// Per parse worker: messages it owes an answer (a piece parsed, a part back), and when it
-    /// last answered (or was sent one while owing none).
-    owed: Vec<u32>,
-    heard_ms: Vec<f64>,
-    /// The gzip's JSON size, once it all inflated.
-    inflated: Option<u64>,
-    throttle: Throttle,
+/// What the cuts gave, to hand on: a part starts, or its next bytes in a buffer of their own.
+enum Handed<B> {
+    Part(Piece),
+    Bytes(B),
 }
 
-impl Cutting {
-    /// Parse worker `slot` answered at `now_ms`: a piece parsed, a part back, progress.
-    pub(super) fn heard(&mut self, slot: usize, now_ms: f64, answered: bool) {
-        if let Some(heard) = self.heard_ms.get_mut(slot) {
-            *heard = heard.max(now_ms);
+impl<B> Handed<B> {
+    fn of<H: Host<Buffer = B>>(cut: Cut) -> Self {
+        match cut {
+            Cut::Part(piece) => Handed::Part(piece),
+            Cut::Bytes(bytes) => Handed::Bytes(H::buffer_of(bytes)),
         }
-        if let Some(owed) = self.owed.get_mut(slot).filter(|_| answered) {
-            *owed = owed.saturating_sub(1);
-        }
-    }
-
-    /// Part `index` parsed `done` bytes at `now_ms`: the bytes parsed over all parts and the
-    /// JSON's size, once it is known and a report is due.
-    pub(super) fn progress(&mut self, index: usize, done: u64, now_ms: f64) -> Option<(u64, u64)> {
-        if let Some(d) = self.done.get_mut(index) {
-            *d = done;
-        }
-        self.heard(index % self.slots, now_ms, false);
-        let total = self.inflated?;
-        self.throttle.due(now_ms).then(|| (self.done.iter().sum(), total))
-    }
-
-    /// The first parse worker owing an answer and silent for more than [`SILENT_MS`] at
-    /// `now_ms`: it stopped answering.
-    pub(super) fn silent(&self, now_ms: f64) -> Option<usize> {
-        self.owed.iter().zip(&self.heard_ms).position(|(&owed, &heard)| owed > 0 && now_ms - heard > SILENT_MS)
-    }
-
-    /// Part `index` came back; true once the gzip all inflated and every part is back.
-    pub(super) fn part(&mut self, index: usize, part: Arrived) -> bool {
-        if let Some(slot) = self.parts.get_mut(index) {
-            *slot = Some(part);
-        }
-        self.complete()
-    }
-
-    fn complete(&self) -> bool {
-        self.inflated.is_some() && self.parts.iter().all(Option::is_some)
-    }
-
-    /// The parse worker of the part being fed, and its index.
-    fn current(&self) -> Option<(usize, usize)> {
-        let index = self.parts.len().checked_sub(1)?;
-        Some((index % self.slots, index))
     }
 }
 
@@ -106,25 +49,13 @@ impl<H: Host> Loader<H> {
     /// the load is not current or ended.
     pub fn inflating(&mut self, id: u32, event: Inflating<H::Buffer>) -> bool {
         match event {
-            Inflating::Part(piece) if piece.first => self.start_cutting(id, piece),
-            Inflating::Part(piece) => self.next_part(id, piece),
-            Inflating::Piece { bytes, read } => self.forward(id, bytes, read),
+            Inflating::Piece { bytes, read } => self.cut_piece(id, bytes, read),
             Inflating::Done { json_bytes } => {
                 self.inflated(id, json_bytes);
                 false
             }
             Inflating::Failed(why) => {
                 self.reread(id, &why);
-                false
-            }
-            Inflating::TooBig { json_bytes, read, file_bytes } => {
-                if self.cutting(id).is_some() {
-                    let name = self.cutting(id).map(|c| c.name.clone()).unwrap_or_default();
-                    let too_big = TooBig { size: Size::Inflating { json_bytes, read, file_bytes }, budget: self.engine.budget() };
-                    self.reading = None;
-                    self.stop_parsers();
-                    self.loaded(id, Err(too_big.to_load_error(&name)), 0.0);
-                }
                 false
             }
         }
@@ -137,9 +68,10 @@ impl<H: Host> Loader<H> {
         }
     }
 
-    /// Load `id`, streamed so far, is a gzip the download worker inflates and cuts: its parts go
-    /// to parse workers from now on, starting with part 0 (`piece`).
-    fn start_cutting(&mut self, id: u32, piece: Piece) -> bool {
+    /// Load `id`, streamed so far, is a gzip the download worker inflates: its JSON is cut into
+    /// parts for parse workers from now on. False (the load ended) if it cannot be.
+    fn start_cutting(&mut self, id: u32) -> bool {
+        let Some(plan) = self.inflate_plan(id) else { return false };
         let Some((streaming, _)) = self.streaming.take_if(|(s, _)| s.id == id) else { return false };
         let (name, size) = (streaming.name.clone(), streaming.size);
         drop(streaming);
@@ -168,6 +100,7 @@ impl<H: Host> Loader<H> {
             name,
             size,
             joining,
+            cuts: Cuts::new(plan, size),
             started_ms: now,
             slots,
             parts: Vec::new(),
@@ -177,7 +110,50 @@ impl<H: Host> Loader<H> {
             inflated: None,
             throttle: Throttle::default(),
         }));
-        self.open_part(id, piece)
+        true
+    }
+
+    /// The next JSON of load `id`'s gzip, `read` bytes of it read: on to the current part as it
+    /// is, or cut (copied here, the cuts' bytes sent in buffers of their own).
+    fn cut_piece(&mut self, id: u32, bytes: H::Buffer, read: u64) -> bool {
+        if self.cutting(id).is_none() && !self.start_cutting(id) {
+            return false;
+        }
+        let now = self.host.now_ms();
+        let Some(cutting) = self.cutting(id) else { return false };
+        let report = cutting.throttle.due(now).then_some(cutting.size);
+        let passed = cutting.cuts.pass(H::buffer_size(&bytes), read);
+        if let Some(size) = report {
+            self.progress(id, Phase::Reading, read, size);
+        }
+        match passed {
+            Ok(true) => self.forward(id, bytes),
+            Ok(false) => {
+                let json = H::copy_out(&bytes);
+                let mut handed = Vec::new();
+                if let Some(cutting) = self.cutting(id) {
+                    cutting.cuts.push(&json, &mut |cut| handed.push(Handed::of::<H>(cut)));
+                }
+                self.hand(id, handed)
+            }
+            Err(too_big) => {
+                let name = self.cutting(id).map(|c| c.name.clone()).unwrap_or_default();
+                self.reading = None;
+                self.stop_parsers();
+                self.loaded(id, Err(too_big.to_load_error(&name)), 0.0);
+                false
+            }
+        }
+    }
+
+    /// Hands on what the cuts gave, in order: parts started, bytes sent.
+    fn hand(&mut self, id: u32, handed: Vec<Handed<H::Buffer>>) -> bool {
+        handed.into_iter().all(|h| match h {
+            Handed::Part(piece) if piece.first => self.open_part(id, piece),
+            Handed::Part(piece) => self.next_part(id, piece),
+            Handed::Bytes(bytes) if H::buffer_size(&bytes) == 0 => true,
+            Handed::Bytes(bytes) => self.forward(id, bytes),
+        })
     }
 
     /// Part `piece` of load `id` starts: the part before it ends there.
@@ -192,25 +168,27 @@ impl<H: Host> Loader<H> {
         cutting.parts.push(None);
         cutting.done.push(0);
         let Some((slot, index)) = cutting.current() else { return false };
-        let open = ToParser::Open { job: id, index: index as u32, start: piece.start, object: piece.form == crate::json::Form::Object, first: piece.first };
-        self.tell(slot, open, None)
+        self.tell(slot, ToParser::open(id, index as u32, piece), None)
     }
 
-    /// Forwards `bytes` to the parse worker of the part being fed; `read` bytes of the gzip
-    /// were read.
-    fn forward(&mut self, id: u32, bytes: H::Buffer, read: u64) -> bool {
-        let now = self.host.now_ms();
-        let Some(cutting) = self.cutting(id) else { return false };
-        let Some((slot, index)) = cutting.current() else { return false };
-        let report = cutting.throttle.due(now).then_some(cutting.size);
-        if let Some(size) = report {
-            self.progress(id, Phase::Reading, read, size);
-        }
+    /// Sends `bytes` to the parse worker of the part being fed.
+    fn forward(&mut self, id: u32, bytes: H::Buffer) -> bool {
+        let Some((slot, index)) = self.cutting(id).and_then(|c| c.current()) else { return false };
         self.tell(slot, ToParser::More { job: id, index: index as u32 }, Some(bytes))
     }
 
-    /// Load `id`'s gzip all inflated to `json_bytes`: the last part ends there.
+    /// Load `id`'s gzip all inflated (to `json_bytes`, as the download worker counted): the
+    /// bytes still held go on, and the last part ends.
     fn inflated(&mut self, id: u32, json_bytes: u64) {
+        let Some(cutting) = self.cutting(id) else { return };
+        let mut handed = Vec::new();
+        let total = cutting.cuts.finish(&mut |cut| handed.push(Handed::of::<H>(cut)));
+        if !self.hand(id, handed) {
+            return;
+        }
+        if total != json_bytes {
+            return self.job_failed(format!("the download worker inflated {json_bytes} bytes, {total} came"));
+        }
         let Some((slot, index)) = self.cutting(id).and_then(|c| c.current()) else { return };
         self.reading = None;
         if let Some(cutting) = self.cutting(id) {

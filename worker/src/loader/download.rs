@@ -9,9 +9,8 @@
 //! network holds 64 MiB, never the file. `Finish` or `Failed` end the download.
 //!
 //! A gzip body, when the load worker sends a plan with the URL (`inflate::Inflate`), is
-//! inflated and cut here instead (`inflate::Inflater`): `Part` starts each part, `Piece` carries
-//! its JSON (answered `Consumed` once a parse worker parsed it), `Inflated`, `Uninflatable` or
-//! `TooBig` ends it.
+//! inflated here instead (`web::gunzip`): `Piece` carries its JSON (answered `Consumed` once a
+//! parse worker parsed it), `Inflated` or `Uninflatable` ends it.
 
 use super::inflate::{Inflate, Inflating};
 use super::source::{with, Receiver};
@@ -58,16 +57,7 @@ pub enum FromPump {
     Bytes,
     /// The body was all posted.
     Finish,
-    /// The pieces that follow start a part of the inflated gzip (at JSON byte `start`).
-    Part {
-        /// Offset of the part's first byte in the JSON.
-        start: u64,
-        /// The JSON is an object, not an array.
-        object: bool,
-        /// The part starts the JSON.
-        first: bool,
-    },
-    /// The next JSON of the current part is the transferred buffer beside this message; `read`
+    /// The next JSON the gzip inflated to is the transferred buffer beside this message; `read`
     /// bytes of the gzip were read so far.
     Piece {
         /// Compressed bytes read so far.
@@ -82,15 +72,6 @@ pub enum FromPump {
     Uninflatable {
         /// The browser's words.
         message: String,
-    },
-    /// Inflating passed the load's budget (`budget::Size::Inflating`'s numbers).
-    TooBig {
-        /// JSON bytes inflated.
-        json_bytes: u64,
-        /// Compressed bytes read.
-        read: u64,
-        /// The gzip's size.
-        file_bytes: u64,
     },
     /// The download failed: `message` says why.
     Failed {
@@ -179,10 +160,6 @@ pub fn from_pump<R: Receiver>(
     };
     match decode::<FromPump>(json) {
         Some(FromPump::Ready) => Some(ToPump::Fetch { url: url.to_owned(), inflate }),
-        Some(FromPump::Part { start, object, first }) => {
-            inflating(Inflating::Part(super::parser::piece(start, object, first)));
-            None
-        }
         Some(FromPump::Piece { read }) => {
             match beside {
                 Some(bytes) => inflating(Inflating::Piece { bytes, read }),
@@ -198,11 +175,6 @@ pub fn from_pump<R: Receiver>(
         Some(FromPump::Uninflatable { message }) => {
             terminate();
             with(to, |r| r.inflating(id, Inflating::Failed(message)));
-            None
-        }
-        Some(FromPump::TooBig { json_bytes, read, file_bytes }) => {
-            terminate();
-            with(to, |r| r.inflating(id, Inflating::TooBig { json_bytes, read, file_bytes }));
             None
         }
         Some(FromPump::Bytes) => {
@@ -238,7 +210,6 @@ pub fn from_pump<R: Receiver>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::load::Piece;
     use crate::loader::source::tests::{Call, Rec};
     use std::cell::Cell;
     use std::rc::Rc;
@@ -296,8 +267,6 @@ mod tests {
         assert_eq!(handle(true, Some(&FromPump::Finish), None), (None, true, vec![Call::Finish(1)]));
         let failed = handle(true, Some(&FromPump::Failed { message: "HTTP 500".into() }), None);
         assert_eq!(failed, (None, true, vec![Call::Failed(1, "HTTP 500".into())]));
-        let part = handle(true, Some(&FromPump::Part { start: 9, object: true, first: false }), None);
-        assert_eq!(part, (None, false, vec![Call::Inflating(1, Inflating::Part(Piece { start: 9, form: crate::json::Form::Object, first: false }))]));
         let piece = handle(true, Some(&FromPump::Piece { read: 4 }), Some(vec![1, 2]));
         assert_eq!(piece, (None, false, vec![Call::Inflating(1, Inflating::Piece { bytes: vec![1, 2], read: 4 })]));
         let dropped = handle(false, Some(&FromPump::Piece { read: 4 }), Some(vec![1, 2]));
@@ -306,8 +275,6 @@ mod tests {
         assert_eq!(done, (None, true, vec![Call::Inflating(1, Inflating::Done { json_bytes: 7 })]));
         let junk = handle(true, Some(&FromPump::Uninflatable { message: "Junk".into() }), None);
         assert_eq!(junk, (None, true, vec![Call::Inflating(1, Inflating::Failed("Junk".into()))]));
-        let big = handle(true, Some(&FromPump::TooBig { json_bytes: 7, read: 1, file_bytes: 2 }), None);
-        assert_eq!(big, (None, true, vec![Call::Inflating(1, Inflating::TooBig { json_bytes: 7, read: 1, file_bytes: 2 })]));
         let bad = handle(true, None, None);
         assert_eq!(bad, (None, true, vec![Call::Failed(1, "the download worker sent an unreadable message".into())]));
     }

@@ -33,6 +33,10 @@ pub trait Host {
     fn file_size(file: &Self::File) -> u64;
     /// The size of `buffer`, bytes.
     fn buffer_size(buffer: &Self::Buffer) -> u64;
+    /// A copy of `buffer`'s bytes.
+    fn copy_out(buffer: &Self::Buffer) -> Vec<u8>;
+    /// A buffer holding a copy of `bytes`.
+    fn buffer_of(bytes: &[u8]) -> Self::Buffer;
 
     /// Streams `url` into load `id` (`Loader::open`, `arrived`, `finish` or `failed`).
     fn fetch(&mut self, id: u32, url: String, name: String);

@@ -2,7 +2,9 @@
 //! current (latest wins), what each `protocol::ToWorker` does, when bytes of a load are taken or
 //! refused, when `Progress` is due, how a large input is planned into parts for parse workers
 //! and joined (or read again as one stream), whether a URL is fetched in byte ranges for them
-//! (`ranges`), which parse worker failed or went silent, and the order of a run's loads; and the
+//! (`ranges`), how a gzip URL's JSON is cut into parts as the download worker inflates it
+//! (`inflate`, `cutting`), which parse worker failed or went silent (`job`), and the order of a
+//! run's loads; and the
 //! messages and byte bookkeeping of the worker's transport: the app's messages (`inbox`), the
 //! parse workers' (`parser`), a part fed in pieces (`feed`, `refill`), a file read with reads in
 //! flight (`slices`), a URL's part read as its body arrives (`body`), a run's file loaded whole
@@ -21,6 +23,7 @@ pub mod feed;
 mod cutting;
 pub mod inflate;
 mod host;
+mod job;
 pub mod inbox;
 pub mod parser;
 mod parts;
@@ -37,7 +40,8 @@ use crate::budget::Budget;
 use crate::engine::{Engine, Target};
 use crate::intake::{Incoming, LoadClock, Streaming};
 use crate::ranks::loads::{Next, Purpose, RunLoads};
-use parts::{Job, Roster};
+use job::Job;
+use parts::Roster;
 use protocol::{FromWorker, LoadError, Phase, ToWorker, TraceSummary, PROTOCOL_VERSION};
 
 /// The first part of a job parsed here once every parse worker has its own: load id, input,

@@ -7,9 +7,9 @@
 //! instance's memory never shrinks). The next pool is booted right after (`warm`), idle until a
 //! large load takes it as it is; if none is idle, one is spawned for the load.
 
-use super::cutting::Cutting;
+use super::job::Job;
 use super::{Host, Loader, ParserEvent, Whole};
-use crate::engine::{Joining, Prepared};
+use crate::engine::Prepared;
 use crate::intake::{PartsJob, SILENT_MS};
 use crate::load::{self, Part, StreamedPart};
 use protocol::{LoadError, Phase, TraceSummary};
@@ -34,52 +34,6 @@ impl Roster {
 
     fn all_ready(&self) -> bool {
         self.ready.iter().all(|&r| r)
-    }
-}
-
-/// Parts out with the parse workers: of a JSON held whole here (`?workers=N` for a URL), or
-/// of a file or posted bytes each parse worker reads its range of (`read_in_parts`).
-pub(super) enum Job<W> {
-    Held(PartsJob),
-    File(PartsJob<(Joining, W), load::Arrived>),
-    /// A gzip URL cut as it inflates (`cutting`).
-    Cut(Cutting),
-}
-
-impl<W> Job<W> {
-    pub(super) fn id(&self) -> u32 {
-        match self {
-            Job::Held(j) => j.id,
-            Job::File(j) => j.id,
-            Job::Cut(j) => j.id,
-        }
-    }
-
-    /// Parse worker `slot` said something: its part is `slot` held whole, `slot + 1` of a
-    /// file or posted bytes (part 0 is parsed here); of a gzip cut, it answered a piece or a
-    /// part's end if `answered`.
-    fn heard(&mut self, slot: usize, now_ms: f64, answered: bool) {
-        match self {
-            Job::Held(j) => j.heard(slot, now_ms),
-            Job::File(j) => j.heard(slot + 1, now_ms),
-            Job::Cut(j) => j.heard(slot, now_ms, answered),
-        }
-    }
-
-    fn progress(&mut self, index: usize, done: u64, now_ms: f64) -> Option<(u64, u64)> {
-        match self {
-            Job::Held(j) => j.progress(index, done, now_ms),
-            Job::File(j) => j.progress(index, done, now_ms),
-            Job::Cut(j) => j.progress(index, done, now_ms),
-        }
-    }
-
-    fn silent(&self, now_ms: f64) -> Option<usize> {
-        match self {
-            Job::Held(j) => j.silent(now_ms),
-            Job::File(j) => j.silent(now_ms),
-            Job::Cut(j) => j.silent(now_ms),
-        }
     }
 }
 

@@ -1,23 +1,21 @@
 //! A gzip body inflated by the browser (`DecompressionStream`) in the download worker, its JSON
-//! fed as it comes to `loader::inflate::Cuts` (budget, cuts, pieces) and what they hand on
-//! given to the pump to post. Why the browser's inflater and what happens when it cannot
-//! inflate a gzip whole: `loader::inflate`.
+//! gathered into pieces of `loader::download::PIECE` for the pump to post; the load worker cuts
+//! them into parts (`loader::inflate`, which says why the browser's inflater, and what happens
+//! when it cannot inflate a gzip whole).
 //!
-//! Flow: each compressed chunk of the download is written to the stream (`write`); a task reads
-//! the JSON out of it in the browser's pieces (64 KiB), copies each into this worker's memory
-//! and cuts it. The download waits while the stream's queue is full (`room`), so compressed
-//! bytes do not pile up ahead of inflating.
+//! Flow: each compressed chunk of the download is written to the stream (`write`); the stream
+//! pipes the JSON, in the browser's pieces (64 KiB), into a sink that copies them into a buffer
+//! of a piece's size, handed on once full. The JSON never enters this worker's wasm memory. The download
+//! waits while the stream's queue is full (`room`), so compressed bytes do not pile up ahead of
+//! inflating.
 
 use super::post::js_error;
-use crate::budget::TooBig;
-use crate::loader::inflate::{Cuts, Inflate, Out};
-use js_sys::{Promise, Reflect, Uint8Array};
-use std::cell::Cell;
+use crate::loader::download::PIECE;
+use js_sys::{ArrayBuffer, Promise, Reflect, Uint8Array};
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::JsFuture;
-use web_sys::{ReadableStreamDefaultReader, WritableStreamDefaultWriter};
+use web_sys::WritableStreamDefaultWriter;
 
 // `DecompressionStream` is behind web-sys's unstable flag; these three members are all it takes.
 #[wasm_bindgen]
@@ -38,51 +36,60 @@ extern "C" {
 
 /// What the inflating task hands the pump to post.
 pub enum Inflated {
-    /// Parts and pieces, `read` bytes of the gzip having been written.
-    Cut(Vec<Out>, u64),
+    /// The next JSON, `read` bytes of the gzip having been written.
+    Piece(ArrayBuffer, u64),
     /// The gzip inflated whole to this many bytes of JSON.
     Done(u64),
-    /// The JSON passed the budget.
-    TooBig(TooBig),
     /// The browser could not inflate it whole: its words.
     Failed(String),
 }
+
+/// The handlers the pipe calls: the sink's `write` and `close`, and its failure.
+type Sink = (Closure<dyn FnMut(Uint8Array)>, Closure<dyn FnMut()>, Closure<dyn FnMut(JsValue)>);
 
 /// A gzip being inflated by the browser; see the module docs.
 pub struct Gunzip {
     writer: WritableStreamDefaultWriter,
     /// Compressed bytes written so far.
     written: Rc<Cell<u64>>,
-    /// Inflating ended early (too big, or the browser failed): the download stops.
+    /// Inflating ended early (the browser failed): the download stops.
     stopped: Rc<Cell<bool>>,
-    /// Settles the writer's promises: their failures are the reading task's to report.
+    /// Settles the writer's promises: their failures are the pipe's to report.
     settle: Closure<dyn FnMut(JsValue)>,
+    /// The sink's `write` and `close`, and what a failed pipe runs.
+    _sink: Sink,
 }
 
 impl Gunzip {
-    /// Starts inflating a gzip of `size` bytes (if declared), cut as `plan` says; `hand` gets
-    /// what to post, from a task of its own.
+    /// Starts inflating; `hand` gets what to post, as the browser hands the JSON out.
     ///
     /// # Errors
     /// The browser's words when it has no `DecompressionStream`.
-    pub fn start(plan: Inflate, size: Option<u64>, mut hand: impl FnMut(Inflated) + 'static) -> Result<Self, String> {
+    pub fn start(hand: impl FnMut(Inflated) + 'static) -> Result<Self, String> {
         let stream = DecompressionStream::new("gzip").map_err(|e| js_error(&e))?;
         let writer = stream.writable().get_writer().map_err(|e| js_error(&e))?;
-        let reader: ReadableStreamDefaultReader = stream.readable().get_reader().unchecked_into();
         let (written, stopped) = (Rc::new(Cell::new(0)), Rc::new(Cell::new(false)));
-        let (read, stop) = (written.clone(), stopped.clone());
-        wasm_bindgen_futures::spawn_local(async move {
-            let ended = inflate(&reader, Cuts::new(plan, size), &read, &mut hand).await;
-            if !matches!(ended, Inflated::Done(_)) {
-                stop.set(true);
-                let _ = reader.cancel();
-            }
-            hand(ended);
+        let gather = Rc::new(RefCell::new(Gather { piece: Uint8Array::new_with_length(PIECE), at: 0, total: 0, hand: Box::new(hand) }));
+        // The JSON goes straight into a sink whose `write` is ours: a promise per 64 KiB piece
+        // awaited here instead cost a third of the download worker's time.
+        let (into, read) = (gather.clone(), written.clone());
+        let write = Closure::<dyn FnMut(Uint8Array)>::new(move |json: Uint8Array| into.borrow_mut().take(&json, read.get()));
+        let (into, read) = (gather.clone(), written.clone());
+        let close = Closure::<dyn FnMut()>::new(move || into.borrow_mut().end(read.get()));
+        let sink = js_sys::Object::new();
+        Reflect::set(&sink, &"write".into(), write.as_ref()).map_err(|e| js_error(&e))?;
+        Reflect::set(&sink, &"close".into(), close.as_ref()).map_err(|e| js_error(&e))?;
+        let into = web_sys::WritableStream::new_with_underlying_sink(&sink).map_err(|e| js_error(&e))?;
+        let (failed, stop) = (gather, stopped.clone());
+        let fail = Closure::<dyn FnMut(JsValue)>::new(move |e: JsValue| {
+            stop.set(true);
+            (failed.borrow_mut().hand)(Inflated::Failed(js_error(&e)));
         });
-        Ok(Self { writer, written, stopped, settle: Closure::new(|_: JsValue| {}) })
+        let _ = stream.readable().pipe_to(&into).catch(&fail);
+        Ok(Self { writer, written, stopped, settle: Closure::new(|_: JsValue| {}), _sink: (write, close, fail) })
     }
 
-    /// Writes the download's next compressed `chunk`; false once inflating stopped early.
+    /// Writes the download's next compressed `chunk`; false once inflating failed.
     pub fn write(&self, chunk: &Uint8Array) -> bool {
         if self.stopped.get() {
             return false;
@@ -92,7 +99,7 @@ impl Gunzip {
         true
     }
 
-    /// The download ended: the rest inflates, then the task posts the end.
+    /// The download ended: the rest inflates, then the task hands on the end.
     pub fn close(&self) {
         let _ = self.writer.close().catch(&self.settle);
     }
@@ -110,30 +117,36 @@ impl Gunzip {
     }
 }
 
-/// Reads the JSON out of `reader` into `cuts`, handing on what they cut; how it ended.
-async fn inflate(reader: &ReadableStreamDefaultReader, mut cuts: Cuts, written: &Cell<u64>, hand: &mut impl FnMut(Inflated)) -> Inflated {
-    let mut json = Vec::new();
-    loop {
-        let step = match JsFuture::from(reader.read()).await {
-            Ok(step) => step,
-            Err(e) => return Inflated::Failed(js_error(&e)),
-        };
-        if Reflect::get(&step, &"done".into()).map_or(true, |d| d.is_truthy()) {
-            let mut outs = Vec::new();
-            let json_bytes = cuts.finish(&mut |out| outs.push(out));
-            hand(Inflated::Cut(outs, written.get()));
-            return Inflated::Done(json_bytes);
+/// The JSON gathered into pieces of [`PIECE`] bytes (the last shorter), each handed on full.
+struct Gather {
+    piece: Uint8Array,
+    at: u32,
+    total: u64,
+    hand: Box<dyn FnMut(Inflated)>,
+}
+
+impl Gather {
+    /// Copies `json` in, `read` bytes of the gzip having been written, handing on full pieces.
+    fn take(&mut self, json: &Uint8Array, read: u64) {
+        self.total += u64::from(json.length());
+        let mut from = 0;
+        while from < json.length() {
+            let n = (PIECE - self.at).min(json.length() - from);
+            self.piece.set(&json.subarray(from, from + n), self.at);
+            (self.at, from) = (self.at + n, from + n);
+            if self.at == PIECE {
+                let full = std::mem::replace(&mut self.piece, Uint8Array::new_with_length(PIECE));
+                self.at = 0;
+                (self.hand)(Inflated::Piece(full.buffer(), read));
+            }
         }
-        let Ok(view) = Reflect::get(&step, &"value".into()).and_then(|v| v.dyn_into::<Uint8Array>().map_err(JsValue::from)) else {
-            return Inflated::Failed("the browser's inflater yielded a non-byte chunk".into());
-        };
-        json.resize(view.length() as usize, 0);
-        view.copy_to(&mut json);
-        let (mut outs, read) = (Vec::new(), written.get());
-        let pushed = cuts.push(&json, read, &mut |out| outs.push(out));
-        hand(Inflated::Cut(outs, read));
-        if let Err(too_big) = pushed {
-            return Inflated::TooBig(too_big);
+    }
+
+    /// The gzip inflated whole: the last piece, then the end.
+    fn end(&mut self, read: u64) {
+        if self.at > 0 {
+            (self.hand)(Inflated::Piece(self.piece.buffer().slice_with_end(0, self.at), read));
         }
+        (self.hand)(Inflated::Done(self.total));
     }
 }

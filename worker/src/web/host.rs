@@ -74,6 +74,14 @@ impl Host for WebHost {
         u64::from(buffer.byte_length())
     }
 
+    fn copy_out(buffer: &js_sys::ArrayBuffer) -> Vec<u8> {
+        js_sys::Uint8Array::new(buffer).to_vec()
+    }
+
+    fn buffer_of(bytes: &[u8]) -> js_sys::ArrayBuffer {
+        js_sys::Uint8Array::from(bytes).buffer()
+    }
+
     fn fetch(&mut self, id: u32, url: String, name: String) {
         wasm_bindgen_futures::spawn_local(source::fetch(self.me.clone(), id, url, name));
     }

@@ -15,8 +15,8 @@
 //! here, the buffer then transferred); the load worker parses each and answers `Consumed`.
 //!
 //! A gzip body, when the load worker sent a plan (`loader::inflate`), is inflated here by the
-//! browser (`web::gunzip`) and cut into parts for the parse workers; its pieces are answered
-//! `Consumed` once parsed.
+//! browser (`web::gunzip`) and its JSON posted in pieces, which the load worker cuts into parts
+//! for the parse workers; they are answered `Consumed` once parsed.
 //!
 //! Failures: the pump's own fetch errors come back as `Failed` with the same words the load
 //! worker would use (`web::source`), a crash as the `error` event; both end the load with a
@@ -26,11 +26,10 @@
 use super::post::{console_error, post_parts, Target};
 use super::source::{self, WebReceiver};
 use super::spawn_worker;
-use crate::budget::{Size, TooBig};
 use crate::input::is_gzip;
 use crate::loader::download::{self, from_pump, FromPump, Gather, ToPump, PUMP_NAME};
 use super::gunzip::{Gunzip, Inflated};
-use crate::loader::inflate::{Inflate, Out};
+use crate::loader::inflate::Inflate;
 use crate::loader::source::{with, Receiver};
 use serde::Serialize;
 use std::cell::RefCell;
@@ -91,15 +90,6 @@ impl Pump {
     }
 }
 
-/// Posts that inflating passed the budget, with its numbers.
-fn post_too_big(scope: &DedicatedWorkerGlobalScope, too_big: &TooBig) {
-    let msg = match too_big.size {
-        Size::Inflating { json_bytes, read, file_bytes } => FromPump::TooBig { json_bytes, read, file_bytes },
-        _ => FromPump::Failed { message: too_big.sentence("the trace") },
-    };
-    post(scope, &msg, None);
-}
-
 /// Posts `[json, buffer?]` to `target` (the pump or the load worker), transferring `buffer`.
 fn post<M: Serialize>(target: &impl Target, msg: &M, buffer: Option<&js_sys::ArrayBuffer>) {
     if post_parts(target, &download::encode(msg), buffer.map(AsRef::as_ref), true).is_err() {
@@ -116,10 +106,8 @@ struct Sender {
     gather: Gather<js_sys::Uint8Array>,
     /// Resolves the wait for room when the load worker reports bytes consumed.
     wake: Option<js_sys::Function>,
-    /// How to inflate a gzip body, until its first bytes say whether it is one.
+    /// The load worker's plan for a gzip body, until its first bytes say whether it is one.
     plan: Option<Inflate>,
-    /// The body's declared size.
-    size: Option<u64>,
     /// The gzip being inflated and cut, if the body is one and a plan came.
     gunzip: Option<Gunzip>,
 }
@@ -128,16 +116,15 @@ impl Receiver for Sender {
     type View = js_sys::Uint8Array;
     type Room = js_sys::Promise;
 
-    fn open(&mut self, _id: u32, _name: &str, size: Option<u64>) -> bool {
-        self.size = size;
+    fn open(&mut self, _id: u32, _name: &str, _size: Option<u64>) -> bool {
         true
     }
 
     fn bytes(&mut self, _id: u32, bytes: &js_sys::Uint8Array) -> bool {
-        if let Some(plan) = self.plan.take() {
+        if self.plan.take().is_some() {
             let head = [bytes.get_index(0), bytes.get_index(1)];
             if bytes.length() >= 2 && is_gzip(&head) {
-                self.gunzip = self.inflate(plan);
+                self.gunzip = self.inflate();
             }
         }
         if let Some(gunzip) = &self.gunzip {
@@ -178,14 +165,14 @@ impl Receiver for Sender {
 }
 
 impl Sender {
-    /// Starts inflating the gzip body with the browser's inflater, cut as `plan` says; `None`
-    /// (the body posted as it comes, inflated by the load worker) where the browser has none.
-    fn inflate(&self, plan: Inflate) -> Option<Gunzip> {
+    /// Starts inflating the gzip body with the browser's inflater; `None` (the body posted as
+    /// it comes, inflated by the load worker) where the browser has none.
+    fn inflate(&self) -> Option<Gunzip> {
         let me = self.me.clone();
         let hand = move |inflated| {
             with(&me, |sender: &mut Sender| sender.post_gunzipped(inflated));
         };
-        match Gunzip::start(plan, self.size, hand) {
+        match Gunzip::start(hand) {
             Ok(gunzip) => Some(gunzip),
             Err(e) => {
                 console_error(&format!("download worker: no DecompressionStream ({e}): the gzip goes to the load worker as it is"));
@@ -194,33 +181,16 @@ impl Sender {
         }
     }
 
-    /// Posts what the inflating task handed on.
+    /// Posts what the inflating task handed on: a piece (transferred, counted in flight), the
+    /// end, or why it failed.
     fn post_gunzipped(&mut self, inflated: Inflated) {
         match inflated {
-            Inflated::Cut(outs, read) => self.post_inflated(outs, read),
-            Inflated::Done(json_bytes) => post(&self.scope, &FromPump::Inflated { json_bytes }, None),
-            Inflated::TooBig(too_big) => post_too_big(&self.scope, &too_big),
-            Inflated::Failed(message) => post(&self.scope, &FromPump::Uninflatable { message }, None),
-        }
-    }
-
-    /// Posts what the inflater handed on, `read` bytes of the gzip having been read: parts, and
-    /// pieces copied into buffers of their own (transferred), counted in flight.
-    fn post_inflated(&mut self, outs: Vec<Out>, read: u64) {
-        for out in outs {
-            match out {
-                Out::Part(piece) => {
-                    let part = FromPump::Part { start: piece.start, object: piece.form == crate::json::Form::Object, first: piece.first };
-                    post(&self.scope, &part, None);
-                }
-                Out::Piece(json) => {
-                    // Pieces are at most a few MiB.
-                    let array = js_sys::Uint8Array::new_with_length(json.len() as u32);
-                    array.copy_from(&json);
-                    self.gather.posted(json.len() as u64);
-                    post(&self.scope, &FromPump::Piece { read }, Some(&array.buffer()));
-                }
+            Inflated::Piece(json, read) => {
+                self.gather.posted(u64::from(json.byte_length()));
+                post(&self.scope, &FromPump::Piece { read }, Some(&json));
             }
+            Inflated::Done(json_bytes) => post(&self.scope, &FromPump::Inflated { json_bytes }, None),
+            Inflated::Failed(message) => post(&self.scope, &FromPump::Uninflatable { message }, None),
         }
     }
 
@@ -246,7 +216,7 @@ impl Sender {
 
 /// The pump's loop: waits for the URL, downloads it into messages, counts what was consumed.
 pub fn serve(scope: DedicatedWorkerGlobalScope) {
-    let sender = Rc::new_cyclic(|me| RefCell::new(Sender { scope: scope.clone(), me: me.clone(), gather: Gather::default(), wake: None, plan: None, size: None, gunzip: None }));
+    let sender = Rc::new_cyclic(|me| RefCell::new(Sender { scope: scope.clone(), me: me.clone(), gather: Gather::default(), wake: None, plan: None, gunzip: None }));
     let me = sender.clone();
     let on_message = Closure::<dyn Fn(MessageEvent)>::new(move |ev: MessageEvent| {
         let parts = js_sys::Array::from(&ev.data());
