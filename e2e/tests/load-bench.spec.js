@@ -1,4 +1,4 @@
-// Load benchmark (not a test): the trace at KINETOSCOPE_BENCH_LOAD (plain JSON) opened the three
+// Load benchmark (not a test): the trace at KINETOSCOPE_BENCH_LOAD (JSON, or a gzip by URL) opened the three
 // ways a trace reaches the page: by `?url=` from a server answering `Range` (servers.js, as
 // static hosts and `kinetoscope serve` do), posted as bytes by another page (docs/viewer.md),
 // and picked. One JSON line per run: parse+index ms, parse workers, the tab's memory above idle
@@ -49,7 +49,10 @@ test('load benchmark: ?url=, posted and picked against V8 JSON.parse', async ({ 
         const stop = sampleRss();
         let since = await page.evaluate(() => performance.now());
         if (source === 'url') {
-          await app.open(`?url=${encodeURIComponent(server.url)}`);
+          // KINETOSCOPE_BENCH_WORKERS=1: the one-core anchor (a gzip inflated and parsed as it
+          // arrives by the load worker alone).
+          const workers = process.env.KINETOSCOPE_BENCH_WORKERS ? `workers=${process.env.KINETOSCOPE_BENCH_WORKERS}&` : '';
+          await app.open(`?${workers}url=${encodeURIComponent(server.url)}`);
           since = 0;
         } else if (source === 'picked') {
           await app.upload(file);
@@ -64,13 +67,16 @@ test('load benchmark: ?url=, posted and picked against V8 JSON.parse', async ({ 
         console.log(JSON.stringify({
           bench: 'load', source, ranges, run, json_bytes: s.json_bytes, events: s.events, parse_ms: s.parse_ms,
           workers: s.parse_workers, read_wait_ms: s.read_wait_ms, mb_per_s: s.json_bytes / 1e3 / s.parse_ms,
-          tab_rss_above_idle_bytes: peak - idle, tab_rss_ratio: (peak - idle) / json,
+          tab_rss_above_idle_bytes: peak - idle, tab_rss_ratio: (peak - idle) / s.json_bytes,
           longest_main_task_ms: await longestTaskSince(page, since),
         }));
       }
     }
-    // V8's bare JSON.parse of the same bytes, in the same browser and run, after the loads.
-    const v8 = await v8JsonParseMs(page, server.url);
+    // V8's bare JSON.parse of the same bytes (of a gzip, of the JSON beside it, `X.json` for
+    // `X.json.gz`), in the same browser and run, after the loads.
+    const twin = file.endsWith('.gz') && fs.existsSync(file.slice(0, -3)) ? await serveFile(file.slice(0, -3), { ranges }) : server;
+    const v8 = await v8JsonParseMs(page, twin.url);
+    if (twin !== server) await twin.close();
     for (const source of sources) {
       console.log(JSON.stringify({
         bench: 'load_vs_json_parse', source, json_bytes: json, parse_index_ms: best[source], json_parse_ms: v8.ms,

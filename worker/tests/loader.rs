@@ -825,7 +825,7 @@ fn a_gzip_url_is_inflated_by_the_download_worker_and_parsed_by_every_parse_worke
     let json = trace(800_000);
     let gz = gzip(&json);
     let mut l = loader();
-    let plan = fetch_gzip(&mut l, 1, &gz, None).expect("a plan to inflate and cut");
+    let plan = fetch_gzip(&mut l, 1, &gz, Some(2)).expect("a plan to inflate and cut");
     let budget = Budget::TAB;
     assert_eq!(plan, Inflate { every: CUT_EVERY, until: budget.held_whole().max_json_bytes(), max_json_bytes: budget.max_json_bytes() });
     assert!(json.len() as u64 > 3 * CUT_EVERY, "{} bytes", json.len());
@@ -858,7 +858,7 @@ fn a_cut_gzip_whose_part_did_not_end_at_its_cut_is_fetched_again_as_one_stream()
     let json = large_trace_broken_in_its_first_part();
     let gz = gzip(&json);
     let mut l = loader();
-    fetch_gzip(&mut l, 4, &gz, None).unwrap();
+    fetch_gzip(&mut l, 4, &gz, Some(2)).unwrap();
     inflate_into(&mut l, 4, &gz);
     parse_told(&mut l);
     assert_eq!(l.host.cmds.last(), Some(&Cmd::Fetch(4)), "read again as one stream");
@@ -870,7 +870,7 @@ fn a_gzip_past_the_budget_or_cancelled_or_on_one_core_stops_its_download_worker(
     let json = large_trace();
     let gz = gzip(&json);
     let mut l = Loader::new(Rec::default(), Budget::new(json.len() as u64 / 2));
-    fetch_gzip(&mut l, 1, &gz, None).unwrap();
+    fetch_gzip(&mut l, 1, &gz, Some(2)).unwrap();
     let taken = json.chunks(1 << 20).take_while(|c| l.inflating(1, piece(c))).count();
     assert_eq!(taken, (json.len() / 2) >> 20, "refused past the budget");
     let (_, kind, message) = replies(&l).pop().unwrap();
@@ -879,7 +879,7 @@ fn a_gzip_past_the_budget_or_cancelled_or_on_one_core_stops_its_download_worker(
     assert!(l.host.cmds.contains(&Cmd::StopPump), "{:?}", l.host.cmds);
 
     let mut l = loader();
-    fetch_gzip(&mut l, 2, &gz, None).unwrap();
+    fetch_gzip(&mut l, 2, &gz, Some(2)).unwrap();
     assert!(json.chunks(1 << 20).take(5).all(|c| l.inflating(2, piece(c))));
     l.message(ToWorker::Cancel { id: 2 }, Attached::None);
     assert!(l.host.cmds.ends_with(&[Cmd::StopPump, Cmd::Terminate]), "{:?}", l.host.cmds);
@@ -887,6 +887,8 @@ fn a_gzip_past_the_budget_or_cancelled_or_on_one_core_stops_its_download_worker(
 
     let mut l = Loader::new(Rec { errors: Some(RefCell::default()), ..Rec::default() }, Budget::TAB);
     assert_eq!(fetch_gzip(&mut l, 3, &gz, Some(1)), None, "?workers=1: no plan, so no parts");
+    let mut l = Loader::new(Rec { errors: Some(RefCell::default()), ..Rec::default() }, Budget::TAB);
+    assert_eq!(fetch_gzip(&mut l, 3, &gz, None), None, "by default, not on two cores");
 }
 
 #[test]
@@ -895,7 +897,7 @@ fn a_gzip_the_browser_cannot_inflate_whole_is_fetched_again_and_inflated_here() 
     let gz = gzip(&json);
     for before_any_part in [true, false] {
         let mut l = Loader::new(Rec { errors: Some(RefCell::default()), ..Rec::default() }, Budget::TAB);
-        fetch_gzip(&mut l, 1, &gz, None).unwrap();
+        fetch_gzip(&mut l, 1, &gz, Some(2)).unwrap();
         if !before_any_part {
             assert!(json.chunks(1 << 20).take(20).all(|c| l.inflating(1, piece(c))));
         }
@@ -916,7 +918,7 @@ fn a_parse_worker_owing_an_answer_too_long_ends_the_cut_gzip() {
     let json = trace(800_000);
     let gz = gzip(&json);
     let mut l = loader();
-    fetch_gzip(&mut l, 1, &gz, None).unwrap();
+    fetch_gzip(&mut l, 1, &gz, Some(2)).unwrap();
     inflate_into(&mut l, 1, &gz);
     // Pieces out and none answered: silent from the last one sent.
     l.host.now.set(SILENT_MS);

@@ -15,8 +15,10 @@ impl<H: Host> Loader<H> {
             return false;
         };
         // Parsed as the bytes arrive, here, unless the page's `?workers=N` asks for N > 1
-        // parse workers (the JSON is then held whole and split; the e2e tests compare both).
-        let Some(cores) = workers.map(|w| w as usize).filter(|&w| w > 1) else {
+        // parse workers (the JSON is then held whole and split; the e2e tests compare both). A
+        // gzip is streamed to its download worker, which inflates it for them (`cutting`).
+        let gzip = super::source::is_gzip_name(name);
+        let Some(cores) = workers.map(|w| w as usize).filter(|&w| w > 1 && !gzip) else {
             return self.open_streaming(id, name, size);
         };
         // The size is checked (and the bytes reserved) before any parse worker starts.

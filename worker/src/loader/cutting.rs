@@ -16,6 +16,9 @@ use crate::intake::Throttle;
 use crate::load::{self, Arrived, Cut, Piece};
 use protocol::{LoadError, Phase, TraceSummary};
 
+/// Cores from which a gzip URL is cut into parts by default.
+const MIN_CORES: usize = 3;
+
 /// What the cuts gave, to hand on: a part starts, or its next bytes in a buffer of their own.
 enum Handed<B> {
     Part(Piece),
@@ -32,13 +35,19 @@ impl<B> Handed<B> {
 }
 
 impl<H: Host> Loader<H> {
-    /// How the download worker of load `id` inflates and cuts a gzip body: on two cores or more
-    /// (or `?workers=N`, N > 1) for the current trace; `None` (posted as it comes) otherwise.
+    /// How the download worker of load `id` inflates and this worker cuts a gzip body: for the
+    /// current trace, with `?workers=N` (N > 1) or by default from three cores; `None` (posted as
+    /// it comes, inflated and parsed here) otherwise. On two cores the download worker's
+    /// inflating and two parsers share them, and a 500 MB or 1 GB gzip loaded no faster than on
+    /// one, with 0.2x the JSON more memory (docs/performance.md).
     pub(super) fn inflate_plan(&self, id: u32) -> Option<Inflate> {
         let workers = self.reading.filter(|&(r, _)| r == id)?.1;
-        let cores = workers.map_or_else(|| self.host.cores(), |w| w as usize);
+        let parts = match workers {
+            Some(w) => w > 1,
+            None => self.host.cores() >= MIN_CORES,
+        };
         let budget = self.engine.budget();
-        (cores > 1 && self.target_of(id) == Target::Current).then(|| Inflate {
+        (parts && self.target_of(id) == Target::Current).then(|| Inflate {
             every: CUT_EVERY,
             until: budget.held_whole().max_json_bytes(),
             max_json_bytes: budget.max_json_bytes(),

@@ -26,8 +26,12 @@ pub const GZIP_HANDOFF_BYTES: u64 = 2 << 20;
 
 /// Whether a body named `name` of `size` bytes (declared) is offered to a download worker.
 pub fn handoff_due(name: &str, size: Option<u64>) -> bool {
-    let gzip = name.to_ascii_lowercase().ends_with(".gz");
-    size.is_some_and(|s| s >= HANDOFF_BYTES || (gzip && s >= GZIP_HANDOFF_BYTES))
+    size.is_some_and(|s| s >= HANDOFF_BYTES || (is_gzip_name(name) && s >= GZIP_HANDOFF_BYTES))
+}
+
+/// Whether a file's name says it is a gzip (`.gz`).
+pub fn is_gzip_name(name: &str) -> bool {
+    name.to_ascii_lowercase().ends_with(".gz")
 }
 
 /// What a source feeds; every call names its load, and `false` means "stop, not current".
