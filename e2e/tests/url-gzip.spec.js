@@ -14,18 +14,7 @@ const { test, expect } = require('../pages/app');
 const { writeBigTrace, watchWorkers } = require('../support/big-trace');
 const { serveFile } = require('../support/servers');
 const { cliInfo, cliReport, expectSameSummary } = require('../support/fixtures');
-
-/** Loads `url` with the page's `query` and returns its summary and kernel rows. */
-async function loadUrl(app, url, query = '') {
-  await app.open(`?${query}url=${encodeURIComponent(url)}`, 1);
-  const state = await app.state();
-  expect(state.error, `load of ${url} with ?${query}`).toBeNull();
-  await app.openTab('kernels');
-  const rows = await app.rows('kernel-row');
-  return { summary: state.summary, rows };
-}
-
-const strip = ({ parse_ms, parse_workers, read_wait_ms, finish_ms, ...rest }) => rest;
+const { loadUrl, withoutTimings } = require('../support/url-load');
 
 test.describe('a gzip by URL', () => {
   const json = path.join(os.tmpdir(), `kinetoscope-e2e-url-gzip-${process.pid}.json`);
@@ -63,7 +52,7 @@ test.describe('a gzip by URL', () => {
       expect(two.summary.parse_workers).toBe(2);
       const names = await Promise.all(workers.map((w) => w.name));
       expect(names, 'a download worker and two parse workers for this load').toEqual(expect.arrayContaining(['kinetoscope-fetch', 'kinetoscope-parse', 'kinetoscope-parse']));
-      expect(strip(two.summary)).toEqual(strip(one.summary));
+      expect(withoutTimings(two.summary)).toEqual(withoutTimings(one.summary));
       expect(two.rows).toEqual(one.rows);
       expectSameSummary(two.summary, cliInfo(gz));
       const kernels = cliReport(gz).kernels;
@@ -72,14 +61,14 @@ test.describe('a gzip by URL', () => {
 
       const plain = await loadUrl(app, without.url, 'workers=2&');
       expect(plain.summary.parse_workers).toBe(2);
-      expect(strip(plain.summary)).toEqual(strip(one.summary));
+      expect(withoutTimings(plain.summary)).toEqual(withoutTimings(one.summary));
       expect(plain.rows).toEqual(one.rows);
 
       // The machine's default: in parts from three cores, on one below.
       const cores = await app.page.evaluate(() => navigator.hardwareConcurrency);
       const byDefault = await loadUrl(app, without.url);
       expect(byDefault.summary.parse_workers).toBe(cores >= 3 ? Math.min(cores, 8) : 1);
-      expect(strip(byDefault.summary)).toEqual(strip(one.summary));
+      expect(withoutTimings(byDefault.summary)).toEqual(withoutTimings(one.summary));
       expect(app.pageErrors).toEqual([]);
     } finally {
       await withRanges.close();

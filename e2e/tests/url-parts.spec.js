@@ -11,16 +11,7 @@ const { test, expect } = require('../pages/app');
 const { writeBigTrace } = require('../support/big-trace');
 const { serveFile } = require('../support/servers');
 const { cliInfo, cliReport, expectSameSummary } = require('../support/fixtures');
-
-/** Loads `url` with the page's `query` and returns its summary and kernel rows. */
-async function loadUrl(app, url, query = '') {
-  await app.open(`?${query}url=${encodeURIComponent(url)}`, 1);
-  const state = await app.state();
-  expect(state.error, `load of ${url} with ?${query}`).toBeNull();
-  await app.openTab('kernels');
-  const rows = await app.rows('kernel-row');
-  return { summary: state.summary, rows };
-}
+const { loadUrl, withoutTimings } = require('../support/url-load');
 
 test('a URL on a server answering Range is parsed in two ranged parts, equal to the single parser, the CLI and a server without Range', async ({ app }) => {
   test.setTimeout(600_000);
@@ -38,8 +29,7 @@ test('a URL on a server answering Range is parsed in two ranged parts, equal to 
     // The head and a window at the cut (sync probes), then each part's ranged slices.
     expect(withRanges.ranged()).toBeGreaterThanOrEqual(4);
 
-    const strip = ({ parse_ms, parse_workers, read_wait_ms, finish_ms, ...rest }) => rest;
-    expect(strip(two.summary)).toEqual(strip(one.summary));
+    expect(withoutTimings(two.summary)).toEqual(withoutTimings(one.summary));
     expect(two.rows).toEqual(one.rows);
     expectSameSummary(two.summary, cliInfo(file));
     const kernels = cliReport(file).kernels;
@@ -54,14 +44,14 @@ test('a URL on a server answering Range is parsed in two ranged parts, equal to 
     const cores = await app.page.evaluate(() => navigator.hardwareConcurrency);
     const byDefault = await loadUrl(app, withRanges.url);
     expect(byDefault.summary.parse_workers).toBe(Math.min(cores, 2));
-    expect(strip(byDefault.summary)).toEqual(strip(one.summary));
+    expect(withoutTimings(byDefault.summary)).toEqual(withoutTimings(one.summary));
 
     // No `Accept-Ranges`: today's streamed path, whatever the cores.
     const before = withRanges.ranged();
     const plain = await loadUrl(app, without.url);
     expect(plain.summary.parse_workers).toBe(1);
     expect(without.ranged()).toBe(0);
-    expect(strip(plain.summary)).toEqual(strip(one.summary));
+    expect(withoutTimings(plain.summary)).toEqual(withoutTimings(one.summary));
     expect(plain.rows).toEqual(one.rows);
     expect(withRanges.ranged()).toBe(before);
     expect(app.pageErrors).toEqual([]);

@@ -889,6 +889,11 @@ fn a_gzip_past_the_budget_or_cancelled_or_on_one_core_stops_its_download_worker(
     assert_eq!(fetch_gzip(&mut l, 3, &gz, Some(1)), None, "?workers=1: no plan, so no parts");
     let mut l = Loader::new(Rec { errors: Some(RefCell::default()), ..Rec::default() }, Budget::TAB);
     assert_eq!(fetch_gzip(&mut l, 3, &gz, None), None, "by default, not on two cores");
+    // Below the usual hand-off size, a gzip goes to a download worker only for its parts.
+    let mut l = loader();
+    l.message(ToWorker::Fetch { id: 4, url: "u".into(), name: "t.json.gz".into(), workers: None }, Attached::None);
+    assert!(l.open(4, "t.json.gz", Some(gz.len() as u64)));
+    assert!(gz.len() < 32 << 20 && !l.handoff(4, "u"), "read here");
 }
 
 #[test]

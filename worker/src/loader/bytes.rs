@@ -56,14 +56,17 @@ impl<H: Host> Loader<H> {
         true
     }
 
-    /// Load `id`'s body (at `url`, large) could be downloaded by a download worker; true if one
-    /// took it over. Only a load parsed as it arrives stalls its download; one held whole for
-    /// parse workers only copies the bytes.
+    /// Load `id`'s body (at `url`, large, or a gzip for parts) could be downloaded by a download
+    /// worker; true if one took it over. Only a load parsed as it arrives stalls its download;
+    /// one held whole for parse workers only copies the bytes.
     pub fn handoff(&mut self, id: u32, url: &str) -> bool {
-        if self.streaming.as_ref().is_none_or(|(s, _)| s.id != id) {
+        let Some((streaming, _)) = self.streaming.as_ref().filter(|(s, _)| s.id == id) else { return false };
+        let small = streaming.size.is_some_and(|s| s < super::source::HANDOFF_BYTES);
+        let inflate = self.inflate_plan(id);
+        // A gzip offered below the usual size only for its parts: without them, read here.
+        if small && inflate.is_none() {
             return false;
         }
-        let inflate = self.inflate_plan(id);
         match self.host.start_pump(id, url, inflate) {
             Ok(()) => {
                 self.pumped = Some((id, url.to_owned()));

@@ -247,8 +247,8 @@ impl<H: Host> Loader<H> {
         }
     }
 
-    /// Every part of the gzip is back: joins them (the JSON's size and any gzip error in the
-    /// summary), or reads the URL again as one stream if a part did not end at its cut.
+    /// Every part of the gzip is back: joins them (the JSON's size in the summary), or reads the
+    /// URL again as one stream if a part did not end at its cut.
     pub(super) fn join_cut(&mut self, cutting: Cutting) {
         let Cutting { id, url, name, joining, started_ms, slots, parts, inflated, .. } = cutting;
         let json_bytes = inflated.unwrap_or(0);
@@ -269,5 +269,4 @@ impl<H: Host> Loader<H> {
         };
         self.loaded(id, reply, started_ms);
     }
-
 }
