@@ -12,6 +12,23 @@ function chromiumRss() {
   }
 }
 
+/**
+ * `chromiumRss` once it settled: a load's workers terminated just before free their memory over
+ * the next second or two, and an idle figure read while they do is too high (a peak after it
+ * then read below it). Samples every 250 ms until four readings in a row are within 4 MiB, at
+ * most 10 s.
+ */
+async function settledRss() {
+  const readings = [chromiumRss()];
+  for (const start = Date.now(); Date.now() - start < 10_000;) {
+    await new Promise((r) => setTimeout(r, 250));
+    readings.push(chromiumRss());
+    const last = readings.slice(-4);
+    if (last.length === 4 && Math.max(...last) - Math.min(...last) < 4 << 20) break;
+  }
+  return readings[readings.length - 1];
+}
+
 /** Samples `chromiumRss` every 100 ms until the returned stop() gives the peak. */
 function sampleRss() {
   let peak = chromiumRss();
@@ -136,4 +153,4 @@ async function readAloneMs(context, { file, url, size }, workers) {
   }
 }
 
-module.exports = { chromiumRss, sampleRss, v8JsonParseMs, postBenchBytes, readAloneMs };
+module.exports = { chromiumRss, settledRss, sampleRss, v8JsonParseMs, postBenchBytes, readAloneMs };

@@ -10,7 +10,7 @@
 const fs = require('node:fs');
 const { test, expect } = require('../pages/app');
 const { serveFile } = require('../support/servers');
-const { chromiumRss, sampleRss, v8JsonParseMs, postBenchBytes, readAloneMs } = require('../support/bench');
+const { settledRss, sampleRss, v8JsonParseMs, postBenchBytes, readAloneMs } = require('../support/bench');
 
 const file = process.env.KINETOSCOPE_BENCH_LOAD;
 
@@ -45,7 +45,7 @@ test('load benchmark: ?url=, posted and picked against V8 JSON.parse', async ({ 
         if (source === 'posted') {
           await page.evaluate(async (href) => { window.__benchBytes = await (await fetch(href)).arrayBuffer(); }, server.url);
         }
-        const idle = chromiumRss();
+        const idle = await settledRss();
         const stop = sampleRss();
         let since = await page.evaluate(() => performance.now());
         if (source === 'url') {
