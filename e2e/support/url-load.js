@@ -1,6 +1,7 @@
 // A trace opened by `?url=` as the URL-load journeys compare them: its summary and kernel rows,
-// and the summary without what depends on how it was read.
+// the summary without what depends on how it was read, and both against the CLI's.
 const { expect } = require('@playwright/test');
+const { cliInfo, cliReport, expectSameSummary } = require('./fixtures');
 
 /** Loads `url` with the page's `query` (`workers=2&`, ...) and returns its summary and kernel rows. */
 async function loadUrl(app, url, query = '') {
@@ -15,4 +16,17 @@ async function loadUrl(app, url, query = '') {
 /** A summary without its timings and parse worker count. */
 const withoutTimings = ({ parse_ms, parse_workers, read_wait_ms, finish_ms, ...rest }) => rest;
 
-module.exports = { loadUrl, withoutTimings };
+/** The load (`loadUrl`'s) equals the CLI's of `file`: `info --json`'s summary, and the kernel
+ * table's names, calls and totals (`report --json`). */
+function expectSameAsCli({ summary, rows }, file) {
+  expectSameSummary(summary, cliInfo(file));
+  const kernels = cliReport(file).kernels;
+  // Rows as `app.rows` reads them: a cell's `data-value` (durations in ns) or its whole text.
+  expect(rows.map((r) => r.name)).toEqual(kernels.map((k) => k.name));
+  expect(rows.map((r) => r.calls)).toEqual(kernels.map((k) => k.calls));
+  for (const [i, k] of kernels.entries()) {
+    expect(Math.abs(rows[i].total - k.total_us * 1e3), `${k.name} total (ns)`).toBeLessThanOrEqual(1e-6 * k.total_us * 1e3);
+  }
+}
+
+module.exports = { loadUrl, withoutTimings, expectSameAsCli };

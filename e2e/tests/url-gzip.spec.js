@@ -13,8 +13,7 @@ const zlib = require('node:zlib');
 const { test, expect } = require('../pages/app');
 const { writeBigTrace, watchWorkers } = require('../support/big-trace');
 const { serveFile } = require('../support/servers');
-const { cliInfo, cliReport, expectSameSummary } = require('../support/fixtures');
-const { loadUrl, withoutTimings } = require('../support/url-load');
+const { loadUrl, withoutTimings, expectSameAsCli } = require('../support/url-load');
 
 test.describe('a gzip by URL', () => {
   const json = path.join(os.tmpdir(), `kinetoscope-e2e-url-gzip-${process.pid}.json`);
@@ -54,10 +53,7 @@ test.describe('a gzip by URL', () => {
       expect(names, 'a download worker and two parse workers for this load').toEqual(expect.arrayContaining(['kinetoscope-fetch', 'kinetoscope-parse', 'kinetoscope-parse']));
       expect(withoutTimings(two.summary)).toEqual(withoutTimings(one.summary));
       expect(two.rows).toEqual(one.rows);
-      expectSameSummary(two.summary, cliInfo(gz));
-      const kernels = cliReport(gz).kernels;
-      expect(two.rows.map((r) => r.name)).toEqual(kernels.map((k) => k.name));
-      expect(two.rows.map((r) => r.calls)).toEqual(kernels.map((k) => k.calls));
+      expectSameAsCli(two, gz);
 
       const plain = await loadUrl(app, without.url, 'workers=2&');
       expect(plain.summary.parse_workers).toBe(2);
@@ -82,8 +78,7 @@ test.describe('a gzip by URL', () => {
     try {
       const two = await loadUrl(app, server.url, 'workers=2&');
       expect(two.summary.parse_workers, 'inflated by the load worker, as the CLI does').toBe(1);
-      expectSameSummary(two.summary, cliInfo(multi));
-      expect(two.rows.map((r) => r.calls)).toEqual(cliReport(multi).kernels.map((k) => k.calls));
+      expectSameAsCli(two, multi);
       expect(app.pageErrors).toEqual([]);
     } finally {
       await server.close();

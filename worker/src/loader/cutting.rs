@@ -10,11 +10,11 @@
 use super::inflate::{Cuts, Inflate, Inflating, CUT_EVERY};
 use super::parser::ToParser;
 use super::job::{Cutting, Job};
-use super::{Host, Loader};
+use super::{Host, Loader, Whole};
 use crate::engine::Target;
 use crate::intake::Throttle;
-use crate::load::{self, Arrived, Cut, Piece};
-use protocol::{LoadError, Phase, TraceSummary};
+use crate::load::{self, Cut, Piece};
+use protocol::{Phase, TraceSummary};
 
 /// Cores from which a gzip URL is cut into parts by default.
 const MIN_CORES: usize = 3;
@@ -221,8 +221,7 @@ impl<H: Host> Loader<H> {
             }
         };
         self.host.console_error(&format!("worker: the browser could not inflate {name:?} whole ({why}): reading it again on one core"));
-        self.begin(id, Some(1));
-        self.host.fetch(id, url, name);
+        self.read_again(id, Whole::Url { url, name, size: 0 });
     }
 
     /// Posts `msg` (with `bytes`) to parse worker `slot`, which then owes an answer for a piece
@@ -250,23 +249,11 @@ impl<H: Host> Loader<H> {
     /// Every part of the gzip is back: joins them (the JSON's size in the summary), or reads the
     /// URL again as one stream if a part did not end at its cut.
     pub(super) fn join_cut(&mut self, cutting: Cutting) {
-        let Cutting { id, url, name, joining, started_ms, slots, parts, inflated, .. } = cutting;
-        let json_bytes = inflated.unwrap_or(0);
-        let last_part = self.host.now_ms();
-        let parts: Vec<Arrived> = parts.into_iter().flatten().collect();
-        let reply: Result<TraceSummary, LoadError> = match self.engine.join(joining.inflated(json_bytes), parts, &crate::fork::Sequential) {
-            Ok(Some(mut summary)) => {
-                summary.finish_ms = self.host.now_ms() - last_part;
-                // Parts, not workers, are what the join counted.
-                summary.parse_workers = summary.parse_workers.min(slots as u32);
-                Ok(summary)
-            }
-            Ok(None) => {
-                self.begin(id, Some(1));
-                return self.host.fetch(id, url, name);
-            }
-            Err(error) => Err(error),
-        };
-        self.loaded(id, reply, started_ms);
+        let Cutting { id, url, name, size, joining, started_ms, slots, parts, inflated, .. } = cutting;
+        let joining = joining.inflated(inflated.unwrap_or(0));
+        let whole = Whole::Url { url, name, size: size.unwrap_or(0) };
+        // Parts, not workers, are what the join counted.
+        let finish = |summary: &mut TraceSummary| summary.parse_workers = summary.parse_workers.min(slots as u32);
+        self.join_parts((id, started_ms), joining, parts.into_iter().flatten().collect(), whole, finish);
     }
 }

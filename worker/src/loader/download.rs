@@ -133,11 +133,6 @@ impl<V: View> Gather<V> {
         self.in_flight = self.in_flight.saturating_sub(bytes);
         !self.full()
     }
-
-    /// `bytes` were posted without being gathered (an inflated piece): counted in flight.
-    pub fn posted(&mut self, bytes: u64) {
-        self.in_flight += bytes;
-    }
 }
 
 /// Handles a pump's message for load `id` of `to` (downloading `url`, inflating a gzip as

@@ -100,14 +100,18 @@ impl Feed {
     /// Part `index` of load `job`: bytes `piece.start..end`, the first expected from `now_ms`.
     pub fn new(job: u32, index: u32, piece: Piece, end: u64, now_ms: f64) -> Self {
         let len = end.saturating_sub(piece.start);
-        let stream = Stream::part(piece).expecting(len);
-        Self { job, index, start: piece.start, stream, len, done: 0, idle_since: now_ms, waited_ms: 0.0 }
+        Self::fed((job, index, piece.start), Stream::part(piece).expecting(len), len, now_ms)
     }
 
     /// Part `index` of load `job` from `piece.start`, its end told later ([`end`]), the first
     /// bytes expected from `now_ms`.
     pub fn open(job: u32, index: u32, piece: Piece, now_ms: f64) -> Self {
-        Self { job, index, start: piece.start, stream: Stream::part(piece), len: u64::MAX, done: 0, idle_since: now_ms, waited_ms: 0.0 }
+        Self::fed((job, index, piece.start), Stream::part(piece), u64::MAX, now_ms)
+    }
+
+    /// Part `index` of load `job` from byte `start`, `len` bytes into `stream`, none come yet.
+    fn fed((job, index, start): (u32, u32, u64), stream: Stream, len: u64, now_ms: f64) -> Self {
+        Self { job, index, start, stream, len, done: 0, idle_since: now_ms, waited_ms: 0.0 }
     }
 
     /// Parses `bytes`, the part's next; `Some` with the part encoded once it has them all, and

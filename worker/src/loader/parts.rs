@@ -9,9 +9,9 @@
 
 use super::job::Job;
 use super::{Host, Loader, ParserEvent, Whole};
-use crate::engine::Prepared;
+use crate::engine::{Joining, Prepared};
 use crate::intake::{PartsJob, SILENT_MS};
-use crate::load::{self, Part, StreamedPart};
+use crate::load::{self, Arrived, Part, StreamedPart};
 use protocol::{LoadError, Phase, TraceSummary};
 
 /// The pool's state as decisions see it; the workers themselves are the host's.
@@ -199,23 +199,39 @@ impl<H: Host> Loader<H> {
             Job::File(job) => {
                 let (id, started_ms, waited_ms) = (job.id, job.started_ms, job.waited_ms());
                 let ((joining, whole), parts) = job.into_parts();
-                let last_part = self.host.now_ms();
-                let reply: Result<TraceSummary, LoadError> = match self.engine.join(joining, parts, &crate::fork::Sequential) {
-                    Ok(Some(mut summary)) => {
-                        summary.read_wait_ms = waited_ms;
-                        summary.finish_ms = self.host.now_ms() - last_part;
-                        Ok(summary)
-                    }
-                    // A part did not end at its cut: the input is read again, here, as a stream.
-                    Ok(None) => {
-                        self.begin(id, Some(1));
-                        return self.stream(id, whole);
-                    }
-                    Err(error) => Err(error),
-                };
-                self.loaded(id, reply, started_ms);
+                self.join_parts((id, started_ms), joining, parts, whole, |summary| summary.read_wait_ms = waited_ms);
             }
         }
+    }
+
+    /// Joins the parts of load `id` (parsed from `started_ms`) into the current trace, `finish`
+    /// adding to the summary how they were read; a part that did not end at its cut reads
+    /// `whole` again, here, as one stream.
+    pub(super) fn join_parts(
+        &mut self,
+        (id, started_ms): (u32, f64),
+        joining: Joining,
+        parts: Vec<Arrived>,
+        whole: Whole<H::File, H::Buffer>,
+        finish: impl FnOnce(&mut TraceSummary),
+    ) {
+        let last_part = self.host.now_ms();
+        let reply: Result<TraceSummary, LoadError> = match self.engine.join(joining, parts, &crate::fork::Sequential) {
+            Ok(Some(mut summary)) => {
+                summary.finish_ms = self.host.now_ms() - last_part;
+                finish(&mut summary);
+                Ok(summary)
+            }
+            Ok(None) => return self.read_again(id, whole),
+            Err(error) => Err(error),
+        };
+        self.loaded(id, reply, started_ms);
+    }
+
+    /// Reads `whole` again into load `id`, here, as one stream (`?workers=1`).
+    pub(super) fn read_again(&mut self, id: u32, whole: Whole<H::File, H::Buffer>) {
+        self.begin(id, Some(1));
+        self.stream(id, whole);
     }
 
     /// Reads the whole input into load `id` as one stream.

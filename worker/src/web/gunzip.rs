@@ -1,17 +1,16 @@
 //! A gzip body inflated by the browser (`DecompressionStream`) in the download worker, its JSON
-//! gathered into pieces of `loader::download::PIECE` for the pump to post; the load worker cuts
-//! them into parts (`loader::inflate`, which says why the browser's inflater, and what happens
+//! handed to the pump, which gathers it into pieces (`loader::download::Gather`) and posts them;
+//! the load worker cuts them into parts (`loader::inflate`, which says why the browser's inflater, and what happens
 //! when it cannot inflate a gzip whole).
 //!
 //! Flow: each compressed chunk of the download is written to the stream (`write`); the stream
-//! pipes the JSON, in the browser's pieces (64 KiB), into a sink that copies them into a buffer
-//! of a piece's size, handed on once full. The JSON never enters this worker's wasm memory. The download
+//! pipes the JSON, in the browser's pieces (64 KiB), into a sink that hands each on. The JSON
+//! never enters this worker's wasm memory. The download
 //! waits while the stream's queue is full (`room`), so compressed bytes do not pile up ahead of
 //! inflating.
 
 use super::post::js_error;
-use crate::loader::download::PIECE;
-use js_sys::{ArrayBuffer, Promise, Reflect, Uint8Array};
+use js_sys::{Promise, Reflect, Uint8Array};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
@@ -34,12 +33,13 @@ extern "C" {
     fn writable(this: &DecompressionStream) -> web_sys::WritableStream;
 }
 
-/// What the inflating task hands the pump to post.
+/// What the browser hands out, for the pump to gather and post.
 pub enum Inflated {
-    /// The next JSON, `read` bytes of the gzip having been written.
-    Piece(ArrayBuffer, u64),
-    /// The gzip inflated whole to this many bytes of JSON.
-    Done(u64),
+    /// The next JSON (a 64 KiB piece, the browser's), `read` bytes of the gzip having been
+    /// written.
+    Json(Uint8Array, u64),
+    /// The gzip inflated whole to this many bytes of JSON, `read` bytes of it written.
+    Done(u64, u64),
     /// The browser could not inflate it whole: its words.
     Failed(String),
 }
@@ -61,29 +61,32 @@ pub struct Gunzip {
 }
 
 impl Gunzip {
-    /// Starts inflating; `hand` gets what to post, as the browser hands the JSON out.
+    /// Starts inflating; `hand` gets the JSON as the browser hands it out, then the end.
     ///
     /// # Errors
     /// The browser's words when it has no `DecompressionStream`.
     pub fn start(hand: impl FnMut(Inflated) + 'static) -> Result<Self, String> {
         let stream = DecompressionStream::new("gzip").map_err(|e| js_error(&e))?;
         let writer = stream.writable().get_writer().map_err(|e| js_error(&e))?;
-        let (written, stopped) = (Rc::new(Cell::new(0)), Rc::new(Cell::new(false)));
-        let gather = Rc::new(RefCell::new(Gather { piece: Uint8Array::new_with_length(PIECE), at: 0, total: 0, hand: Box::new(hand) }));
-        // The JSON goes straight into a sink whose `write` is ours: a promise per 64 KiB piece
-        // awaited here instead cost a third of the download worker's time.
-        let (into, read) = (gather.clone(), written.clone());
-        let write = Closure::<dyn FnMut(Uint8Array)>::new(move |json: Uint8Array| into.borrow_mut().take(&json, read.get()));
-        let (into, read) = (gather.clone(), written.clone());
-        let close = Closure::<dyn FnMut()>::new(move || into.borrow_mut().end(read.get()));
+        let (written, stopped, total) = (Rc::new(Cell::new(0)), Rc::new(Cell::new(false)), Rc::new(Cell::new(0)));
+        let hand = Rc::new(RefCell::new(hand));
+        // The JSON goes straight into a sink whose `write` is ours, not a promise awaited per
+        // 64 KiB piece.
+        let (to, read, count) = (hand.clone(), written.clone(), total.clone());
+        let write = Closure::<dyn FnMut(Uint8Array)>::new(move |json: Uint8Array| {
+            count.set(count.get() + u64::from(json.length()));
+            (to.borrow_mut())(Inflated::Json(json, read.get()));
+        });
+        let (to, read) = (hand.clone(), written.clone());
+        let close = Closure::<dyn FnMut()>::new(move || (to.borrow_mut())(Inflated::Done(total.get(), read.get())));
         let sink = js_sys::Object::new();
         Reflect::set(&sink, &"write".into(), write.as_ref()).map_err(|e| js_error(&e))?;
         Reflect::set(&sink, &"close".into(), close.as_ref()).map_err(|e| js_error(&e))?;
         let into = web_sys::WritableStream::new_with_underlying_sink(&sink).map_err(|e| js_error(&e))?;
-        let (failed, stop) = (gather, stopped.clone());
+        let stop = stopped.clone();
         let fail = Closure::<dyn FnMut(JsValue)>::new(move |e: JsValue| {
             stop.set(true);
-            (failed.borrow_mut().hand)(Inflated::Failed(js_error(&e)));
+            (hand.borrow_mut())(Inflated::Failed(js_error(&e)));
         });
         let _ = stream.readable().pipe_to(&into).catch(&fail);
         Ok(Self { writer, written, stopped, settle: Closure::new(|_: JsValue| {}), _sink: (write, close, fail) })
@@ -114,39 +117,5 @@ impl Gunzip {
     pub fn room(&self) -> Option<Promise> {
         let full = self.writer.desired_size().ok().flatten().is_some_and(|room| room <= 0.0);
         full.then(|| self.writer.ready().catch(&self.settle))
-    }
-}
-
-/// The JSON gathered into pieces of [`PIECE`] bytes (the last shorter), each handed on full.
-struct Gather {
-    piece: Uint8Array,
-    at: u32,
-    total: u64,
-    hand: Box<dyn FnMut(Inflated)>,
-}
-
-impl Gather {
-    /// Copies `json` in, `read` bytes of the gzip having been written, handing on full pieces.
-    fn take(&mut self, json: &Uint8Array, read: u64) {
-        self.total += u64::from(json.length());
-        let mut from = 0;
-        while from < json.length() {
-            let n = (PIECE - self.at).min(json.length() - from);
-            self.piece.set(&json.subarray(from, from + n), self.at);
-            (self.at, from) = (self.at + n, from + n);
-            if self.at == PIECE {
-                let full = std::mem::replace(&mut self.piece, Uint8Array::new_with_length(PIECE));
-                self.at = 0;
-                (self.hand)(Inflated::Piece(full.buffer(), read));
-            }
-        }
-    }
-
-    /// The gzip inflated whole: the last piece, then the end.
-    fn end(&mut self, read: u64) {
-        if self.at > 0 {
-            (self.hand)(Inflated::Piece(self.piece.buffer().slice_with_end(0, self.at), read));
-        }
-        (self.hand)(Inflated::Done(self.total));
     }
 }

@@ -131,7 +131,7 @@ impl Receiver for Sender {
             return gunzip.write(bytes);
         }
         if let Some(pieces) = self.gather.add(bytes.clone()) {
-            self.post_piece(pieces);
+            self.post_piece(pieces, &FromPump::Bytes);
         }
         true
     }
@@ -181,15 +181,21 @@ impl Sender {
         }
     }
 
-    /// Posts what the inflating task handed on: a piece (transferred, counted in flight), the
-    /// end, or why it failed.
+    /// Gathers the JSON the browser inflated and posts it in pieces (transferred, counted in
+    /// flight), then the end; or why it failed.
     fn post_gunzipped(&mut self, inflated: Inflated) {
         match inflated {
-            Inflated::Piece(json, read) => {
-                self.gather.posted(u64::from(json.byte_length()));
-                post(&self.scope, &FromPump::Piece { read }, Some(&json));
+            Inflated::Json(json, read) => {
+                if let Some(pieces) = self.gather.add(json) {
+                    self.post_piece(pieces, &FromPump::Piece { read });
+                }
             }
-            Inflated::Done(json_bytes) => post(&self.scope, &FromPump::Inflated { json_bytes }, None),
+            Inflated::Done(json_bytes, read) => {
+                if let Some(pieces) = self.gather.flush() {
+                    self.post_piece(pieces, &FromPump::Piece { read });
+                }
+                post(&self.scope, &FromPump::Inflated { json_bytes }, None);
+            }
             Inflated::Failed(message) => post(&self.scope, &FromPump::Uninflatable { message }, None),
         }
     }
@@ -197,20 +203,20 @@ impl Sender {
     /// Posts the pieces gathered, if any.
     fn flush(&mut self) {
         if let Some(pieces) = self.gather.flush() {
-            self.post_piece(pieces);
+            self.post_piece(pieces, &FromPump::Bytes);
         }
     }
 
-    /// Posts `pieces` (`len` bytes) as one buffer (transferred, so the load worker gets it
-    /// without another copy).
-    fn post_piece(&self, (pieces, len): (Vec<js_sys::Uint8Array>, u32)) {
+    /// Posts `pieces` (`len` bytes) as one buffer beside `msg` (transferred, so the load worker
+    /// gets it without another copy).
+    fn post_piece(&self, (pieces, len): (Vec<js_sys::Uint8Array>, u32), msg: &FromPump) {
         let piece = js_sys::Uint8Array::new_with_length(len);
         let mut at = 0;
         for part in pieces {
             piece.set(&part, at);
             at += part.length();
         }
-        post(&self.scope, &FromPump::Bytes, Some(&piece.buffer()));
+        post(&self.scope, msg, Some(&piece.buffer()));
     }
 }
 
